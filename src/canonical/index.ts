@@ -1,0 +1,6 @@
+export type * from './request.ts';
+export type * from './message.ts';
+export type * from './result.ts';
+export type * from './stream.ts';
+export type * from './usage.ts';
+export { ZERO_USAGE, totalInputTokens } from './usage.ts';

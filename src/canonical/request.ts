@@ -1,0 +1,100 @@
+/**
+ * The canonical request: what every dialect decodes into and every protocol encodes from.
+ * A field that is undefined was not given by the client; omission is never a value (the spec makes
+ * `reasoning_effort: none` differ from no effort at all, and `logprobs: false` differ from absence).
+ */
+import type { CacheControl, ContentPart, Message } from './message.ts';
+
+export type ReasoningEffort = 'none' | 'low' | 'medium' | 'high';
+
+/** The reasoning controls of the three dialects, kept distinct: none is converted into another. */
+export type ReasoningRequest =
+  | { readonly kind: 'effort'; readonly effort: ReasoningEffort }
+  | { readonly kind: 'budget'; readonly budgetTokens: number }
+  | { readonly kind: 'adaptive' }
+  | { readonly kind: 'disabled' };
+
+export interface FunctionTool {
+  readonly name: string;
+  readonly description?: string;
+  /** JSON Schema of the arguments object. */
+  readonly parameters?: Record<string, unknown>;
+  readonly strict?: boolean;
+  readonly cacheControl?: CacheControl;
+}
+
+export type ToolChoice =
+  | { readonly kind: 'auto' }
+  | { readonly kind: 'none' }
+  | { readonly kind: 'required' }
+  | { readonly kind: 'tool'; readonly name: string };
+
+export type ResponseFormat =
+  | { readonly kind: 'text' }
+  | { readonly kind: 'json_object' }
+  | {
+      readonly kind: 'json_schema';
+      readonly name: string;
+      readonly schema: Record<string, unknown>;
+      readonly strict?: boolean;
+      readonly description?: string;
+    };
+
+export type ProviderSort = 'price' | 'latency' | 'throughput';
+
+export interface ProviderPreferences {
+  readonly sort?: ProviderSort;
+  /** Default true: on a retryable upstream failure, try the model's next endpoint. */
+  readonly allowFallbacks?: boolean;
+}
+
+export interface CacheOptions {
+  readonly mode?: 'on' | 'off';
+  readonly ttl?: '5m' | '1h';
+}
+
+/** The dialect that produced the request; used for parameter names in errors and for logging only. */
+export type DialectName = 'chat' | 'messages' | 'responses';
+
+export interface CanonicalRequest {
+  readonly dialect: DialectName;
+  /** The model name as the client wrote it (an id or an alias), resolved by the catalog. */
+  readonly model: string;
+  /** The `models` fallback list, walked in order during resolution and validation. */
+  readonly fallbackModels: readonly string[];
+  /** System and developer instructions, in order, hoisted out of the conversation. */
+  readonly system: readonly SystemBlock[];
+  readonly messages: readonly Message[];
+  readonly maxOutputTokens?: number;
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly topK?: number;
+  readonly stop?: readonly string[];
+  readonly presencePenalty?: number;
+  readonly frequencyPenalty?: number;
+  readonly seed?: number;
+  readonly logprobs?: boolean;
+  readonly topLogprobs?: number;
+  readonly tools?: readonly FunctionTool[];
+  /** `tools: [{type: web_search}]` on chat completions; web search is not a function tool. */
+  readonly webSearch?: boolean;
+  readonly toolChoice?: ToolChoice;
+  readonly parallelToolCalls?: boolean;
+  readonly responseFormat?: ResponseFormat;
+  readonly reasoning?: ReasoningRequest;
+  readonly stream: boolean;
+  /** Chat's `stream_options.include_usage`; the other dialects always carry usage. */
+  readonly includeUsage?: boolean;
+  readonly user?: string;
+  readonly cache?: CacheOptions;
+  readonly provider?: ProviderPreferences;
+  /** Provider option groups (`extra_body`), validated by policy against the route's constraints. */
+  readonly extraBody?: Readonly<Record<string, unknown>>;
+}
+
+export interface SystemBlock {
+  readonly text: string;
+  readonly cacheControl?: CacheControl;
+}
+
+export type { ContentPart, Message };

@@ -1,0 +1,32 @@
+import type { AssistantContentPart } from './message.ts';
+import type { Usage, WebSearchInfo } from './usage.ts';
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
+
+/** The unified finish reason with the provider's raw value kept beside it. */
+export interface Finish {
+  readonly reason: FinishReason;
+  /** The stop sequence that ended the output, when the provider reports it. */
+  readonly stopSequence?: string;
+  readonly raw: string | null;
+}
+
+export interface Citation {
+  readonly url: string;
+  readonly title?: string;
+  readonly startIndex?: number;
+  readonly endIndex?: number;
+}
+
+/** A complete (non-streaming) upstream result in canonical form. */
+export interface CanonicalResult {
+  /** The provider's own response id, for logs. */
+  readonly providerResponseId?: string;
+  /** The model name the provider reported. */
+  readonly providerModel?: string;
+  readonly content: readonly AssistantContentPart[];
+  readonly finish: Finish;
+  readonly usage: Usage;
+  readonly webSearch?: WebSearchInfo;
+  readonly citations?: readonly Citation[];
+}

@@ -1,0 +1,38 @@
+/**
+ * Canonical token usage. Input is split into disjoint parts (uncached, cache read, cache write) so
+ * that billing multiplies each by its own rate; every protocol normalises its provider's overlapping
+ * counts into these (PROTOCOLS.md §9.7), and every dialect re-assembles its own totals.
+ */
+export interface Usage {
+  /** Input tokens billed at the standard input rate (excludes cache reads and writes). */
+  readonly inputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+  /** Output tokens, reasoning included. */
+  readonly outputTokens: number;
+  /** The part of outputTokens spent on reasoning (informational; billed as output). */
+  readonly reasoningTokens: number;
+}
+
+export const ZERO_USAGE: Usage = {
+  inputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+};
+
+/** Total prompt size as the OpenAI formats report it: all input, cached or not. */
+export function totalInputTokens(usage: Usage): number {
+  return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}
+
+/**
+ * Web search metadata from a grounded or search-enabled response. `billedQueries` follows the
+ * provider kind's rule: executed queries for some, one unit per successful search request for others.
+ */
+export interface WebSearchInfo {
+  readonly queries: readonly string[];
+  readonly searchEntryPointHtml?: string;
+  readonly billedQueries: number;
+}

@@ -1,0 +1,87 @@
+/**
+ * What the catalog hands the rest of the pipeline: resolved routes with prices in pico-USD, and the
+ * public Model rows of the spec. Derivation lives in this folder only (see docs/catalog.md).
+ */
+import type { Picos } from '../core/money.ts';
+import type {
+  CapabilitiesConfig,
+  LimitsConfig,
+  EndpointParametersConfig,
+  ProviderConfig,
+  PricingUnit,
+} from '../config/schema.ts';
+import type { Consent } from '../storage/store.ts';
+
+/** Per-token rates of one tier, pico-USD per token; undefined = the route has no such rate. */
+export interface TokenRates {
+  readonly input?: Picos;
+  readonly output?: Picos;
+  readonly cacheRead?: Picos;
+  readonly cacheWrite?: Picos;
+}
+
+/** An endpoint's billing prices, exact, as configured (reference prices before the account rate). */
+export interface EndpointPrices {
+  readonly unit: PricingUnit;
+  readonly standard: TokenRates;
+  /** Input above `thresholdTokens` (exclusive) is billed entirely at these rates. */
+  readonly longContext?: TokenRates & { readonly thresholdTokens: number };
+  readonly perImage?: Picos;
+  readonly perSecond?: Picos;
+  readonly perRequest?: Picos;
+  /** Video variant key → price per second. */
+  readonly variants: ReadonlyMap<string, Picos>;
+  /** Per search billing unit; undefined when the route has no web search. */
+  readonly searchPerUnit?: Picos;
+  readonly searchBilling: 'per_query' | 'per_request';
+}
+
+/** A callable upstream route for one model: everything routing, policy, billing and a protocol need. */
+export interface RouteEndpoint {
+  /** Stable within a config load: `<provider>:<upstream model>` (never shown to clients). */
+  readonly key: string;
+  readonly modelId: string;
+  readonly provider: ProviderConfig;
+  readonly upstreamModel: string;
+  readonly supply: 'first_party' | 'community';
+  readonly trainingUse: 'never' | 'opt_in';
+  readonly capabilities: CapabilitiesConfig;
+  readonly limits: LimitsConfig;
+  readonly parameters: EndpointParametersConfig;
+  readonly prices: EndpointPrices;
+  readonly latencyMs?: number;
+  readonly throughputTps?: number;
+}
+
+/**
+ * The consent a key's owner has given; decides which endpoints it may use. There are four
+ * classes, and the catalog precomputes its rows for each.
+ */
+export type ConsentClass = Consent;
+
+export function consentClassKey(consent: Consent): string {
+  return `${consent.communitySupply ? 'cs' : 'nocs'}.${consent.trainingUse ? 'tu' : 'notu'}`;
+}
+
+/** Whether an owner with this consent may be served by the endpoint (spec: Model rules 1–2). */
+export function endpointAllowed(endpoint: RouteEndpoint, consent: Consent): boolean {
+  if (endpoint.supply === 'community' && !consent.communitySupply) return false;
+  if (endpoint.trainingUse === 'opt_in' && !consent.trainingUse) return false;
+  return true;
+}
+
+/** The public Model row exactly as `GET /v1/models` serves it (JSON-ready). */
+export type PublicModel = Record<string, unknown> & { readonly id: string; readonly object: 'model' };
+
+export interface Catalog {
+  /** Canonical model id for an id or alias; undefined when unknown. */
+  resolve(name: string): string | undefined;
+  /** Public rows visible to an owner with this consent, filtered by the key's allowed models. */
+  listModels(consent: Consent, allowedModels: ReadonlySet<string> | null): readonly PublicModel[];
+  /** One public row, or undefined when unknown, hidden by consent, or outside the allowed list. */
+  getModel(name: string, consent: Consent, allowedModels: ReadonlySet<string> | null): PublicModel | undefined;
+  /** Enabled endpoints of a model that an owner with this consent may use, in config order. */
+  routes(modelId: string, consent: Consent): readonly RouteEndpoint[];
+  /** The model's category (LLM, IMAGE, VIDEO), or undefined when unknown. */
+  category(modelId: string): 'LLM' | 'IMAGE' | 'VIDEO' | undefined;
+}

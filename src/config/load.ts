@@ -1,0 +1,131 @@
+/**
+ * Loads and validates the config file. A bad file is a ConfigError naming the JSON path of the bad
+ * field (`/models/2/endpoints/0/pricing/unit`); main prints it and exits non-zero.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
+import { GatewayConfig } from './schema.ts';
+
+export const DEMO_CONFIG_PATH = fileURLToPath(new URL('./demo-catalog.yaml', import.meta.url));
+
+export class ConfigError extends Error {
+  readonly path: string;
+  constructor(path: string, message: string) {
+    super(`${path || '/'}: ${message}`);
+    this.name = 'ConfigError';
+    this.path = path;
+  }
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false }));
+const validateShape = ajv.compile<GatewayConfig>(GatewayConfig);
+
+export function loadConfigFile(path: string): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('', `cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  return parseConfig(text);
+}
+
+export function parseConfig(text: string): GatewayConfig {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    const position = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
+    throw new ConfigError('', `invalid YAML${position}: ${(error as Error).message}`);
+  }
+  return validateConfig(document);
+}
+
+export function validateConfig(document: unknown): GatewayConfig {
+  if (!validateShape(document)) throw shapeError(validateShape.errors?.[0]);
+  checkReferences(document);
+  return document;
+}
+
+function shapeError(error: ErrorObject | undefined): ConfigError {
+  if (!error) return new ConfigError('', 'invalid config');
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    return new ConfigError(`${error.instancePath}/${extra}`, 'unknown field');
+  }
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return new ConfigError(`${error.instancePath}/${missing}`, 'required field is missing');
+  }
+  return new ConfigError(error.instancePath, error.message ?? 'invalid value');
+}
+
+/** Cross-field rules a schema cannot say: references resolve, ids are unique, amounts are exact. */
+function checkReferences(config: GatewayConfig): void {
+  const providers = new Set<string>();
+  config.providers.forEach((provider, index) => {
+    if (providers.has(provider.id)) throw new ConfigError(`/providers/${index}/id`, `duplicate provider id '${provider.id}'`);
+    providers.add(provider.id);
+    if (provider.kind !== 'simulated' && !provider.base_url) {
+      throw new ConfigError(`/providers/${index}/base_url`, `required for providers of kind '${provider.kind}'`);
+    }
+  });
+  const models = new Set<string>();
+  config.models.forEach((model, modelIndex) => {
+    const base = `/models/${modelIndex}`;
+    if (models.has(model.id)) throw new ConfigError(`${base}/id`, `duplicate model id '${model.id}'`);
+    models.add(model.id);
+    model.endpoints.forEach((endpoint, endpointIndex) => {
+      const at = `${base}/endpoints/${endpointIndex}`;
+      if (!providers.has(endpoint.provider)) {
+        throw new ConfigError(`${at}/provider`, `unknown provider '${endpoint.provider}'`);
+      }
+      checkAmounts(endpoint.pricing as Record<string, unknown>, `${at}/pricing`);
+      if (endpoint.search_price_per_query !== undefined) exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
+    });
+  });
+}
+
+const TOKEN_RATE_KEYS = new Set(['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m']);
+
+function checkAmounts(object: Record<string, unknown>, path: string): void {
+  for (const [key, value] of Object.entries(object)) {
+    if (typeof value === 'number') {
+      if (TOKEN_RATE_KEYS.has(key)) exactTokenRate(value, `${path}/${key}`);
+      else if (key !== 'threshold_tokens') exactUsd(value, `${path}/${key}`);
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => {
+        if (item && typeof item === 'object') checkAmounts(pickAmounts(item as Record<string, unknown>), `${path}/${key}/${index}`);
+      });
+    } else if (value && typeof value === 'object') {
+      checkAmounts(value as Record<string, unknown>, `${path}/${key}`);
+    }
+  }
+}
+
+/** Variant `meta` is free-form; only its price fields are amounts. */
+function pickAmounts(variant: Record<string, unknown>): Record<string, unknown> {
+  const { meta: _meta, key: _key, ...amounts } = variant;
+  return amounts;
+}
+
+function exactTokenRate(value: number, path: string): void {
+  try {
+    perMillionRateToPicosPerToken(value);
+  } catch {
+    throw new ConfigError(path, 'a per-million-token rate may have at most 6 decimal places');
+  }
+}
+
+function exactUsd(value: number, path: string): void {
+  try {
+    usdToPicos(value);
+  } catch {
+    throw new ConfigError(path, 'a USD amount may have at most 12 decimal places');
+  }
+}

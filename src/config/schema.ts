@@ -1,0 +1,261 @@
+/**
+ * The operator's config file, as a JSON Schema (TypeBox) that the loader validates against; the
+ * TypeScript types below are derived from it so the two cannot drift. Catalog fields use the spec's
+ * own names; see docs/configuration.md for a field-by-field reference.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+
+const Decimal = Type.Number({ minimum: 0 });
+const DateString = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
+
+export const ProviderKind = Type.Union([
+  Type.Literal('openai'),
+  Type.Literal('openai-responses'),
+  Type.Literal('anthropic'),
+  Type.Literal('gemini'),
+  Type.Literal('openai-images'),
+  Type.Literal('gpu-pool'),
+  Type.Literal('simulated'),
+]);
+
+export const ProviderConfig = Type.Object(
+  {
+    id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*$' }),
+    kind: ProviderKind,
+    base_url: Type.Optional(Type.String({ minLength: 1 })),
+    /** Name of the environment variable holding the credential; never the secret itself. */
+    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    /** Upstream request timeout in milliseconds. */
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Options for the built-in simulated provider (pace of streamed chunks). */
+    simulated: Type.Optional(
+      Type.Object({ chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const RateKeys = {
+  input_per_1m: Type.Optional(Decimal),
+  output_per_1m: Type.Optional(Decimal),
+  cache_read_per_1m: Type.Optional(Decimal),
+  cache_write_per_1m: Type.Optional(Decimal),
+  per_image: Type.Optional(Decimal),
+  per_second: Type.Optional(Decimal),
+};
+
+export const LongContextConfig = Type.Object(
+  {
+    threshold_tokens: Type.Integer({ minimum: 1 }),
+    input_per_1m: Decimal,
+    output_per_1m: Decimal,
+    cache_read_per_1m: Type.Optional(Decimal),
+    cache_write_per_1m: Type.Optional(Decimal),
+  },
+  { additionalProperties: false },
+);
+
+export const VariantConfig = Type.Object(
+  {
+    key: Type.String({ minLength: 1 }),
+    price: Decimal,
+    meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** List price of the variant before discount. */
+    list_price: Type.Optional(Decimal),
+  },
+  { additionalProperties: false },
+);
+
+export const PricingUnit = Type.Union([
+  Type.Literal('per_1m_tokens'),
+  Type.Literal('per_image'),
+  Type.Literal('per_second'),
+  Type.Literal('per_request'),
+]);
+
+export const EndpointPricingConfig = Type.Object(
+  {
+    unit: PricingUnit,
+    ...RateKeys,
+    per_request: Type.Optional(Decimal),
+    /** Provider list prices before discount, same keys as the rates. */
+    list: Type.Optional(Type.Object(RateKeys, { additionalProperties: false })),
+    long_context: Type.Optional(LongContextConfig),
+    variants: Type.Optional(Type.Array(VariantConfig)),
+  },
+  { additionalProperties: false },
+);
+
+const Bool = Type.Optional(Type.Boolean());
+export const CapabilitiesConfig = Type.Object(
+  {
+    streaming: Bool,
+    tool_use: Bool,
+    vision: Bool,
+    json_mode: Bool,
+    structured_outputs: Bool,
+    json_mode_with_tools: Bool,
+    web_search_with_tools: Bool,
+    sampling: Bool,
+    parallel_tool_calls: Bool,
+    reasoning: Bool,
+    web_search: Bool,
+    image_generation: Bool,
+    image_editing: Bool,
+    image_mask: Bool,
+    video_generation: Bool,
+    /** Messages-style thinking modes (not public capabilities; used by validation). */
+    thinking_manual: Bool,
+    thinking_adaptive: Bool,
+    thinking_disable: Bool,
+    /** Per-tool `strict: true` on function tools. */
+    strict_tools: Bool,
+  },
+  { additionalProperties: false },
+);
+
+export const ReasoningEffortValue = Type.Union([
+  Type.Literal('none'),
+  Type.Literal('low'),
+  Type.Literal('medium'),
+  Type.Literal('high'),
+]);
+
+export const LimitsConfig = Type.Object(
+  {
+    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    context_window: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_images: Type.Optional(Type.Integer({ minimum: 0 })),
+    max_duration_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
+    supported_sizes: Type.Optional(Type.Array(Type.String())),
+    supported_formats: Type.Optional(Type.Array(Type.String())),
+    reasoning_efforts: Type.Optional(Type.Array(ReasoningEffortValue)),
+    supported_qualities: Type.Optional(Type.Array(Type.String())),
+    supported_durations: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const ParameterConstraintConfig = Type.Object(
+  {
+    supported: Type.Optional(Type.Boolean()),
+    type: Type.Optional(
+      Type.Union([
+        Type.Literal('string'),
+        Type.Literal('number'),
+        Type.Literal('integer'),
+        Type.Literal('boolean'),
+        Type.Literal('array'),
+        Type.Literal('object'),
+      ]),
+    ),
+    allowed_values: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
+    minimum: Type.Optional(Type.Number()),
+    maximum: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: false },
+);
+
+const ConstraintMap = Type.Record(Type.String(), ParameterConstraintConfig);
+export const EndpointParametersConfig = Type.Object(
+  {
+    chat: Type.Optional(ConstraintMap),
+    'image-generation': Type.Optional(ConstraintMap),
+    'image-edit': Type.Optional(ConstraintMap),
+    video: Type.Optional(ConstraintMap),
+  },
+  { additionalProperties: false },
+);
+
+export const EndpointConfig = Type.Object(
+  {
+    provider: Type.String({ minLength: 1 }),
+    /** The upstream model name. */
+    model: Type.String({ minLength: 1 }),
+    supply: Type.Union([Type.Literal('first_party'), Type.Literal('community')]),
+    training_use: Type.Union([Type.Literal('never'), Type.Literal('opt_in')]),
+    /** Disabled endpoints stay configured but take no traffic and count for nothing public. */
+    enabled: Type.Optional(Type.Boolean()),
+    /**
+     * A manually pinned reference: billed at its own prices when routed to, but never the source
+     * of the public lowest price (spec: ModelPricing rule 5).
+     */
+    pinned: Type.Optional(Type.Boolean()),
+    pricing: EndpointPricingConfig,
+    /** Reference USD per search billing unit; omitted when the route has no web search. */
+    search_price_per_query: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** How search is counted: per executed query, or one unit per search-enabled request. */
+    search_billing: Type.Optional(Type.Union([Type.Literal('per_query'), Type.Literal('per_request')])),
+    capabilities: Type.Optional(CapabilitiesConfig),
+    limits: Type.Optional(LimitsConfig),
+    parameters: Type.Optional(EndpointParametersConfig),
+    latency_ms: Type.Optional(Type.Number({ minimum: 0 })),
+    throughput_tps: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ModelConfig = Type.Object(
+  {
+    id: Type.String({ pattern: '^gateway/[A-Za-z0-9][A-Za-z0-9._:/-]*$' }),
+    name: Type.String({ minLength: 1 }),
+    aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    owned_by: Type.String({ minLength: 1 }),
+    category: Type.Union([Type.Literal('LLM'), Type.Literal('IMAGE'), Type.Literal('VIDEO')]),
+    type: Type.String({ minLength: 1 }),
+    released_at: Type.Optional(Type.Union([DateString, Type.Null()])),
+    registered_at: Type.Optional(DateString),
+    updated_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    series: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    input_modalities: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    output_modalities: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    knowledge_cutoff: Type.Optional(Type.Union([DateString, Type.Null()])),
+    /** A model-specific promotion; takes precedence over the global one. */
+    discount_percent: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()])),
+    supported_endpoints: Type.Optional(Type.Array(Type.String())),
+    endpoints: Type.Array(EndpointConfig, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const GatewayConfig = Type.Object(
+  {
+    providers: Type.Array(ProviderConfig, { minItems: 1 }),
+    models: Type.Array(ModelConfig),
+    promotions: Type.Optional(
+      Type.Object(
+        { discount_percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) },
+        { additionalProperties: false },
+      ),
+    ),
+    billing: Type.Optional(
+      Type.Object(
+        {
+          /** Multiplier applied to catalog reference prices for accounts without their own rate. */
+          default_rate: Type.Optional(Type.Number({ minimum: 0 })),
+          /** Credit granted to the demo account created on first start (USD). */
+          demo_credit_usd: Type.Optional(Type.Number({ minimum: 0 })),
+          /** How long a credit reservation lives before the sweeper releases it (seconds). */
+          reservation_ttl_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type ProviderKind = Static<typeof ProviderKind>;
+export type ProviderConfig = Static<typeof ProviderConfig>;
+export type EndpointPricingConfig = Static<typeof EndpointPricingConfig>;
+export type LongContextConfig = Static<typeof LongContextConfig>;
+export type VariantConfig = Static<typeof VariantConfig>;
+export type PricingUnit = Static<typeof PricingUnit>;
+export type CapabilitiesConfig = Static<typeof CapabilitiesConfig>;
+export type LimitsConfig = Static<typeof LimitsConfig>;
+export type ParameterConstraintConfig = Static<typeof ParameterConstraintConfig>;
+export type EndpointParametersConfig = Static<typeof EndpointParametersConfig>;
+export type EndpointConfig = Static<typeof EndpointConfig>;
+export type ModelConfig = Static<typeof ModelConfig>;
+export type GatewayConfig = Static<typeof GatewayConfig>;

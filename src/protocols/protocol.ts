@@ -1,0 +1,74 @@
+/**
+ * The upstream-facing contract. A protocol translates canonical ⇄ one provider wire format; it knows
+ * nothing of prices, keys or routing. HTTP protocols are built from pure translators (request,
+ * response, stream decoder, error mapping) by `httpChatProtocol` in ./http-protocol.ts; the built-in
+ * simulated provider implements the contract directly.
+ */
+import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
+import type { RouteEndpoint } from '../catalog/types.ts';
+import type { GatewayError } from '../core/errors.ts';
+
+/** Request fields a canonical request may carry, by canonical name (used for param rejections). */
+export type CanonicalParam =
+  | 'stop'
+  | 'seed'
+  | 'presencePenalty'
+  | 'frequencyPenalty'
+  | 'logprobs'
+  | 'topLogprobs'
+  | 'temperature'
+  | 'topP'
+  | 'topK'
+  | 'parallelToolCalls'
+  | 'responseFormat'
+  | 'reasoning'
+  | 'webSearch'
+  | 'tools'
+  | 'toolChoice'
+  | 'user';
+
+export interface CallContext {
+  /** The provider credential, read from the environment variable the config names. */
+  readonly apiKey: string | undefined;
+  readonly signal: AbortSignal;
+  /** The gateway request id, forwarded upstream for correlation. */
+  readonly requestId: string;
+}
+
+export interface ChatProtocol {
+  /**
+   * Canonical parameters this protocol cannot express at all. Policy rejects them with 400
+   * unsupported_parameter before any credit moves (e.g. responses-style upstreams: spec chat rule 3).
+   */
+  readonly unsupportedParameters: readonly CanonicalParam[];
+  complete(request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<CanonicalResult>;
+  /**
+   * Streams canonical events. An upstream failure before the first event is thrown from the first
+   * `next()` (so routing can fall back); after that it arrives as a final `error` event.
+   */
+  stream(request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): AsyncIterable<StreamEvent>;
+}
+
+/** A wire request built by a pure translator; the transport adds nothing but the connection. */
+export interface UpstreamHttpRequest {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+export interface StreamDecoder {
+  /** Feeds one SSE message (`event` name when the wire has one); returns the canonical events it completes. */
+  push(message: { readonly event?: string; readonly data: string }): StreamEvent[];
+  /** Called when the upstream body ends; returns the closing events (or an error event when cut short). */
+  end(): StreamEvent[];
+}
+
+/** The pure parts of an HTTP protocol. */
+export interface HttpChatTranslator {
+  readonly unsupportedParameters: readonly CanonicalParam[];
+  buildRequest(request: CanonicalRequest, endpoint: RouteEndpoint, apiKey: string | undefined, stream: boolean): UpstreamHttpRequest;
+  parseResponse(body: unknown): CanonicalResult;
+  createStreamDecoder(): StreamDecoder;
+  /** Maps a non-2xx upstream answer to a gateway error; `retryable` drives provider fallback. */
+  parseError(status: number, headers: Readonly<Record<string, string | undefined>>, bodyText: string): GatewayError;
+}

@@ -1,0 +1,21 @@
+/**
+ * Everything a route module needs, built once at start by main.ts (or by a test) and passed in:
+ * no module reaches for a global.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Catalog } from '../catalog/types.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import type { Store } from '../storage/store.ts';
+
+export interface AppDeps {
+  readonly config: GatewayConfig;
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly logger: FastifyBaseLogger;
+  /** Admin API bearer secret; the admin API is off when undefined. */
+  readonly adminKey?: string;
+  /** Environment the provider credentials are read from (process.env in production). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Milliseconds since the epoch; replaceable in tests. */
+  readonly now: () => number;
+}

@@ -1,0 +1,315 @@
+/**
+ * The storage contract. Two implementations (SQLite via node:sqlite, PostgreSQL via pg) pass one
+ * shared contract suite (test/storage/contract.ts). Money is pico-USD bigint; times are epoch
+ * milliseconds (numbers) so both engines store them the same way.
+ *
+ * Owners: credit, consent and rate belong to an account or an organization. An organization key
+ * spends the organization's credit and follows its consent; an account key the account's.
+ */
+import type { Picos, RateMultiplier } from '../core/money.ts';
+
+export type OwnerKind = 'account' | 'organization';
+
+export interface OwnerRef {
+  readonly kind: OwnerKind;
+  readonly id: string;
+}
+
+export interface Consent {
+  readonly communitySupply: boolean;
+  readonly trainingUse: boolean;
+}
+
+export interface Organization {
+  readonly id: string;
+  readonly name: string;
+  readonly consent: Consent;
+  /** Billing multiplier; null means the configured default. */
+  readonly rate: RateMultiplier | null;
+  readonly createdAt: number;
+}
+
+export interface Account {
+  readonly id: string;
+  readonly name: string;
+  readonly organizationId: string | null;
+  readonly consent: Consent;
+  readonly rate: RateMultiplier | null;
+  readonly createdAt: number;
+}
+
+export interface OwnerPatch {
+  readonly name?: string;
+  readonly communitySupply?: boolean;
+  readonly trainingUse?: boolean;
+  /** null resets to the configured default. */
+  readonly rate?: RateMultiplier | null;
+}
+
+export interface KeyLimits {
+  /** Requests per minute for this key. */
+  readonly requests_per_minute?: number;
+  /** Upper bound on the USD this key may spend in total (decimal string). */
+  readonly spend_limit_usd?: string;
+}
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly name: string | null;
+  /** SHA-256 of the plaintext key, hex. The plaintext is never stored. */
+  readonly hash: string;
+  /** The first characters of the key, for display (`gateway_AbCd…`). */
+  readonly displayPrefix: string;
+  /** null = unrestricted. */
+  readonly scopes: readonly string[] | null;
+  /** null = unrestricted; otherwise canonical model ids. */
+  readonly allowedModels: readonly string[] | null;
+  readonly limits: KeyLimits | null;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+export type LedgerEntryKind = 'credit' | 'charge';
+
+/**
+ * The ledger holds only facts that change the balance: credit grants and settled charges.
+ * Open reservations hold money aside without being entries; balance = Σcredit − Σcharge and
+ * available = balance − Σopen reservations, both derivable at any time.
+ */
+export interface LedgerEntry {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly kind: LedgerEntryKind;
+  /** Always positive; the kind gives the direction. */
+  readonly amount: Picos;
+  readonly reservationId: string | null;
+  readonly requestId: string | null;
+  readonly note: string | null;
+  readonly createdAt: number;
+}
+
+export interface Balance {
+  /** Σcredits − Σcharges. */
+  readonly balance: Picos;
+  /** Σ amounts of open reservations. */
+  readonly reserved: Picos;
+  /** balance − reserved: what a new reservation can take. Never negative. */
+  readonly available: Picos;
+}
+
+export type ReservationStatus = 'open' | 'settled' | 'released';
+
+export interface Reservation {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly amount: Picos;
+  readonly requestId: string | null;
+  readonly status: ReservationStatus;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export interface SettleOutcome {
+  /** What was charged: the cost, capped so that the balance never goes below zero. */
+  readonly charged: Picos;
+  /** The part of the reservation returned to the available balance. */
+  readonly released: Picos;
+  /** cost − charged when the cap applied (the owner could not cover the overrun); else 0. */
+  readonly shortfall: Picos;
+}
+
+export interface LedgerStore {
+  addCredit(owner: OwnerRef, amount: Picos, note?: string | null): Promise<LedgerEntry>;
+  getBalance(owner: OwnerRef): Promise<Balance>;
+  /**
+   * Atomic conditional hold: succeeds only when available ≥ amount, else returns null and changes
+   * nothing. Concurrent calls can never together take available below zero.
+   */
+  reserve(input: {
+    owner: OwnerRef;
+    amount: Picos;
+    requestId: string | null;
+    expiresAt: number;
+  }): Promise<Reservation | null>;
+  /**
+   * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
+   * reservation is charged as far as the available balance allows (never below zero).
+   * Returns null when the reservation is not open (already settled, released or expired), so a
+   * retry can never charge twice.
+   */
+  settle(reservationId: string, cost: Picos, requestId?: string | null): Promise<SettleOutcome | null>;
+  /** Releases an open reservation in full (a failed or cancelled request). False when not open. */
+  release(reservationId: string): Promise<boolean>;
+  /** Releases every open reservation whose expiry is before `now`; returns how many. */
+  releaseExpired(now: number): Promise<number>;
+  getReservation(reservationId: string): Promise<Reservation | null>;
+  listEntries(owner: OwnerRef): Promise<LedgerEntry[]>;
+}
+
+export interface DirectoryStore {
+  createOrganization(input: { name: string; consent?: Partial<Consent>; rate?: RateMultiplier | null }): Promise<Organization>;
+  getOrganization(id: string): Promise<Organization | null>;
+  listOrganizations(): Promise<Organization[]>;
+  updateOrganization(id: string, patch: OwnerPatch): Promise<Organization | null>;
+
+  createAccount(input: {
+    name: string;
+    organizationId?: string | null;
+    consent?: Partial<Consent>;
+    rate?: RateMultiplier | null;
+  }): Promise<Account>;
+  getAccount(id: string): Promise<Account | null>;
+  listAccounts(): Promise<Account[]>;
+  updateAccount(id: string, patch: OwnerPatch): Promise<Account | null>;
+
+  createKey(input: {
+    owner: OwnerRef;
+    name?: string | null;
+    hash: string;
+    displayPrefix: string;
+    scopes?: readonly string[] | null;
+    allowedModels?: readonly string[] | null;
+    limits?: KeyLimits | null;
+  }): Promise<ApiKeyRecord>;
+  getKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  getKey(id: string): Promise<ApiKeyRecord | null>;
+  listKeys(owner?: OwnerRef): Promise<ApiKeyRecord[]>;
+  revokeKey(id: string, at: number): Promise<ApiKeyRecord | null>;
+}
+
+export type RequestStatus = 'completed' | 'failed' | 'cancelled' | 'incomplete';
+
+/** One row per served request: the audit trail for usage reports and `GET /v1/outputs/{id}`. */
+export interface RequestLogRecord {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly keyId: string;
+  /** chat | messages | responses | images.generations | images.edits | videos */
+  readonly route: string;
+  readonly model: string | null;
+  readonly provider: string | null;
+  readonly upstreamModel: string | null;
+  readonly status: RequestStatus;
+  readonly httpStatus: number;
+  readonly stream: boolean;
+  readonly inputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
+  readonly outputTokens: number;
+  readonly reasoningTokens: number;
+  readonly searchUnits: number;
+  readonly cost: Picos;
+  readonly errorCode: string | null;
+  readonly createdAt: number;
+  readonly durationMs: number;
+  readonly firstByteMs: number | null;
+  /** The stored output (JSON the client received, or a summary for streams); kept 24 h. */
+  readonly output: unknown;
+  /** Blob keys of stored media outputs (images, videos). */
+  readonly blobKeys: readonly string[];
+  readonly expiresAt: number;
+}
+
+export interface UsageSummaryRow {
+  readonly model: string | null;
+  readonly requests: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cost: Picos;
+}
+
+export interface RequestLogStore {
+  /** Appends rows; implementations may batch them, but a row is readable once the promise settles. */
+  recordRequests(records: readonly RequestLogRecord[]): Promise<void>;
+  getRequest(id: string): Promise<RequestLogRecord | null>;
+  usageSummary(owner: OwnerRef, since: number): Promise<UsageSummaryRow[]>;
+  deleteExpiredRequests(now: number): Promise<number>;
+}
+
+export type IdempotencyBegin =
+  | { readonly state: 'started' }
+  | { readonly state: 'in_progress' }
+  | { readonly state: 'body_mismatch' }
+  | { readonly state: 'not_replayable' }
+  | { readonly state: 'replay'; readonly status: number; readonly headers: Record<string, string>; readonly body: string };
+
+export interface IdempotencyStore {
+  /**
+   * Claims (keyId, route, idempotencyKey) for a body hash, or reports what exists. A record whose
+   * owner died mid-request (lockedUntil passed) may be claimed again.
+   */
+  beginIdempotent(input: {
+    keyId: string;
+    route: string;
+    idempotencyKey: string;
+    bodyHash: string;
+    now: number;
+    lockedUntil: number;
+    expiresAt: number;
+  }): Promise<IdempotencyBegin>;
+  /** Stores the replayable result; `body` null marks a non-replayable success (stream, too large). */
+  completeIdempotent(input: {
+    keyId: string;
+    route: string;
+    idempotencyKey: string;
+    status: number;
+    headers: Record<string, string>;
+    body: string | null;
+  }): Promise<void>;
+  /** Forgets a claim whose request failed, so the client may retry with the same key. */
+  abandonIdempotent(input: { keyId: string; route: string; idempotencyKey: string }): Promise<void>;
+  deleteExpiredIdempotency(now: number): Promise<number>;
+}
+
+export type JobKind = 'response' | 'video';
+export type JobStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+
+/** A background response or a video job: durable, claimable by any instance, cancellable. */
+export interface JobRecord {
+  readonly id: string;
+  readonly kind: JobKind;
+  readonly owner: OwnerRef;
+  readonly keyId: string;
+  readonly status: JobStatus;
+  /** What the runner needs to do the work (decoded request, model, endpoint plan). */
+  readonly payload: unknown;
+  /** The client-visible object (response object, video job), updated as the job moves. */
+  readonly result: unknown;
+  readonly reservationId: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly expiresAt: number;
+  /** The instance working on it and until when; another may claim it after. */
+  readonly leaseOwner: string | null;
+  readonly leaseUntil: number | null;
+  readonly attempts: number;
+}
+
+export interface JobStore {
+  createJob(job: Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt'>): Promise<JobRecord>;
+  getJob(id: string): Promise<JobRecord | null>;
+  /** Leases the oldest queued job of a kind (or one whose lease expired); null when none. */
+  claimJob(kind: JobKind, worker: string, now: number, leaseUntil: number): Promise<JobRecord | null>;
+  /**
+   * Compare-and-set: applies the patch only when the job's status is one of `from`. Returns the
+   * updated job, or null when the status had moved on (a cancel won the race).
+   */
+  transitionJob(
+    id: string,
+    from: readonly JobStatus[],
+    patch: { status?: JobStatus; result?: unknown; payload?: unknown; leaseUntil?: number | null; now: number },
+  ): Promise<JobRecord | null>;
+  deleteExpiredJobs(now: number): Promise<number>;
+}
+
+/** A monotonically increasing version bumped by every admin change; instances poll it to drop caches. */
+export interface ChangeFeed {
+  bumpVersion(): Promise<number>;
+  currentVersion(): Promise<number>;
+}
+
+export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, ChangeFeed {
+  readonly engine: 'sqlite' | 'postgres';
+  close(): Promise<void>;
+}
