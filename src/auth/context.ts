@@ -18,3 +18,21 @@ export interface AuthContext {
   readonly scopes: ReadonlySet<string> | null;
   readonly allowedModels: ReadonlySet<string> | null;
 }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authenticator's preHandler on every customer route. */
+    auth: AuthContext;
+  }
+}
+
+/**
+ * Resolves API keys (Authorization: Bearer or x-api-key) to an AuthContext. Route modules use
+ * `{ preHandler: deps.authenticator.require('chat') }`; the handler then reads `request.auth`.
+ */
+export interface Authenticator {
+  /** A preHandler that authenticates (401) and checks the scope when the key restricts scopes (403). */
+  require(scope: Scope): (request: import('fastify').FastifyRequest) => Promise<void>;
+  /** Drops cached keys and owners (called after an admin change; other instances poll the change feed). */
+  invalidate(): void;
+}

@@ -3,6 +3,7 @@
  * no module reaches for a global.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Authenticator } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Store } from '../storage/store.ts';
@@ -12,6 +13,7 @@ export interface AppDeps {
   readonly store: Store;
   readonly catalog: Catalog;
   readonly logger: FastifyBaseLogger;
+  readonly authenticator: Authenticator;
   /** Admin API bearer secret; the admin API is off when undefined. */
   readonly adminKey?: string;
   /** Environment the provider credentials are read from (process.env in production). */
