@@ -7,21 +7,15 @@ import { randomBytes } from 'node:crypto';
  */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-let lastMillis = 0;
-let sequence = 0;
+let lastStamp = 0;
 
 export function timeOrderedId(prefix: string): string {
-  let now = Date.now();
-  if (now <= lastMillis) {
-    // Several ids in one millisecond (or a clock step back): keep them ordered with a counter.
-    now = lastMillis;
-    sequence++;
-  } else {
-    lastMillis = now;
-    sequence = 0;
-  }
+  // 52 bits: the millisecond times 16 plus a 4-bit sequence, exact in a double. More than 16 ids in
+  // one millisecond (or a clock step back) borrow the next stamps, so ids stay strictly ordered.
+  const stamp = Math.max(Date.now() * 16, lastStamp + 1);
+  lastStamp = stamp;
   let time = '';
-  let t = now * 16 + (sequence & 15); // 52 bits: the millisecond and a 4-bit sequence, exact in a double
+  let t = stamp;
   for (let i = 0; i < 11; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
