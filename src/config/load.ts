@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { findAliasConflict } from '../catalog/aliases.ts';
 import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
 import { GatewayConfig } from './schema.ts';
 
@@ -80,14 +81,35 @@ function checkReferences(config: GatewayConfig): void {
     const base = `/models/${modelIndex}`;
     if (models.has(model.id)) throw new ConfigError(`${base}/id`, `duplicate model id '${model.id}'`);
     models.add(model.id);
+    const routeKeys = new Set<string>();
     model.endpoints.forEach((endpoint, endpointIndex) => {
       const at = `${base}/endpoints/${endpointIndex}`;
       if (!providers.has(endpoint.provider)) {
         throw new ConfigError(`${at}/provider`, `unknown provider '${endpoint.provider}'`);
       }
+      // The catalog names a route `<provider>:<upstream model>`; one model cannot list it twice.
+      const routeKey = `${endpoint.provider}:${endpoint.model}`;
+      if (routeKeys.has(routeKey)) throw new ConfigError(`${at}/model`, `duplicate endpoint '${routeKey}' for this model`);
+      routeKeys.add(routeKey);
+      // One public `pricing.unit` per model: its endpoints' prices must be comparable.
+      const unit = model.endpoints[0].pricing.unit;
+      if (endpoint.pricing.unit !== unit) {
+        throw new ConfigError(`${at}/pricing/unit`, `all endpoints of a model use one pricing unit ('${unit}')`);
+      }
+      checkVariantKeys(endpoint.pricing.variants ?? [], `${at}/pricing/variants`);
       checkAmounts(endpoint.pricing as Record<string, unknown>, `${at}/pricing`);
       if (endpoint.search_price_per_query !== undefined) exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
     });
+  });
+  const aliasConflict = findAliasConflict(config.models);
+  if (aliasConflict) throw new ConfigError(aliasConflict.path, aliasConflict.message);
+}
+
+function checkVariantKeys(variants: readonly { key: string }[], path: string): void {
+  const keys = new Set<string>();
+  variants.forEach((variant, index) => {
+    if (keys.has(variant.key)) throw new ConfigError(`${path}/${index}/key`, `duplicate variant key '${variant.key}'`);
+    keys.add(variant.key);
   });
 }
 

@@ -1,11 +1,17 @@
 /**
  * Builds the Fastify application: request ids, the error envelope for every failure (the
- * framework's own included), and the route modules of each part of the pipeline.
+ * framework's own included), metrics, the OpenAPI description, the service endpoints and the route
+ * modules of each part of the pipeline.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { AuthContext } from '../auth/context.ts';
 import type { AppDeps } from './deps.ts';
-import { installErrorHandling } from './error-handling.ts';
-import { installRequestIds } from './request-id.ts';
+import { installBodyParsers } from './body-parsers.ts';
+import { frameworkErrorOptions, installErrorHandling } from './error-handling.ts';
+import { installMetrics } from './metrics.ts';
+import { installOpenApi } from './openapi.ts';
+import { installRequestIds, newRequestId } from './request-id.ts';
+import { registerServiceRoutes } from './service-routes.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
 export type RouteModule = (app: FastifyInstance, deps: AppDeps) => Promise<void> | void;
@@ -15,20 +21,35 @@ export interface BuildAppOptions {
   readonly routes: readonly RouteModule[];
   /** Largest JSON body accepted, in bytes (image edits take 5 MiB). */
   readonly bodyLimit?: number;
+  /**
+   * true: `close()` lets in-flight requests finish and closes only idle connections (a server
+   * stopping on a signal). false (default): `close()` cuts every connection at once (tests).
+   */
+  readonly drainOnClose?: boolean;
 }
 
 export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
-    disableRequestLogging: true,
+    // No per-request log lines on the hot path; failures are logged by the error handler.
+    // Fastify's own request id is the gateway request id, so log lines carry the id clients see.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    genReqId: newRequestId,
     bodyLimit: options.bodyLimit ?? 5 * 1024 * 1024,
     // Validation is strict everywhere: a number sent as "100" is a 400, never coerced.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: true } },
-    return503OnClosing: true,
-    forceCloseConnections: true,
+    // Requests arriving while the server drains get the envelope from error-handling.ts instead.
+    return503OnClosing: false,
+    forceCloseConnections: options.drainOnClose ? 'idle' : true,
+    ...frameworkErrorOptions,
   });
+  app.decorateRequest('auth', null as unknown as AuthContext);
   installRequestIds(app);
+  installBodyParsers(app);
   installErrorHandling(app);
+  const metrics = installMetrics(app);
+  await installOpenApi(app);
+  registerServiceRoutes(app, deps.store, metrics);
   for (const register of options.routes) await register(app, deps);
   return app;
 }

@@ -2,6 +2,13 @@
  * Every route module of the service, in registration order. Adding an endpoint group is one line
  * here and one module in its own folder.
  */
+import { adminRoutes } from '../admin/routes.ts';
+import { catalogRoutes } from '../catalog/routes.ts';
+import { chatRoutes } from '../dialects/chat/route.ts';
 import type { RouteModule } from './app.ts';
 
-export const ALL_ROUTES: readonly RouteModule[] = [];
+export const ALL_ROUTES: readonly RouteModule[] = [
+  adminRoutes,
+  catalogRoutes,
+  chatRoutes,
+];

@@ -135,8 +135,8 @@ export interface LedgerStore {
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
    * reservation is charged as far as the available balance allows (never below zero).
-   * Returns null when the reservation is not open (already settled, released or expired), so a
-   * retry can never charge twice.
+   * Returns null when the reservation is not open (already settled, released, or released by
+   * releaseExpired), so a retry can never charge twice.
    */
   settle(reservationId: string, cost: Picos, requestId?: string | null): Promise<SettleOutcome | null>;
   /** Releases an open reservation in full (a failed or cancelled request). False when not open. */
@@ -214,6 +214,7 @@ export interface RequestLogRecord {
 export interface UsageSummaryRow {
   readonly model: string | null;
   readonly requests: number;
+  /** Every input token, cached or not (input + cache read + cache write). */
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly cost: Picos;
@@ -289,7 +290,10 @@ export interface JobRecord {
 export interface JobStore {
   createJob(job: Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt'>): Promise<JobRecord>;
   getJob(id: string): Promise<JobRecord | null>;
-  /** Leases the oldest queued job of a kind (or one whose lease expired); null when none. */
+  /**
+   * Leases the oldest queued job of a kind (or an in-progress one whose lease expired or was
+   * cleared), never one past its expiresAt; null when none.
+   */
   claimJob(kind: JobKind, worker: string, now: number, leaseUntil: number): Promise<JobRecord | null>;
   /**
    * Compare-and-set: applies the patch only when the job's status is one of `from`. Returns the

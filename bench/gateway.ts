@@ -1,0 +1,161 @@
+/**
+ * The gateway under test: started with `node src/main.ts` on the embedded store (SQLite in a fresh
+ * temporary GATEWAY_DATA_DIR), the benchmark catalog (bench/config.yaml) and the admin API on; then
+ * a funded account and its key are created through the admin API, so auth and billing are on for
+ * every measured request.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CORE_UNDER_TEST, freePort, waitForHttp, type Child, type ProcessGroup } from './processes.ts';
+import type { RequestSpec } from './request-spec.ts';
+import type { Workload } from './workloads.ts';
+
+/** Credit of the benchmark account: far more than any run spends. */
+const CREDIT_USD = '100000';
+const UPSTREAM_KEY = 'bench-upstream-key';
+
+export interface RunningGateway {
+  readonly child: Child;
+  readonly origin: string;
+  readonly apiKey: string;
+  /** Removes the temporary data directory; call after the process has stopped. */
+  cleanup(): void;
+}
+
+export interface GatewayStartOptions {
+  readonly repoRoot: string;
+  readonly upstreamOrigin: string;
+  readonly firstGapMs: number;
+  readonly holdMs: number;
+  readonly cpuProfileDir: string | undefined;
+  /** Parent of the temporary data directory; the OS temp dir when undefined. */
+  readonly dataRoot: string | undefined;
+  readonly timeoutMs: number;
+}
+
+/** Why the gateway cannot be benchmarked in this checkout, or null when it can. */
+export function gatewayMissing(repoRoot: string): string | null {
+  return existsSync(join(repoRoot, 'src', 'main.ts')) ? null : 'src/main.ts not found';
+}
+
+export async function startGateway(group: ProcessGroup, options: GatewayStartOptions): Promise<RunningGateway> {
+  const workDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), 'gateway-bench-'));
+  const cleanup = () => rmSync(workDir, { recursive: true, force: true });
+  try {
+    const configPath = join(workDir, 'config.yaml');
+    writeFileSync(configPath, renderConfig(readFileSync(join(options.repoRoot, 'bench', 'config.yaml'), 'utf8'), options));
+    const port = await freePort();
+    const adminKey = randomBytes(24).toString('hex');
+    const profiling = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
+    const child = group.start({
+      name: 'gateway',
+      nodeArgs: [...profiling, 'src/main.ts'],
+      core: CORE_UNDER_TEST,
+      cwd: options.repoRoot,
+      env: {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        GATEWAY_CONFIG: configPath,
+        GATEWAY_DATA_DIR: join(workDir, 'data'),
+        GATEWAY_ADMIN_KEY: adminKey,
+        // The embedded store, whatever the environment of the run says.
+        DATABASE_URL: '',
+        REDIS_URL: '',
+        LOG_LEVEL: 'warn',
+        BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
+      },
+    });
+    const origin = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${origin}/healthz`, child, options.timeoutMs);
+    const apiKey = await provisionKey(origin, adminKey);
+    return { child, origin, apiKey, cleanup };
+  } catch (error) {
+    cleanup();
+    throw error;
+  }
+}
+
+function renderConfig(template: string, options: GatewayStartOptions): string {
+  return template
+    .replaceAll('{{upstream}}', options.upstreamOrigin)
+    .replaceAll('{{first_gap_ms}}', String(options.firstGapMs))
+    .replaceAll('{{hold_ms}}', String(options.holdMs));
+}
+
+async function admin<T>(origin: string, adminKey: string, path: string, body: unknown): Promise<T> {
+  const response = await fetch(`${origin}/admin/v1${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`admin API POST ${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** A funded account and an unrestricted key for it, through the admin API. */
+async function provisionKey(origin: string, adminKey: string): Promise<string> {
+  const account = await admin<{ id: string }>(origin, adminKey, '/accounts', { name: 'bench' });
+  await admin(origin, adminKey, `/accounts/${account.id}/credit`, { amount_usd: CREDIT_USD, note: 'benchmark' });
+  const key = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench' });
+  return key.key;
+}
+
+export type Availability = { readonly available: true } | { readonly available: false; readonly reason: string };
+
+interface ProbeAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+async function send(origin: string, request: RequestSpec): Promise<ProbeAnswer> {
+  const response = await fetch(origin + request.path, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+function errorCode(text: string): string | null {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown } };
+    return typeof parsed.error?.code === 'string' ? parsed.error.code : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the gateway serves a workload yet: a route that is not registered (404 other than
+ * model_not_found) is "not available"; any other failure is reported with its status and body,
+ * and the workload is not measured.
+ */
+export async function probeWorkload(origin: string, apiKey: string, workload: Workload): Promise<Availability> {
+  const request = workload.gateway(apiKey);
+  const first = await send(origin, request);
+  if (first.status === 404 && errorCode(first.text) !== 'model_not_found') {
+    return { available: false, reason: `not available (${request.method} ${request.path} answers 404)` };
+  }
+  if (first.status < 200 || first.status >= 300) {
+    return { available: false, reason: `failed: ${first.status} ${first.text.slice(0, 300)}` };
+  }
+  switch (workload.probe) {
+    case 'success':
+      return { available: true };
+    case 'idempotent-replay': {
+      const second = await send(origin, request);
+      if (second.status >= 200 && second.status < 300 && second.headers.get('idempotent-replayed') === 'true') return { available: true };
+      return { available: false, reason: `not available (a repeated Idempotency-Key is not replayed: ${second.status})` };
+    }
+    default: {
+      const unreachable: never = workload.probe;
+      throw new Error(`unknown probe ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Command-line options of `npm run bench` and the durations of each phase. The full run takes a
+ * few minutes; `--quick` is a smoke run of well under a minute whose figures are only indicative.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { WORKLOADS, type WorkloadId } from './workloads.ts';
+
+export interface Durations {
+  /** Closed-loop warm-up of each target before its saturation run (JIT, connection pools). */
+  readonly warmupSeconds: number;
+  readonly saturationSeconds: number;
+  readonly concurrencyOneSeconds: number;
+  readonly pacedSeconds: number;
+  /** Sequential streams measured for time-to-first-byte, after a few discarded ones. */
+  readonly ttfbRequests: number;
+  readonly ttfbWarmup: number;
+  /** Pause of the simulator after the opening events of a stream (time to first byte). */
+  readonly firstGapMs: number;
+  /** Pause between events of the held streams; 23 events make each stream last 22 × this. */
+  readonly holdMs: number;
+}
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  readonly workloads: readonly WorkloadId[];
+  /** Whether the many-open-streams test runs. */
+  readonly streamsTest: boolean;
+  readonly pin: boolean;
+  /** Fixed delay the simulator adds before every answer. */
+  readonly upstreamDelayMs: number;
+  /** Where the gateway's temporary data directory is created; undefined for the OS temp dir. */
+  readonly dataRoot: string | undefined;
+  /** Directory for the gateway's --cpu-prof profile; undefined when not profiling. */
+  readonly cpuProfileDir: string | undefined;
+  readonly durations: Durations;
+  /** Connections of the saturation runs. */
+  readonly saturationConnections: number;
+  /** Offered rate of the open-loop latency runs. */
+  readonly pacedRate: number;
+  /** Streams held open at once in the concurrency test. */
+  readonly concurrentStreams: number;
+}
+
+const FULL: Durations = {
+  warmupSeconds: 1,
+  saturationSeconds: 5,
+  concurrencyOneSeconds: 3,
+  pacedSeconds: 3,
+  ttfbRequests: 300,
+  ttfbWarmup: 30,
+  firstGapMs: 10,
+  holdMs: 400,
+};
+
+const QUICK: Durations = {
+  warmupSeconds: 0.2,
+  saturationSeconds: 0.5,
+  concurrencyOneSeconds: 0.3,
+  pacedSeconds: 0.4,
+  ttfbRequests: 50,
+  ttfbWarmup: 10,
+  firstGapMs: 10,
+  holdMs: 150,
+};
+
+export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
+  --quick               smoke run of well under a minute (figures only indicative)
+  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams
+  --no-pin              do not pin processes to cores with taskset
+  --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
+  --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
+                        (default: the OS temp dir); put it on the disk you mean to measure
+  --cpu-prof=DIR        run the gateway with --cpu-prof and write its profile into DIR`;
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'no-pin': { type: 'boolean', default: false },
+      'upstream-delay-ms': { type: 'string', default: '0' },
+      'data-root': { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams']);
+  const selected = values.only === undefined ? [...known] : values.only.split(',').map((id) => id.trim()).filter((id) => id !== '');
+  for (const id of selected) if (!known.has(id)) throw new Error(`unknown workload '${id}'\n${USAGE}`);
+  const delay = Number(values['upstream-delay-ms']);
+  if (!Number.isInteger(delay) || delay < 0) throw new Error(`--upstream-delay-ms must be a whole number of milliseconds\n${USAGE}`);
+  return {
+    quick: values.quick,
+    workloads: WORKLOADS.map((workload) => workload.id).filter((id) => selected.includes(id)),
+    streamsTest: selected.includes('streams'),
+    pin: !values['no-pin'],
+    upstreamDelayMs: delay,
+    dataRoot: values['data-root'] === undefined ? undefined : resolve(values['data-root']),
+    cpuProfileDir: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
+    durations: values.quick ? QUICK : FULL,
+    saturationConnections: 50,
+    pacedRate: 500,
+    concurrentStreams: 1000,
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * The readable report: for every workload, each target's absolute figures beside their ratios to
+ * the two baselines of the same run (the bare proxy and the upstream called directly), and the
+ * DESIGN.md bars checked against them.
+ */
+import type { ClosedLoopResult } from './load.ts';
+import type { PacedResult } from './paced.ts';
+import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
+import { difference, ratio, type LatencySummary } from './stats.ts';
+import type { TtfbResult } from './ttfb.ts';
+
+const LABELS: Record<TargetName, string> = { direct: 'direct', 'bare-proxy': 'bare proxy', gateway: 'gateway', portkey: 'portkey' };
+/** Targets compared against the baselines; the bare proxy is also compared against direct. */
+const COMPARED: readonly TargetName[] = ['bare-proxy', 'gateway', 'portkey'];
+/** Values below this many ms are at the resolution of the measurement. */
+const MS_DIGITS = 3;
+
+type RowKind = 'throughput' | 'latency' | 'memory' | 'cpu' | 'share';
+
+interface Row {
+  readonly label: string;
+  readonly kind: RowKind;
+  readonly values: Partial<Record<TargetName, number | null>>;
+}
+
+const value = <T>(measured: Measured<T> | undefined): T | undefined => (measured?.ok ? measured.value : undefined);
+const mb = (bytes: number | null | undefined) => (bytes === null || bytes === undefined ? null : bytes / 2 ** 20);
+
+function format(kind: RowKind, amount: number | null | undefined): string {
+  if (amount === null || amount === undefined) return '—';
+  switch (kind) {
+    case 'throughput':
+      return Math.round(amount).toLocaleString('en-US');
+    case 'latency':
+      return amount.toFixed(MS_DIGITS);
+    case 'memory':
+    case 'cpu':
+      return amount.toFixed(1);
+    case 'share':
+      return `${(amount * 100).toFixed(0)} %`;
+    default: {
+      const unreachable: never = kind;
+      throw new Error(`unknown row kind ${String(unreachable)}`);
+    }
+  }
+}
+
+/** "0.67×" for throughput, memory and CPU; "+0.061 (1.32×)" for latency, where the difference is the point. */
+function compare(kind: RowKind, measured: number | null | undefined, baseline: number | null | undefined): string {
+  const times = ratio(measured, baseline);
+  if (times === null || kind === 'share') return '—';
+  if (kind !== 'latency') return `${times.toFixed(2)}×`;
+  const added = difference(measured, baseline) as number;
+  return `${added >= 0 ? '+' : ''}${added.toFixed(MS_DIGITS)} (${times.toFixed(2)}×)`;
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => row[column].length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ');
+  return [line(header), ...rows.map(line)].map((text) => `  ${text}`).join('\n');
+}
+
+function renderRows(rows: readonly Row[]): string {
+  const present = (['direct', 'bare-proxy', 'gateway', 'portkey'] as const).filter((target) =>
+    rows.some((row) => row.values[target] !== undefined),
+  );
+  const compared = COMPARED.filter((target) => present.includes(target));
+  const header = [
+    'metric',
+    ...present.map((target) => LABELS[target]),
+    ...compared.flatMap((target) => [
+      ...(target === 'bare-proxy' ? [] : [`${LABELS[target]} vs bare`]),
+      `${LABELS[target]} vs direct`,
+    ]),
+  ];
+  const cells = rows.map((row) => [
+    row.label,
+    ...present.map((target) => format(row.kind, row.values[target])),
+    ...compared.flatMap((target) => [
+      ...(target === 'bare-proxy' ? [] : [compare(row.kind, row.values[target], row.values['bare-proxy'])]),
+      compare(row.kind, row.values[target], row.values.direct),
+    ]),
+  ]);
+  return table(header, cells);
+}
+
+function latencyRows(
+  label: string,
+  figures: Partial<Record<TargetName, LatencySummary | null | undefined>>,
+): Row[] {
+  const pick = (key: 'p50' | 'p99') =>
+    Object.fromEntries(Object.entries(figures).map(([target, summary]) => [target, summary?.[key] ?? null])) as Row['values'];
+  return [
+    { label: `${label} p50 (ms)`, kind: 'latency', values: pick('p50') },
+    { label: `${label} p99 (ms)`, kind: 'latency', values: pick('p99') },
+  ];
+}
+
+function perTarget<T>(
+  targets: Partial<Record<TargetName, TargetFigures>>,
+  read: (figures: TargetFigures) => T,
+): Partial<Record<TargetName, T>> {
+  return Object.fromEntries(Object.entries(targets).map(([target, figures]) => [target, read(figures)])) as Partial<Record<TargetName, T>>;
+}
+
+function workloadRows(workload: WorkloadResult, settings: BenchResults['settings']): Row[] {
+  const saturation = perTarget(workload.targets, (figures) => value<ClosedLoopResult>(figures.saturation));
+  const concurrencyOne = perTarget(workload.targets, (figures) => value<ClosedLoopResult>(figures.concurrencyOne)?.latency);
+  const paced = perTarget(workload.targets, (figures) => value<PacedResult>(figures.paced)?.latency);
+  return [
+    {
+      label: `req/s @${settings.saturationConnections} conn`,
+      kind: 'throughput',
+      values: Object.fromEntries(Object.entries(saturation).map(([target, result]) => [target, result?.requestsPerSecond ?? null])),
+    },
+    {
+      label: 'CPU µs/req @saturation',
+      kind: 'cpu',
+      values: perTarget(workload.targets, (figures) => figures.saturationCpu?.microsPerRequest ?? null),
+    },
+    {
+      label: 'CPU use @saturation',
+      kind: 'share',
+      values: perTarget(workload.targets, (figures) => figures.saturationCpu?.utilization ?? null),
+    },
+    {
+      label: '  of which kernel',
+      kind: 'share',
+      values: perTarget(workload.targets, (figures) => figures.saturationCpu?.systemShare ?? null),
+    },
+    ...latencyRows('c=1', concurrencyOne),
+    ...latencyRows(`${settings.pacedRate}/s`, paced),
+    {
+      label: 'peak RSS (MB)',
+      kind: 'memory',
+      values: Object.fromEntries(
+        Object.entries(workload.targets)
+          .filter(([target]) => target !== 'direct')
+          .map(([target, figures]) => [target, mb(figures.peakRssBytes)]),
+      ),
+    },
+  ];
+}
+
+/** Failures and skips, so that a missing figure always says why. */
+function problems(workload: WorkloadResult): string[] {
+  const lines = Object.entries(workload.skipped).map(([target, reason]) => `${LABELS[target as TargetName]}: ${reason}`);
+  for (const [target, figures] of Object.entries(workload.targets)) {
+    for (const [phase, measured] of Object.entries(figures)) {
+      if (measured && typeof measured === 'object' && 'ok' in measured) {
+        if (!measured.ok) lines.push(`${LABELS[target as TargetName]} ${phase}: ${measured.error}`);
+        else {
+          const result = measured.value as { non2xx?: number; errors?: number; failed?: number };
+          const bad = (result.non2xx ?? 0) + (result.errors ?? 0) + (result.failed ?? 0);
+          if (bad > 0) lines.push(`${LABELS[target as TargetName]} ${phase}: ${bad} failed requests`);
+        }
+      }
+    }
+  }
+  return lines;
+}
+
+export function formatReport(results: BenchResults): string {
+  const out: string[] = [];
+  const { machine } = results;
+  out.push(
+    `Gateway benchmark (${results.mode}) — ${results.startedAt}`,
+    `machine: ${machine.cpuModel}, ${machine.cores} cores, ${(machine.memoryBytes / 2 ** 30).toFixed(1)} GiB, ${machine.os}, node ${machine.node}`,
+    `placement: ${machine.placement}`,
+    `gateway data directory under: ${results.settings.dataRoot}`,
+    ...results.notes.map((note) => `note: ${note}`),
+    '',
+  );
+  const idle = Object.entries(results.idleRssBytes).map(([target, bytes]) => `${LABELS[target as TargetName]} ${format('memory', mb(bytes))} MB`);
+  if (idle.length > 0) out.push(`RSS after start: ${idle.join(', ')}`, '');
+
+  for (const workload of results.workloads) {
+    out.push(`${workload.id} — ${workload.title}`, renderRows(workloadRows(workload, results.settings)));
+    for (const line of problems(workload)) out.push(`  ! ${line}`);
+    out.push('');
+  }
+
+  if (results.ttfb !== null) {
+    const firstByte = Object.fromEntries(
+      Object.entries(results.ttfb.targets).map(([target, measured]) => [target, value<TtfbResult>(measured)?.firstByte]),
+    );
+    out.push('stream time to first byte (concurrency 1)', renderRows(latencyRows('TTFB', firstByte)));
+    for (const [target, reason] of Object.entries(results.ttfb.skipped)) out.push(`  ! ${LABELS[target as TargetName]}: ${reason}`);
+    for (const [target, measured] of Object.entries(results.ttfb.targets)) {
+      if (!measured.ok) out.push(`  ! ${LABELS[target as TargetName]}: ${measured.error}`);
+    }
+    out.push('');
+  }
+
+  if (results.concurrentStreams !== null) {
+    const header = ['target', 'streams', 'open at once', 'all started after (ms)', 'completed', 'failed', 'RSS all started (MB)', 'peak RSS (MB)'];
+    const rows: string[][] = [];
+    for (const [target, measured] of Object.entries(results.concurrentStreams.targets)) {
+      if (!measured.ok) {
+        rows.push([LABELS[target as TargetName], '—', '—', '—', '—', '—', '—', `error: ${measured.error}`]);
+        continue;
+      }
+      const result = measured.value;
+      rows.push([
+        LABELS[target as TargetName],
+        String(result.streams),
+        String(result.peakOpen),
+        result.allStartedAfterMs === null ? 'never' : result.allStartedAfterMs.toFixed(0),
+        String(result.completed),
+        String(result.failed),
+        format('memory', mb(result.rssAllStartedBytes)),
+        format('memory', mb(result.peakRssBytes)),
+      ]);
+    }
+    out.push('concurrent open streams', table(header, rows));
+    for (const [target, reason] of Object.entries(results.concurrentStreams.skipped)) out.push(`  ! ${LABELS[target as TargetName]}: ${reason}`);
+    out.push('');
+  }
+
+  out.push('DESIGN.md bars', table(['bar', 'measured', 'status'], results.bars.map((bar) => [bar.bar, bar.measured, barStatus(bar)])));
+  return out.join('\n');
+}
+
+function barStatus(bar: BarCheck): string {
+  if (bar.met === null) return 'not measured';
+  return bar.met ? 'met' : 'NOT MET';
+}
+
+/** DESIGN.md "Bars": checked on the chat workloads against the bare proxy of the same run. */
+export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): BarCheck[] {
+  const chat = results.workloads.find((workload) => workload.id === 'chat');
+  const gateway = chat?.targets.gateway;
+  const bare = chat?.targets['bare-proxy'];
+  const bars: BarCheck[] = [];
+
+  const throughput = ratio(value(gateway?.saturation)?.requestsPerSecond, value(bare?.saturation)?.requestsPerSecond);
+  // When the load side caps the bare proxy below its one core, the CPU each spends per request
+  // gives the ratio both would reach if each were CPU-bound: shown beside the measured one.
+  const cpuBound = ratio(bare?.saturationCpu?.microsPerRequest, gateway?.saturationCpu?.microsPerRequest);
+  bars.push({
+    bar: `chat throughput at ${results.settings.saturationConnections} connections ≥ 60 % of the bare proxy`,
+    measured:
+      throughput === null
+        ? '—'
+        : `${(throughput * 100).toFixed(0)} %${cpuBound === null ? '' : ` (CPU per request: ${(cpuBound * 100).toFixed(0)} %)`}`,
+    met: throughput === null ? null : throughput >= 0.6,
+  });
+
+  const addedAtOne = difference(value(gateway?.concurrencyOne)?.latency?.p50, value(bare?.concurrencyOne)?.latency?.p50);
+  bars.push({
+    bar: 'chat added latency at concurrency 1 (p50) ≤ 0.1 ms over the bare proxy',
+    measured: addedAtOne === null ? '—' : `${addedAtOne >= 0 ? '+' : ''}${addedAtOne.toFixed(3)} ms`,
+    met: addedAtOne === null ? null : addedAtOne <= 0.1,
+  });
+
+  const pacedP99 = difference(value(gateway?.paced)?.latency?.p99, value(bare?.paced)?.latency?.p99);
+  bars.push({
+    bar: `chat p99 at ${results.settings.pacedRate} req/s ≤ 1 ms above the bare proxy`,
+    measured: pacedP99 === null ? '—' : `${pacedP99 >= 0 ? '+' : ''}${pacedP99.toFixed(3)} ms`,
+    met: pacedP99 === null ? null : pacedP99 <= 1,
+  });
+
+  const ttfb = results.ttfb;
+  const addedFirstByte = difference(
+    value(ttfb?.targets.gateway)?.firstByte?.p50,
+    value(ttfb?.targets['bare-proxy'])?.firstByte?.p50,
+  );
+  bars.push({
+    bar: 'streaming adds ≤ 1 ms to time to first byte (p50, over the bare proxy)',
+    measured: addedFirstByte === null ? '—' : `${addedFirstByte >= 0 ? '+' : ''}${addedFirstByte.toFixed(3)} ms`,
+    met: addedFirstByte === null ? null : addedFirstByte <= 1,
+  });
+
+  const streams = value(results.concurrentStreams?.targets.gateway);
+  const peak = mb(streams?.peakRssBytes);
+  // The bar holds only if every stream was open at the same moment and every one completed.
+  const held = streams !== undefined && streams.peakOpen === streams.streams && streams.completed === streams.streams;
+  bars.push({
+    bar: `${(streams?.streams ?? 1000).toLocaleString('en-US')} concurrent streams under 250 MB RSS (all open at once, all completing)`,
+    measured:
+      peak === null || streams === undefined
+        ? '—'
+        : `${peak.toFixed(1)} MB; ${streams.peakOpen} open at once, ${streams.completed}/${streams.streams} completed`,
+    met: peak === null ? null : peak < 250 && held,
+  });
+  return bars;
+}

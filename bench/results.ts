@@ -1,0 +1,83 @@
+/** The shape of bench/results/latest.json: everything one run measured, in absolute figures. */
+import type { ClosedLoopResult } from './load.ts';
+import type { PacedResult } from './paced.ts';
+import type { ConcurrentStreamsResult } from './streams.ts';
+import type { TtfbResult } from './ttfb.ts';
+import type { WorkloadId } from './workloads.ts';
+
+/** The two baselines, the process under test, and the optional peer. */
+export type TargetName = 'direct' | 'bare-proxy' | 'gateway' | 'portkey';
+export const TARGETS: readonly TargetName[] = ['direct', 'bare-proxy', 'gateway', 'portkey'];
+
+/** A measurement, or why it is missing. */
+export type Measured<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+
+export interface TargetFigures {
+  readonly saturation?: Measured<ClosedLoopResult>;
+  /**
+   * CPU the process used during the saturation run: per request, and as a share of its one core.
+   * A share well below 1 means the load side, not this process, set the saturation figure.
+   */
+  readonly saturationCpu?: {
+    readonly microsPerRequest: number;
+    readonly utilization: number;
+    /** The part of that CPU spent in the kernel (network, file writes). */
+    readonly systemShare: number;
+  } | null;
+  readonly concurrencyOne?: Measured<ClosedLoopResult>;
+  readonly paced?: Measured<PacedResult>;
+  /** Peak resident memory of the process during the workload (not measured for `direct`). */
+  readonly peakRssBytes?: number | null;
+}
+
+export interface WorkloadResult {
+  readonly id: WorkloadId;
+  readonly title: string;
+  /** Why the gateway (or the peer) was not measured on this workload, when it was not. */
+  readonly skipped: Partial<Record<TargetName, string>>;
+  readonly targets: Partial<Record<TargetName, TargetFigures>>;
+}
+
+export interface MachineInfo {
+  readonly cpuModel: string;
+  readonly cores: number;
+  readonly memoryBytes: number;
+  readonly os: string;
+  readonly node: string;
+  readonly placement: string;
+  /** One-minute load average when the run started: above ~0.5, something else shared the CPUs. */
+  readonly loadAverageAtStart: number;
+}
+
+/** One bar of DESIGN.md checked against this run; met is null when the run could not measure it. */
+export interface BarCheck {
+  readonly bar: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+export interface BenchResults {
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly mode: 'full' | 'quick';
+  readonly machine: MachineInfo;
+  readonly settings: {
+    readonly saturationConnections: number;
+    readonly pacedRate: number;
+    readonly upstreamDelayMs: number;
+    /** Where the gateway's SQLite file lived. */
+    readonly dataRoot: string;
+    readonly durations: Readonly<Record<string, number>>;
+  };
+  readonly notes: readonly string[];
+  /** Resident memory right after start, before any load. */
+  readonly idleRssBytes: Partial<Record<TargetName, number | null>>;
+  readonly workloads: readonly WorkloadResult[];
+  /** Time to first byte of a stream whose first text leaves the simulator at once. */
+  readonly ttfb: { readonly skipped: Partial<Record<TargetName, string>>; readonly targets: Partial<Record<TargetName, Measured<TtfbResult>>> } | null;
+  readonly concurrentStreams: {
+    readonly skipped: Partial<Record<TargetName, string>>;
+    readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;
+  } | null;
+  readonly bars: readonly BarCheck[];
+}

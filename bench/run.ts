@@ -1,0 +1,375 @@
+/**
+ * `npm run bench`: the performance benchmark of the gateway (see docs/performance.md).
+ *
+ * Starts, on loopback only, the upstream simulator, the bare pass-through proxy (the practical
+ * limit of a Node gateway), the gateway itself on its embedded store with auth and billing on, and
+ * the Portkey gateway when it happens to be installed; then runs every workload against the
+ * upstream directly, through the bare proxy and through the gateway, in the same run, so that each
+ * figure is read against baselines measured under the same conditions. Prints a table and writes
+ * bench/results/latest.json. Every process it starts is stopped at the end, even on failure.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gatewayMissing, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
+import { runClosedLoop } from './load.ts';
+import { parseOptions, type BenchOptions } from './options.ts';
+import { runPaced } from './paced.ts';
+import { findPortkey, startPortkey } from './portkey.ts';
+import {
+  CORE_LOAD,
+  CORE_UNDER_TEST,
+  cpuSeconds,
+  detectPlacement,
+  MemoryWatch,
+  pinSelf,
+  ProcessGroup,
+  readyLine,
+  residentBytes,
+  type Child,
+} from './processes.ts';
+import { checkBars, formatReport } from './report.ts';
+import type { Endpoint, RequestSpec } from './request-spec.ts';
+import type { BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
+import { runConcurrentStreams, type ConcurrentStreamsResult } from './streams.ts';
+import { measureTtfb, type TtfbResult } from './ttfb.ts';
+import { firstByteStream, heldStream, WORKLOADS, type PacedStream, type Workload } from './workloads.ts';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const START_TIMEOUT_MS = 30_000;
+/** Removal of temporary directories, run after every process has stopped. */
+const cleanups: (() => void)[] = [];
+
+/** A process in front of the simulator (or the simulator itself, for `direct`). */
+interface Target {
+  readonly name: TargetName;
+  readonly origin: string;
+  /** The process to watch for memory; undefined for `direct` (the simulator is not under test). */
+  readonly child?: Child;
+}
+
+interface Services {
+  readonly upstreamOrigin: string;
+  readonly direct: Target;
+  readonly bare: Target;
+  readonly gateway: (Target & { readonly apiKey: string }) | undefined;
+  readonly gatewaySkipped: string | undefined;
+  readonly portkey: Target | undefined;
+}
+
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+async function attempt<T>(work: () => Promise<T>): Promise<Measured<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message.split('\n')[0] : String(error) };
+  }
+}
+
+/** A measurement of a process that has died would only time out: say so at once. */
+function alive(target: Target): void {
+  const exitCode = target.child?.process.exitCode;
+  if (exitCode !== null && exitCode !== undefined) throw new Error(`${target.name} exited with code ${exitCode}`);
+}
+
+function requestFor(target: Target, workload: Workload, services: Services): RequestSpec | undefined {
+  switch (target.name) {
+    case 'direct':
+    case 'bare-proxy':
+      return workload.upstream;
+    case 'gateway':
+      return services.gateway ? workload.gateway(services.gateway.apiKey) : undefined;
+    case 'portkey':
+      return workload.portkey?.(services.upstreamOrigin);
+    default: {
+      const unreachable: never = target.name;
+      throw new Error(`unknown target ${String(unreachable)}`);
+    }
+  }
+}
+
+async function runWorkload(workload: Workload, services: Services, options: BenchOptions): Promise<WorkloadResult> {
+  const { durations } = options;
+  const skipped: WorkloadResult['skipped'] = {};
+  const targets: Target[] = [services.direct, services.bare];
+  if (services.gateway === undefined) skipped.gateway = services.gatewaySkipped ?? 'not started';
+  else {
+    const availability = await attempt(() => probeWorkload(services.gateway!.origin, services.gateway!.apiKey, workload));
+    if (!availability.ok) skipped.gateway = `probe failed: ${availability.error}`;
+    else if (!availability.value.available) skipped.gateway = availability.value.reason;
+    else targets.push(services.gateway);
+  }
+  if (services.portkey !== undefined && workload.portkey !== undefined) targets.push(services.portkey);
+
+  const endpoints = new Map<TargetName, Endpoint>(
+    targets.map((target) => [target.name, { origin: target.origin, request: requestFor(target, workload, services)! }]),
+  );
+  const watches = new Map(targets.flatMap((target) => (target.child ? [[target.name, new MemoryWatch(target.child.pid)] as const] : [])));
+  const figures = new Map<TargetName, { -readonly [K in keyof TargetFigures]: TargetFigures[K] }>(targets.map((target) => [target.name, {}]));
+  const closedLoopTimeout = (seconds: number) => seconds * 1000 + 15_000;
+
+  // One phase at a time across the targets, so that each comparison is made minutes apart at most.
+  for (const target of targets) {
+    const endpoint = endpoints.get(target.name)!;
+    const entry = figures.get(target.name)!;
+    entry.saturation = await attempt(async () => {
+      alive(target);
+      await runClosedLoop(endpoint, {
+        connections: options.saturationConnections,
+        durationSeconds: durations.warmupSeconds,
+        timeoutMs: closedLoopTimeout(durations.warmupSeconds),
+      });
+      const cpuBefore = target.child ? cpuSeconds(target.child.pid) : null;
+      const startedAt = performance.now();
+      const result = await runClosedLoop(endpoint, {
+        connections: options.saturationConnections,
+        durationSeconds: durations.saturationSeconds,
+        timeoutMs: closedLoopTimeout(durations.saturationSeconds),
+      });
+      const cpuAfter = target.child ? cpuSeconds(target.child.pid) : null;
+      if (cpuBefore !== null && cpuAfter !== null && result.completedInRun > 0) {
+        const system = cpuAfter.system - cpuBefore.system;
+        const used = cpuAfter.user - cpuBefore.user + system;
+        entry.saturationCpu = {
+          microsPerRequest: (used * 1e6) / result.completedInRun,
+          utilization: used / ((performance.now() - startedAt) / 1000),
+          systemShare: used > 0 ? system / used : 0,
+        };
+      }
+      return result;
+    });
+    const saturation = entry.saturation;
+    progress(`${workload.id} · saturation · ${target.name}: ${saturation?.ok ? `${Math.round(saturation.value.requestsPerSecond)} req/s` : saturation?.error}`);
+  }
+  for (const target of targets) {
+    const endpoint = endpoints.get(target.name)!;
+    figures.get(target.name)!.concurrencyOne = await attempt(async () => {
+      alive(target);
+      return runClosedLoop(endpoint, {
+        connections: 1,
+        durationSeconds: durations.concurrencyOneSeconds,
+        timeoutMs: closedLoopTimeout(durations.concurrencyOneSeconds),
+      });
+    });
+  }
+  for (const target of targets) {
+    const endpoint = endpoints.get(target.name)!;
+    figures.get(target.name)!.paced = await attempt(async () => {
+      alive(target);
+      return runPaced(endpoint, { rate: options.pacedRate, durationSeconds: durations.pacedSeconds, timeoutMs: 15_000 });
+    });
+  }
+  for (const [name, watch] of watches) figures.get(name)!.peakRssBytes = watch.stop();
+  progress(`${workload.id} · latency phases done`);
+  return { id: workload.id, title: workload.title, skipped, targets: Object.fromEntries(figures) };
+}
+
+/** The gateway and peer endpoints of a paced stream, for the targets that serve streaming chat. */
+function pacedEndpoints(
+  stream: PacedStream,
+  services: Services,
+  gatewayStreams: boolean,
+  upstreamPrefix: string,
+): { endpoints: Map<TargetName, { target: Target; endpoint: Endpoint }>; skipped: Partial<Record<TargetName, string>> } {
+  const endpoints = new Map<TargetName, { target: Target; endpoint: Endpoint }>();
+  const skipped: Partial<Record<TargetName, string>> = {};
+  endpoints.set('direct', { target: services.direct, endpoint: { origin: services.direct.origin, request: stream.upstream } });
+  endpoints.set('bare-proxy', { target: services.bare, endpoint: { origin: services.bare.origin, request: stream.upstream } });
+  if (services.gateway !== undefined && gatewayStreams) {
+    endpoints.set('gateway', { target: services.gateway, endpoint: { origin: services.gateway.origin, request: stream.gateway(services.gateway.apiKey) } });
+  } else skipped.gateway = services.gatewaySkipped ?? 'streaming chat is not available';
+  const portkeyChat = WORKLOADS.find((workload) => workload.id === 'chat-stream')?.portkey;
+  if (services.portkey !== undefined && portkeyChat !== undefined) {
+    endpoints.set('portkey', {
+      target: services.portkey,
+      endpoint: { origin: services.portkey.origin, request: portkeyChat(services.upstreamOrigin + upstreamPrefix) },
+    });
+  }
+  return { endpoints, skipped };
+}
+
+/** The paced stream tests need the gateway's streaming chat: known from the chat-stream workload, or probed. */
+async function gatewayServesStreams(services: Services, measured: readonly WorkloadResult[]): Promise<boolean> {
+  const gateway = services.gateway;
+  if (gateway === undefined) return false;
+  const chatStream = measured.find((workload) => workload.id === 'chat-stream');
+  if (chatStream !== undefined) return chatStream.skipped.gateway === undefined;
+  const workload = WORKLOADS.find((candidate) => candidate.id === 'chat-stream')!;
+  const probe = await attempt(() => probeWorkload(gateway.origin, gateway.apiKey, workload));
+  return probe.ok && probe.value.available;
+}
+
+async function runTtfb(services: Services, options: BenchOptions, gatewayStreams: boolean): Promise<BenchResults['ttfb']> {
+  const gap = options.durations.firstGapMs;
+  const { endpoints, skipped } = pacedEndpoints(firstByteStream(gap), services, gatewayStreams, `/first/${gap}`);
+  const targets: Partial<Record<TargetName, Measured<TtfbResult>>> = {};
+  for (const [name, { target, endpoint }] of endpoints) {
+    targets[name] = await attempt(async () => {
+      alive(target);
+      return measureTtfb(endpoint, { requests: options.durations.ttfbRequests, warmup: options.durations.ttfbWarmup, timeoutMs: 60_000 });
+    });
+    const measured = targets[name];
+    progress(`ttfb · ${name}: ${measured?.ok ? `p50 ${measured.value.firstByte?.p50.toFixed(3)} ms` : measured?.error}`);
+  }
+  return { skipped, targets };
+}
+
+async function runStreams(services: Services, options: BenchOptions, gatewayStreams: boolean): Promise<BenchResults['concurrentStreams']> {
+  const hold = options.durations.holdMs;
+  const { endpoints, skipped } = pacedEndpoints(heldStream(hold), services, gatewayStreams, `/hold/${hold}`);
+  endpoints.delete('direct');
+  const targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>> = {};
+  for (const [name, { target, endpoint }] of endpoints) {
+    targets[name] = await attempt(async () => {
+      alive(target);
+      // Each stream has 23 events `hold` apart; the rest is time to open 1,000 connections.
+      return runConcurrentStreams(endpoint, { streams: options.concurrentStreams, pid: target.child!.pid, timeoutMs: hold * 40 + 30_000 });
+    });
+    const measured = targets[name];
+    progress(
+      `streams · ${name}: ${measured?.ok ? `${measured.value.completed}/${measured.value.streams} completed, peak ${((measured.value.peakRssBytes ?? 0) / 2 ** 20).toFixed(1)} MB` : measured?.error}`,
+    );
+  }
+  return { skipped, targets };
+}
+
+async function startServices(group: ProcessGroup, options: BenchOptions, notes: string[]): Promise<Services> {
+  const upstream = group.start({
+    name: 'upstream simulator',
+    nodeArgs: ['bench/upstream.ts', `--delay-ms=${options.upstreamDelayMs}`],
+    core: CORE_LOAD,
+    cwd: repoRoot,
+  });
+  const upstreamOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(upstream, START_TIMEOUT_MS)).port}`;
+  const bareChild = group.start({ name: 'bare proxy', nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`], core: CORE_UNDER_TEST, cwd: repoRoot });
+  const bareOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(bareChild, START_TIMEOUT_MS)).port}`;
+
+  let gateway: Services['gateway'];
+  let gatewaySkipped = gatewayMissing(repoRoot) ?? undefined;
+  if (gatewaySkipped === undefined) {
+    try {
+      const running: RunningGateway = await startGateway(group, {
+        repoRoot,
+        upstreamOrigin,
+        firstGapMs: options.durations.firstGapMs,
+        holdMs: options.durations.holdMs,
+        cpuProfileDir: options.cpuProfileDir,
+        dataRoot: options.dataRoot,
+        timeoutMs: START_TIMEOUT_MS,
+      });
+      cleanups.push(running.cleanup);
+      gateway = { name: 'gateway', origin: running.origin, child: running.child, apiKey: running.apiKey };
+    } catch (error) {
+      gatewaySkipped = `the gateway did not start: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+  if (gatewaySkipped !== undefined) notes.push(`gateway not measured: ${gatewaySkipped.split('\n')[0]}`);
+
+  let portkey: Target | undefined;
+  let portkeySkipped = '';
+  const found = findPortkey(repoRoot);
+  if ('missing' in found) portkeySkipped = found.missing;
+  else {
+    try {
+      const started = await startPortkey(group, found.entry, START_TIMEOUT_MS);
+      portkey = { name: 'portkey', origin: started.origin, child: started.child };
+    } catch (error) {
+      portkeySkipped = `${found.entry} did not start: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    }
+  }
+  if (portkeySkipped !== '') notes.push(portkeySkipped);
+
+  return {
+    upstreamOrigin,
+    direct: { name: 'direct', origin: upstreamOrigin },
+    bare: { name: 'bare-proxy', origin: bareOrigin, child: bareChild },
+    gateway,
+    gatewaySkipped,
+    portkey,
+  };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const startedAt = new Date().toISOString();
+  const placement = detectPlacement(options.pin);
+  pinSelf(placement);
+  const group = new ProcessGroup(placement);
+  const abort = (reason: string) => {
+    progress(`bench: ${reason}; stopping every process`);
+    group.killNow();
+    for (const cleanup of cleanups) cleanup();
+    process.exit(1);
+  };
+  process.once('SIGINT', () => abort('interrupted'));
+  process.once('SIGTERM', () => abort('terminated'));
+  // The whole run is bounded, whatever hangs.
+  const limitMs = options.quick ? 3 * 60_000 : 15 * 60_000;
+  setTimeout(() => abort(`exceeded its time limit of ${limitMs / 60_000} minutes`), limitMs).unref();
+
+  const notes: string[] = [];
+  if (options.quick) notes.push('quick mode: short phases, figures only indicative');
+  const [loadAtStart] = loadavg();
+  // Other work on the machine shares the pinned cores: the figures are then noisier and lower.
+  if (loadAtStart > 0.5) notes.push(`load average ${loadAtStart.toFixed(2)} at start: other processes are using the CPUs, figures are noisy`);
+  let results: BenchResults;
+  try {
+    const services = await startServices(group, options, notes);
+    const idleRssBytes: BenchResults['idleRssBytes'] = {};
+    for (const target of [services.bare, services.gateway, services.portkey]) {
+      if (target?.child) idleRssBytes[target.name] = residentBytes(target.child.pid);
+    }
+    const workloads: WorkloadResult[] = [];
+    for (const workload of WORKLOADS.filter((candidate) => options.workloads.includes(candidate.id))) {
+      workloads.push(await runWorkload(workload, services, options));
+    }
+    const gatewayStreams = await gatewayServesStreams(services, workloads);
+    const ttfb = options.workloads.includes('chat-stream') ? await runTtfb(services, options, gatewayStreams) : null;
+    const concurrentStreams = options.streamsTest ? await runStreams(services, options, gatewayStreams) : null;
+
+    const partial = {
+      startedAt,
+      mode: options.quick ? ('quick' as const) : ('full' as const),
+      machine: {
+        cpuModel: cpus()[0]?.model ?? 'unknown',
+        cores: cpus().length,
+        memoryBytes: totalmem(),
+        os: `${osType()} ${release()}`,
+        node: process.version,
+        placement: placement.note,
+        loadAverageAtStart: loadAtStart,
+      },
+      settings: {
+        saturationConnections: options.saturationConnections,
+        pacedRate: options.pacedRate,
+        upstreamDelayMs: options.upstreamDelayMs,
+        dataRoot: options.dataRoot ?? tmpdir(),
+        durations: { ...options.durations },
+      },
+      notes,
+      idleRssBytes,
+      workloads,
+      ttfb,
+      concurrentStreams,
+    };
+    results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
+  } finally {
+    await group.stopAll();
+    for (const cleanup of cleanups) cleanup();
+  }
+  const resultsDir = join(repoRoot, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(formatReport(results));
+  console.log('\nresults written to bench/results/latest.json');
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);

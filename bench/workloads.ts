@@ -1,0 +1,182 @@
+/**
+ * What the benchmark sends. Each workload has the request a gateway client sends and the request
+ * the upstream receives for the same work: the latter goes straight to the simulator ("direct") and
+ * through the bare proxy, which is how the gateway's cost is isolated. Model ids are those of
+ * bench/config.yaml.
+ */
+import type { RequestSpec } from './request-spec.ts';
+
+export type WorkloadId = 'chat' | 'chat-stream' | 'models' | 'count-tokens' | 'messages' | 'chat-anthropic' | 'chat-idempotent';
+
+export interface Workload {
+  readonly id: WorkloadId;
+  readonly title: string;
+  /** The request as the upstream receives it (direct and through the bare proxy). */
+  readonly upstream: RequestSpec;
+  /** The request as a client of the gateway sends it. */
+  gateway(apiKey: string): RequestSpec;
+  /**
+   * How the gateway's support is established before measuring: any 2xx, or a second identical
+   * request answered with `Idempotent-Replayed: true`.
+   */
+  readonly probe: 'success' | 'idempotent-replay';
+  /** The same work through Portkey's OpenAI-compatible route, when it applies. */
+  portkey?(upstreamOrigin: string): RequestSpec;
+}
+
+/** Catalog ids (bench/config.yaml). */
+export const GATEWAY_MODELS = {
+  chat: 'gateway/bench-chat',
+  chatFirst: 'gateway/bench-chat-first',
+  chatHold: 'gateway/bench-chat-hold',
+  claude: 'gateway/bench-claude',
+} as const;
+/** Upstream model names the simulator receives (it answers every name the same way). */
+const UPSTREAM_CHAT_MODEL = 'bench-upstream-chat';
+const UPSTREAM_CLAUDE_MODEL = 'bench-upstream-claude';
+const UPSTREAM_KEY = 'bench-upstream-key';
+const ANTHROPIC_VERSION = '2023-06-01';
+export const MAX_TOKENS = 256;
+const IDEMPOTENCY_KEY = 'bench-replay-0001';
+
+const SYSTEM_PROMPT = 'You are a concise assistant for an online bookshop. Answer in at most three sentences.';
+/** With the system prompt, about 1 KB of prompt text. */
+const USER_PROMPT = [
+  'I am looking for a present for my aunt, who reads mostly historical fiction and the occasional',
+  'biography. She enjoyed long novels set in the eighteenth century, especially ones with sea voyages,',
+  'trading companies and letters between characters, and she disliked books whose endings felt rushed.',
+  'She already owns most of the classics and a few recent prize winners, so I would prefer something',
+  'published in the last ten years that is not too well known. The budget is about thirty euros,',
+  'hardcover if possible, and it should arrive before the end of next week. Could you suggest two or',
+  'three titles, say in one sentence each why she might like them, and tell me whether any of them',
+  'is part of a series, because she prefers to start at the first volume? If nothing fits, a good',
+  'biography of a navigator or a merchant of that period would also be welcome.',
+].join(' ');
+
+const chatMessages = [
+  { role: 'system', content: SYSTEM_PROMPT },
+  { role: 'user', content: USER_PROMPT },
+];
+const anthropicMessages = [{ role: 'user', content: USER_PROMPT }];
+
+const json = (value: unknown) => JSON.stringify(value);
+const bearer = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+/** What @anthropic-ai/sdk 1.x sends (PROTOCOLS.md §3): a bearer key and a version header. */
+const anthropicHeaders = (key: string) => ({ ...bearer(key), 'anthropic-version': ANTHROPIC_VERSION });
+
+function chatBody(model: string, stream: boolean) {
+  return json({
+    model,
+    messages: chatMessages,
+    max_tokens: MAX_TOKENS,
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  });
+}
+
+function messagesBody(model: string, stream: boolean) {
+  return json({ model, max_tokens: MAX_TOKENS, system: SYSTEM_PROMPT, messages: anthropicMessages, ...(stream ? { stream: true } : {}) });
+}
+
+const chatRequest = (key: string, model: string, stream: boolean, pathPrefix = ''): RequestSpec => ({
+  method: 'POST',
+  path: `${pathPrefix}/v1/chat/completions`,
+  headers: bearer(key),
+  body: chatBody(model, stream),
+});
+
+const portkeyChat = (stream: boolean) => (upstreamOrigin: string): RequestSpec => ({
+  method: 'POST',
+  path: '/v1/chat/completions',
+  headers: { ...bearer(UPSTREAM_KEY), 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamOrigin}/v1` },
+  body: chatBody(UPSTREAM_CHAT_MODEL, stream),
+});
+
+export const WORKLOADS: readonly Workload[] = [
+  {
+    id: 'chat',
+    title: 'chat completions, non-streaming, ~1 KB prompt',
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, false),
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.chat, false),
+    probe: 'success',
+    portkey: portkeyChat(false),
+  },
+  {
+    id: 'chat-stream',
+    title: 'chat completions, streaming (20 chunks)',
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, true),
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.chat, true),
+    probe: 'success',
+    portkey: portkeyChat(true),
+  },
+  {
+    id: 'models',
+    title: 'GET /v1/models',
+    upstream: { method: 'GET', path: '/v1/models', headers: { authorization: `Bearer ${UPSTREAM_KEY}` } },
+    gateway: (key) => ({ method: 'GET', path: '/v1/models', headers: { authorization: `Bearer ${key}` } }),
+    probe: 'success',
+  },
+  {
+    id: 'count-tokens',
+    title: 'POST /v1/messages/count_tokens (the gateway counts locally)',
+    upstream: {
+      method: 'POST',
+      path: '/v1/messages/count_tokens',
+      headers: anthropicHeaders(UPSTREAM_KEY),
+      body: json({ model: UPSTREAM_CLAUDE_MODEL, system: SYSTEM_PROMPT, messages: anthropicMessages }),
+    },
+    gateway: (key) => ({
+      method: 'POST',
+      path: '/v1/messages/count_tokens',
+      headers: anthropicHeaders(key),
+      body: json({ model: GATEWAY_MODELS.claude, system: SYSTEM_PROMPT, messages: anthropicMessages }),
+    }),
+    probe: 'success',
+  },
+  {
+    id: 'messages',
+    title: 'POST /v1/messages over an Anthropic-protocol upstream',
+    upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, false) },
+    gateway: (key) => ({ method: 'POST', path: '/v1/messages', headers: anthropicHeaders(key), body: messagesBody(GATEWAY_MODELS.claude, false) }),
+    probe: 'success',
+  },
+  {
+    id: 'chat-anthropic',
+    title: 'chat completions translated to an Anthropic-protocol upstream',
+    upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, false) },
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.claude, false),
+    probe: 'success',
+  },
+  {
+    id: 'chat-idempotent',
+    title: 'chat completions replayed from an Idempotency-Key',
+    upstream: withIdempotencyKey(chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, false)),
+    gateway: (key) => withIdempotencyKey(chatRequest(key, GATEWAY_MODELS.chat, false)),
+    probe: 'idempotent-replay',
+  },
+];
+
+function withIdempotencyKey(request: RequestSpec): RequestSpec {
+  return { ...request, headers: { ...request.headers, 'idempotency-key': IDEMPOTENCY_KEY } };
+}
+
+/** A streaming chat whose upstream pace is set by the simulator path prefix (see bench/upstream.ts). */
+export interface PacedStream {
+  readonly upstream: RequestSpec;
+  gateway(apiKey: string): RequestSpec;
+}
+
+/** The opening events up to the first text at once, the rest `gapMs` later: for time to first byte. */
+export function firstByteStream(gapMs: number): PacedStream {
+  return {
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, true, `/first/${gapMs}`),
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.chatFirst, true),
+  };
+}
+
+/** One event every `holdMs`: for many streams open at once. */
+export function heldStream(holdMs: number): PacedStream {
+  return {
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, true, `/hold/${holdMs}`),
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.chatHold, true),
+  };
+}

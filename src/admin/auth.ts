@@ -1,0 +1,23 @@
+/**
+ * The admin API's own credential: `Authorization: Bearer $GATEWAY_ADMIN_KEY`. It is a separate
+ * secret from every customer key; a customer key never opens an admin route (it simply is not this
+ * secret) and the admin secret never opens a customer route (it is not a stored key hash).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { authenticationFailed } from '../core/errors.ts';
+
+export function adminGuard(adminKey: string): (request: FastifyRequest) => Promise<void> {
+  // Comparing fixed-length digests keeps the comparison constant-time whatever the input length.
+  const expected = digest(adminKey);
+  return async (request) => {
+    const authorization = request.headers.authorization;
+    if (!authorization) throw authenticationFailed('The admin API needs `Authorization: Bearer <GATEWAY_ADMIN_KEY>`.', 'missing_api_key');
+    const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+    if (!match || !timingSafeEqual(digest(match[1]), expected)) throw authenticationFailed('Invalid admin key.');
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

@@ -1,0 +1,180 @@
+/**
+ * What an operator can do to the directory and the ledger, for both admin interfaces (the HTTP API
+ * and the `gateway` CLI), so the two cannot disagree. Every change bumps the store's change feed,
+ * which makes running instances drop their key caches within a polling interval, and calls
+ * `onChange` so the local instance is current on its very next request.
+ */
+import { SCOPES, type Scope } from '../auth/context.ts';
+import type { Catalog } from '../catalog/types.ts';
+import { invalidRequest, notFound } from '../core/errors.ts';
+import { formatUsd, type Picos, type RateMultiplier } from '../core/money.ts';
+import type {
+  Account,
+  ApiKeyRecord,
+  Balance,
+  Consent,
+  LedgerEntry,
+  Organization,
+  OwnerPatch,
+  OwnerRef,
+  Store,
+  UsageSummaryRow,
+} from '../storage/store.ts';
+import { issueKey, type IssuedKey, type KeyRequest } from './issue-key.ts';
+import { parseCreditAmount } from './parse.ts';
+
+export interface OwnerInput {
+  readonly name: string;
+  readonly consent?: Partial<Consent>;
+  readonly rate?: RateMultiplier | null;
+}
+
+export interface AdminOperationsOptions {
+  readonly store: Store;
+  /** Resolves allowed-model names (aliases included) to canonical ids. */
+  readonly catalog: Pick<Catalog, 'resolve'>;
+  /** Drops this process's caches after a change. */
+  readonly onChange?: () => void;
+}
+
+export type AdminOperations = ReturnType<typeof createAdminOperations>;
+
+export function createAdminOperations({ store, catalog, onChange }: AdminOperationsOptions) {
+  async function changed(): Promise<void> {
+    await store.bumpVersion();
+    onChange?.();
+  }
+
+  async function requireOrganization(id: string): Promise<Organization> {
+    const organization = await store.getOrganization(id);
+    if (!organization) throw notFound(`Organization '${id}'`);
+    return organization;
+  }
+
+  async function requireAccount(id: string): Promise<Account> {
+    const account = await store.getAccount(id);
+    if (!account) throw notFound(`Account '${id}'`);
+    return account;
+  }
+
+  async function requireOwner(owner: OwnerRef): Promise<Account | Organization> {
+    switch (owner.kind) {
+      case 'account':
+        return requireAccount(owner.id);
+      case 'organization':
+        return requireOrganization(owner.id);
+      default: {
+        const unreachable: never = owner.kind;
+        throw new Error(`unknown owner kind ${String(unreachable)}`);
+      }
+    }
+  }
+
+  return {
+    async createOrganization(input: OwnerInput): Promise<Organization> {
+      const organization = await store.createOrganization(input);
+      await changed();
+      return organization;
+    },
+    getOrganization: requireOrganization,
+    listOrganizations: () => store.listOrganizations(),
+    async updateOrganization(id: string, patch: OwnerPatch): Promise<Organization> {
+      const organization = await store.updateOrganization(id, patch);
+      if (!organization) throw notFound(`Organization '${id}'`);
+      await changed();
+      return organization;
+    },
+
+    async createAccount(input: OwnerInput & { readonly organizationId?: string | null }): Promise<Account> {
+      if (input.organizationId) await requireOrganization(input.organizationId);
+      const account = await store.createAccount(input);
+      await changed();
+      return account;
+    },
+    getAccount: requireAccount,
+    listAccounts: () => store.listAccounts(),
+    async updateAccount(id: string, patch: OwnerPatch): Promise<Account> {
+      const account = await store.updateAccount(id, patch);
+      if (!account) throw notFound(`Account '${id}'`);
+      await changed();
+      return account;
+    },
+
+    getBalance: (owner: OwnerRef): Promise<Balance> => store.getBalance(owner),
+    async addCredit(owner: OwnerRef, amount: Picos, note?: string | null): Promise<{ entry: LedgerEntry; balance: Balance }> {
+      await requireOwner(owner);
+      if (amount > MAX_CREDIT) throw creditTooLarge();
+      let entry: LedgerEntry;
+      try {
+        entry = await store.addCredit(owner, amount, note ?? null);
+      } catch (error) {
+        // The ledger refuses a balance beyond its 64-bit columns.
+        if (error instanceof RangeError) throw creditTooLarge();
+        throw error;
+      }
+      await changed();
+      return { entry, balance: await store.getBalance(owner) };
+    },
+
+    async createKey(request: KeyRequest): Promise<IssuedKey> {
+      await requireOwner(request.owner);
+      if (request.limits?.spend_limit_usd !== undefined) parseCreditAmount(request.limits.spend_limit_usd, 'limits.spend_limit_usd');
+      const issued = await issueKey(store, {
+        ...request,
+        scopes: request.scopes == null ? null : checkScopes(request.scopes),
+        allowedModels: request.allowedModels == null ? null : resolveModels(catalog, request.allowedModels),
+      });
+      await changed();
+      return issued;
+    },
+    async getKey(id: string): Promise<ApiKeyRecord> {
+      const key = await store.getKey(id);
+      if (!key) throw notFound(`API key '${id}'`);
+      return key;
+    },
+    async listKeys(owner?: OwnerRef): Promise<ApiKeyRecord[]> {
+      if (owner) await requireOwner(owner);
+      return store.listKeys(owner);
+    },
+    /** Revoking twice keeps the first revocation time. */
+    async revokeKey(id: string, now: number): Promise<ApiKeyRecord> {
+      const existing = await store.getKey(id);
+      if (!existing) throw notFound(`API key '${id}'`);
+      if (existing.revokedAt !== null) return existing;
+      const revoked = await store.revokeKey(id, now);
+      if (!revoked) throw notFound(`API key '${id}'`);
+      await changed();
+      return revoked;
+    },
+
+    async usage(owner: OwnerRef, since: number): Promise<UsageSummaryRow[]> {
+      await requireOwner(owner);
+      return store.usageSummary(owner, since);
+    },
+  };
+}
+
+/** The largest balance the ledger's 64-bit columns hold, in pico-USD (about 9.2 million USD). */
+const MAX_CREDIT = 9_223_372_036_854_775_807n;
+
+const creditTooLarge = () =>
+  invalidRequest(`The credit would take the balance beyond the maximum of ${formatUsd(MAX_CREDIT)} USD.`, 'amount_usd');
+
+function checkScopes(scopes: readonly string[]): Scope[] {
+  const known = new Set<string>(SCOPES);
+  scopes.forEach((scope, index) => {
+    if (!known.has(scope)) {
+      throw invalidRequest(`Unknown scope '${scope}'. Scopes: ${SCOPES.join(', ')}.`, `scopes[${index}]`);
+    }
+  });
+  return [...new Set(scopes)] as Scope[];
+}
+
+function resolveModels(catalog: Pick<Catalog, 'resolve'>, names: readonly string[]): string[] {
+  const ids = names.map((name, index) => {
+    const id = catalog.resolve(name);
+    if (id === undefined) throw invalidRequest(`Unknown model '${name}'.`, `allowed_models[${index}]`);
+    return id;
+  });
+  return [...new Set(ids)];
+}

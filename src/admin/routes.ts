@@ -1,0 +1,151 @@
+/**
+ * The admin HTTP API under /admin/v1 (see README "Admin API"). Off unless GATEWAY_ADMIN_KEY is set:
+ * then no route is registered and every admin path is a plain 404. Left out of /openapi.json
+ * (server/openapi.ts), which describes the customer API.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { RouteModule } from '../server/app.ts';
+import type { AppDeps } from '../server/deps.ts';
+import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
+import { adminGuard } from './auth.ts';
+import { createAdminOperations, type AdminOperations } from './operations.ts';
+import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
+import {
+  CreateAccountBody,
+  CreateKeyBody,
+  CreateOrganizationBody,
+  CreditBody,
+  IdParams,
+  OwnerQuery,
+  PatchOwnerBody,
+  UsageQuery,
+} from './schemas.ts';
+import { accountView, creditView, keyView, organizationView, usageView } from './views.ts';
+
+export const adminRoutes: RouteModule = async (app, deps) => {
+  const adminKey = deps.adminKey;
+  if (!adminKey) return;
+  const operations = createAdminOperations({
+    store: deps.store,
+    catalog: deps.catalog,
+    onChange: () => deps.authenticator.invalidate(),
+  });
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRequest', adminGuard(adminKey));
+      registerOrganizations(admin, operations);
+      registerAccounts(admin, operations);
+      registerKeys(admin, operations, deps);
+      registerUsage(admin, operations, deps);
+    },
+    { prefix: '/admin/v1' },
+  );
+};
+
+function consentPatch(body: PatchOwnerBody): OwnerPatch {
+  return {
+    ...(body.name === undefined ? {} : { name: body.name }),
+    ...(body.community_supply === undefined ? {} : { communitySupply: body.community_supply }),
+    ...(body.training_use === undefined ? {} : { trainingUse: body.training_use }),
+    ...(body.rate === undefined ? {} : { rate: parseRate(body.rate, 'rate') }),
+  };
+}
+
+function ownerInput(body: CreateOrganizationBody) {
+  return {
+    name: body.name,
+    consent: { communitySupply: body.community_supply, trainingUse: body.training_use },
+    rate: body.rate === undefined ? null : parseRate(body.rate, 'rate'),
+  };
+}
+
+function registerOrganizations(admin: FastifyInstance, operations: AdminOperations): void {
+  const withBalance = async (id: string) => {
+    const organization = await operations.getOrganization(id);
+    return organizationView(organization, await operations.getBalance({ kind: 'organization', id }));
+  };
+  admin.post<{ Body: CreateOrganizationBody }>('/organizations', { schema: { body: CreateOrganizationBody } }, async (request) => {
+    const organization = await operations.createOrganization(ownerInput(request.body));
+    return withBalance(organization.id);
+  });
+  admin.get('/organizations', async () => ({
+    object: 'list',
+    data: (await operations.listOrganizations()).map((organization) => organizationView(organization)),
+  }));
+  admin.get<{ Params: IdParams }>('/organizations/:id', { schema: { params: IdParams } }, (request) => withBalance(request.params.id));
+  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>(
+    '/organizations/:id',
+    { schema: { params: IdParams, body: PatchOwnerBody } },
+    async (request) => {
+      await operations.updateOrganization(request.params.id, consentPatch(request.body));
+      return withBalance(request.params.id);
+    },
+  );
+  registerCredit(admin, operations, '/organizations/:id/credit', 'organization');
+}
+
+function registerAccounts(admin: FastifyInstance, operations: AdminOperations): void {
+  const withBalance = async (id: string) => {
+    const account = await operations.getAccount(id);
+    return accountView(account, await operations.getBalance({ kind: 'account', id }));
+  };
+  admin.post<{ Body: CreateAccountBody }>('/accounts', { schema: { body: CreateAccountBody } }, async (request) => {
+    const account = await operations.createAccount({ ...ownerInput(request.body), organizationId: request.body.organization_id ?? null });
+    return withBalance(account.id);
+  });
+  admin.get('/accounts', async () => ({
+    object: 'list',
+    data: (await operations.listAccounts()).map((account) => accountView(account)),
+  }));
+  admin.get<{ Params: IdParams }>('/accounts/:id', { schema: { params: IdParams } }, (request) => withBalance(request.params.id));
+  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>(
+    '/accounts/:id',
+    { schema: { params: IdParams, body: PatchOwnerBody } },
+    async (request) => {
+      await operations.updateAccount(request.params.id, consentPatch(request.body));
+      return withBalance(request.params.id);
+    },
+  );
+  registerCredit(admin, operations, '/accounts/:id/credit', 'account');
+}
+
+function registerCredit(admin: FastifyInstance, operations: AdminOperations, path: string, kind: OwnerRef['kind']): void {
+  admin.post<{ Params: IdParams; Body: CreditBody }>(path, { schema: { params: IdParams, body: CreditBody } }, async (request) => {
+    const amount = parseCreditAmount(request.body.amount_usd, 'amount_usd');
+    const { entry, balance } = await operations.addCredit({ kind, id: request.params.id }, amount, request.body.note);
+    return creditView(entry, balance);
+  });
+}
+
+function registerKeys(admin: FastifyInstance, operations: AdminOperations, deps: AppDeps): void {
+  admin.post<{ Body: CreateKeyBody }>('/keys', { schema: { body: CreateKeyBody } }, async (request) => {
+    const body = request.body;
+    const owner = ownerFromFields(body, true) as OwnerRef;
+    const issued = await operations.createKey({
+      owner,
+      name: body.name ?? null,
+      scopes: body.scopes ?? null,
+      allowedModels: body.allowed_models ?? null,
+      limits: body.limits ?? null,
+    });
+    return keyView(issued.record, issued.plaintext);
+  });
+  admin.get<{ Querystring: OwnerQuery }>('/keys', { schema: { querystring: OwnerQuery } }, async (request) => ({
+    object: 'list',
+    data: (await operations.listKeys(ownerFromFields(request.query, false))).map((key) => keyView(key)),
+  }));
+  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) =>
+    keyView(await operations.getKey(request.params.id)),
+  );
+  admin.delete<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) =>
+    keyView(await operations.revokeKey(request.params.id, deps.now())),
+  );
+}
+
+function registerUsage(admin: FastifyInstance, operations: AdminOperations, deps: AppDeps): void {
+  admin.get<{ Querystring: UsageQuery }>('/usage', { schema: { querystring: UsageQuery } }, async (request) => {
+    const owner = ownerFromFields(request.query, true) as OwnerRef;
+    const since = request.query.since === undefined ? 0 : parseSince(request.query.since, 'since');
+    return usageView(owner, since, await operations.usage(owner, since));
+  });
+}

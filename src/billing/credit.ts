@@ -1,0 +1,50 @@
+/**
+ * The reservation lifecycle around one request: hold the quote (402 when it cannot be held),
+ * then either settle the real cost or release everything. Each reservation is finished exactly
+ * once; the store itself refuses a second settlement, so a retry can never charge twice.
+ */
+import { insufficientQuota } from '../core/errors.ts';
+import type { Picos } from '../core/money.ts';
+import type { LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
+
+/** How long a reservation lives when the config does not say (a dead process's hold then expires). */
+export const DEFAULT_RESERVATION_TTL_SECONDS = 900;
+
+export interface CreditHold {
+  readonly reservation: Reservation;
+  /** Charges `cost` (capped by the store at what the balance allows); returns what was charged. */
+  settle(cost: Picos): Promise<Picos>;
+  /** Returns the whole hold (a failed or rejected call). */
+  release(): Promise<void>;
+}
+
+export async function holdCredit(
+  ledger: LedgerStore,
+  input: { owner: OwnerRef; amount: Picos; requestId: string; now: number; ttlSeconds: number },
+): Promise<CreditHold> {
+  const reservation = await ledger.reserve({
+    owner: input.owner,
+    amount: input.amount,
+    requestId: input.requestId,
+    expiresAt: input.now + input.ttlSeconds * 1000,
+  });
+  if (!reservation) throw insufficientQuota();
+  return creditHoldFor(ledger, reservation, input.requestId);
+}
+
+/** The hold over an existing reservation (also for work resumed from a stored reservation id). */
+export function creditHoldFor(ledger: LedgerStore, reservation: Reservation, requestId: string): CreditHold {
+  let finished: Promise<Picos> | undefined;
+  return {
+    reservation,
+    settle(cost) {
+      // A reservation that expired meanwhile was already returned by the sweeper: nothing is charged.
+      finished ??= ledger.settle(reservation.id, cost, requestId).then((outcome) => outcome?.charged ?? 0n);
+      return finished;
+    },
+    async release() {
+      finished ??= ledger.release(reservation.id).then(() => 0n);
+      await finished;
+    },
+  };
+}

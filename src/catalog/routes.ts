@@ -1,0 +1,39 @@
+/**
+ * GET /v1/models and GET /v1/models/{model} (spec: Model catalog endpoints). Both serve rows the
+ * catalog derived at config load for the caller's consent class, filtered by the key's allowed
+ * models; nothing is computed per request. A model id contains slashes and is taken as-is from
+ * the rest of the path, so `/v1/models/gateway/atlas-4-5` works unencoded; aliases resolve too.
+ */
+import { modelNotFound } from '../core/errors.ts';
+import type { RouteModule } from '../server/app.ts';
+import { ModelList, ModelParams, PublicModel } from './schemas.ts';
+
+/** Spec: Model rule 5; a key's list may be cached privately for a minute. */
+const LIST_CACHE_CONTROL = 'private, max-age=60';
+
+export const catalogRoutes: RouteModule = (app, deps) => {
+  const preHandler = deps.authenticator.require('models:read');
+
+  app.get(
+    '/v1/models',
+    { preHandler, schema: { summary: 'List the models this key can use', tags: ['models'], response: { 200: ModelList } } },
+    async (request, reply) => {
+      reply.header('cache-control', LIST_CACHE_CONTROL);
+      return { object: 'list', data: deps.catalog.listModels(request.auth.consent, request.auth.allowedModels) };
+    },
+  );
+
+  app.get<{ Params: ModelParams }>(
+    '/v1/models/*',
+    {
+      preHandler,
+      schema: { summary: 'Retrieve one model by id or alias', tags: ['models'], params: ModelParams, response: { 200: PublicModel } },
+    },
+    async (request) => {
+      const name = request.params['*'];
+      const row = deps.catalog.getModel(name, request.auth.consent, request.auth.allowedModels);
+      if (!row) throw modelNotFound(name);
+      return row;
+    },
+  );
+};

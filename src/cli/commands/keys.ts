@@ -1,0 +1,69 @@
+/** `gateway keys create|list|revoke`. */
+import { keyView } from '../../admin/views.ts';
+import type { KeyLimits } from '../../storage/store.ts';
+import { flagList, flagOwner, OWNER_OPTIONS, requiredText, text, UsageError, type Command, type ParsedCommand } from '../command.ts';
+
+export const keyCommands: readonly Command[] = [
+  {
+    name: 'keys create',
+    summary: 'Create an API key (the key is printed once)',
+    usage:
+      '--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] [--requests-per-minute N] [--spend-limit-usd USD]',
+    options: {
+      ...OWNER_OPTIONS,
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'allowed-models': { type: 'string' },
+      'requests-per-minute': { type: 'string' },
+      'spend-limit-usd': { type: 'string' },
+    },
+    async run(command, context) {
+      const operations = await context.operations();
+      const issued = await operations.createKey({
+        owner: flagOwner(command, true),
+        name: text(command, 'name') ?? null,
+        scopes: flagList(command, 'scopes') ?? null,
+        allowedModels: flagList(command, 'allowed-models') ?? null,
+        limits: keyLimits(command),
+      });
+      context.output.record(keyView(issued.record, issued.plaintext));
+      context.output.note('\nThe key is shown only this once; store it now.');
+    },
+  },
+  {
+    name: 'keys list',
+    summary: 'List API keys (of one owner, or all)',
+    usage: '[--account ID | --organization ID]',
+    options: OWNER_OPTIONS,
+    async run(command, context) {
+      const keys = await (await context.operations()).listKeys(flagOwner(command, false));
+      context.output.list(
+        keys.map((key) => keyView(key)),
+        ['id', 'account_id', 'organization_id', 'name', 'display_prefix', 'scopes', 'allowed_models', 'revoked_at'],
+      );
+    },
+  },
+  {
+    name: 'keys revoke',
+    summary: 'Revoke an API key (effective on running servers within a second)',
+    usage: '<key-id>',
+    positionals: 1,
+    async run(command, context) {
+      const key = await (await context.operations()).revokeKey(requiredText(command, 'id', 0), context.now());
+      context.output.record(keyView(key));
+    },
+  },
+];
+
+function keyLimits(command: ParsedCommand): KeyLimits | null {
+  const requestsPerMinute = text(command, 'requests-per-minute');
+  const spendLimit = text(command, 'spend-limit-usd');
+  if (requestsPerMinute === undefined && spendLimit === undefined) return null;
+  const limits: { requests_per_minute?: number; spend_limit_usd?: string } = {};
+  if (requestsPerMinute !== undefined) {
+    if (!/^[1-9]\d{0,8}$/.test(requestsPerMinute)) throw new UsageError('--requests-per-minute takes a positive integer');
+    limits.requests_per_minute = Number(requestsPerMinute);
+  }
+  if (spendLimit !== undefined) limits.spend_limit_usd = spendLimit;
+  return limits;
+}

@@ -1,0 +1,128 @@
+/**
+ * The `gateway` command: finds the subcommand, parses its flags, opens the store the same way the
+ * server does (DATABASE_URL, GATEWAY_DATA_DIR, GATEWAY_CONFIG) and reports errors as one line.
+ * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
+ */
+import { parseArgs } from 'node:util';
+import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
+import { buildCatalog } from '../catalog/catalog.ts';
+import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
+import { GatewayError } from '../core/errors.ts';
+import { configErrorLine } from '../server/config-error.ts';
+import { readSettings, SettingsError } from '../server/settings.ts';
+import { openStore } from '../storage/open-store.ts';
+import type { Store } from '../storage/store.ts';
+import { UsageError, type Command } from './command.ts';
+import { accountCommands, organizationCommands } from './commands/accounts.ts';
+import { ownerCommands } from './commands/credit.ts';
+import { keyCommands } from './commands/keys.ts';
+import { serveCommand } from './commands/serve.ts';
+import { createOutput } from './output.ts';
+
+export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands];
+
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/** Runs one command line; resolves to the exit code, or undefined while a server keeps running. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number | undefined> {
+  const command = findCommand(argv);
+  const wantsHelp = argv.includes('--help') || argv.includes('-h') || argv[0] === 'help';
+  if (!command) {
+    if (argv.length === 0 || wantsHelp) {
+      io.stdout(generalHelp(argv.filter((word) => word !== 'help' && !word.startsWith('-'))));
+      return 0;
+    }
+    io.stderr(`gateway: unknown command '${argv.slice(0, 2).join(' ')}'\n\n${generalHelp([])}`);
+    return 2;
+  }
+  if (wantsHelp) {
+    io.stdout(commandHelp(command));
+    return 0;
+  }
+
+  let store: Store | undefined;
+  try {
+    const parsed = parseArgs({
+      args: argv.slice(command.name.split(' ').length),
+      options: { ...command.options, json: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (parsed.positionals.length > (command.positionals ?? 0)) {
+      throw new UsageError(`unexpected argument '${parsed.positionals[command.positionals ?? 0]}'`);
+    }
+    const output = createOutput(parsed.values.json === true, io.stdout);
+    let operations: AdminOperations | undefined;
+    const code = await command.run(parsed, {
+      output,
+      env: io.env,
+      now: Date.now,
+      async operations() {
+        if (!operations) {
+          const settings = readSettings(io.env);
+          const catalog = buildCatalog(loadConfigFile(settings.configPath ?? DEMO_CONFIG_PATH));
+          store = await openStore(settings);
+          operations = createAdminOperations({ store, catalog });
+        }
+        return operations;
+      },
+    });
+    return code ?? (command === serveCommand ? undefined : 0);
+  } catch (error) {
+    return report(error, command, io);
+  } finally {
+    await store?.close();
+  }
+}
+
+/** The command whose words start the command line (`accounts create …`). */
+function findCommand(argv: readonly string[]): Command | undefined {
+  return COMMANDS.find((command) => command.name === argv.slice(0, command.name.split(' ').length).join(' '));
+}
+
+function report(error: unknown, command: Command, io: CliIo): number {
+  if (error instanceof UsageError || (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+    io.stderr(`gateway ${command.name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
+    return 2;
+  }
+  if (error instanceof GatewayError) {
+    io.stderr(`gateway ${command.name}: ${error.message}\n`);
+    return 1;
+  }
+  if (error instanceof ConfigError) {
+    io.stderr(`${configErrorLine(error)}\n`);
+    return 1;
+  }
+  if (error instanceof SettingsError) {
+    io.stderr(`settings error: ${error.message}\n`);
+    return 1;
+  }
+  io.stderr(`gateway ${command.name}: ${(error as Error).message ?? String(error)}\n`);
+  return 1;
+}
+
+function commandHelp(command: Command): string {
+  return `Usage: gateway ${command.name} ${command.usage}${command.usage ? ' ' : ''}[--json]\n\n${command.summary}.\n`;
+}
+
+function generalHelp(topic: readonly string[]): string {
+  const shown = topic.length > 0 ? COMMANDS.filter((command) => command.name.startsWith(topic[0])) : COMMANDS;
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  return [
+    'Usage: gateway <command> [options] [--json]',
+    '',
+    'Commands:',
+    ...(shown.length > 0 ? shown : COMMANDS).map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+    'Every command except serve acts on the database directly, selected like the server:',
+    '  DATABASE_URL (postgres://…; unset = SQLite under GATEWAY_DATA_DIR, default ./data)',
+    '  GATEWAY_CONFIG (model names for --allowed-models; unset = the demo catalog)',
+    '',
+    "Run 'gateway <command> --help' for a command's options.",
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,327 @@
+/**
+ * Chat completions body → CanonicalRequest. The schema has already checked every type and limit;
+ * this adds the rules that span fields and records where each canonical piece came from, so that
+ * policy errors name the client's own field (`messages[3].content[1]`, `tools[2].function.strict`).
+ * Omission stays omission: an absent field is undefined in the canonical request.
+ */
+import type {
+  AssistantContentPart,
+  CanonicalRequest,
+  FunctionTool,
+  ImagePart,
+  Message,
+  ProviderPreferences,
+  ResponseFormat,
+  SystemBlock,
+  TextPart,
+  ToolCallPart,
+  ToolChoice,
+  UserContentPart,
+  DocumentPart,
+} from '../../canonical/index.ts';
+import { invalidRequest } from '../../core/errors.ts';
+import type { ParamNamer } from '../../policy/violation.ts';
+import { signatureOf } from './extra-content.ts';
+import { chatParamNames } from './param-names.ts';
+import type { ChatCompletionBody, ChatMessageBody, ChatToolCallBody } from './schema.ts';
+
+export interface DecodedChatRequest {
+  readonly request: CanonicalRequest;
+  readonly names: ParamNamer;
+}
+
+export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest {
+  const conversation = decodeMessages(body.messages);
+  const tools = decodeTools(body.tools);
+  const maxTokensField = body.max_tokens !== undefined || body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
+  checkStreamOptions(body);
+  if (body.top_logprobs !== undefined && body.logprobs !== true) {
+    throw invalidRequest("'top_logprobs' requires 'logprobs' to be true.", 'top_logprobs');
+  }
+  const request: CanonicalRequest = {
+    dialect: 'chat',
+    model: body.model,
+    fallbackModels: fallbackModels(body.model, body.models),
+    system: conversation.system,
+    messages: conversation.messages,
+    maxOutputTokens: body.max_tokens ?? body.max_completion_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    stop: body.stop === undefined ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop,
+    presencePenalty: body.presence_penalty,
+    frequencyPenalty: body.frequency_penalty,
+    seed: body.seed,
+    logprobs: body.logprobs,
+    topLogprobs: body.top_logprobs,
+    tools: tools.functions.length ? tools.functions : undefined,
+    webSearch: tools.webSearchIndex === undefined ? undefined : true,
+    toolChoice: decodeToolChoice(body.tool_choice, tools.functions),
+    parallelToolCalls: body.parallel_tool_calls,
+    responseFormat: decodeResponseFormat(body.response_format),
+    reasoning: body.reasoning_effort === undefined ? undefined : { kind: 'effort', effort: body.reasoning_effort },
+    stream: body.stream === true,
+    includeUsage: body.stream_options?.include_usage,
+    user: body.user,
+    cache: body.gateway?.cache === undefined && body.gateway?.cache_ttl === undefined
+      ? undefined
+      : { mode: body.gateway.cache, ttl: body.gateway.cache_ttl },
+    provider: decodeProviderPreferences(body),
+    extraBody: body.extra_body && Object.keys(body.extra_body).length ? body.extra_body : undefined,
+  };
+  const names = chatParamNames({
+    messages: conversation.origins,
+    tools: tools.origins,
+    webSearchTool: tools.webSearchIndex,
+    maxTokensField,
+  });
+  return { request, names };
+}
+
+function checkStreamOptions(body: ChatCompletionBody): void {
+  if (body.stream_options !== undefined && body.stream !== true) {
+    throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
+  }
+}
+
+/** The `models` list after the primary model, without repeats (each is tried once). */
+function fallbackModels(model: string, models: readonly string[] | undefined): string[] {
+  const seen = new Set([model]);
+  const result: string[] = [];
+  for (const name of models ?? []) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    result.push(name);
+  }
+  return result;
+}
+
+/** `gateway.provider` and the top-level `provider` say the same thing; the top-level one wins per field. */
+function decodeProviderPreferences(body: ChatCompletionBody): ProviderPreferences | undefined {
+  const nested = body.gateway?.provider;
+  const top = body.provider;
+  const sort = top?.sort ?? nested?.sort;
+  const allowFallbacks = top?.allow_fallbacks ?? nested?.allow_fallbacks;
+  return sort === undefined && allowFallbacks === undefined ? undefined : { sort, allowFallbacks };
+}
+
+interface DecodedConversation {
+  readonly system: SystemBlock[];
+  readonly messages: Message[];
+  readonly origins: number[];
+}
+
+function decodeMessages(wire: readonly ChatMessageBody[]): DecodedConversation {
+  const system: SystemBlock[] = [];
+  const messages: Message[] = [];
+  const origins: number[] = [];
+  // Tool results in chat carry only the call id; providers that key results by function name need it.
+  const toolNames = new Map<string, string>();
+  wire.forEach((message, index) => {
+    const at = `messages[${index}]`;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        for (const text of textsOf(message.content)) system.push({ text });
+        return;
+      case 'user':
+        messages.push({ role: 'user', content: decodeUserContent(message.content, at), ...(message.name === undefined ? {} : { name: message.name }) });
+        origins.push(index);
+        return;
+      case 'assistant': {
+        const content = decodeAssistantContent(message, at);
+        for (const part of content) if (part.type === 'tool_call') toolNames.set(part.id, part.name);
+        messages.push({ role: 'assistant', content, ...(message.name === undefined ? {} : { name: message.name }) });
+        origins.push(index);
+        return;
+      }
+      case 'tool': {
+        const name = toolNames.get(message.tool_call_id) ?? message.name;
+        messages.push({
+          role: 'tool',
+          content: [
+            {
+              type: 'tool_result',
+              toolCallId: message.tool_call_id,
+              ...(name === undefined ? {} : { name }),
+              content: textsOf(message.content).map((text): TextPart => ({ type: 'text', text })),
+            },
+          ],
+        });
+        origins.push(index);
+        return;
+      }
+      default: {
+        const unreachable: never = message;
+        return unreachable;
+      }
+    }
+  });
+  return { system, messages, origins };
+}
+
+function textsOf(content: string | readonly { readonly text: string }[]): string[] {
+  return typeof content === 'string' ? [content] : content.map((part) => part.text);
+}
+
+type UserWireContent = Extract<ChatMessageBody, { role: 'user' }>['content'];
+
+function decodeUserContent(content: UserWireContent, at: string): UserContentPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part, partIndex): UserContentPart => {
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text };
+      case 'image_url':
+        return decodeImage(part.image_url, `${at}.content[${partIndex}].image_url.url`);
+      case 'file':
+        return decodeFile(part.file, `${at}.content[${partIndex}].file.file_data`);
+      default: {
+        const unreachable: never = part;
+        return unreachable;
+      }
+    }
+  });
+}
+
+function decodeImage(image: { url: string; detail?: 'auto' | 'low' | 'high' }, param: string): ImagePart {
+  const detail = image.detail === undefined ? {} : { detail: image.detail };
+  if (/^https?:\/\//i.test(image.url)) return { type: 'image', source: { kind: 'url', url: image.url }, ...detail };
+  const data = parseDataUrl(image.url);
+  if (!data || !data.mediaType.startsWith('image/')) {
+    throw invalidRequest(`'${param}' must be an http(s) URL or a data:image/...;base64 URL.`, param);
+  }
+  return { type: 'image', source: { kind: 'base64', mediaType: data.mediaType, data: data.data }, ...detail };
+}
+
+function decodeFile(file: { file_data: string; filename?: string }, param: string): DocumentPart {
+  const data = parseDataUrl(file.file_data);
+  if (!data) throw invalidRequest(`'${param}' must be a data URL (data:<media type>;base64,<data>).`, param);
+  const title = file.filename === undefined ? {} : { title: file.filename };
+  // The canonical document holds plain text for text/plain and base64 for everything else.
+  const content = data.mediaType === 'text/plain' ? Buffer.from(data.data, 'base64').toString('utf8') : data.data;
+  return { type: 'document', mediaType: data.mediaType, data: content, ...title };
+}
+
+/** `data:<media type>[;params];base64,<data>`; undefined when it is not a base64 data URL. */
+function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const comma = url.indexOf(',');
+  if (comma < 0) return undefined;
+  const header = url.slice(5, comma).split(';');
+  if (header[header.length - 1].toLowerCase() !== 'base64' || !header[0]) return undefined;
+  const data = url.slice(comma + 1);
+  if (data.length === 0) return undefined;
+  return { mediaType: header[0].toLowerCase(), data };
+}
+
+type AssistantWire = Extract<ChatMessageBody, { role: 'assistant' }>;
+
+function decodeAssistantContent(message: AssistantWire, at: string): AssistantContentPart[] {
+  const content: AssistantContentPart[] = [];
+  // Reasoning text the gateway returned earlier comes back first, as it was produced.
+  if (message.reasoning_content) content.push({ type: 'reasoning', text: message.reasoning_content });
+  const hasToolCalls = (message.tool_calls?.length ?? 0) > 0;
+  if (typeof message.content === 'string') {
+    // An empty string beside tool calls is "no text" (several providers reject empty text blocks).
+    if (message.content !== '' || !hasToolCalls) content.push({ type: 'text', text: message.content });
+  } else if (message.content !== null) {
+    for (const part of message.content) content.push({ type: 'text', text: part.type === 'text' ? part.text : part.refusal });
+  } else if (message.refusal) {
+    content.push({ type: 'text', text: message.refusal });
+  }
+  for (const call of message.tool_calls ?? []) content.push(decodeToolCall(call));
+  if (content.length === 0) {
+    throw invalidRequest(`'${at}.content' must be set unless the assistant message has tool_calls.`, `${at}.content`);
+  }
+  return content;
+}
+
+/**
+ * A replayed tool call keeps its `extra_content` verbatim (spec: chat rule 1). A provider signature
+ * inside it (a Gemini thought signature) is also lifted into the canonical signature, where the
+ * protocol of that provider family looks for it.
+ */
+function decodeToolCall(call: ChatToolCallBody): ToolCallPart {
+  const extra = call.extra_content;
+  const signature = signatureOf(extra);
+  return {
+    type: 'tool_call',
+    id: call.id,
+    name: call.function.name,
+    arguments: call.function.arguments,
+    ...(signature === undefined ? {} : { signature }),
+    ...(extra === undefined ? {} : { extraContent: extra }),
+  };
+}
+
+interface DecodedTools {
+  readonly functions: FunctionTool[];
+  readonly origins: number[];
+  readonly webSearchIndex: number | undefined;
+}
+
+function decodeTools(wire: ChatCompletionBody['tools']): DecodedTools {
+  const functions: FunctionTool[] = [];
+  const origins: number[] = [];
+  let webSearchIndex: number | undefined;
+  (wire ?? []).forEach((tool, index) => {
+    if (tool.type === 'web_search') {
+      if (webSearchIndex !== undefined) throw invalidRequest(`Only one web_search tool is allowed; 'tools[${index}]' repeats it.`, `tools[${index}]`);
+      webSearchIndex = index;
+      return;
+    }
+    const fn = tool.function;
+    functions.push({
+      name: fn.name,
+      ...(fn.description === undefined ? {} : { description: fn.description }),
+      ...(fn.parameters === undefined ? {} : { parameters: fn.parameters }),
+      ...(fn.strict === undefined || fn.strict === null ? {} : { strict: fn.strict }),
+    });
+    origins.push(index);
+  });
+  return { functions, origins, webSearchIndex };
+}
+
+/**
+ * `none` and `auto` without function tools change nothing and are not forwarded; `required` or a
+ * named function without a matching function tool cannot be satisfied and are a 400.
+ */
+function decodeToolChoice(choice: ChatCompletionBody['tool_choice'], tools: readonly FunctionTool[]): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  if (typeof choice === 'string') {
+    if (tools.length === 0) {
+      if (choice === 'required') throw invalidRequest("'tool_choice' = 'required' needs at least one function tool.", 'tool_choice');
+      return undefined;
+    }
+    return { kind: choice };
+  }
+  const name = choice.function.name;
+  if (!tools.some((tool) => tool.name === name)) {
+    throw invalidRequest(`'tool_choice.function.name' names '${name}', which is not one of the function tools.`, 'tool_choice.function.name');
+  }
+  return { kind: 'tool', name };
+}
+
+function decodeResponseFormat(format: ChatCompletionBody['response_format']): ResponseFormat | undefined {
+  if (format === undefined) return undefined;
+  switch (format.type) {
+    case 'text':
+      return { kind: 'text' };
+    case 'json_object':
+      return { kind: 'json_object' };
+    case 'json_schema': {
+      const spec = format.json_schema;
+      return {
+        kind: 'json_schema',
+        name: spec.name,
+        schema: spec.schema,
+        ...(spec.strict === undefined || spec.strict === null ? {} : { strict: spec.strict }),
+        ...(spec.description === undefined ? {} : { description: spec.description }),
+      };
+    }
+    default: {
+      const unreachable: never = format;
+      return unreachable;
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * POST /v1/chat/completions. The route only translates: the body is validated by the schema,
+ * decoded to the canonical request, run through the shared pipeline, and the result rendered as a
+ * chat.completion (with the `x-gateway-cost-usd` header) or as chat.completion.chunk events.
+ */
+import type { FastifyInstance } from 'fastify';
+import { formatUsd } from '../../core/money.ts';
+import { clientDisconnectSignal, sendEventStream } from '../../pipeline/http.ts';
+import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
+import type { RouteModule } from '../../server/app.ts';
+import type { AppDeps } from '../../server/deps.ts';
+import { decodeChatRequest } from './decode.ts';
+import { encodeChatCompletion } from './encode.ts';
+import { ChatCompletionRequest, type ChatCompletionBody } from './schema.ts';
+import { chatEventStream } from './stream.ts';
+
+export const COST_HEADER = 'x-gateway-cost-usd';
+
+export const chatRoutes: RouteModule = (app, deps) => registerChatRoutes(app, deps, pipelineFor(deps));
+
+export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline: Pipeline): void {
+  app.addHook('onClose', () => pipeline.close());
+  app.post<{ Body: ChatCompletionBody }>(
+    '/v1/chat/completions',
+    {
+      schema: {
+        summary: 'Create a chat completion',
+        tags: ['chat'],
+        body: ChatCompletionRequest,
+      },
+      // Authentication before body validation: an unauthenticated caller learns nothing about the body.
+      onRequest: deps.authenticator.require('chat'),
+    },
+    async (request, reply) => {
+      const { request: canonical, names } = decodeChatRequest(request.body);
+      const input = {
+        request: canonical,
+        names,
+        auth: request.auth,
+        requestId: request.gatewayRequestId,
+        route: 'chat',
+        signal: clientDisconnectSignal(reply),
+      };
+      if (!canonical.stream) {
+        const completed = await pipeline.complete(input, encodeChatCompletion);
+        return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).send(completed.body);
+      }
+      const run = await pipeline.stream(input, encodeChatCompletion);
+      return sendEventStream(reply, chatEventStream(run, canonical.includeUsage === true));
+    },
+  );
+}

@@ -1,0 +1,164 @@
+/**
+ * The chat completions request body (spec: POST /v1/chat/completions), as the JSON Schema Fastify
+ * validates with and the OpenAPI document describes. Validation is strict: wrong JSON types are a
+ * 400 (never coerced), unknown fields are a 400, and every limit of the spec table is here.
+ * Rules that span fields (one web_search tool, tool_choice naming a declared tool) are in decode.ts.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { ArrayOr, StrictObject, StringEnum, StringOr, Tagged } from './schema-kit.ts';
+
+export const MAX_MESSAGES = 1000;
+export const MAX_CONTENT_PARTS = 1000;
+export const MAX_OUTPUT_TOKENS_LIMIT = 200_000;
+export const MAX_STOP_SEQUENCES = 4;
+export const MAX_TOOLS = 512;
+export const MAX_FALLBACK_MODELS = 5;
+
+/** OpenAI's rule for function and schema names; other providers accept a superset. */
+const NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$';
+
+const TextPart = StrictObject({ type: Type.Literal('text'), text: Type.String() });
+const RefusalPart = StrictObject({ type: Type.Literal('refusal'), refusal: Type.String() });
+const ImageUrlPart = StrictObject({
+  type: Type.Literal('image_url'),
+  image_url: StrictObject({
+    url: Type.String({ minLength: 1, description: 'An http(s) URL or a data:image/...;base64 URL.' }),
+    detail: Type.Optional(StringEnum(['auto', 'low', 'high'])),
+  }),
+});
+const FilePart = StrictObject({
+  type: Type.Literal('file'),
+  file: StrictObject({
+    file_data: Type.String({ minLength: 1, description: 'A data: URL (data:<media type>;base64,<data>).' }),
+    filename: Type.Optional(Type.String()),
+  }),
+});
+
+const parts = <T extends Parameters<typeof Tagged>[1]>(variants: T) =>
+  Type.Array(Tagged('type', variants), { maxItems: MAX_CONTENT_PARTS });
+
+const TextContent = ArrayOr(parts([TextPart]), Type.String());
+
+export const ToolCall = StrictObject({
+  id: Type.String({ minLength: 1 }),
+  type: Type.Literal('function'),
+  function: StrictObject({ name: Type.String({ minLength: 1 }), arguments: Type.String() }),
+  extra_content: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Opaque provider data (e.g. a thought signature); send it back unchanged in the next turn.',
+    }),
+  ),
+});
+
+const SystemMessage = StrictObject({ role: Type.Literal('system'), content: TextContent, name: Type.Optional(Type.String()) });
+const DeveloperMessage = StrictObject({ role: Type.Literal('developer'), content: TextContent, name: Type.Optional(Type.String()) });
+const UserMessage = StrictObject({
+  role: Type.Literal('user'),
+  content: ArrayOr(parts([TextPart, ImageUrlPart, FilePart]), Type.String()),
+  name: Type.Optional(Type.String()),
+});
+const AssistantMessage = StrictObject({
+  role: Type.Literal('assistant'),
+  content: ArrayOr(parts([TextPart, RefusalPart]), Type.Union([Type.String(), Type.Null()])),
+  name: Type.Optional(Type.String()),
+  tool_calls: Type.Optional(Type.Array(ToolCall)),
+  // Fields of a returned message that clients append back to the conversation unchanged.
+  refusal: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  reasoning_content: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  annotations: Type.Optional(Type.Array(Type.Unknown())),
+});
+const ToolMessage = StrictObject({
+  role: Type.Literal('tool'),
+  content: TextContent,
+  tool_call_id: Type.String({ minLength: 1 }),
+  name: Type.Optional(Type.String()),
+});
+
+const FunctionTool = StrictObject({
+  type: Type.Literal('function'),
+  function: StrictObject({
+    name: Type.String({ pattern: NAME_PATTERN }),
+    description: Type.Optional(Type.String()),
+    parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments object.' })),
+    strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  }),
+});
+const WebSearchTool = StrictObject({ type: Type.Literal('web_search') });
+
+const ResponseFormat = Tagged('type', [
+  StrictObject({ type: Type.Literal('text') }),
+  StrictObject({ type: Type.Literal('json_object') }),
+  StrictObject({
+    type: Type.Literal('json_schema'),
+    json_schema: StrictObject({
+      name: Type.String({ pattern: NAME_PATTERN }),
+      description: Type.Optional(Type.String()),
+      schema: Type.Record(Type.String(), Type.Unknown()),
+      strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    }),
+  }),
+]);
+
+export const ProviderPreferencesSchema = StrictObject(
+  {
+    sort: Type.Optional(StringEnum(['price', 'latency', 'throughput'])),
+    allow_fallbacks: Type.Optional(Type.Boolean()),
+    // Former provider-name selectors: accepted for compatibility and ignored (spec: ProviderPreferences).
+    only: Type.Optional(Type.Array(Type.String())),
+    order: Type.Optional(Type.Array(Type.String())),
+    ignore: Type.Optional(Type.Array(Type.String())),
+  },
+  { description: 'Routing hints.' },
+);
+
+export const GatewayOptionsSchema = StrictObject({
+  cache: Type.Optional(StringEnum(['on', 'off'])),
+  cache_ttl: Type.Optional(StringEnum(['5m', '1h'])),
+  provider: Type.Optional(ProviderPreferencesSchema),
+});
+
+const MaxTokens = Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS_LIMIT });
+
+export const ChatCompletionRequest = StrictObject({
+  model: Type.String({ minLength: 1 }),
+  messages: Type.Array(Tagged('role', [SystemMessage, DeveloperMessage, UserMessage, AssistantMessage, ToolMessage]), {
+    minItems: 1,
+    maxItems: MAX_MESSAGES,
+  }),
+  stream: Type.Optional(Type.Boolean()),
+  stream_options: Type.Optional(StrictObject({ include_usage: Type.Optional(Type.Boolean()) })),
+  n: Type.Optional(Type.Integer({ minimum: 1, maximum: 1, description: 'Only 1 is supported.' })),
+  max_tokens: Type.Optional(MaxTokens),
+  max_completion_tokens: Type.Optional(MaxTokens),
+  stop: Type.Optional(ArrayOr(Type.Array(Type.String(), { maxItems: MAX_STOP_SEQUENCES }), Type.String())),
+  presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+  frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+  seed: Type.Optional(Type.Integer()),
+  parallel_tool_calls: Type.Optional(Type.Boolean()),
+  logprobs: Type.Optional(Type.Boolean()),
+  top_logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  tools: Type.Optional(Type.Array(Tagged('type', [FunctionTool, WebSearchTool]), { maxItems: MAX_TOOLS })),
+  tool_choice: Type.Optional(
+    StringOr(
+      StringEnum(['none', 'auto', 'required']),
+      StrictObject({ type: Type.Literal('function'), function: StrictObject({ name: Type.String({ minLength: 1 }) }) }),
+    ),
+  ),
+  response_format: Type.Optional(ResponseFormat),
+  reasoning_effort: Type.Optional(StringEnum(['none', 'low', 'medium', 'high'])),
+  user: Type.Optional(Type.String({ description: 'End-user identifier, forwarded upstream.' })),
+  extra_body: Type.Optional(
+    Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()), {
+      description: 'Provider option groups (e.g. cloud_a); each option must be allowed by the route.',
+    }),
+  ),
+  models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: MAX_FALLBACK_MODELS })),
+  provider: Type.Optional(ProviderPreferencesSchema),
+  gateway: Type.Optional(GatewayOptionsSchema),
+});
+
+export type ChatCompletionBody = Static<typeof ChatCompletionRequest>;
+export type ChatMessageBody = ChatCompletionBody['messages'][number];
+export type ChatToolCallBody = Static<typeof ToolCall>;

@@ -1,0 +1,117 @@
+/**
+ * Runs the attempt plan: each route in turn, each attempt translated afresh by its own protocol,
+ * moving on only on a retryable failure and only while nothing has reached the client. For a
+ * stream that means before its first event is forwarded: a `start` event alone is held back, so
+ * an upstream that accepts the connection and then fails can still be replaced.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
+import type { RouteEndpoint } from '../catalog/types.ts';
+import { GatewayError } from '../core/errors.ts';
+import type { CallContext, ChatProtocol } from '../protocols/protocol.ts';
+import type { ChatProtocolRegistry } from '../protocols/registry.ts';
+import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
+
+export interface AttemptContext {
+  readonly request: CanonicalRequest;
+  readonly attempts: readonly RouteEndpoint[];
+  readonly protocols: ChatProtocolRegistry;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly requestId: string;
+  readonly signal: AbortSignal;
+  readonly logger: FastifyBaseLogger;
+}
+
+export interface CompletedAttempt {
+  readonly result: CanonicalResult;
+  readonly endpoint: RouteEndpoint;
+}
+
+export async function completeWithFallback(context: AttemptContext): Promise<CompletedAttempt> {
+  for (let index = 0; ; index++) {
+    const endpoint = context.attempts[index];
+    try {
+      const result = await protocolFor(context, endpoint).complete(context.request, endpoint, callContext(context, endpoint));
+      return { result, endpoint };
+    } catch (error) {
+      handleFailure(context, asGatewayError(error), index, endpoint);
+    }
+  }
+}
+
+export interface OpenedStream {
+  readonly endpoint: RouteEndpoint;
+  readonly iterator: AsyncIterator<StreamEvent>;
+  /** The events read so far (a held-back `start`, then the first forwarded event). */
+  readonly firstEvents: readonly StreamEvent[];
+}
+
+export async function openStreamWithFallback(context: AttemptContext): Promise<OpenedStream> {
+  for (let index = 0; ; index++) {
+    const endpoint = context.attempts[index];
+    let iterator: AsyncIterator<StreamEvent> | undefined;
+    try {
+      iterator = protocolFor(context, endpoint).stream(context.request, endpoint, callContext(context, endpoint))[Symbol.asyncIterator]();
+      return { endpoint, iterator, firstEvents: await readFirstEvents(iterator) };
+    } catch (error) {
+      if (iterator) await closeQuietly(iterator);
+      handleFailure(context, asGatewayError(error), index, endpoint);
+    }
+  }
+}
+
+/** Reads up to the first event worth forwarding; an error before it is thrown (fallback still possible). */
+async function readFirstEvents(iterator: AsyncIterator<StreamEvent>): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  while (true) {
+    const step = await iterator.next();
+    if (step.done) throw upstreamEndedEarly();
+    const event = step.value;
+    if (event.type === 'error') throw event.error;
+    events.push(event);
+    if (event.type !== 'start') return events;
+  }
+}
+
+export function upstreamEndedEarly(): GatewayError {
+  return new GatewayError(502, 'The upstream provider ended the response before it was complete.', {
+    code: 'upstream_error',
+    retryable: true,
+  });
+}
+
+/** A provider that reports an error as its finish reason failed the call (not retryable: it answered). */
+export function upstreamErrorFinish(raw: string | null): GatewayError {
+  return new GatewayError(502, `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`, { code: 'upstream_error' });
+}
+
+export async function closeQuietly(iterator: AsyncIterator<StreamEvent>): Promise<void> {
+  try {
+    await iterator.return?.();
+  } catch {
+    // The upstream is being abandoned; its clean-up failure changes nothing for the client.
+  }
+}
+
+/** Throws unless the next route may be tried. */
+function handleFailure(context: AttemptContext, error: GatewayError, index: number, endpoint: RouteEndpoint): void {
+  if (!mayFallBack(error, index, context.attempts.length, context.signal)) throw error;
+  context.logger.warn(
+    { requestId: context.requestId, provider: endpoint.provider.id, status: error.status, code: error.code },
+    'upstream attempt failed; falling back to the next route',
+  );
+}
+
+function protocolFor(context: AttemptContext, endpoint: RouteEndpoint): ChatProtocol {
+  // Selection only keeps routes whose protocol exists.
+  return context.protocols[endpoint.provider.kind]!;
+}
+
+function callContext(context: AttemptContext, endpoint: RouteEndpoint): CallContext {
+  const variable = endpoint.provider.api_key_env;
+  return {
+    apiKey: variable === undefined ? undefined : context.env[variable],
+    signal: context.signal,
+    requestId: context.requestId,
+  };
+}

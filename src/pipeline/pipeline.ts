@@ -1,0 +1,272 @@
+/**
+ * The dialect-independent request pipeline (docs/architecture.md): resolve → validate →
+ * quote/reserve → route → call → settle → log. A dialect decodes its body, hands the canonical
+ * request here, and renders what comes back; it never sees prices, routes or the ledger.
+ *
+ * Credit: the worst-case quote is reserved before the first upstream call and settled with the
+ * real cost after it (the settlement is awaited, so the cost header, the stream's usage `cost` and
+ * the ledger charge are one number); any failure releases the whole reservation.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { performance } from 'node:perf_hooks';
+import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
+import type { RouteEndpoint } from '../catalog/types.ts';
+import type { GatewayError } from '../core/errors.ts';
+import { DEFAULT_RESERVATION_TTL_SECONDS, holdCredit, type CreditHold } from '../billing/credit.ts';
+import { costOfCall } from '../billing/cost.ts';
+import { estimatePromptTokens } from '../billing/estimate.ts';
+import { quoteRequest } from '../billing/quote.ts';
+import { searchUnits } from '../billing/search-units.ts';
+import { CHAT_PROTOCOLS, type ChatProtocolRegistry } from '../protocols/registry.ts';
+import { asGatewayError } from '../routing/fallback.ts';
+import type { AppDeps } from '../server/deps.ts';
+import type { RequestStatus } from '../storage/store.ts';
+import { completeWithFallback, openStreamWithFallback, upstreamErrorFinish, type AttemptContext } from './attempts.ts';
+import { RequestLogWriter, requestLogRecord } from './request-log.ts';
+import { selectRoutes, type Selection } from './select.ts';
+import { PipelineStream } from './stream-run.ts';
+import type { CompletedCall, PipelineInput, RenderResult, ServedCall, Settlement, StreamRun } from './types.ts';
+
+export interface PipelineOptions {
+  /** Upstream protocols by provider kind; tests substitute their own. */
+  readonly protocols?: ChatProtocolRegistry;
+}
+
+/** What every request log row knows about its request, whatever became of it. */
+export interface RequestContext {
+  readonly input: PipelineInput;
+  readonly createdAt: number;
+  /** performance.now() at arrival, for durations. */
+  readonly startedAt: number;
+  /** The model that was selected; null when selection failed. */
+  readonly modelId: string | null;
+}
+
+/** A request that passed validation and holds its credit. */
+export interface PreparedRequest extends RequestContext {
+  readonly modelId: string;
+  readonly selection: Selection;
+  readonly hold: CreditHold;
+  readonly promptTokens: number;
+}
+
+/** Facts of a finished request that differ between outcomes (see RequestFacts). */
+export interface Outcome {
+  readonly status: RequestStatus;
+  readonly httpStatus: number;
+  readonly endpoint?: RouteEndpoint;
+  readonly settlement?: Settlement;
+  readonly errorCode?: string | null;
+  readonly output?: unknown;
+  readonly firstByteMs?: number | null;
+}
+
+export class Pipeline {
+  private readonly deps: AppDeps;
+  private readonly protocols: ChatProtocolRegistry;
+  private readonly log: RequestLogWriter;
+
+  constructor(deps: AppDeps, options: PipelineOptions = {}) {
+    this.deps = deps;
+    this.protocols = options.protocols ?? CHAT_PROTOCOLS;
+    this.log = new RequestLogWriter(deps.store, deps.logger);
+  }
+
+  get logger(): FastifyBaseLogger {
+    return this.deps.logger;
+  }
+
+  /** A non-streaming call: the rendered body with what was charged. */
+  async complete<T>(input: PipelineInput, render: RenderResult<T>): Promise<CompletedCall<T>> {
+    return this.completePrepared(await this.prepare(input), render);
+  }
+
+  /**
+   * A streaming call, started: throws (nothing sent yet, the dialect answers with a normal error)
+   * until a route produced its first event; after that, failures arrive as the terminal event.
+   */
+  async stream<T>(input: PipelineInput, render: RenderResult<T>): Promise<StreamRun> {
+    return this.streamPrepared(await this.prepare(input), render);
+  }
+
+  /**
+   * Resolve, validate, quote and reserve; every failure here happens before any credit moves.
+   * Public for callers that answer before calling upstream (a queued background response holds
+   * its credit at submission and runs later with completePrepared).
+   */
+  async prepare(input: PipelineInput): Promise<PreparedRequest> {
+    const createdAt = this.deps.now();
+    const startedAt = performance.now();
+    let promptTokens: number | undefined;
+    const estimate = () => (promptTokens ??= estimatePromptTokens(input.request));
+    let selection: Selection | undefined;
+    try {
+      selection = selectRoutes({
+        request: input.request,
+        names: input.names,
+        auth: input.auth,
+        catalog: this.deps.catalog,
+        protocols: this.protocols,
+        promptTokens: estimate,
+      });
+      const hold = await holdCredit(this.deps.store, {
+        owner: input.auth.owner,
+        amount: quoteRequest(input.request, selection.attempts, estimate(), input.auth.rate),
+        requestId: input.requestId,
+        now: createdAt,
+        ttlSeconds: this.deps.config.billing?.reservation_ttl_seconds ?? DEFAULT_RESERVATION_TTL_SECONDS,
+      });
+      return { input, createdAt, startedAt, modelId: selection.modelId, selection, hold, promptTokens: estimate() };
+    } catch (error) {
+      const failure = asGatewayError(error);
+      const modelId = selection?.modelId ?? null;
+      this.record({ input, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
+      throw failure;
+    }
+  }
+
+  async completePrepared<T>(prepared: PreparedRequest, render: RenderResult<T>): Promise<CompletedCall<T>> {
+    let endpoint: RouteEndpoint | undefined;
+    try {
+      const attempt = await completeWithFallback(this.attemptContext(prepared, prepared.input.signal));
+      endpoint = attempt.endpoint;
+      const result = failOnErrorFinish(attempt.result);
+      const call = this.servedCall(prepared, endpoint);
+      const settlement = await this.settle(prepared, endpoint, result.usage, result.webSearch, true);
+      const body = render(result, call, settlement);
+      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, settlement, output: body });
+      return { body, call, settlement };
+    } catch (error) {
+      throw await this.fail(prepared, error, endpoint);
+    }
+  }
+
+  async streamPrepared<T>(prepared: PreparedRequest, render: RenderResult<T>): Promise<StreamRun> {
+    // The run aborts the upstream itself when its consumer stops early, not only on disconnect.
+    const upstream = new AbortController();
+    const signal = AbortSignal.any([prepared.input.signal, upstream.signal]);
+    try {
+      const opened = await openStreamWithFallback(this.attemptContext(prepared, signal));
+      return new PipelineStream({
+        pipeline: this,
+        prepared,
+        opened,
+        call: this.servedCall(prepared, opened.endpoint),
+        render,
+        signal,
+        abortUpstream: () => upstream.abort(),
+      });
+    } catch (error) {
+      throw await this.fail(prepared, error);
+    }
+  }
+
+  /** A call that produced nothing for the client: the whole reservation goes back. */
+  private async fail(prepared: PreparedRequest, error: unknown, endpoint?: RouteEndpoint): Promise<GatewayError> {
+    await prepared.hold.release();
+    const failure = asGatewayError(error);
+    const cancelled = prepared.input.signal.aborted;
+    this.record(prepared, {
+      status: cancelled ? 'cancelled' : 'failed',
+      // 499: the client closed the connection before the answer (nothing was charged).
+      httpStatus: cancelled ? 499 : failure.status,
+      endpoint,
+      errorCode: failure.code,
+    });
+    return failure;
+  }
+
+  /** Prices the usage on the route that served it and turns the reservation into a charge. */
+  async settle(
+    prepared: PreparedRequest,
+    endpoint: RouteEndpoint,
+    usage: Usage,
+    webSearch: WebSearchInfo | undefined,
+    succeeded: boolean,
+  ): Promise<Settlement> {
+    const units = searchUnits(endpoint.prices, prepared.input.request.webSearch === true, webSearch, succeeded);
+    const cost = costOfCall(endpoint.prices, usage, units, prepared.input.auth.rate);
+    const charged = await prepared.hold.settle(cost);
+    if (charged !== cost) {
+      this.deps.logger.warn({ requestId: prepared.input.requestId, cost: String(cost), charged: String(charged) }, 'charge capped by the balance or an expired reservation');
+    }
+    return { usage, searchUnits: units, charged };
+  }
+
+  /** Queues the request log row of a finished request. */
+  record(context: RequestContext, outcome: Outcome): void {
+    const { input } = context;
+    this.log.add(
+      requestLogRecord({
+        requestId: input.requestId,
+        owner: input.auth.owner,
+        keyId: input.auth.key.id,
+        route: input.route,
+        stream: input.request.stream,
+        createdAt: context.createdAt,
+        durationMs: performance.now() - context.startedAt,
+        firstByteMs: outcome.firstByteMs ?? null,
+        modelId: context.modelId,
+        endpoint: outcome.endpoint,
+        status: outcome.status,
+        httpStatus: outcome.httpStatus,
+        usage: outcome.settlement?.usage,
+        searchUnits: outcome.settlement?.searchUnits ?? 0,
+        cost: outcome.settlement?.charged ?? 0n,
+        errorCode: outcome.errorCode ?? null,
+        output: outcome.output ?? null,
+      }),
+    );
+  }
+
+  /** Writes the queued request log rows (tests; shutdown). */
+  flush(): Promise<void> {
+    return this.log.flush();
+  }
+
+  close(): Promise<void> {
+    return this.log.flush();
+  }
+
+  private attemptContext(prepared: PreparedRequest, signal: AbortSignal): AttemptContext {
+    return {
+      request: prepared.input.request,
+      attempts: prepared.selection.attempts,
+      protocols: this.protocols,
+      env: this.deps.env,
+      requestId: prepared.input.requestId,
+      signal,
+      logger: this.deps.logger,
+    };
+  }
+
+  private servedCall(prepared: PreparedRequest, endpoint: RouteEndpoint): ServedCall {
+    return {
+      requestId: prepared.input.requestId,
+      request: prepared.input.request,
+      modelId: prepared.selection.modelId,
+      endpoint,
+      createdAt: prepared.createdAt,
+    };
+  }
+}
+
+function failOnErrorFinish(result: CanonicalResult): CanonicalResult {
+  if (result.finish.reason === 'error') throw upstreamErrorFinish(result.finish.raw);
+  return result;
+}
+
+const pipelines = new WeakMap<AppDeps, Pipeline>();
+
+/**
+ * The pipeline of an app: one per set of dependencies, shared by every dialect's routes so that
+ * they share one request-log writer.
+ */
+export function pipelineFor(deps: AppDeps): Pipeline {
+  let pipeline = pipelines.get(deps);
+  if (!pipeline) {
+    pipeline = new Pipeline(deps);
+    pipelines.set(deps, pipeline);
+  }
+  return pipeline;
+}

@@ -1,0 +1,40 @@
+/**
+ * What policy reports: a rejected parameter, referenced in canonical terms. Policy knows no wire
+ * format; each dialect names the reference in its client's terms (`max_completion_tokens`,
+ * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
+ */
+import type { CanonicalParam } from '../protocols/protocol.ts';
+import type { ErrorCode } from '../core/errors.ts';
+
+/** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
+export type PolicyField = CanonicalParam | 'maxOutputTokens' | 'stream' | 'messages';
+
+export type ParamRef =
+  | { readonly kind: 'field'; readonly field: PolicyField }
+  /** `strict: true` on the function tool at this index of `request.tools`. */
+  | { readonly kind: 'tool-strict'; readonly toolIndex: number }
+  /** `strict` of a JSON-schema response format. */
+  | { readonly kind: 'response-format-strict' }
+  /** An image part: canonical message index, part index, and the index inside a tool result. */
+  | { readonly kind: 'image'; readonly messageIndex: number; readonly partIndex: number; readonly innerIndex?: number }
+  /** A provider option inside `extra_body`, as `<group>.<key>`. */
+  | { readonly kind: 'extra-body'; readonly path: string };
+
+export interface PolicyViolation {
+  readonly ref: ParamRef;
+  /** Builds the message from the parameter's name in the client's terms. */
+  readonly message: (param: string) => string;
+  /** Default `unsupported_parameter` (spec: chat rule 9); `invalid_value` for size limits. */
+  readonly code?: ErrorCode;
+}
+
+/** A dialect's naming of canonical references, built while decoding one request. */
+export interface ParamNamer {
+  name(ref: ParamRef): string;
+}
+
+export const fieldRef = (field: PolicyField): ParamRef => ({ kind: 'field', field });
+
+export function notSupported(ref: ParamRef, why = 'is not supported by this model'): PolicyViolation {
+  return { ref, message: (param) => `'${param}' ${why}.` };
+}

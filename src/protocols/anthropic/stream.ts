@@ -1,0 +1,186 @@
+/**
+ * Anthropic Messages SSE → canonical stream events (PROTOCOLS.md §3 "Streaming", §9.8).
+ *
+ * The wire already has explicit blocks, so each block becomes one canonical part: its
+ * `content_block_start` opens the part, deltas feed it, `content_block_stop` closes it. Canonical
+ * indexes are assigned in arrival order, skipping block types the gateway does not use. Usage is
+ * cumulative (`message_start`, then each `message_delta`); the finish is taken from
+ * `message_delta` and emitted at `message_stop`, the stream's terminator. As in the official SDK,
+ * `ping` and events before `message_start` are ignored. The thinking blocks before a tool call
+ * travel as that call's signature, as in a whole response (see blocks.ts).
+ */
+import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
+import type { GatewayError } from '../../core/errors.ts';
+import type { StreamDecoder } from '../protocol.ts';
+import { parseEventJson } from '../transport/sse.ts';
+import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { anthropicCitations, anthropicSignature, toolCallSignature, type ThinkingBlock } from './blocks.ts';
+import { anthropicStreamError } from './errors.ts';
+import { anthropicFinish } from './finish.ts';
+import { anthropicUsage, mergeAnthropicUsage } from './usage.ts';
+import type { AnthropicContentBlockWire, AnthropicDeltaWire, AnthropicEventWire, AnthropicUsageWire } from './wire.ts';
+
+type OpenBlock =
+  | { readonly kind: 'text'; readonly index: number; readonly citations: Citation[] }
+  | { readonly kind: 'reasoning'; readonly index: number; readonly redacted: boolean; text: string; signature?: string }
+  | { readonly kind: 'tool_call'; readonly index: number; hasArguments: boolean };
+
+export function createAnthropicStreamDecoder(): StreamDecoder {
+  let started = false;
+  let finished = false;
+  let nextIndex = 0;
+  /** Wire block index → the canonical part it feeds; unknown block types are absent. */
+  const blocks = new Map<number, OpenBlock>();
+  let usage: AnthropicUsageWire = {};
+  let pendingFinish: Finish | undefined;
+  /** Completed thinking blocks not yet carried by a tool call (see blocks.ts). */
+  let thinking: ThinkingBlock[] = [];
+
+  const fail = (error: GatewayError): StreamEvent[] => {
+    finished = true;
+    return [{ type: 'error', error }];
+  };
+
+  const startBlock = (wireIndex: number, block: AnthropicContentBlockWire): StreamEvent[] => {
+    switch (block.type) {
+      case 'text': {
+        const index = nextIndex++;
+        blocks.set(wireIndex, { kind: 'text', index, citations: [] });
+        return [{ type: 'text-start', index }, ...(block.text ? [{ type: 'text-delta' as const, index, text: block.text }] : [])];
+      }
+      case 'thinking': {
+        const index = nextIndex++;
+        blocks.set(wireIndex, { kind: 'reasoning', index, redacted: false, text: block.thinking ?? '', ...(block.signature ? { signature: block.signature } : {}) });
+        return [{ type: 'reasoning-start', index }, ...(block.thinking ? [{ type: 'reasoning-delta' as const, index, text: block.thinking }] : [])];
+      }
+      case 'redacted_thinking': {
+        const index = nextIndex++;
+        blocks.set(wireIndex, { kind: 'reasoning', index, redacted: true, text: '', ...(block.data ? { signature: block.data } : {}) });
+        return [{ type: 'reasoning-start', index, redacted: true }];
+      }
+      case 'tool_use': {
+        const index = nextIndex++;
+        // The input starts as `{}` and arrives through input_json_delta; a non-empty one is whole.
+        const input = block.input !== undefined && JSON.stringify(block.input) !== '{}' ? JSON.stringify(block.input) : undefined;
+        blocks.set(wireIndex, { kind: 'tool_call', index, hasArguments: input !== undefined });
+        const signature = toolCallSignature(thinking);
+        thinking = [];
+        return [
+          { type: 'tool-call-start', index, id: block.id ?? '', name: block.name ?? '', ...(signature && { signature }) },
+          ...(input !== undefined ? [{ type: 'tool-call-delta' as const, index, argumentsDelta: input }] : []),
+        ];
+      }
+      default:
+        return [];
+    }
+  };
+
+  const blockDelta = (block: OpenBlock, delta: AnthropicDeltaWire): StreamEvent[] => {
+    switch (delta.type) {
+      case 'text_delta':
+        return block.kind === 'text' && delta.text ? [{ type: 'text-delta', index: block.index, text: delta.text }] : [];
+      case 'citations_delta':
+        if (block.kind === 'text' && delta.citation) block.citations.push(...anthropicCitations([delta.citation]));
+        return [];
+      case 'thinking_delta':
+        if (block.kind !== 'reasoning' || !delta.thinking) return [];
+        block.text += delta.thinking;
+        return [{ type: 'reasoning-delta', index: block.index, text: delta.thinking }];
+      case 'signature_delta':
+        if (block.kind === 'reasoning' && delta.signature) block.signature = (block.signature ?? '') + delta.signature;
+        return [];
+      case 'input_json_delta':
+        if (block.kind !== 'tool_call' || !delta.partial_json) return [];
+        block.hasArguments = true;
+        return [{ type: 'tool-call-delta', index: block.index, argumentsDelta: delta.partial_json }];
+      default:
+        return [];
+    }
+  };
+
+  const stopBlock = (block: OpenBlock): StreamEvent[] => {
+    switch (block.kind) {
+      case 'text':
+        return [{ type: 'text-end', index: block.index, ...(block.citations.length > 0 && { citations: block.citations }) }];
+      case 'reasoning': {
+        const signature = anthropicSignature(block.signature);
+        if (signature !== undefined) {
+          thinking.push(block.redacted ? { type: 'redacted_thinking', data: signature.value } : { type: 'thinking', thinking: block.text, signature: signature.value });
+        }
+        return [{ type: 'reasoning-end', index: block.index, ...(signature && { signature }) }];
+      }
+      case 'tool_call':
+        // A call without arguments streams no fragment at all; canonically its arguments are `{}`,
+        // as in the non-streaming answer.
+        return [
+          ...(block.hasArguments ? [] : [{ type: 'tool-call-delta' as const, index: block.index, argumentsDelta: '{}' }]),
+          { type: 'tool-call-end', index: block.index },
+        ];
+      default: {
+        const unknown: never = block;
+        throw new Error(`unknown block ${JSON.stringify(unknown)}`);
+      }
+    }
+  };
+
+  const onEvent = (event: AnthropicEventWire): StreamEvent[] => {
+    switch (event.type) {
+      case 'message_start': {
+        if (started) return fail(malformedUpstream('a second message_start in one stream'));
+        started = true;
+        const message = event.message ?? {};
+        usage = mergeAnthropicUsage({}, message.usage);
+        return [
+          {
+            type: 'start',
+            ...(message.id !== undefined && { providerResponseId: message.id }),
+            ...(message.model !== undefined && { providerModel: message.model }),
+          },
+          { type: 'usage', usage: anthropicUsage(usage) },
+        ];
+      }
+      case 'content_block_start':
+        return event.content_block ? startBlock(event.index ?? 0, event.content_block) : [];
+      case 'content_block_delta': {
+        const block = blocks.get(event.index ?? 0);
+        return block && event.delta ? blockDelta(block, event.delta) : [];
+      }
+      case 'content_block_stop': {
+        const block = blocks.get(event.index ?? 0);
+        if (block === undefined) return [];
+        blocks.delete(event.index ?? 0);
+        return stopBlock(block);
+      }
+      case 'message_delta':
+        pendingFinish = anthropicFinish(event.delta?.stop_reason, event.delta?.stop_sequence);
+        usage = mergeAnthropicUsage(usage, event.usage);
+        return [{ type: 'usage', usage: anthropicUsage(usage) }];
+      case 'message_stop': {
+        if (pendingFinish === undefined) return fail(malformedUpstream('a message_stop without a stop_reason'));
+        const events = [...blocks.values()].flatMap(stopBlock);
+        blocks.clear();
+        finished = true;
+        return [...events, { type: 'finish', finish: pendingFinish }];
+      }
+      default:
+        // `ping`, and event types newer than this code.
+        return [];
+    }
+  };
+
+  return {
+    push(message) {
+      if (finished) return [];
+      const parsed = parseEventJson(message.data);
+      if (!parsed.ok) return fail(parsed.error);
+      const event = parsed.value as AnthropicEventWire;
+      const type = message.event ?? event?.type;
+      if (type === 'error') return fail(anthropicStreamError(event?.error));
+      if (!started && type !== 'message_start') return [];
+      return onEvent({ ...event, type });
+    },
+    end() {
+      return finished ? [] : fail(malformedUpstream('a stream that ended before message_stop'));
+    },
+  };
+}

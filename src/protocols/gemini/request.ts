@@ -1,0 +1,134 @@
+/**
+ * Canonical request → Gemini generateContent body (PROTOCOLS.md §4 and the §9 mapping tables). Pure:
+ * the same request and endpoint always give the same bytes.
+ *
+ * `base_url` is the API origin without a version (`https://generativelanguage.googleapis.com`); the
+ * request goes to `${base_url}/v1beta/models/{model}:generateContent`, or
+ * `:streamGenerateContent?alt=sse` for a stream (SSE rather than the default streamed JSON array).
+ */
+import type { CanonicalRequest, DialectName, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
+import type { RouteEndpoint } from '../../catalog/types.ts';
+import { unsupportedParameter } from '../../core/errors.ts';
+import type { UpstreamHttpRequest } from '../protocol.ts';
+import { geminiContents, geminiSystemInstruction } from './contents.ts';
+import { geminiThinkingConfig } from './thinking.ts';
+import type { GeminiGenerationConfig, GeminiRequestBody, GeminiTool, GeminiToolConfig } from './wire.ts';
+
+const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+
+export function buildGeminiRequest(
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  apiKey: string | undefined,
+  stream: boolean,
+): UpstreamHttpRequest {
+  const base = (endpoint.provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  // Model names are written either bare or as the API's resource name (`models/…`).
+  const model = encodeURIComponent(endpoint.upstreamModel.replace(/^models\//, ''));
+  const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (apiKey !== undefined) headers['x-goog-api-key'] = apiKey;
+  if (stream) headers.accept = 'text/event-stream';
+  return { url: `${base}/v1beta/models/${model}:${method}`, headers, body: JSON.stringify(geminiBody(request)) };
+}
+
+export function geminiBody(request: CanonicalRequest): GeminiRequestBody {
+  // The API has no switch for parallel calls (§9.3); allowing them is its only behaviour.
+  if (request.parallelToolCalls === false) throw unsupportedParameter(parallelToolCallsParam(request.dialect));
+  const body: GeminiRequestBody = { contents: geminiContents(request) };
+  const systemInstruction = geminiSystemInstruction(request);
+  if (systemInstruction !== undefined) body.systemInstruction = systemInstruction;
+  const tools = geminiTools(request);
+  if (tools.length > 0) body.tools = tools;
+  const toolConfig = geminiToolConfig(request.toolChoice, request.tools ?? []);
+  if (toolConfig !== undefined) body.toolConfig = toolConfig;
+  const generationConfig = geminiGenerationConfig(request);
+  if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
+  return body;
+}
+
+function geminiTools(request: CanonicalRequest): GeminiTool[] {
+  const tools: GeminiTool[] = [];
+  if (request.tools !== undefined && request.tools.length > 0) tools.push({ functionDeclarations: request.tools.map(functionDeclaration) });
+  // Grounding with Google Search is a built-in tool beside the function declarations.
+  if (request.webSearch === true) tools.push({ googleSearch: {} });
+  return tools;
+}
+
+function functionDeclaration(tool: FunctionTool) {
+  return {
+    name: tool.name,
+    ...(tool.description !== undefined && { description: tool.description }),
+    ...(tool.parameters !== undefined && { parametersJsonSchema: tool.parameters }),
+  };
+}
+
+/**
+ * §9.3. Gemini has no per-tool strict flag; its VALIDATED mode (calls checked against the
+ * declarations) serves strict tools when the model chooses, and ANY already constrains forced calls.
+ */
+function geminiToolConfig(choice: ToolChoice | undefined, tools: readonly FunctionTool[]): GeminiToolConfig | undefined {
+  const strict = tools.some((tool) => tool.strict === true);
+  if (choice === undefined) return strict ? { functionCallingConfig: { mode: 'VALIDATED' } } : undefined;
+  switch (choice.kind) {
+    case 'auto':
+      return { functionCallingConfig: { mode: strict ? 'VALIDATED' : 'AUTO' } };
+    case 'none':
+      return { functionCallingConfig: { mode: 'NONE' } };
+    case 'required':
+      return { functionCallingConfig: { mode: 'ANY' } };
+    case 'tool':
+      return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.name] } };
+    default: {
+      const unknown: never = choice;
+      throw new Error(`unknown tool choice ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function geminiGenerationConfig(request: CanonicalRequest): GeminiGenerationConfig {
+  const config: GeminiGenerationConfig = {};
+  if (request.temperature !== undefined) config.temperature = request.temperature;
+  if (request.topP !== undefined) config.topP = request.topP;
+  if (request.topK !== undefined) config.topK = request.topK;
+  if (request.maxOutputTokens !== undefined) config.maxOutputTokens = request.maxOutputTokens;
+  if (request.stop !== undefined && request.stop.length > 0) config.stopSequences = [...request.stop];
+  if (request.presencePenalty !== undefined) config.presencePenalty = request.presencePenalty;
+  if (request.frequencyPenalty !== undefined) config.frequencyPenalty = request.frequencyPenalty;
+  if (request.seed !== undefined) config.seed = request.seed;
+  Object.assign(config, responseFormatConfig(request.responseFormat));
+  const thinkingConfig = geminiThinkingConfig(request);
+  if (thinkingConfig !== undefined) config.thinkingConfig = thinkingConfig;
+  return config;
+}
+
+/** §9.4: JSON output is a response media type, with the client's JSON Schema when it gave one. */
+function responseFormatConfig(format: ResponseFormat | undefined): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseJsonSchema'> {
+  switch (format?.kind) {
+    case undefined:
+    case 'text':
+      return {};
+    case 'json_object':
+      return { responseMimeType: 'application/json' };
+    case 'json_schema':
+      return { responseMimeType: 'application/json', responseJsonSchema: format.schema };
+    default: {
+      const unknown: never = format;
+      throw new Error(`unknown response format ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+function parallelToolCallsParam(dialect: DialectName): string {
+  switch (dialect) {
+    case 'chat':
+    case 'responses':
+      return 'parallel_tool_calls';
+    case 'messages':
+      return 'tool_choice.disable_parallel_tool_use';
+    default: {
+      const unknown: never = dialect;
+      return unknown;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The generic driver of every HTTP chat protocol: a pure translator (request builder, response
+ * parser, stream decoder, error mapping) plus the shared transport. Failure semantics, the same for
+ * all providers:
+ * - network failures, timeouts and non-2xx answers are GatewayErrors whose `retryable` drives
+ *   provider fallback;
+ * - a stream that fails before its first canonical event throws from the first `next()` (routing may
+ *   still fall back); after that the failure is one final `error` event and the stream ends;
+ * - a malformed chunk or an early end is an error event, never an exception out of the decoder.
+ */
+import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
+import type { RouteEndpoint } from '../catalog/types.ts';
+import { GatewayError } from '../core/errors.ts';
+import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
+import { parseJsonBody, readBodyText, sendUpstream, transportError, type UpstreamResponse } from './transport/http-client.ts';
+import { readSseMessages, type SseMessage } from './transport/sse.ts';
+import { malformedUpstream } from './transport/upstream-errors.ts';
+
+export function httpChatProtocol(translator: HttpChatTranslator): ChatProtocol {
+  return {
+    unsupportedParameters: translator.unsupportedParameters,
+    complete: (request, endpoint, context) => complete(translator, request, endpoint, context),
+    stream: (request, endpoint, context) => streamEvents(translator, request, endpoint, context),
+  };
+}
+
+async function complete(
+  translator: HttpChatTranslator,
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  context: CallContext,
+): Promise<CanonicalResult> {
+  const response = await send(translator, request, endpoint, context, false);
+  const text = await readBodyText(response, context.signal);
+  return translator.parseResponse(parseJsonBody(text));
+}
+
+async function* streamEvents(
+  translator: HttpChatTranslator,
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  context: CallContext,
+): AsyncGenerator<StreamEvent> {
+  const response = await send(translator, request, endpoint, context, true);
+  const decoder = translator.createStreamDecoder();
+  let started = false;
+  // Yields events in order. An error before anything was yielded is thrown instead (routing may
+  // still fall back); an error ends the stream. Returns true once the stream has ended.
+  const deliver = function* (events: readonly StreamEvent[]): Generator<StreamEvent, boolean> {
+    for (const event of events) {
+      if (event.type === 'error' && !started) throw event.error;
+      started = true;
+      yield event;
+      if (event.type === 'error') return true;
+    }
+    return false;
+  };
+  try {
+    const messages = readSseMessages(response.body);
+    while (true) {
+      let next: IteratorResult<SseMessage>;
+      try {
+        next = await messages.next();
+      } catch (error) {
+        yield* deliver([{ type: 'error', error: transportError(error, context.signal) }]);
+        return;
+      }
+      if (next.done) break;
+      if (yield* deliver(decode(decoder, next.value))) return;
+    }
+    yield* deliver(finishDecoding(decoder));
+  } finally {
+    // A consumer that stops early (client gone, error) must not leave the upstream body streaming.
+    if (!response.body.destroyed) response.body.destroy();
+  }
+}
+
+/** Builds and sends the upstream request; a non-2xx answer is read and mapped by the translator. */
+async function send(
+  translator: HttpChatTranslator,
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  context: CallContext,
+  stream: boolean,
+): Promise<UpstreamResponse> {
+  const wire = translator.buildRequest(request, endpoint, context.apiKey, stream);
+  const response = await sendUpstream({
+    method: 'POST',
+    url: wire.url,
+    headers: wire.headers,
+    body: wire.body,
+    timeoutMs: endpoint.provider.timeout_ms,
+    signal: context.signal,
+    requestId: context.requestId,
+  });
+  if (response.status >= 200 && response.status <= 299) return response;
+  const text = await readBodyText(response, context.signal);
+  throw translator.parseError(response.status, response.headers, text);
+}
+
+/** A decoder that throws on an unexpected shape reports it as a stream error instead of crashing. */
+function decode(decoder: StreamDecoder, message: SseMessage): readonly StreamEvent[] {
+  try {
+    return decoder.push(message);
+  } catch (error) {
+    return [{ type: 'error', error: asUpstreamFault(error) }];
+  }
+}
+
+function finishDecoding(decoder: StreamDecoder): readonly StreamEvent[] {
+  try {
+    return decoder.end();
+  } catch (error) {
+    return [{ type: 'error', error: asUpstreamFault(error) }];
+  }
+}
+
+function asUpstreamFault(error: unknown): GatewayError {
+  return error instanceof GatewayError ? error : malformedUpstream('a stream event the gateway could not read', error);
+}

@@ -1,0 +1,55 @@
+/** A Chat Completions response body → canonical result (PROTOCOLS.md §1). */
+import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
+import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { chatStreamError } from './errors.ts';
+import { chatFinish } from './finish.ts';
+import { chatUsage } from './usage.ts';
+import type { ChatAnnotationWire, ChatCompletionWire, ChatErrorWire } from './wire.ts';
+
+export function parseChatResponse(body: unknown): CanonicalResult {
+  const wire = body as ChatCompletionWire & { error?: ChatErrorWire };
+  // Some compatible servers answer 200 with an error envelope.
+  if (wire?.error !== undefined && wire.error !== null) throw chatStreamError(wire.error);
+  const choice = wire?.choices?.[0];
+  if (choice === undefined) throw malformedUpstream('a chat completion without choices');
+  const message = choice.message ?? {};
+  const content: AssistantContentPart[] = [];
+  // Compatible servers (vLLM, DeepSeek) return the reasoning text beside the answer.
+  const reasoning = message.reasoning_content ?? message.reasoning;
+  if (reasoning) content.push({ type: 'reasoning', text: reasoning });
+  const text = message.content ?? message.refusal;
+  if (text) content.push({ type: 'text', text });
+  for (const [position, call] of (message.tool_calls ?? []).entries()) {
+    content.push({
+      type: 'tool_call',
+      id: call.id ?? `call_${position}`,
+      name: call.function?.name ?? '',
+      arguments: call.function?.arguments ?? '',
+      ...(call.extra_content !== undefined && { extraContent: call.extra_content }),
+    });
+  }
+  const citations = chatCitations(message.annotations);
+  return {
+    ...(wire.id !== undefined && { providerResponseId: wire.id }),
+    ...(wire.model !== undefined && { providerModel: wire.model }),
+    content,
+    finish: chatFinish(choice.finish_reason),
+    usage: chatUsage(wire.usage),
+    ...(citations.length > 0 && { citations }),
+  };
+}
+
+export function chatCitations(annotations: readonly ChatAnnotationWire[] | null | undefined): Citation[] {
+  const citations: Citation[] = [];
+  for (const annotation of annotations ?? []) {
+    const cite = annotation.url_citation;
+    if (annotation.type !== 'url_citation' || cite?.url === undefined) continue;
+    citations.push({
+      url: cite.url,
+      ...(cite.title !== undefined && { title: cite.title }),
+      ...(cite.start_index !== undefined && { startIndex: cite.start_index }),
+      ...(cite.end_index !== undefined && { endIndex: cite.end_index }),
+    });
+  }
+  return citations;
+}

@@ -1,0 +1,130 @@
+/**
+ * Chat Completions SSE → canonical stream events (PROTOCOLS.md §1 "Streaming", §9.8).
+ *
+ * The wire has no explicit part boundaries, so the decoder opens a canonical part when the first
+ * delta of its kind arrives and closes it when another kind starts or the choice finishes. Tool calls
+ * are tracked by their wire `index`. The finish is held back until the usage chunk and `[DONE]` have
+ * been seen, because the canonical stream ends with exactly one finish.
+ */
+import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
+import type { GatewayError } from '../../core/errors.ts';
+import type { StreamDecoder } from '../protocol.ts';
+import { parseEventJson } from '../transport/sse.ts';
+import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { chatStreamError } from './errors.ts';
+import { chatFinish } from './finish.ts';
+import { chatCitations } from './response.ts';
+import { chatUsage } from './usage.ts';
+import type { ChatChunkToolCallWire, ChatChunkWire } from './wire.ts';
+
+type OpenPart = { readonly kind: 'text' | 'reasoning'; readonly index: number };
+
+export function createChatStreamDecoder(): StreamDecoder {
+  let started = false;
+  let finished = false;
+  let nextIndex = 0;
+  let open: OpenPart | undefined;
+  /** Wire tool-call index → canonical part index, for calls not yet ended. */
+  const toolCalls = new Map<number, number>();
+  let pendingFinish: Finish | undefined;
+  /** Web-search annotations seen so far, attached to the end of the text part they cite. */
+  let citations: Citation[] = [];
+
+  const closeOpen = (events: StreamEvent[]) => {
+    if (open === undefined) return;
+    if (open.kind === 'reasoning') {
+      events.push({ type: 'reasoning-end', index: open.index });
+    } else {
+      events.push({ type: 'text-end', index: open.index, ...(citations.length > 0 && { citations }) });
+      citations = [];
+    }
+    open = undefined;
+  };
+
+  const appendText = (kind: OpenPart['kind'], text: string, events: StreamEvent[]) => {
+    if (open?.kind !== kind) {
+      closeOpen(events);
+      open = { kind, index: nextIndex++ };
+      events.push(kind === 'text' ? { type: 'text-start', index: open.index } : { type: 'reasoning-start', index: open.index });
+    }
+    events.push(kind === 'text' ? { type: 'text-delta', index: open.index, text } : { type: 'reasoning-delta', index: open.index, text });
+  };
+
+  const toolCallDelta = (call: ChatChunkToolCallWire, position: number, events: StreamEvent[]) => {
+    const wireIndex = call.index ?? position;
+    let index = toolCalls.get(wireIndex);
+    if (index === undefined) {
+      closeOpen(events);
+      index = nextIndex++;
+      toolCalls.set(wireIndex, index);
+      events.push({
+        type: 'tool-call-start',
+        index,
+        id: call.id ?? `call_${wireIndex}`,
+        name: call.function?.name ?? '',
+        ...(call.extra_content !== undefined && { extraContent: call.extra_content }),
+      });
+    }
+    const fragment = call.function?.arguments;
+    if (fragment) events.push({ type: 'tool-call-delta', index, argumentsDelta: fragment });
+  };
+
+  const closeAll = (events: StreamEvent[]) => {
+    closeOpen(events);
+    for (const index of toolCalls.values()) events.push({ type: 'tool-call-end', index });
+    toolCalls.clear();
+  };
+
+  /** An error is final: nothing is decoded after it. */
+  const fail = (error: GatewayError): StreamEvent[] => {
+    finished = true;
+    return [{ type: 'error', error }];
+  };
+
+  const complete = (): StreamEvent[] => {
+    if (pendingFinish === undefined) return fail(malformedUpstream('a stream that ended before its finish_reason'));
+    finished = true;
+    return [{ type: 'finish', finish: pendingFinish }];
+  };
+
+  return {
+    push(message) {
+      if (finished) return [];
+      if (message.data === '[DONE]') return complete();
+      const parsed = parseEventJson(message.data);
+      if (!parsed.ok) return fail(parsed.error);
+      const chunk = parsed.value as ChatChunkWire;
+      if (chunk?.error !== undefined && chunk.error !== null) return fail(chatStreamError(chunk.error));
+      const events: StreamEvent[] = [];
+      if (!started) {
+        started = true;
+        events.push({
+          type: 'start',
+          ...(chunk.id !== undefined && { providerResponseId: chunk.id }),
+          ...(chunk.model !== undefined && { providerModel: chunk.model }),
+        });
+      }
+      // Only the first choice is read: the gateway always asks for one (n is 1).
+      const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+      if (choice !== undefined && pendingFinish === undefined) {
+        const delta = choice.delta ?? {};
+        const reasoning = delta.reasoning_content ?? delta.reasoning;
+        if (reasoning) appendText('reasoning', reasoning, events);
+        const text = delta.content ?? delta.refusal;
+        if (text) appendText('text', text, events);
+        citations.push(...chatCitations(delta.annotations));
+        (delta.tool_calls ?? []).forEach((call, position) => toolCallDelta(call, position, events));
+        if (choice.finish_reason) {
+          closeAll(events);
+          pendingFinish = chatFinish(choice.finish_reason);
+        }
+      }
+      if (chunk.usage !== undefined && chunk.usage !== null) events.push({ type: 'usage', usage: chatUsage(chunk.usage) });
+      return events;
+    },
+    end() {
+      // Servers that omit `[DONE]` after a finish_reason still delivered a whole answer.
+      return finished ? [] : complete();
+    },
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * Canonical request → Responses body (PROTOCOLS.md §2 and the §9 mapping tables). Pure. Parameters
+ * the format cannot carry are declared in index.ts (`unsupportedParameters`) so that policy rejects
+ * them before any credit moves (spec: chat completions rule 3); none is dropped here.
+ */
+import type { AssistantContentPart, CanonicalRequest, ImagePart, Message, ResponseFormat, TextPart, ToolChoice, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
+import type { RouteEndpoint } from '../../catalog/types.ts';
+import { reasoningEffort } from '../reasoning-effort.ts';
+import type { UpstreamHttpRequest } from '../protocol.ts';
+import { reasoningReference } from './reasoning-item.ts';
+import type { ResponsesInputContent, ResponsesInputItem, ResponsesRequestBody, ResponsesTextFormat, ResponsesTool, ResponsesToolChoice } from './wire.ts';
+
+/** Used when the provider config names no base_url. */
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+export function buildResponsesRequest(
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  apiKey: string | undefined,
+  stream: boolean,
+): UpstreamHttpRequest {
+  const base = (endpoint.provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+  if (stream) headers.accept = 'text/event-stream';
+  return { url: `${base}/responses`, headers, body: JSON.stringify(responsesBody(request, endpoint.upstreamModel, stream)) };
+}
+
+export function responsesBody(request: CanonicalRequest, model: string, stream: boolean): ResponsesRequestBody {
+  const body: ResponsesRequestBody = { model, input: request.messages.flatMap(inputItems) };
+  if (request.system.length > 0) body.instructions = request.system.map((block) => block.text).join('\n\n');
+  if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  const tools = responsesTools(request);
+  if (tools.length > 0) body.tools = tools;
+  if (request.toolChoice !== undefined) body.tool_choice = responsesToolChoice(request.toolChoice);
+  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  if (request.responseFormat !== undefined) body.text = { format: textFormat(request.responseFormat) };
+  const effort = reasoningEffort(request);
+  if (effort !== undefined) body.reasoning = { effort };
+  if (request.user !== undefined) body.user = request.user;
+  if (stream) body.stream = true;
+  return body;
+}
+
+function inputItems(message: Message): ResponsesInputItem[] {
+  switch (message.role) {
+    case 'user':
+      return userItems(message.content);
+    case 'assistant':
+      return assistantItems(message.content);
+    case 'tool':
+      return message.content.map(toolOutput);
+    default: {
+      const unknown: never = message;
+      throw new Error(`unknown role ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** Tool results become `function_call_output` items, ahead of the turn's other content. */
+function userItems(content: readonly UserContentPart[]): ResponsesInputItem[] {
+  const items: ResponsesInputItem[] = [];
+  const parts: ResponsesInputContent[] = [];
+  for (const part of content) {
+    switch (part.type) {
+      case 'tool_result':
+        items.push(toolOutput(part));
+        break;
+      case 'text':
+        parts.push({ type: 'input_text', text: part.text });
+        break;
+      case 'image':
+        parts.push(inputImage(part));
+        break;
+      case 'document':
+        parts.push(
+          part.mediaType === 'text/plain'
+            ? { type: 'input_text', text: part.data }
+            : { type: 'input_file', file_data: `data:${part.mediaType};base64,${part.data}`, ...(part.title !== undefined && { filename: part.title }) },
+        );
+        break;
+      default: {
+        const unknown: never = part;
+        throw new Error(`unknown user part ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  if (parts.length > 0) items.push({ type: 'message', role: 'user', content: parts });
+  return items;
+}
+
+/**
+ * Assistant output goes back as items in order: consecutive text as one assistant message, each tool
+ * call as a `function_call`, OpenAI reasoning items by reference. Another family's reasoning has no
+ * meaning here and is not sent (§9.2).
+ */
+function assistantItems(content: readonly AssistantContentPart[]): ResponsesInputItem[] {
+  const items: ResponsesInputItem[] = [];
+  let texts: string[] = [];
+  const flushText = () => {
+    if (texts.length > 0) items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: texts.join(''), annotations: [] }] });
+    texts = [];
+  };
+  for (const part of content) {
+    switch (part.type) {
+      case 'text':
+        texts.push(part.text);
+        break;
+      case 'tool_call':
+        flushText();
+        items.push({ type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments });
+        break;
+      case 'reasoning': {
+        const reference = reasoningReference(part.signature);
+        if (reference === undefined) break;
+        flushText();
+        items.push({
+          type: 'reasoning',
+          id: reference.id,
+          summary: part.text === '' ? [] : [{ type: 'summary_text', text: part.text }],
+          ...(reference.encrypted_content !== undefined && { encrypted_content: reference.encrypted_content }),
+        });
+        break;
+      }
+      default: {
+        const unknown: never = part;
+        throw new Error(`unknown assistant part ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  flushText();
+  return items;
+}
+
+/** A text-only result is a plain string; images make it a list of input parts (both documented). */
+function toolOutput(part: ToolResultPart): ResponsesInputItem {
+  const onlyText = part.content.every((item): item is TextPart => item.type === 'text');
+  const output = onlyText
+    ? part.content.map((item) => (item as TextPart).text).join('')
+    : part.content.map((item): ResponsesInputContent => (item.type === 'text' ? { type: 'input_text', text: item.text } : inputImage(item)));
+  return { type: 'function_call_output', call_id: part.toolCallId, output };
+}
+
+function inputImage(part: ImagePart): ResponsesInputContent {
+  const url = part.source.kind === 'url' ? part.source.url : `data:${part.source.mediaType};base64,${part.source.data}`;
+  return { type: 'input_image', image_url: url, detail: part.detail ?? 'auto' };
+}
+
+function responsesTools(request: CanonicalRequest): ResponsesTool[] {
+  const tools: ResponsesTool[] = (request.tools ?? []).map((tool) => ({
+    type: 'function',
+    name: tool.name,
+    ...(tool.description !== undefined && { description: tool.description }),
+    parameters: tool.parameters ?? null,
+    // Always explicit: this API treats an omitted `strict` as true, which the other formats do not.
+    strict: tool.strict ?? false,
+  }));
+  if (request.webSearch === true) tools.push({ type: 'web_search' });
+  return tools;
+}
+
+function responsesToolChoice(choice: ToolChoice): ResponsesToolChoice {
+  switch (choice.kind) {
+    case 'auto':
+    case 'none':
+    case 'required':
+      return choice.kind;
+    case 'tool':
+      return { type: 'function', name: choice.name };
+    default: {
+      const unknown: never = choice;
+      throw new Error(`unknown tool choice ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** Responses puts the schema's name and schema flat in `text.format` (Chat nests them). */
+function textFormat(format: ResponseFormat): ResponsesTextFormat {
+  switch (format.kind) {
+    case 'text':
+    case 'json_object':
+      return { type: format.kind };
+    case 'json_schema':
+      return {
+        type: 'json_schema',
+        name: format.name,
+        schema: format.schema,
+        ...(format.strict !== undefined && { strict: format.strict }),
+        ...(format.description !== undefined && { description: format.description }),
+      };
+    default: {
+      const unknown: never = format;
+      throw new Error(`unknown response format ${JSON.stringify(unknown)}`);
+    }
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Tool-call arguments travel canonically as JSON text (the OpenAI formats' representation); the
+ * Anthropic and Gemini formats want an object. Arguments that do not parse to an object are the
+ * client's error, reported as a 400 naming the conversation field — never replaced by `{}`
+ * (PROTOCOLS.md §9.2), which would run the tool with inputs nobody gave.
+ */
+import type { CanonicalRequest, ToolCallPart } from '../canonical/index.ts';
+import { invalidRequest } from '../core/errors.ts';
+import { conversationParam } from './param-names.ts';
+
+export function toolArgumentsObject(call: ToolCallPart, request: CanonicalRequest): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(call.arguments);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalidRequest(
+      `The arguments of tool call '${call.id}' (${call.name}) are not a JSON object; this model needs them as one.`,
+      conversationParam(request.dialect),
+    );
+  }
+  return parsed as Record<string, unknown>;
+}

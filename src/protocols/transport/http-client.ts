@@ -1,0 +1,114 @@
+/**
+ * The one place upstream HTTP happens: a request over the origin's shared pool, with the provider's
+ * timeout, the caller's AbortSignal, and every network failure turned into a GatewayError. Protocols
+ * build the request (url, headers, body) and interpret the answer; nothing here knows a provider.
+ */
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../../core/errors.ts';
+import { poolFor } from './pools.ts';
+import { malformedUpstream, type UpstreamHeaders } from './upstream-errors.ts';
+
+/** Used when the provider config sets no `timeout_ms` (the official OpenAI client's default). */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+/** Establishing a connection never waits longer than this, whatever the provider timeout. */
+const MAX_CONNECT_TIMEOUT_MS = 10_000;
+
+export interface UpstreamCall {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /**
+   * The provider's `timeout_ms` (DEFAULT_TIMEOUT_MS when undefined). It bounds the wait for the
+   * response headers and each silence in the body, so a long but lively stream is never cut; models
+   * answer a non-streaming call only when done, so there the wait for headers is the whole wait.
+   */
+  readonly timeoutMs?: number;
+  readonly signal: AbortSignal;
+  /** The gateway request id, sent as `x-request-id` for correlation in the provider's logs. */
+  readonly requestId?: string;
+}
+
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: UpstreamHeaders;
+  readonly body: Dispatcher.ResponseData['body'];
+}
+
+/** Sends one request. Throws a GatewayError for a network failure, a timeout or a cancellation. */
+export async function sendUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
+  const url = new URL(call.url);
+  const timeoutMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const headers: Record<string, string> = { ...call.headers };
+  if (call.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
+  try {
+    const response = await poolFor(url.origin, Math.min(timeoutMs, MAX_CONNECT_TIMEOUT_MS)).request({
+      method: call.method,
+      path: url.pathname + url.search,
+      headers,
+      body: call.body,
+      signal: call.signal,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    return { status: response.statusCode, headers: flattenHeaders(response.headers), body: response.body };
+  } catch (error) {
+    throw transportError(error, call.signal);
+  }
+}
+
+/** Reads a whole body as text, mapping a failure while reading like any other transport failure. */
+export async function readBodyText(response: UpstreamResponse, callerSignal: AbortSignal): Promise<string> {
+  try {
+    return await response.body.text();
+  } catch (error) {
+    throw transportError(error, callerSignal);
+  }
+}
+
+/** Parses a 2xx body as JSON; an unreadable body is a retryable upstream fault. */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw malformedUpstream('a response body that is not valid JSON', error);
+  }
+}
+
+/**
+ * Maps what undici (or an abort) throws. The caller's signal decides between a cancellation (the
+ * client went away: nothing to fall back to) and a timeout (another endpoint may answer).
+ */
+export function transportError(error: unknown, callerSignal: AbortSignal): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (callerSignal.aborted) {
+    return new GatewayError(502, 'The upstream request was cancelled.', { code: 'upstream_unavailable', cause: error });
+  }
+  if (isTimeout(error)) {
+    return new GatewayError(504, 'The upstream provider did not answer in time.', {
+      code: 'upstream_timeout',
+      retryable: true,
+      cause: error,
+    });
+  }
+  return new GatewayError(502, 'The upstream provider could not be reached or closed the connection.', {
+    code: 'upstream_unavailable',
+    retryable: true,
+    cause: error,
+  });
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function isTimeout(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && TIMEOUT_CODES.has(code);
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): UpstreamHeaders {
+  const flat: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  return flat;
+}

@@ -1,0 +1,47 @@
+/**
+ * Plain JSON calls for the non-chat protocols (image generation, video jobs): one request, one JSON
+ * answer, the provider's error mapping applied to non-2xx answers.
+ */
+import type { GatewayError } from '../../core/errors.ts';
+import { parseJsonBody, readBodyText, sendUpstream } from './http-client.ts';
+import type { UpstreamHeaders } from './upstream-errors.ts';
+
+export type ParseUpstreamError = (status: number, headers: UpstreamHeaders, bodyText: string) => GatewayError;
+
+export interface JsonCallOptions {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timeoutMs?: number;
+  readonly signal: AbortSignal;
+  readonly requestId?: string;
+  /** Maps a non-2xx answer (each protocol's errors.ts provides one). */
+  readonly parseError: ParseUpstreamError;
+}
+
+export interface JsonAnswer {
+  readonly status: number;
+  readonly headers: UpstreamHeaders;
+  readonly body: unknown;
+}
+
+export function postJson(url: string, body: unknown, options: JsonCallOptions): Promise<JsonAnswer> {
+  return callJson('POST', url, JSON.stringify(body), options);
+}
+
+export function getJson(url: string, options: JsonCallOptions): Promise<JsonAnswer> {
+  return callJson('GET', url, undefined, options);
+}
+
+async function callJson(method: 'GET' | 'POST', url: string, body: string | undefined, options: JsonCallOptions): Promise<JsonAnswer> {
+  const response = await sendUpstream({
+    method,
+    url,
+    headers: options.headers,
+    body,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    requestId: options.requestId,
+  });
+  const text = await readBodyText(response, options.signal);
+  if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, text);
+  return { status: response.status, headers: response.headers, body: parseJsonBody(text) };
+}

@@ -1,0 +1,35 @@
+/**
+ * Server-sent events off an upstream body, split by eventsource-parser (never by hand: events may
+ * straddle chunks, carry several data lines, CRLF endings or comments).
+ */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { malformedUpstream } from './upstream-errors.ts';
+import type { GatewayError } from '../../core/errors.ts';
+
+export type SseMessage = Pick<EventSourceMessage, 'event' | 'data'>;
+
+/** Yields each complete SSE message as the body delivers it; keep-alive comments are skipped. */
+export async function* readSseMessages(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseMessage> {
+  let pending: SseMessage[] = [];
+  const parser = createParser({ onEvent: (message) => pending.push({ event: message.event, data: message.data }) });
+  const text = new TextDecoder();
+  for await (const chunk of body) {
+    parser.feed(typeof chunk === 'string' ? chunk : text.decode(chunk, { stream: true }));
+    if (pending.length > 0) {
+      const ready = pending;
+      pending = [];
+      yield* ready;
+    }
+  }
+  parser.feed(text.decode());
+  yield* pending;
+}
+
+/** Parses one event's JSON data; a malformed chunk becomes an error, never an exception. */
+export function parseEventJson(data: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: GatewayError } {
+  try {
+    return { ok: true, value: JSON.parse(data) };
+  } catch (cause) {
+    return { ok: false, error: malformedUpstream('a stream chunk that is not valid JSON', cause) };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The attempt plan: a flat, ordered list of the routes a request may use. Order follows
+ * `provider.sort` (price by default), ties keep the config order; with `allow_fallbacks: false`
+ * the plan is the first route only.
+ */
+import type { ProviderPreferences, ProviderSort } from '../canonical/index.ts';
+import type { RouteEndpoint } from '../catalog/types.ts';
+
+export function orderRoutes(routes: readonly RouteEndpoint[], sort: ProviderSort = 'price'): RouteEndpoint[] {
+  const key = SORT_KEYS[sort];
+  // Array.prototype.sort is stable, so equal keys keep the config order.
+  return [...routes].sort((a, b) => compareKeys(key(a), key(b)));
+}
+
+/** Routes the request may fall back through, in order. */
+export function attemptPlan(eligible: readonly RouteEndpoint[], preferences: ProviderPreferences | undefined): RouteEndpoint[] {
+  return preferences?.allowFallbacks === false ? eligible.slice(0, 1) : [...eligible];
+}
+
+/** Smaller sorts first; undefined (no observation) sorts last. */
+type SortKey = number | undefined;
+
+const SORT_KEYS: Record<ProviderSort, (route: RouteEndpoint) => SortKey> = {
+  // The sum of the standard input and output rates: one comparable number per route.
+  price: (route) => Number((route.prices.standard.input ?? 0n) + (route.prices.standard.output ?? 0n)),
+  latency: (route) => route.latencyMs,
+  throughput: (route) => (route.throughputTps === undefined ? undefined : -route.throughputTps),
+};
+
+function compareKeys(a: SortKey, b: SortKey): number {
+  if (a === b) return 0;
+  if (a === undefined) return 1;
+  if (b === undefined) return -1;
+  return a - b;
+}

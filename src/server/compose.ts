@@ -1,0 +1,129 @@
+/**
+ * Assembles a running gateway from settings: store, catalog, authenticator, the app and its
+ * listener. `npm start`, `gateway serve` and the test helper all go through here, so what the
+ * tests run is what operators run.
+ */
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenticator.ts';
+import { buildCatalog } from '../catalog/catalog.ts';
+import type { Catalog } from '../catalog/types.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { parseRateMultiplier } from '../core/money.ts';
+import { startMaintenance } from '../storage/maintenance.ts';
+import { openStore } from '../storage/open-store.ts';
+import type { Store } from '../storage/store.ts';
+import { buildApp, type RouteModule } from './app.ts';
+import type { AppDeps } from './deps.ts';
+import { ALL_ROUTES } from './routes.ts';
+import type { StorageSettings } from './settings.ts';
+
+export interface RuntimeOptions {
+  readonly config: GatewayConfig;
+  readonly storage: StorageSettings & {
+    /** PostgreSQL schema to use (tests isolate themselves in a fresh one). */
+    readonly schema?: string;
+  };
+  readonly adminKey?: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+  /** Defaults to every route of the service. */
+  readonly routes?: readonly RouteModule[];
+  /** Change-feed polling interval of the key cache (ms). */
+  readonly pollIntervalMs?: number;
+  /** How often expired reservations, request rows, idempotency records and jobs are swept (ms). */
+  readonly maintenanceIntervalMs?: number;
+  /** Let in-flight requests finish on close (see BuildAppOptions.drainOnClose). */
+  readonly drainOnClose?: boolean;
+  readonly now?: () => number;
+}
+
+export interface GatewayRuntime {
+  readonly app: FastifyInstance;
+  readonly deps: AppDeps;
+  readonly store: Store;
+  /** Starts accepting connections; resolves to the base URL (`http://127.0.0.1:8080`). */
+  listen(host: string, port: number): Promise<string>;
+  /** Stops accepting, finishes in-flight requests, stops timers and closes the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAINTENANCE_INTERVAL_MS = 30_000;
+
+export function createLogger(level: string): Logger {
+  return pino({ level, base: undefined });
+}
+
+/** The shared dependencies every route module receives. */
+export function createDeps(input: {
+  readonly config: GatewayConfig;
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly logger: Logger;
+  readonly authenticator: GatewayAuthenticator;
+  readonly adminKey?: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly now?: () => number;
+}): AppDeps {
+  return {
+    config: input.config,
+    store: input.store,
+    catalog: input.catalog,
+    logger: input.logger,
+    authenticator: input.authenticator,
+    adminKey: input.adminKey,
+    env: input.env,
+    now: input.now ?? Date.now,
+  };
+}
+
+export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
+  const now = options.now ?? Date.now;
+  const catalog = buildCatalog(options.config);
+  const store = await openStore({ ...options.storage, logger: options.logger, now });
+  const defaultRate = options.config.billing?.default_rate;
+  const authenticator = createAuthenticator(store, {
+    defaultRate: defaultRate === undefined ? undefined : parseRateMultiplier(defaultRate),
+    pollIntervalMs: options.pollIntervalMs,
+    logger: options.logger,
+  });
+  const deps = createDeps({ ...options, store, catalog, authenticator, now });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(deps, { routes: options.routes ?? ALL_ROUTES, drainOnClose: options.drainOnClose });
+  } catch (error) {
+    authenticator.stop();
+    await store.close();
+    throw error;
+  }
+
+  const maintenance = startMaintenance(store, {
+    intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
+    now,
+    logger: options.logger,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    deps,
+    store,
+    async listen(host, port) {
+      await app.listen({ host, port });
+      const address = app.server.address();
+      const boundPort = typeof address === 'object' && address ? address.port : port;
+      return `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+    },
+    close() {
+      closing ??= (async () => {
+        authenticator.stop();
+        try {
+          await app.close();
+        } finally {
+          await maintenance.stop();
+          await store.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * Unauthenticated service endpoints: health for load balancers, metrics for Prometheus and the
+ * OpenAPI description. They reveal no account data.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import { GatewayError } from '../core/errors.ts';
+import type { Store } from '../storage/store.ts';
+import { sendError } from './error-handling.ts';
+
+export function registerServiceRoutes(app: FastifyInstance, store: Store, metrics: Registry): void {
+  app.get('/healthz', async (request, reply) => {
+    try {
+      // The cheapest query every engine answers: proves the database is reachable.
+      await store.currentVersion();
+    } catch (error) {
+      request.log.warn({ err: error }, 'health check: store unavailable');
+      return sendError(reply, new GatewayError(503, 'The store is unavailable.', { code: 'storage_unavailable', retryable: true }));
+    }
+    return { status: 'ok', store: store.engine };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.contentType);
+    return metrics.metrics();
+  });
+
+  app.get('/openapi.json', async () => app.swagger());
+}

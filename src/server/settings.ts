@@ -1,0 +1,58 @@
+/**
+ * The process settings read from the environment, in one place, so the server (`npm start`,
+ * `gateway serve`) and the administrative CLI resolve storage the same way.
+ */
+import { resolve } from 'node:path';
+
+export interface StorageSettings {
+  /** Holds the SQLite file and the blob folder. */
+  readonly dataDir: string;
+  /** `postgres://…` selects PostgreSQL; undefined selects the embedded SQLite store. */
+  readonly databaseUrl: string | undefined;
+}
+
+export interface Settings extends StorageSettings {
+  readonly host: string;
+  readonly port: number;
+  /** The operator's config file; undefined serves the built-in demo catalog. */
+  readonly configPath: string | undefined;
+  /** Optional; rate limits and cross-instance signals. */
+  readonly redisUrl: string | undefined;
+  /** Bearer secret of the admin API; the admin API is off when undefined. */
+  readonly adminKey: string | undefined;
+  readonly logLevel: string;
+}
+
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+export function readSettings(env: Readonly<Record<string, string | undefined>>): Settings {
+  const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SettingsError(`PORT must be a port number, got '${env.PORT}'`);
+  const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info';
+  if (!LOG_LEVELS.has(logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got '${logLevel}'`);
+  return {
+    ...readStorageSettings(env),
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    port,
+    configPath: nonEmpty(env.GATEWAY_CONFIG),
+    redisUrl: nonEmpty(env.REDIS_URL),
+    adminKey: nonEmpty(env.GATEWAY_ADMIN_KEY),
+    logLevel,
+  };
+}
+
+function readStorageSettings(env: Readonly<Record<string, string | undefined>>): StorageSettings {
+  const databaseUrl = nonEmpty(env.DATABASE_URL);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new SettingsError('DATABASE_URL must be a postgres:// URL (leave it unset for the embedded SQLite store)');
+  }
+  return { dataDir: resolve(nonEmpty(env.GATEWAY_DATA_DIR) ?? './data'), databaseUrl };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}

@@ -1,0 +1,164 @@
+/**
+ * The SQLite schema, version by version. Kept line-for-line parallel to postgres.ts: the same
+ * tables, columns, constraints and indexes. STRICT tables make SQLite enforce the declared types, so
+ * a floating-point value can never land in a money column; booleans are 0/1 integers and JSON
+ * documents are TEXT. The small, hot tables of the request path are WITHOUT ROWID: the primary key
+ * is then the table itself, so a write touches one B-tree page fewer, and in WAL mode the cost of
+ * a commit grows with the pages it writes.
+ */
+import type { Migration } from './migration.ts';
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+CREATE TABLE organizations (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  community_supply INTEGER NOT NULL DEFAULT 0 CHECK (community_supply IN (0, 1)),
+  training_use INTEGER NOT NULL DEFAULT 0 CHECK (training_use IN (0, 1)),
+  rate_numerator INTEGER CHECK (rate_numerator >= 0),
+  rate_denominator INTEGER CHECK (rate_denominator > 0),
+  created_at INTEGER NOT NULL,
+  CHECK ((rate_numerator IS NULL) = (rate_denominator IS NULL))
+) STRICT;
+
+CREATE TABLE accounts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  organization_id TEXT REFERENCES organizations (id),
+  community_supply INTEGER NOT NULL DEFAULT 0 CHECK (community_supply IN (0, 1)),
+  training_use INTEGER NOT NULL DEFAULT 0 CHECK (training_use IN (0, 1)),
+  rate_numerator INTEGER CHECK (rate_numerator >= 0),
+  rate_denominator INTEGER CHECK (rate_denominator > 0),
+  created_at INTEGER NOT NULL,
+  CHECK ((rate_numerator IS NULL) = (rate_denominator IS NULL))
+) STRICT;
+
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  name TEXT,
+  hash TEXT NOT NULL,
+  display_prefix TEXT NOT NULL,
+  scopes TEXT,
+  allowed_models TEXT,
+  limits TEXT,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+) STRICT;
+CREATE UNIQUE INDEX api_keys_hash ON api_keys (hash);
+CREATE INDEX api_keys_owner ON api_keys (owner_kind, owner_id);
+
+-- One row per owner: the running totals the ledger and the open reservations add up to. The
+-- CHECKs make "available never negative" a property of the data, not only of the code.
+CREATE TABLE wallets (
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  balance INTEGER NOT NULL DEFAULT 0 CHECK (balance >= 0),
+  reserved INTEGER NOT NULL DEFAULT 0 CHECK (reserved >= 0 AND reserved <= balance),
+  PRIMARY KEY (owner_kind, owner_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE ledger_entries (
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('credit', 'charge')),
+  amount INTEGER NOT NULL CHECK (amount > 0),
+  reservation_id TEXT,
+  request_id TEXT,
+  note TEXT,
+  created_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX ledger_entries_owner ON ledger_entries (owner_kind, owner_id, id);
+
+CREATE TABLE reservations (
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  amount INTEGER NOT NULL CHECK (amount >= 0),
+  request_id TEXT,
+  status TEXT NOT NULL CHECK (status IN ('open', 'settled', 'released')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  closed_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX reservations_open_expiry ON reservations (expires_at) WHERE status = 'open';
+
+CREATE TABLE request_log (
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  route TEXT NOT NULL,
+  model TEXT,
+  provider TEXT,
+  upstream_model TEXT,
+  status TEXT NOT NULL CHECK (status IN ('completed', 'failed', 'cancelled', 'incomplete')),
+  http_status INTEGER NOT NULL,
+  stream INTEGER NOT NULL CHECK (stream IN (0, 1)),
+  input_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  search_units INTEGER NOT NULL,
+  cost INTEGER NOT NULL,
+  error_code TEXT,
+  created_at INTEGER NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  first_byte_ms INTEGER,
+  output TEXT,
+  blob_keys TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX request_log_owner_time ON request_log (owner_kind, owner_id, created_at);
+CREATE INDEX request_log_expiry ON request_log (expires_at);
+
+CREATE TABLE idempotency_records (
+  key_id TEXT NOT NULL,
+  route TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  body_hash TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('in_progress', 'completed')),
+  locked_until INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  response_status INTEGER,
+  response_headers TEXT,
+  response_body TEXT,
+  PRIMARY KEY (key_id, route, idempotency_key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX idempotency_records_expiry ON idempotency_records (expires_at);
+
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('response', 'video')),
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled')),
+  payload TEXT,
+  result TEXT,
+  reservation_id TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  lease_owner TEXT,
+  lease_until INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX jobs_claimable ON jobs (kind, created_at) WHERE status IN ('queued', 'in_progress');
+CREATE INDEX jobs_expiry ON jobs (expires_at);
+
+CREATE TABLE change_feed (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  version INTEGER NOT NULL
+) STRICT;
+INSERT INTO change_feed (id, version) VALUES (1, 0);
+`,
+  },
+];

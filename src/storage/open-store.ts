@@ -1,0 +1,51 @@
+/**
+ * Opens the configured store: PostgreSQL when a `postgres://` (or `postgresql://`) URL is given,
+ * else the embedded SQLite file `<dataDir>/gateway.sqlite`. Either is migrated to the newest schema
+ * before it is returned.
+ */
+import { join } from 'node:path';
+import { silentLogger, type StorageLogger } from './logger.ts';
+import { openPostgresStore } from './postgres/store.ts';
+import { openSqliteStore } from './sqlite/store.ts';
+import type { Store } from './store.ts';
+
+export type { StorageLogger } from './logger.ts';
+
+export const SQLITE_FILE_NAME = 'gateway.sqlite';
+
+export interface OpenStoreOptions {
+  /** `postgres://…` selects PostgreSQL; undefined selects SQLite. */
+  readonly databaseUrl?: string;
+  /** The folder of the SQLite file (created when missing). */
+  readonly dataDir: string;
+  /** SQLite only: another file, or ':memory:' for a private throwaway database. */
+  readonly sqliteFile?: string;
+  /** PostgreSQL only: a schema of its own, created when missing (lowercase letters, digits, `_`). */
+  readonly schema?: string;
+  /** PostgreSQL only: connections in the pool (default 10). */
+  readonly poolSize?: number;
+  readonly logger?: StorageLogger;
+  /** The clock for creation times; replaceable in tests. */
+  readonly now?: () => number;
+}
+
+const POSTGRES_URL = /^postgres(?:ql)?:\/\//;
+const DEFAULT_POOL_SIZE = 10;
+
+export function openStore(options: OpenStoreOptions): Promise<Store> {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  if (options.databaseUrl === undefined) {
+    return openSqliteStore({ file: options.sqliteFile ?? join(options.dataDir, SQLITE_FILE_NAME), logger, now });
+  }
+  if (!POSTGRES_URL.test(options.databaseUrl)) {
+    return Promise.reject(new RangeError('the database URL must start with postgres:// or postgresql://'));
+  }
+  return openPostgresStore({
+    connectionString: options.databaseUrl,
+    schema: options.schema ?? null,
+    poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
+    logger,
+    now,
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The PostgreSQL connection pool.
+ *
+ * - An optional schema isolates one gateway (or one test run) in a shared database; it is set as
+ *   the search_path in each connection's startup packet, so every pooled connection uses it with no
+ *   extra round trip.
+ * - Value parsing is fixed per pool, not through pg's process-wide defaults: BIGINT, NUMERIC, JSON
+ *   and JSONB arrive as text and the shared decoders (rows.ts) turn them into exact bigints, numbers
+ *   and parsed JSON, exactly as for SQLite.
+ * - Hot statements are named, so each connection prepares them once and then only binds values.
+ * - Lost connections become `storage_unavailable` errors (503, retryable); other failures stay as
+ *   they are.
+ */
+import pg from 'pg';
+import { GatewayError } from '../../core/errors.ts';
+import type { StorageLogger } from '../logger.ts';
+import type { Row } from '../rows.ts';
+
+const TEXT_TYPES = new Set([
+  20, // int8
+  1700, // numeric (SUM of BIGINT)
+  114, // json
+  3802, // jsonb
+]);
+
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    TEXT_TYPES.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A statement prepared once per connection under its name. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export interface PostgresDatabase {
+  readonly pool: pg.Pool;
+  /** The schema the store lives in; null means the server's default search_path. */
+  readonly schema: string | null;
+  query(statement: Statement, values: readonly unknown[]): Promise<pg.QueryResult<Row>>;
+  close(): Promise<void>;
+}
+
+export interface PostgresConnectionOptions {
+  readonly connectionString: string;
+  readonly schema: string | null;
+  readonly poolSize: number;
+  readonly logger: StorageLogger;
+}
+
+/** Schema names are interpolated into SQL and the startup options, so only plain identifiers pass. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function openPostgresDatabase(options: PostgresConnectionOptions): PostgresDatabase {
+  if (options.schema !== null && !SCHEMA_NAME.test(options.schema)) {
+    throw new RangeError(`schema name ${JSON.stringify(options.schema)} must match ${SCHEMA_NAME}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'gateway',
+    types,
+    ...(options.schema === null ? {} : { options: `-c search_path=${options.schema}` }),
+  });
+  // An idle connection dropped by the server must not crash the process; the pool replaces it.
+  pool.on('error', (error) => options.logger.warn({ err: error }, 'idle PostgreSQL connection failed'));
+
+  return {
+    pool,
+    schema: options.schema,
+    async query(statement, values) {
+      try {
+        return await pool.query<Row>({ name: statement.name, text: statement.text, values: values as unknown[] });
+      } catch (error) {
+        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+function storageUnavailable(cause: unknown): GatewayError {
+  return new GatewayError(503, 'The storage backend is temporarily unavailable.', {
+    code: 'storage_unavailable',
+    retryable: true,
+    cause,
+  });
+}
+
+/**
+ * Connection-level failures: SQLSTATE classes 08 (connection exception), 57P (server shutting
+ * down) and 53300 (too many connections), socket errors, and the pool's own connect timeout and
+ * terminated-connection errors, which carry no code.
+ */
+function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall } = error as Error & { code?: unknown; syscall?: unknown };
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    return code.startsWith('08') || code.startsWith('57P') || code === '53300';
+  }
+  if (typeof syscall === 'string') return true;
+  return /^Connection terminated|timeout exceeded when trying to connect/.test(error.message);
+}

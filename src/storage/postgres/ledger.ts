@@ -1,0 +1,175 @@
+/**
+ * The credit ledger on PostgreSQL. Each operation is one statement (a chain of data-modifying CTEs),
+ * so it is atomic and costs one round trip. Concurrency rests on row locks: an UPDATE that waits for
+ * a wallet or reservation row re-checks its WHERE clause against the committed new version (READ
+ * COMMITTED), so a conditional hold or a status change can never act on stale values.
+ */
+import { timeOrderedId } from '../../core/ids.ts';
+import {
+  INT64_MAX,
+  balanceFromRow,
+  bigintValue,
+  checkAmount,
+  ledgerEntryFromRow,
+  overflowError,
+  ownerNotFound,
+  reservationFromRow,
+  settleOutcome,
+} from '../rows.ts';
+import type { LedgerStore } from '../store.ts';
+import type { PostgresDatabase, Statement } from './database.ts';
+
+const WALLET: Statement = {
+  name: 'gateway_wallet',
+  text: 'SELECT balance, reserved FROM wallets WHERE owner_kind = $1 AND owner_id = $2',
+};
+
+// The headroom check keeps the sum inside BIGINT; no row means no wallet or an overflow.
+const ADD_CREDIT: Statement = {
+  name: 'gateway_add_credit',
+  text: `WITH credited AS (
+           UPDATE wallets SET balance = balance + $3::bigint
+           WHERE owner_kind = $1 AND owner_id = $2 AND balance <= ${INT64_MAX} - $3::bigint
+           RETURNING owner_kind, owner_id
+         )
+         INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, note, created_at)
+         SELECT $4, owner_kind, owner_id, 'credit', $3::bigint, $5, $6::bigint FROM credited
+         RETURNING *`,
+};
+
+// The conditional hold: the wallet UPDATE matches only while available ≥ amount.
+const RESERVE: Statement = {
+  name: 'gateway_reserve',
+  text: `WITH held AS (
+           UPDATE wallets SET reserved = reserved + $3::bigint
+           WHERE owner_kind = $1 AND owner_id = $2 AND balance - reserved >= $3::bigint
+           RETURNING owner_kind, owner_id
+         )
+         INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, created_at, expires_at)
+         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', $6::bigint, $7::bigint FROM held
+         RETURNING *`,
+};
+
+// Closing the reservation first makes a second settle (or a racing release) find nothing. The
+// charge is capped at what this reservation plus the free balance covers, so the other open
+// reservations stay covered. `locked` reads the wallet at its newest version (FOR UPDATE follows
+// concurrent updates) for the ledger entry and the result; `moved` recomputes the same cap from the
+// row it writes rather than reusing `locked.charged`, because PostgreSQL first builds the new row
+// from the version the statement's snapshot saw and checks the wallet's CHECK constraints on it
+// before following the update chain to the newest version and recomputing; a cap taken from a
+// newer version could fail those checks on the stale attempt. On the row finally written both
+// computations see the same locked version, so they agree.
+const SETTLE: Statement = {
+  name: 'gateway_settle',
+  text: `WITH settled AS (
+           UPDATE reservations SET status = 'settled', closed_at = $4::bigint
+           WHERE id = $1 AND status = 'open'
+           RETURNING owner_kind, owner_id, amount, request_id
+         ), locked AS (
+           SELECT w.owner_kind, w.owner_id, s.amount, s.request_id,
+                  LEAST($2::bigint, w.balance - w.reserved + s.amount) AS charged
+           FROM wallets w JOIN settled s ON w.owner_kind = s.owner_kind AND w.owner_id = s.owner_id
+           FOR UPDATE OF w
+         ), moved AS (
+           UPDATE wallets w
+           SET balance = w.balance - LEAST($2::bigint, w.balance - w.reserved + l.amount), reserved = w.reserved - l.amount
+           FROM locked l WHERE w.owner_kind = l.owner_kind AND w.owner_id = l.owner_id
+           RETURNING l.amount, l.charged
+         ), entry AS (
+           INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at)
+           SELECT $5, owner_kind, owner_id, 'charge', charged, $1, COALESCE($3, request_id), $4::bigint
+           FROM locked WHERE charged > 0
+         )
+         SELECT amount, charged FROM moved`,
+};
+
+const RELEASE: Statement = {
+  name: 'gateway_release',
+  text: `WITH released AS (
+           UPDATE reservations SET status = 'released', closed_at = $2
+           WHERE id = $1 AND status = 'open'
+           RETURNING owner_kind, owner_id, amount
+         ), moved AS (
+           UPDATE wallets w SET reserved = w.reserved - r.amount
+           FROM released r WHERE w.owner_kind = r.owner_kind AND w.owner_id = r.owner_id
+         )
+         SELECT count(*) AS released FROM released`,
+};
+
+// SKIP LOCKED leaves reservations that a settle or another instance is closing right now to them.
+const RELEASE_EXPIRED: Statement = {
+  name: 'gateway_release_expired',
+  text: `WITH expired AS (
+           UPDATE reservations SET status = 'released', closed_at = $1
+           WHERE id IN (
+             SELECT id FROM reservations WHERE status = 'open' AND expires_at < $1 FOR UPDATE SKIP LOCKED
+           ) AND status = 'open'
+           RETURNING owner_kind, owner_id, amount
+         ), totals AS (
+           SELECT owner_kind, owner_id, sum(amount)::bigint AS amount, count(*) AS released
+           FROM expired GROUP BY owner_kind, owner_id
+         ), moved AS (
+           UPDATE wallets w SET reserved = w.reserved - t.amount
+           FROM totals t WHERE w.owner_kind = t.owner_kind AND w.owner_id = t.owner_id
+         )
+         SELECT coalesce(sum(released), 0) AS released FROM totals`,
+};
+
+const RESERVATION: Statement = { name: 'gateway_reservation', text: 'SELECT * FROM reservations WHERE id = $1' };
+
+const ENTRIES: Statement = {
+  name: 'gateway_ledger_entries',
+  text: 'SELECT * FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 ORDER BY id',
+};
+
+export function postgresLedger(database: PostgresDatabase, now: () => number): LedgerStore {
+  return {
+    async addCredit(owner, amount, note = null) {
+      checkAmount('credit', amount, 1n);
+      const values = [owner.kind, owner.id, amount, timeOrderedId('led'), note, now()];
+      const row = (await database.query(ADD_CREDIT, values)).rows[0];
+      if (row) return ledgerEntryFromRow(row);
+      if ((await database.query(WALLET, [owner.kind, owner.id])).rows.length === 0) {
+        throw ownerNotFound(owner);
+      }
+      throw overflowError(owner);
+    },
+
+    async getBalance(owner) {
+      return balanceFromRow((await database.query(WALLET, [owner.kind, owner.id])).rows[0]);
+    },
+
+    async reserve({ owner, amount, requestId, expiresAt }) {
+      checkAmount('reservation', amount, 0n);
+      const values = [owner.kind, owner.id, amount, timeOrderedId('res'), requestId, now(), expiresAt];
+      const row = (await database.query(RESERVE, values)).rows[0];
+      return row ? reservationFromRow(row) : null;
+    },
+
+    async settle(reservationId, cost, requestId = null) {
+      checkAmount('cost', cost, 0n);
+      const values = [reservationId, cost, requestId, now(), timeOrderedId('led')];
+      const row = (await database.query(SETTLE, values)).rows[0];
+      return row ? settleOutcome(cost, bigintValue(row.amount), bigintValue(row.charged)) : null;
+    },
+
+    async release(reservationId) {
+      const { rows } = await database.query(RELEASE, [reservationId, now()]);
+      return Number(rows[0].released) > 0;
+    },
+
+    async releaseExpired(at) {
+      const { rows } = await database.query(RELEASE_EXPIRED, [at]);
+      return Number(rows[0].released);
+    },
+
+    async getReservation(reservationId) {
+      const row = (await database.query(RESERVATION, [reservationId])).rows[0];
+      return row ? reservationFromRow(row) : null;
+    },
+
+    async listEntries(owner) {
+      return (await database.query(ENTRIES, [owner.kind, owner.id])).rows.map(ledgerEntryFromRow);
+    },
+  };
+}

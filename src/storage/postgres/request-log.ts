@@ -1,0 +1,55 @@
+/**
+ * The request log on PostgreSQL. A batch of any size is one prepared statement with one parameter:
+ * the rows as a JSON array that json_populate_recordset turns into request_log rows by column name.
+ */
+import { requestColumns, requestFromRow, usageFromRow } from '../rows.ts';
+import type { RequestLogRecord, RequestLogStore } from '../store.ts';
+import type { PostgresDatabase, Statement } from './database.ts';
+
+// A record written twice (a retried batch) keeps its first version.
+const INSERT: Statement = {
+  name: 'gateway_request_log_insert',
+  text: `INSERT INTO request_log
+         SELECT * FROM json_populate_recordset(NULL::request_log, $1::json)
+         ON CONFLICT (id) DO NOTHING`,
+};
+const BY_ID: Statement = { name: 'gateway_request_log_get', text: 'SELECT * FROM request_log WHERE id = $1' };
+// Input counts every input token, cached or not: the total prompt size a usage report shows.
+const SUMMARY: Statement = {
+  name: 'gateway_request_log_usage',
+  text: `SELECT model, count(*) AS requests,
+                sum(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
+                sum(output_tokens) AS output_tokens, sum(cost) AS cost
+         FROM request_log
+         WHERE owner_kind = $1 AND owner_id = $2 AND created_at >= $3
+         GROUP BY model ORDER BY model COLLATE "C" NULLS LAST`,
+};
+const DELETE_EXPIRED: Statement = {
+  name: 'gateway_request_log_delete_expired',
+  text: 'DELETE FROM request_log WHERE expires_at < $1',
+};
+
+/** One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT exactly. */
+function rowJson(record: RequestLogRecord): string {
+  const columns = requestColumns(record);
+  return JSON.stringify({ ...columns, cost: columns.cost.toString() });
+}
+
+export function postgresRequestLog(database: PostgresDatabase): RequestLogStore {
+  return {
+    async recordRequests(records) {
+      if (records.length === 0) return;
+      await database.query(INSERT, [`[${records.map(rowJson).join(',')}]`]);
+    },
+    async getRequest(id) {
+      const row = (await database.query(BY_ID, [id])).rows[0];
+      return row ? requestFromRow(row) : null;
+    },
+    async usageSummary(owner, since) {
+      return (await database.query(SUMMARY, [owner.kind, owner.id, since])).rows.map(usageFromRow);
+    },
+    async deleteExpiredRequests(now) {
+      return (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The scale-out store: PostgreSQL through a connection pool, migrated at open. Any number of gateway
+ * instances may share one database.
+ */
+import type { StorageLogger } from '../logger.ts';
+import type { Store } from '../store.ts';
+import { postgresChangeFeed } from './change-feed.ts';
+import { openPostgresDatabase } from './database.ts';
+import { postgresDirectory } from './directory.ts';
+import { postgresIdempotency } from './idempotency.ts';
+import { postgresJobs } from './jobs.ts';
+import { postgresLedger } from './ledger.ts';
+import { migratePostgres } from './migrate.ts';
+import { postgresRequestLog } from './request-log.ts';
+
+export interface PostgresStoreOptions {
+  readonly connectionString: string;
+  /** A schema of its own (created when missing); null uses the server's default search_path. */
+  readonly schema: string | null;
+  readonly poolSize: number;
+  readonly logger: StorageLogger;
+  readonly now: () => number;
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const database = openPostgresDatabase(options);
+  try {
+    await migratePostgres(database, options.logger, options.now());
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return {
+    engine: 'postgres',
+    ...postgresDirectory(database, options.now),
+    ...postgresLedger(database, options.now),
+    ...postgresRequestLog(database),
+    ...postgresIdempotency(database),
+    ...postgresJobs(database),
+    ...postgresChangeFeed(database),
+    async close() {
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,341 @@
+/**
+ * Row ↔ record mapping shared by the SQLite and PostgreSQL stores. The two schemas use the same
+ * column names; only the value representations differ, and the decoders here accept both:
+ * integers arrive as number or bigint (SQLite) or as decimal strings (PostgreSQL BIGINT, SUM and
+ * COUNT), booleans as 0/1 or true/false, and JSON columns as text in both engines.
+ */
+import { notFound, type GatewayError } from '../core/errors.ts';
+import type { Picos, RateMultiplier } from '../core/money.ts';
+import type {
+  Account,
+  ApiKeyRecord,
+  Balance,
+  Consent,
+  IdempotencyBegin,
+  JobRecord,
+  KeyLimits,
+  LedgerEntry,
+  Organization,
+  OwnerKind,
+  OwnerPatch,
+  OwnerRef,
+  RequestLogRecord,
+  Reservation,
+  SettleOutcome,
+  UsageSummaryRow,
+} from './store.ts';
+
+export type Row = Record<string, unknown>;
+
+/** The largest value a 64-bit ledger column holds (about 9.2 million USD in pico-USD). */
+export const INT64_MAX = 9_223_372_036_854_775_807n;
+
+/** Rejects a money amount that is not a bigint within [minimum, INT64_MAX] before it reaches SQL. */
+export function checkAmount(what: string, amount: Picos, minimum: bigint): Picos {
+  if (typeof amount !== 'bigint') throw new TypeError(`${what} must be a bigint count of pico-USD`);
+  if (amount < minimum || amount > INT64_MAX) {
+    throw new RangeError(`${what} ${amount} is outside ${minimum}..${INT64_MAX} pico-USD`);
+  }
+  return amount;
+}
+
+export function ownerNotFound(owner: OwnerRef): GatewayError {
+  return notFound(owner.kind === 'account' ? 'Account' : 'Organization');
+}
+
+export function overflowError(owner: OwnerRef): RangeError {
+  return new RangeError(`the credit would take the balance of ${owner.kind} ${owner.id} beyond ${INT64_MAX} pico-USD`);
+}
+
+// ---- encoding -------------------------------------------------------------------------------
+
+/** JSON text for a JSON column; undefined and null are SQL NULL. */
+export function jsonText(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/** Booleans as 1/0: SQLite stores them so, and PostgreSQL's boolean input accepts '1' and '0'. */
+function flagValue(value: boolean | undefined): 0 | 1 | null {
+  return value === undefined ? null : value ? 1 : 0;
+}
+
+export interface OwnerColumns {
+  readonly name: string;
+  readonly community_supply: 0 | 1;
+  readonly training_use: 0 | 1;
+  readonly rate_numerator: bigint | null;
+  readonly rate_denominator: bigint | null;
+}
+
+/** Consent is off unless granted explicitly. */
+export function newOwnerColumns(input: { name: string; consent?: Partial<Consent>; rate?: RateMultiplier | null }): OwnerColumns {
+  const rate = checkRate(input.rate ?? null);
+  return {
+    name: input.name,
+    community_supply: input.consent?.communitySupply ? 1 : 0,
+    training_use: input.consent?.trainingUse ? 1 : 0,
+    rate_numerator: rate?.numerator ?? null,
+    rate_denominator: rate?.denominator ?? null,
+  };
+}
+
+export interface OwnerPatchColumns {
+  /** null keeps the stored value (the UPDATE uses COALESCE). */
+  readonly name: string | null;
+  readonly community_supply: 0 | 1 | null;
+  readonly training_use: 0 | 1 | null;
+  /** 1 when the patch sets the rate (possibly to null), 0 when it leaves it alone. */
+  readonly set_rate: 0 | 1;
+  readonly rate_numerator: bigint | null;
+  readonly rate_denominator: bigint | null;
+}
+
+export function ownerPatchColumns(patch: OwnerPatch): OwnerPatchColumns {
+  const rate = patch.rate === undefined ? null : checkRate(patch.rate);
+  return {
+    name: patch.name ?? null,
+    community_supply: flagValue(patch.communitySupply),
+    training_use: flagValue(patch.trainingUse),
+    set_rate: patch.rate === undefined ? 0 : 1,
+    rate_numerator: rate?.numerator ?? null,
+    rate_denominator: rate?.denominator ?? null,
+  };
+}
+
+function checkRate(rate: RateMultiplier | null): RateMultiplier | null {
+  if (rate === null) return null;
+  checkAmount('rate numerator', rate.numerator, 0n);
+  checkAmount('rate denominator', rate.denominator, 1n);
+  return rate;
+}
+
+/** The request log columns of one record, in engine-neutral values (each engine adapts a few). */
+export function requestColumns(record: RequestLogRecord) {
+  return {
+    id: record.id,
+    owner_kind: record.owner.kind,
+    owner_id: record.owner.id,
+    key_id: record.keyId,
+    route: record.route,
+    model: record.model,
+    provider: record.provider,
+    upstream_model: record.upstreamModel,
+    status: record.status,
+    http_status: record.httpStatus,
+    stream: record.stream,
+    input_tokens: record.inputTokens,
+    cache_read_tokens: record.cacheReadTokens,
+    cache_write_tokens: record.cacheWriteTokens,
+    output_tokens: record.outputTokens,
+    reasoning_tokens: record.reasoningTokens,
+    search_units: record.searchUnits,
+    cost: checkAmount('request cost', record.cost, 0n),
+    error_code: record.errorCode,
+    created_at: record.createdAt,
+    duration_ms: record.durationMs,
+    first_byte_ms: record.firstByteMs,
+    output: record.output ?? null,
+    blob_keys: record.blobKeys,
+    expires_at: record.expiresAt,
+  };
+}
+
+// ---- decoding -------------------------------------------------------------------------------
+
+function integer(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint' || typeof value === 'string') return Number(value);
+  throw new TypeError(`expected an integer column, got ${typeof value}`);
+}
+
+function nullableInteger(value: unknown): number | null {
+  return value === null || value === undefined ? null : integer(value);
+}
+
+/** Exact 64-bit integers: never routed through a double. */
+export function bigintValue(value: unknown): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'string') return BigInt(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  throw new TypeError(`expected an exact integer column, got ${typeof value} ${String(value)}`);
+}
+
+function flag(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return value !== 0 && value !== 0n;
+  throw new TypeError(`expected a boolean column, got ${typeof value}`);
+}
+
+function text(value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError(`expected a text column, got ${typeof value}`);
+  return value;
+}
+
+function nullableText(value: unknown): string | null {
+  return value === null || value === undefined ? null : text(value);
+}
+
+function json(value: unknown): unknown {
+  return value === null || value === undefined ? null : JSON.parse(text(value));
+}
+
+function owner(row: Row): OwnerRef {
+  return { kind: text(row.owner_kind) as OwnerKind, id: text(row.owner_id) };
+}
+
+function consent(row: Row): Consent {
+  return { communitySupply: flag(row.community_supply), trainingUse: flag(row.training_use) };
+}
+
+function rate(row: Row): RateMultiplier | null {
+  if (row.rate_numerator === null || row.rate_numerator === undefined) return null;
+  return { numerator: bigintValue(row.rate_numerator), denominator: bigintValue(row.rate_denominator) };
+}
+
+export function organizationFromRow(row: Row): Organization {
+  return {
+    id: text(row.id),
+    name: text(row.name),
+    consent: consent(row),
+    rate: rate(row),
+    createdAt: integer(row.created_at),
+  };
+}
+
+export function accountFromRow(row: Row): Account {
+  return {
+    id: text(row.id),
+    name: text(row.name),
+    organizationId: nullableText(row.organization_id),
+    consent: consent(row),
+    rate: rate(row),
+    createdAt: integer(row.created_at),
+  };
+}
+
+export function keyFromRow(row: Row): ApiKeyRecord {
+  return {
+    id: text(row.id),
+    owner: owner(row),
+    name: nullableText(row.name),
+    hash: text(row.hash),
+    displayPrefix: text(row.display_prefix),
+    scopes: json(row.scopes) as string[] | null,
+    allowedModels: json(row.allowed_models) as string[] | null,
+    limits: json(row.limits) as KeyLimits | null,
+    createdAt: integer(row.created_at),
+    revokedAt: nullableInteger(row.revoked_at),
+  };
+}
+
+export function ledgerEntryFromRow(row: Row): LedgerEntry {
+  return {
+    id: text(row.id),
+    owner: owner(row),
+    kind: text(row.kind) as LedgerEntry['kind'],
+    amount: bigintValue(row.amount),
+    reservationId: nullableText(row.reservation_id),
+    requestId: nullableText(row.request_id),
+    note: nullableText(row.note),
+    createdAt: integer(row.created_at),
+  };
+}
+
+export function reservationFromRow(row: Row): Reservation {
+  return {
+    id: text(row.id),
+    owner: owner(row),
+    amount: bigintValue(row.amount),
+    requestId: nullableText(row.request_id),
+    status: text(row.status) as Reservation['status'],
+    createdAt: integer(row.created_at),
+    expiresAt: integer(row.expires_at),
+  };
+}
+
+/** A wallet row (or its absence: an owner that never held credit) as balance and reserved. */
+export function balanceFromRow(row: Row | undefined): Balance {
+  const balance = row ? bigintValue(row.balance) : 0n;
+  const reserved = row ? bigintValue(row.reserved) : 0n;
+  return { balance, reserved, available: balance - reserved };
+}
+
+/** A settle's result from the charged amount and the reservation it closed. */
+export function settleOutcome(cost: Picos, reserved: Picos, charged: Picos): SettleOutcome {
+  const released = reserved > charged ? reserved - charged : 0n;
+  return { charged, released, shortfall: cost - charged };
+}
+
+export function requestFromRow(row: Row): RequestLogRecord {
+  return {
+    id: text(row.id),
+    owner: owner(row),
+    keyId: text(row.key_id),
+    route: text(row.route),
+    model: nullableText(row.model),
+    provider: nullableText(row.provider),
+    upstreamModel: nullableText(row.upstream_model),
+    status: text(row.status) as RequestLogRecord['status'],
+    httpStatus: integer(row.http_status),
+    stream: flag(row.stream),
+    inputTokens: integer(row.input_tokens),
+    cacheReadTokens: integer(row.cache_read_tokens),
+    cacheWriteTokens: integer(row.cache_write_tokens),
+    outputTokens: integer(row.output_tokens),
+    reasoningTokens: integer(row.reasoning_tokens),
+    searchUnits: integer(row.search_units),
+    cost: bigintValue(row.cost),
+    errorCode: nullableText(row.error_code),
+    createdAt: integer(row.created_at),
+    durationMs: integer(row.duration_ms),
+    firstByteMs: nullableInteger(row.first_byte_ms),
+    output: json(row.output),
+    blobKeys: json(row.blob_keys) as string[],
+    expiresAt: integer(row.expires_at),
+  };
+}
+
+export function usageFromRow(row: Row): UsageSummaryRow {
+  return {
+    model: nullableText(row.model),
+    requests: integer(row.requests),
+    inputTokens: integer(row.input_tokens),
+    outputTokens: integer(row.output_tokens),
+    cost: bigintValue(row.cost),
+  };
+}
+
+export function jobFromRow(row: Row): JobRecord {
+  return {
+    id: text(row.id),
+    kind: text(row.kind) as JobRecord['kind'],
+    owner: owner(row),
+    keyId: text(row.key_id),
+    status: text(row.status) as JobRecord['status'],
+    payload: json(row.payload),
+    result: json(row.result),
+    reservationId: nullableText(row.reservation_id),
+    createdAt: integer(row.created_at),
+    updatedAt: integer(row.updated_at),
+    expiresAt: integer(row.expires_at),
+    leaseOwner: nullableText(row.lease_owner),
+    leaseUntil: nullableInteger(row.lease_until),
+    attempts: integer(row.attempts),
+  };
+}
+
+/**
+ * What an existing idempotency record means for a new request that is not allowed to claim it
+ * (the record is live: not expired, and either completed or held by a running request).
+ */
+export function idempotencyOutcome(row: Row, bodyHash: string): IdempotencyBegin {
+  if (text(row.body_hash) !== bodyHash) return { state: 'body_mismatch' };
+  if (text(row.state) === 'in_progress') return { state: 'in_progress' };
+  if (row.response_body === null || row.response_body === undefined) return { state: 'not_replayable' };
+  return {
+    state: 'replay',
+    status: integer(row.response_status),
+    headers: (json(row.response_headers) ?? {}) as Record<string, string>,
+    body: text(row.response_body),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The request log on SQLite: a batch is one transaction of reused single-row inserts, which in WAL
+ * mode costs one commit for the whole batch.
+ */
+import { requestColumns, requestFromRow, usageFromRow, jsonText, type Row } from '../rows.ts';
+import type { RequestLogStore } from '../store.ts';
+import type { SqliteDatabase } from './database.ts';
+
+const COLUMNS = [
+  'id', 'owner_kind', 'owner_id', 'key_id', 'route', 'model', 'provider', 'upstream_model', 'status', 'http_status',
+  'stream', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens',
+  'search_units', 'cost', 'error_code', 'created_at', 'duration_ms', 'first_byte_ms', 'output', 'blob_keys', 'expires_at',
+] as const;
+
+export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
+  // A record written twice (a retried batch) keeps its first version.
+  const insert = database.prepare(
+    `INSERT INTO request_log (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((column) => `:${column}`).join(', ')})
+     ON CONFLICT (id) DO NOTHING`,
+  );
+  const byId = database.prepare('SELECT * FROM request_log WHERE id = ?', { bigints: true });
+  // Input counts every input token, cached or not: the total prompt size a usage report shows.
+  const summary = database.prepare(
+    `SELECT model, COUNT(*) AS requests,
+            SUM(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
+            SUM(output_tokens) AS output_tokens, SUM(cost) AS cost
+     FROM request_log
+     WHERE owner_kind = ? AND owner_id = ? AND created_at >= ?
+     GROUP BY model ORDER BY model NULLS LAST`,
+    { bigints: true },
+  );
+  const deleteExpired = database.prepare('DELETE FROM request_log WHERE expires_at < ?');
+
+  return {
+    async recordRequests(records) {
+      if (records.length === 0) return;
+      const rows = records.map((record) => {
+        const columns = requestColumns(record);
+        return {
+          ...columns,
+          stream: columns.stream ? 1 : 0,
+          output: jsonText(columns.output),
+          blob_keys: JSON.stringify(columns.blob_keys),
+        };
+      });
+      database.transaction(() => {
+        for (const row of rows) insert.run(row);
+      });
+    },
+    async getRequest(id) {
+      const row = byId.get(id) as Row | undefined;
+      return row ? requestFromRow(row) : null;
+    },
+    async usageSummary(owner, since) {
+      return (summary.all(owner.kind, owner.id, since) as Row[]).map(usageFromRow);
+    },
+    async deleteExpiredRequests(now) {
+      return Number(deleteExpired.run(now).changes);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The embedded store: one SQLite file (or an in-memory database for tests), migrated at open.
+ */
+import type { StorageLogger } from '../logger.ts';
+import type { Store } from '../store.ts';
+import { sqliteChangeFeed } from './change-feed.ts';
+import { openSqliteDatabase } from './database.ts';
+import { sqliteDirectory } from './directory.ts';
+import { sqliteIdempotency } from './idempotency.ts';
+import { sqliteJobs } from './jobs.ts';
+import { sqliteLedger } from './ledger.ts';
+import { migrateSqlite } from './migrate.ts';
+import { sqliteRequestLog } from './request-log.ts';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:' for a private throwaway database. */
+  readonly file: string;
+  readonly logger: StorageLogger;
+  readonly now: () => number;
+}
+
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const database = openSqliteDatabase(options.file);
+  try {
+    migrateSqlite(database, options.logger, options.now());
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+  return {
+    engine: 'sqlite',
+    ...sqliteDirectory(database, options.now),
+    ...sqliteLedger(database, options.now),
+    ...sqliteRequestLog(database),
+    ...sqliteIdempotency(database),
+    ...sqliteJobs(database),
+    ...sqliteChangeFeed(database),
+    async close() {
+      database.close();
+    },
+  };
+}

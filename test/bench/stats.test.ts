@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { difference, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
+
+describe('benchmark statistics', () => {
+  test('percentile interpolates between the closest ranks', () => {
+    const sorted = [1, 2, 3, 4];
+    assert.equal(percentile(sorted, 0), 1);
+    assert.equal(percentile(sorted, 100), 4);
+    assert.equal(percentile(sorted, 50), 2.5);
+    assert.ok(Math.abs(percentile(sorted, 99) - 3.97) < 1e-12);
+    assert.equal(percentile([7], 99), 7);
+  });
+
+  test('percentile refuses an empty set and an out-of-range rank', () => {
+    assert.throws(() => percentile([], 50), RangeError);
+    assert.throws(() => percentile([1], 101), RangeError);
+    assert.throws(() => percentile([1], Number.NaN), RangeError);
+  });
+
+  test('summarize sorts a copy and reports count, mean and max', () => {
+    const samples = [0.3, 0.1, 0.2, 0.4];
+    const summary = summarize(samples);
+    assert.deepEqual(samples, [0.3, 0.1, 0.2, 0.4]);
+    assert.equal(summary?.count, 4);
+    assert.ok(Math.abs((summary?.p50 ?? 0) - 0.25) < 1e-12);
+    assert.ok(Math.abs((summary?.mean ?? 0) - 0.25) < 1e-12);
+    assert.equal(summary?.max, 0.4);
+    assert.equal(summarize([]), null);
+  });
+
+  test('ratio and difference are null when a side is missing', () => {
+    assert.equal(ratio(6, 10), 0.6);
+    assert.equal(ratio(6, 0), null);
+    assert.equal(ratio(null, 10), null);
+    assert.equal(ratio(6, undefined), null);
+    assert.ok(Math.abs((difference(0.35, 0.3) ?? 0) - 0.05) < 1e-12);
+    assert.equal(difference(undefined, 0.3), null);
+  });
+
+  test('SampleBuffer grows past its initial capacity without losing samples', () => {
+    const buffer = new SampleBuffer();
+    for (let index = 0; index < 10_000; index += 1) buffer.push(index);
+    assert.equal(buffer.length, 10_000);
+    assert.equal(buffer.values()[9_999], 9_999);
+    assert.equal(buffer.values().length, 10_000);
+  });
+});

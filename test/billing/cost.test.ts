@@ -1,0 +1,77 @@
+/** Cost from usage: tiers with an exclusive threshold, cache rates and their fallback, search, the account rate. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { costOfCall, referenceCost, tierFor } from '../../src/billing/cost.ts';
+import { searchUnits } from '../../src/billing/search-units.ts';
+import { parseRateMultiplier, UNIT_RATE } from '../../src/core/money.ts';
+import { endpoint, routeOf } from '../chat/helpers.ts';
+
+const route = routeOf(
+  endpoint('m', {
+    pricing: {
+      unit: 'per_1m_tokens',
+      input_per_1m: 3,
+      output_per_1m: 15,
+      cache_read_per_1m: 0.3,
+      long_context: { threshold_tokens: 1000, input_per_1m: 6, output_per_1m: 22.5 },
+    },
+    search_price_per_query: 0.01,
+  }),
+);
+const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({
+  inputTokens: input,
+  cacheReadTokens: cacheRead,
+  cacheWriteTokens: cacheWrite,
+  outputTokens: output,
+  reasoningTokens: 0,
+});
+
+describe('referenceCost', () => {
+  test('standard tier: tokens × pico-USD per token, exactly', () => {
+    assert.equal(referenceCost(route.prices, usage(100, 10), 0), 100n * 3_000_000n + 10n * 15_000_000n);
+  });
+
+  test('the threshold is exclusive and counts every input token, cached or not', () => {
+    assert.equal(tierFor(route.prices, 1000), route.prices.standard);
+    assert.equal(tierFor(route.prices, 1001), route.prices.longContext);
+    assert.equal(referenceCost(route.prices, usage(1000, 10), 0), 1000n * 3_000_000n + 10n * 15_000_000n);
+    // 900 uncached + 101 cache reads = 1001 input tokens: every token at long-context rates.
+    assert.equal(referenceCost(route.prices, usage(900, 10, 101), 0), 900n * 6_000_000n + 101n * 6_000_000n + 10n * 22_500_000n);
+  });
+
+  test('a missing cache rate bills those tokens at the tier’s input rate', () => {
+    // Standard tier: cache read 0.3 is set, cache write is not.
+    assert.equal(referenceCost(route.prices, usage(10, 0, 20, 30), 0), 10n * 3_000_000n + 20n * 300_000n + 30n * 3_000_000n);
+  });
+
+  test('search units at the search price', () => {
+    assert.equal(referenceCost(route.prices, usage(0, 0), 3), 3n * 10_000_000_000n);
+  });
+});
+
+describe('costOfCall', () => {
+  test('the account rate applies once to the total, rounding a fractional pico up', () => {
+    const base = referenceCost(route.prices, usage(7, 3), 0);
+    assert.equal(costOfCall(route.prices, usage(7, 3), 0, UNIT_RATE), base);
+    assert.equal(costOfCall(route.prices, usage(7, 3), 0, parseRateMultiplier('1.5')), (base * 3n) / 2n);
+    const third = parseRateMultiplier('0.333333');
+    assert.equal(costOfCall(route.prices, usage(1, 0), 0, third), 999_999n);
+  });
+});
+
+describe('searchUnits', () => {
+  const perRequest = routeOf(endpoint('m', { search_price_per_query: 0.01, search_billing: 'per_request' })).prices;
+  const info = { queries: ['a', 'b'], billedQueries: 2 };
+
+  test('per query: the queries the provider ran; per request: one per successful request', () => {
+    assert.equal(searchUnits(route.prices, true, info, true), 2);
+    assert.equal(searchUnits(route.prices, true, undefined, true), 0);
+    assert.equal(searchUnits(perRequest, true, undefined, true), 1);
+    assert.equal(searchUnits(perRequest, true, info, false), 0);
+    assert.equal(searchUnits(route.prices, true, info, false), 2);
+  });
+
+  test('no search requested, nothing billed', () => {
+    assert.equal(searchUnits(route.prices, false, info, true), 0);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Runs the project's entry points as real child processes (with the Node running the tests, the
+ * project's pinned one), collecting their output, with a deadline so a hung child fails the test.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Finished {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs to completion (killed after `timeoutMs`). */
+export function runProcess(args: readonly string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {
+  const child = spawnProject(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => (stdout += chunk));
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`timed out: ${args.join(' ')}\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export interface RunningProcess {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves with the first match of `pattern` in stdout (rejects after `timeoutMs` or on exit). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Sends the signal (unless it has exited already) and resolves when the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<Finished>;
+  /** Resolves when the process exits on its own. */
+  exited: Promise<Finished>;
+}
+
+export function startProcess(args: readonly string[], env: Record<string, string>): RunningProcess {
+  const child = spawnProject(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => (stdout += chunk));
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return {
+    child,
+    exited,
+    output: () => stdout + stderr,
+    async waitFor(pattern, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = stdout.match(pattern);
+        if (match) return match;
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited before ${pattern}:\n${stdout}\n${stderr}`);
+        if (Date.now() > deadline) throw new Error(`no ${pattern} in time:\n${stdout}\n${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** Only what the child needs from our environment: a predictable, offline setup. */
+function spawnProject(args: readonly string[], env: Record<string, string>): ChildProcess {
+  const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  return spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}

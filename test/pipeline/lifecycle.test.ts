@@ -1,0 +1,119 @@
+/**
+ * The life of one request after it is accepted: the request log row it leaves (for plain, streamed
+ * and rejected calls), and a client that disconnects mid-stream — the upstream is aborted and the
+ * request is settled exactly once, for what was produced.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { REQUEST_LOG_LIFETIME_MS } from '../../src/pipeline/request-log.ts';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { call } from '../helpers/http.ts';
+import { endpoint, eventually, flushRequestLog, ledger, model, newCharges, simulatedConfig } from '../chat/helpers.ts';
+
+const config = simulatedConfig([
+  model('gateway/quick', [endpoint('sim-quick', { capabilities: { streaming: true, sampling: false } })]),
+  model('gateway/slow', [endpoint('sim-slow', { provider: 'slow' })]),
+], {
+  providers: [
+    { id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 0 } },
+    { id: 'slow', kind: 'simulated', simulated: { chunk_delay_ms: 25 } },
+  ],
+});
+
+const LONG_PROMPT = Array.from({ length: 48 }, (_, index) => `word${index}`).join(' ');
+
+describe('request lifecycle', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startGateway({ config });
+  });
+  after(() => gateway.close());
+
+  const post = (body: Record<string, unknown>) => call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: body });
+  const row = async (requestId: string | null) => {
+    await flushRequestLog(gateway);
+    const record = await gateway.store.getRequest(requestId!);
+    assert.ok(record, `request log row for ${requestId}`);
+    return record;
+  };
+
+  test('a completed request leaves one row with its usage, cost and the JSON the client received', async () => {
+    const before = await ledger(gateway);
+    const response = await post({ model: 'gateway/quick', messages: [{ role: 'user', content: 'log me' }] });
+    assert.equal(response.status, 200);
+    const requestId = response.headers.get('x-gateway-request-id');
+    const record = await row(requestId);
+    const [charge] = await newCharges(gateway, before);
+    assert.equal(record.route, 'chat');
+    assert.equal(record.owner.id, gateway.account.id);
+    assert.equal(record.model, 'gateway/quick');
+    assert.equal(record.provider, 'sim');
+    assert.equal(record.upstreamModel, 'sim-quick');
+    assert.equal(record.status, 'completed');
+    assert.equal(record.httpStatus, 200);
+    assert.equal(record.stream, false);
+    assert.equal(record.inputTokens, response.body.usage.prompt_tokens);
+    assert.equal(record.outputTokens, response.body.usage.completion_tokens);
+    assert.equal(record.cost, charge.amount);
+    assert.equal(record.errorCode, null);
+    assert.deepEqual(record.output, response.body);
+    assert.equal(record.expiresAt, record.createdAt + REQUEST_LOG_LIFETIME_MS);
+    assert.ok(record.durationMs >= 0);
+  });
+
+  test('a streamed request’s row holds the assembled completion', async () => {
+    const response = await post({ model: 'gateway/quick', stream: true, messages: [{ role: 'user', content: 'stream and log me' }] });
+    const record = await eventually(() => row(response.headers.get('x-gateway-request-id')));
+    assert.equal(record.stream, true);
+    assert.equal(record.status, 'completed');
+    assert.ok(record.firstByteMs !== null);
+    const output = record.output as { object: string; choices: Array<{ message: { content: string }; finish_reason: string }> };
+    assert.equal(output.object, 'chat.completion');
+    assert.match(output.choices[0].message.content, /stream and log me/);
+    assert.equal(output.choices[0].finish_reason, 'stop');
+  });
+
+  test('a rejected request leaves a failed row with its status and code, and no cost', async () => {
+    const response = await post({ model: 'gateway/quick', temperature: 1, messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(response.status, 400);
+    const record = await row(response.headers.get('x-gateway-request-id'));
+    assert.equal(record.status, 'failed');
+    assert.equal(record.httpStatus, 400);
+    assert.equal(record.errorCode, 'unsupported_parameter');
+    assert.equal(record.cost, 0n);
+  });
+
+  test('a client that disconnects mid-stream is charged once, for what was streamed', async () => {
+    const full = await post({ model: 'gateway/slow', messages: [{ role: 'user', content: LONG_PROMPT }] });
+    const fullOutput: number = full.body.usage.completion_tokens;
+    const before = await ledger(gateway);
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gateway/slow', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: LONG_PROMPT }] }),
+    });
+    const requestId = response.headers.get('x-gateway-request-id');
+    const reader = response.body!.getReader();
+    let received = '';
+    while (!received.includes('"content":"This')) received += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    await reader.cancel().catch(() => undefined);
+
+    const charges = await eventually(async () => {
+      const found = await newCharges(gateway, before);
+      assert.equal(found.length, 1);
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+      return found;
+    });
+    const record = await eventually(() => row(requestId));
+    assert.equal(record.status, 'cancelled');
+    assert.equal(record.cost, charges[0].amount);
+    assert.ok(record.outputTokens > 0 && record.outputTokens < fullOutput, `${record.outputTokens} of ${fullOutput} output tokens`);
+    assert.equal(record.inputTokens, full.body.usage.prompt_tokens);
+    // Nothing more is charged later: the upstream was stopped and the reservation is closed.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await newCharges(gateway, before)).length, 1);
+  });
+});

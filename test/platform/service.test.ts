@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { call } from '../helpers/http.ts';
+import { ROUTES_WITH_PROBES } from './probe-routes.ts';
+
+describe('service endpoints (no API key needed)', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startGateway({ routes: ROUTES_WITH_PROBES, adminKey: 'admin-secret-for-tests' });
+  });
+  after(() => gateway.close());
+
+  test('GET /healthz checks the store', async () => {
+    const response = await call(gateway.baseUrl, 'GET', '/healthz');
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.body, { status: 'ok', store: 'sqlite' });
+    assert.match(response.headers.get('x-gateway-request-id') ?? '', /^req_/);
+  });
+
+  test('GET /metrics counts requests by route pattern and status, not by raw URL', async () => {
+    await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
+    await call(gateway.baseUrl, 'GET', '/v1/probe/chat');
+    for (let index = 0; index < 3; index++) await call(gateway.baseUrl, 'GET', `/no/such/path/${index}`);
+    await call(gateway.baseUrl, 'GET', '/admin/v1/accounts/acct_any', { key: 'admin-secret-for-tests' });
+    const response = await call(gateway.baseUrl, 'GET', '/metrics');
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
+    const metrics = response.text;
+    assert.match(metrics, /gateway_http_requests_total\{method="GET",route="\/v1\/probe\/chat",status="200"\} 1/);
+    assert.match(metrics, /gateway_http_requests_total\{method="GET",route="\/v1\/probe\/chat",status="401"\} 1/);
+    assert.match(metrics, /gateway_http_requests_total\{method="GET",route="unmatched",status="404"\} 3/);
+    assert.match(metrics, /route="\/admin\/v1\/accounts\/:id",status="404"/);
+    assert.doesNotMatch(metrics, /no\/such\/path|acct_any/);
+    assert.match(metrics, /gateway_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/v1\/probe\/chat",status="200"\}/);
+    assert.match(metrics, /gateway_process_resident_memory_bytes/);
+  });
+
+  test('GET /openapi.json: OpenAPI 3.1, version 1.0.0, /v1 routes with their schemas and the key schemes', async () => {
+    const response = await call(gateway.baseUrl, 'GET', '/openapi.json');
+    assert.equal(response.status, 200);
+    const document = response.body;
+    assert.equal(document.openapi, '3.1.0');
+    assert.equal(document.info.version, '1.0.0');
+    assert.deepEqual(document.components.securitySchemes.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      description: document.components.securitySchemes.bearerAuth.description,
+    });
+    assert.equal(document.components.securitySchemes.apiKeyHeader.name, 'x-api-key');
+    // The schema that validates the probe body is the one described.
+    const echo = document.paths['/v1/probe/echo'].post.requestBody.content['application/json'].schema;
+    assert.deepEqual(echo.required, ['count']);
+    assert.equal(echo.properties.count.type, 'integer');
+    // A catch-all segment is described under the spec's name for it.
+    assert.equal(document.paths['/v1/models/{model}'].get.parameters[0].name, 'model');
+    assert.doesNotMatch(JSON.stringify(Object.keys(document.paths)), /\{\*\}/);
+    // Only the customer API is described.
+    for (const path of Object.keys(document.paths)) assert.match(path, /^\/v1\//);
+  });
+});

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { CanonicalResult } from '../../../src/canonical/index.ts';
+import { parseAnthropicError } from '../../../src/protocols/anthropic/errors.ts';
+import { parseAnthropicResponse } from '../../../src/protocols/anthropic/response.ts';
+import { readFixture, readJsonFixture } from '../../simulators/fixtures.ts';
+
+const here = import.meta.dirname;
+const SIGNATURE = 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve/op91XWHOEBLLqIOMfFG/UvLEczmEsUjavL';
+const usage = (inputTokens: number, outputTokens: number, extra: object = {}) => ({ inputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0, ...extra });
+
+describe('anthropic: response fixtures → canonical result', () => {
+  const rows: { fixture: string; expected: CanonicalResult }[] = [
+    {
+      fixture: 'text.json',
+      expected: {
+        providerResponseId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
+        providerModel: 'claude-sonnet-4-5-20250929',
+        content: [{ type: 'text', text: 'Hello! How can I help you today?' }],
+        finish: { reason: 'stop', raw: 'end_turn' },
+        usage: usage(12, 10),
+      },
+    },
+    {
+      fixture: 'tools.json',
+      expected: {
+        providerResponseId: 'msg_01Aq9w938a90dw8q',
+        providerModel: 'claude-sonnet-4-5-20250929',
+        content: [
+          { type: 'text', text: "I'll check the weather in San Francisco for you." },
+          { type: 'tool_call', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
+        ],
+        finish: { reason: 'tool_calls', raw: 'tool_use' },
+        usage: usage(384, 92),
+      },
+    },
+    {
+      fixture: 'thinking.json',
+      expected: {
+        providerResponseId: 'msg_01ThinkXYZ',
+        providerModel: 'claude-sonnet-4-5-20250929',
+        content: [
+          { type: 'reasoning', text: 'Let me analyze this step by step...', signature: { family: 'anthropic', value: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8' } },
+          {
+            type: 'reasoning',
+            text: '',
+            redacted: true,
+            signature: { family: 'anthropic', value: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj' },
+          },
+          { type: 'text', text: 'Based on my analysis, the answer is 12,231.' },
+        ],
+        finish: { reason: 'stop', raw: 'end_turn' },
+        usage: usage(52, 310, { reasoningTokens: 280 }),
+      },
+    },
+    {
+      fixture: 'length.json',
+      expected: {
+        providerResponseId: 'msg_01LengthStop',
+        providerModel: 'claude-haiku-4-5-20251001',
+        content: [{ type: 'text', text: 'Once upon a time' }],
+        finish: { reason: 'length', raw: 'max_tokens' },
+        usage: usage(14, 4),
+      },
+    },
+    {
+      fixture: 'stop-sequence.json',
+      expected: {
+        providerResponseId: 'msg_01StopSeq',
+        providerModel: 'claude-haiku-4-5-20251001',
+        content: [{ type: 'text', text: '1, 2, 3, 4, ' }],
+        finish: { reason: 'stop', raw: 'stop_sequence', stopSequence: '5' },
+        usage: usage(20, 9),
+      },
+    },
+    {
+      fixture: 'cached-usage.json',
+      expected: {
+        providerResponseId: 'msg_01CacheHit',
+        providerModel: 'claude-sonnet-4-5-20250929',
+        content: [{ type: 'text', text: 'The document discusses caching.' }],
+        finish: { reason: 'stop', raw: 'end_turn' },
+        // input_tokens already excludes both cache counts.
+        usage: usage(21, 393, { cacheReadTokens: 1200, cacheWriteTokens: 188086 }),
+      },
+    },
+  ];
+  for (const row of rows) {
+    test(row.fixture, () => {
+      assert.deepEqual(parseAnthropicResponse(readJsonFixture(here, row.fixture)), row.expected);
+    });
+  }
+
+  test('thinking-tools.json: the thinking before the first tool call also travels as its signature', () => {
+    const result = parseAnthropicResponse(readJsonFixture(here, 'thinking-tools.json'));
+    const thinking = { type: 'thinking', thinking: 'The user wants the weather in Paris. I should call get_weather.', signature: SIGNATURE };
+    assert.deepEqual(result.content, [
+      { type: 'reasoning', text: thinking.thinking, signature: { family: 'anthropic', value: SIGNATURE } },
+      { type: 'text', text: 'Let me check.' },
+      { type: 'tool_call', id: 'toolu_01CswdEQBMshySk6Y9DFKrfq', name: 'get_weather', arguments: '{"location":"Paris"}', signature: { family: 'anthropic', value: JSON.stringify([thinking]) } },
+      { type: 'tool_call', id: 'toolu_01SecondCall', name: 'get_time', arguments: '{"zone":"CET"}' },
+    ]);
+  });
+
+  test('refusal → content_filter; web-search citations on text are kept', () => {
+    const result = parseAnthropicResponse({
+      content: [{ type: 'text', text: 'x', citations: [{ type: 'web_search_result_location', url: 'https://a.example', title: 'A', cited_text: 'x' }, { type: 'char_location', cited_text: 'y' }] }],
+      stop_reason: 'refusal',
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
+    assert.deepEqual(result.finish, { reason: 'content_filter', raw: 'refusal' });
+    assert.deepEqual(result.citations, [{ url: 'https://a.example', title: 'A' }]);
+  });
+
+  test('a body without content is a retryable upstream fault', () => {
+    assert.throws(() => parseAnthropicResponse({ type: 'message' }), { status: 502, code: 'upstream_error', retryable: true });
+  });
+});
+
+describe('anthropic: upstream errors (PROTOCOLS.md §9.9)', () => {
+  test('529 overloaded → retryable 503', () => {
+    const error = parseAnthropicError(529, {}, readFixture(here, 'overloaded.json'));
+    assert.equal(error.status, 503);
+    assert.equal(error.type, 'api_error');
+    assert.equal(error.retryable, true);
+    assert.match(error.message, /Overloaded/);
+  });
+
+  test('429 rate limit → retryable 429 with retry-after', () => {
+    const error = parseAnthropicError(429, { 'retry-after': '7' }, readFixture(here, 'rate-limit.json'));
+    assert.deepEqual([error.status, error.code, error.retryable, error.retryAfterSeconds], [429, 'upstream_rate_limited', true, 7]);
+  });
+
+  test('429 enforced_spend_limit_reached → not retryable, an operator problem (502)', () => {
+    const error = parseAnthropicError(429, {}, readFixture(here, 'spend-limit.json'));
+    assert.deepEqual([error.status, error.type, error.retryable], [502, 'api_error', false]);
+  });
+
+  test('401/403 from upstream → non-retryable 502 api_error (the gateway\'s key, not the client\'s)', () => {
+    for (const status of [401, 403]) {
+      const error = parseAnthropicError(status, {}, '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}');
+      assert.deepEqual([error.status, error.type, error.retryable], [502, 'api_error', false]);
+      assert.doesNotMatch(error.message, /x-api-key/);
+    }
+  });
+
+  test('400 invalid_request_error → 400 with the provider message; 500 → retryable 502', () => {
+    const bad = parseAnthropicError(400, {}, '{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"}}');
+    assert.deepEqual([bad.status, bad.retryable], [400, false]);
+    assert.match(bad.message, /max_tokens: Field required/);
+    const server = parseAnthropicError(500, {}, '<html>oops</html>');
+    assert.deepEqual([server.status, server.retryable], [502, true]);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The Anthropic protocol over real HTTP against the simulator: the translator and the shared
+ * transport together, faults included.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { AssistantContentPart, CanonicalRequest, Message, StreamEvent } from '../../../src/canonical/index.ts';
+import { GatewayError } from '../../../src/core/errors.ts';
+import { anthropicProtocol } from '../../../src/protocols/anthropic/index.ts';
+import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
+import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
+
+function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
+  return { dialect: 'chat', model: 'm', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }], stream: false, ...fields };
+}
+
+async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const all: StreamEvent[] = [];
+  for await (const event of events) all.push(event);
+  return all;
+}
+
+const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+
+describe('anthropic protocol ⇄ simulator', () => {
+  let sim: AnthropicSimulator;
+  let endpoint: ReturnType<typeof simulatorEndpoint>;
+  before(async () => {
+    sim = await startAnthropicSimulator({ apiKey: 'sk-ant-test' });
+    endpoint = simulatorEndpoint({ kind: 'anthropic', base_url: sim.baseUrl }, 'claude-sim');
+  });
+  after(() => sim.close());
+  const context = callContext({ apiKey: 'sk-ant-test' });
+
+  test('complete: text, usage, the wire request', async () => {
+    const result = await anthropicProtocol.complete(request({ system: [{ text: 'Be brief.' }] }), endpoint, context);
+    assert.deepEqual(result.content, [{ type: 'text', text: 'Echo: Hello there' }]);
+    assert.deepEqual(result.finish, { reason: 'stop', raw: 'end_turn' });
+    assert.equal(result.usage.outputTokens, 3);
+    const sent = sim.requests.at(-1)!;
+    assert.equal(sent.headers['anthropic-version'], '2023-06-01');
+    assert.deepEqual(sent.body.system, [{ type: 'text', text: 'Be brief.' }]);
+    assert.equal(sent.body.max_tokens, 4096);
+  });
+
+  test('stream: the exact event sequence decodes to ordered canonical events', async () => {
+    const events = await collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context));
+    assert.deepEqual(events.map((event) => event.type), ['start', 'usage', 'text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end', 'usage', 'finish']);
+    assert.equal(events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join(''), 'Echo: Hello there');
+  });
+
+  test('tool loop with thinking: the signed thinking block is replayed unchanged and accepted', async () => {
+    const first = request({ tools: [weather], maxOutputTokens: 8000, reasoning: { kind: 'effort', effort: 'low' } });
+    const turn = await anthropicProtocol.complete(first, endpoint, context);
+    assert.equal(turn.finish.reason, 'tool_calls');
+    const [thinking, call] = turn.content;
+    assert.equal(thinking.type, 'reasoning');
+    assert.equal(thinking.type === 'reasoning' && thinking.signature?.family, 'anthropic');
+    assert.equal(call.type, 'tool_call');
+    assert.deepEqual(sim.requests.at(-1)!.body.thinking, { type: 'enabled', budget_tokens: 2000 });
+    const toolCall = call as Extract<AssistantContentPart, { type: 'tool_call' }>;
+    const messages: Message[] = [
+      ...first.messages,
+      { role: 'assistant', content: turn.content },
+      { role: 'tool', content: [{ type: 'tool_result', toolCallId: toolCall.id, content: [{ type: 'text', text: 'sunny' }] }] },
+    ];
+    const second = await anthropicProtocol.complete({ ...first, messages }, endpoint, context);
+    assert.deepEqual(second.content.at(-1), { type: 'text', text: 'Tool results: sunny' });
+    // A thinking block from another conversation's signature would have been refused by the API.
+    const forged: Message[] = [...messages];
+    forged[1] = { role: 'assistant', content: [{ type: 'reasoning', text: 'x', signature: { family: 'anthropic', value: 'forged' } }, toolCall] };
+    await assert.rejects(anthropicProtocol.complete({ ...first, messages: forged }, endpoint, context), { status: 400, retryable: false });
+  });
+
+  test('streamed tool calls arrive as start, argument fragments, end', async () => {
+    const events = await collect(anthropicProtocol.stream(request({ stream: true, tools: [weather] }), endpoint, context));
+    const args = events.flatMap((event) => (event.type === 'tool-call-delta' ? [event.argumentsDelta] : [])).join('');
+    assert.equal(args, '{"city":"sample"}');
+    assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_use' } });
+  });
+
+  test('cache on: the first call writes the prefix, the next call reads it', async () => {
+    const cached = request({ system: [{ text: 'A long shared instruction. '.repeat(20) }], cache: { mode: 'on' } });
+    const first = await anthropicProtocol.complete(cached, endpoint, context);
+    assert.ok(first.usage.cacheWriteTokens > 0);
+    assert.equal(first.usage.cacheReadTokens, 0);
+    const next = await anthropicProtocol.complete(
+      { ...cached, messages: [...cached.messages, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'text', text: 'More' }] }] },
+      endpoint,
+      context,
+    );
+    assert.ok(next.usage.cacheReadTokens >= first.usage.cacheWriteTokens);
+  });
+
+  test('faults: 529 and 429 are retryable; a bad key is a non-retryable 502', async () => {
+    sim.enqueue({ kind: 'status', status: 529 }, { kind: 'status', status: 429, headers: { 'retry-after': '2' } });
+    await assert.rejects(anthropicProtocol.complete(request({}), endpoint, context), { status: 503, retryable: true });
+    await assert.rejects(anthropicProtocol.complete(request({}), endpoint, context), { status: 429, retryable: true, retryAfterSeconds: 2 });
+    await assert.rejects(anthropicProtocol.complete(request({}), endpoint, callContext({ apiKey: 'wrong' })), { status: 502, retryable: false });
+  });
+
+  test('faults in a stream: an error event after output; a reset before the first event is thrown', async () => {
+    sim.enqueue({ kind: 'stream-error', afterEvents: 4 });
+    const events = await collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context));
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'error');
+    assert.equal(last.type === 'error' && last.error.retryable, true);
+    sim.enqueue({ kind: 'reset', afterEvents: 0 });
+    await assert.rejects(collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context)), (error: unknown) => error instanceof GatewayError && error.retryable);
+    sim.enqueue({ kind: 'truncate', afterEvents: 5 });
+    const cut = await collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context));
+    assert.equal(cut.at(-1)!.type, 'error');
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * The official `openai` client against the gateway's chat completions endpoint, whose upstream is a
+ * Gemini simulator: the shared scenarios, thought-signature replay through `extra_content` (spec:
+ * chat rule 1), and web search billed per query or per request.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import type { GatewayConfig } from '../../../src/config/schema.ts';
+import { formatUsd } from '../../../src/core/money.ts';
+import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { chatModelsConfig } from '../../simulators/gateway-config.ts';
+import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
+
+const context = chatEndToEndSuite({
+  kind: 'gemini',
+  startSimulator: (apiKey) => startGeminiSimulator({ apiKey }),
+  identify: (request) => ({ model: /^\/v1beta\/models\/([^:]+):/.exec(request.path)?.[1], credential: request.headers['x-goog-api-key'] }),
+});
+
+type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { google?: { thought_signature?: string } } };
+type WebSearchExtension = { x_gateway?: { web_search: { queries: string[]; search_entry_point_html: string; billed_queries: number } } };
+
+const tools: OpenAI.ChatCompletionTool[] = [
+  { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+];
+
+describe('gemini upstream specifics', () => {
+  test('tool loop: the thought signature reaches the client as extra_content and goes back on its functionCall part', async () => {
+    const { client, primary } = context();
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+    const first = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
+    const call = first.choices[0].message.tool_calls![0] as ToolCallWithExtra;
+    assert.equal(call.id, 'call_0_get_weather');
+    const signature = call.extra_content?.google?.thought_signature;
+    assert.ok(signature, 'extra_content.google.thought_signature is present');
+    messages.push(first.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '18C' });
+    const second = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
+    assert.equal(second.choices[0].message.content, 'Tool results: 18C');
+    const model = primary.requests.at(-1)!.body.contents[1];
+    assert.deepEqual(model, { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'sample' } }, thoughtSignature: signature }] });
+  });
+
+  test('a client that strips extra_content gets Gemini\'s 400 "missing a thought_signature"', async () => {
+    const { client } = context();
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Rome?' }];
+    const first = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
+    const { extra_content: _dropped, ...call } = first.choices[0].message.tool_calls![0] as ToolCallWithExtra;
+    messages.push({ role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: '20C' });
+    await assert.rejects(
+      client.chat.completions.create({ model: SINGLE_MODEL, messages, tools }),
+      (error: unknown) => error instanceof OpenAI.APIError && error.status === 400 && /missing a `thought_signature`/.test(error.message),
+    );
+  });
+
+  test('streamed: the signature arrives on the tool call delta and replays the same way', async () => {
+    const { client } = context();
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Oslo?' }];
+    const stream = client.chat.completions.stream({ model: SINGLE_MODEL, messages, tools });
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    stream.on('chunk', (chunk) => chunks.push(chunk));
+    const completion = await stream.finalChatCompletion();
+    const streamedCall = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? [])[0] as { id?: string; extra_content?: ToolCallWithExtra['extra_content'] };
+    assert.ok(streamedCall.extra_content?.google?.thought_signature);
+    const call = completion.choices[0].message.tool_calls![0];
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ ...call, extra_content: streamedCall.extra_content } as ToolCallWithExtra] }, { role: 'tool', tool_call_id: call.id, content: 'snow' });
+    const second = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
+    assert.equal(second.choices[0].message.content, 'Tool results: snow');
+  });
+
+  test('reasoning_effort → thinkingConfig budgets; none → 0', async () => {
+    const { client, primary } = context();
+    await client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'high' });
+    assert.deepEqual(primary.requests.at(-1)!.body.generationConfig.thinkingConfig, { thinkingBudget: 24576, includeThoughts: true });
+    await client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'none' });
+    assert.deepEqual(primary.requests.at(-1)!.body.generationConfig.thinkingConfig, { thinkingBudget: 0 });
+  });
+
+  for (const [name, fields, param] of [
+    ['user', { user: 'end-user-1' }, 'user'],
+    ['logprobs', { logprobs: true }, 'logprobs'],
+    ['parallel_tool_calls=false', { tools, parallel_tool_calls: false }, 'parallel_tool_calls'],
+  ] as const) {
+    test(`${name} cannot be expressed: 400 unsupported_parameter, nothing sent upstream`, async () => {
+      const { client, primary } = context();
+      const before = primary.requests.length;
+      await assert.rejects(
+        client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields }),
+        (error: unknown) => error instanceof OpenAI.APIError && error.status === 400 && error.code === 'unsupported_parameter' && error.param === param,
+      );
+      assert.equal(primary.requests.length, before);
+    });
+  }
+});
+
+describe('gemini web search (grounding) → x_gateway.web_search', () => {
+  const PER_QUERY = 'gateway/search-per-query';
+  const PER_REQUEST = 'gateway/search-per-request';
+  let sim: GeminiSimulator;
+  let gateway: TestGateway;
+  let client: OpenAI;
+
+  before(async () => {
+    sim = await startGeminiSimulator({ apiKey: 'g-key', searchQueries: 3 });
+    const provider = { id: 'google', kind: 'gemini' as const, baseUrl: sim.baseUrl, apiKeyEnv: 'GEMINI_KEY' };
+    const config: GatewayConfig = chatModelsConfig({ [PER_QUERY]: [provider], [PER_REQUEST]: [provider] });
+    for (const entry of config.models) {
+      for (const route of entry.endpoints) {
+        route.capabilities = { ...route.capabilities, web_search: true, web_search_with_tools: true };
+        route.search_price_per_query = 0.035;
+        route.search_billing = entry.id === PER_QUERY ? 'per_query' : 'per_request';
+      }
+    }
+    gateway = await startGateway({ config, env: { GEMINI_KEY: 'g-key' }, creditUsd: '10' });
+    client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+  });
+  after(async () => {
+    await gateway?.close();
+    await sim?.close();
+  });
+
+  const search = (model: string) =>
+    client.chat.completions
+      .create({ model, messages: [{ role: 'user', content: 'Who won Euro 2024' }], tools: [{ type: 'web_search' }] } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .withResponse();
+
+  for (const [model, billed] of [[PER_QUERY, 3], [PER_REQUEST, 1]] as const) {
+    test(`${model === PER_QUERY ? 'per query' : 'per request'}: queries, the entry point HTML, billed_queries ${billed}, a charge equal to the cost header`, async () => {
+      const owner = { kind: 'account', id: gateway.account.id } as const;
+      const known = new Set((await gateway.store.listEntries(owner)).map((entry) => entry.id));
+      const { data, response } = await search(model);
+      assert.deepEqual(sim.requests.at(-1)!.body.tools, [{ googleSearch: {} }]);
+      const webSearch = (data as WebSearchExtension).x_gateway?.web_search;
+      assert.deepEqual(webSearch?.queries, ['Who won Euro 2024', 'Who won Euro 2024 2', 'Who won Euro 2024 3']);
+      assert.match(webSearch?.search_entry_point_html ?? '', /^<style>.*<div class="chip">Who won Euro 2024<\/div>$/);
+      assert.equal(webSearch?.billed_queries, billed);
+      const cost = response.headers.get('x-gateway-cost-usd');
+      let charge: bigint | undefined;
+      for (let attempt = 0; attempt < 200 && charge === undefined; attempt++) {
+        charge = (await gateway.store.listEntries(owner)).find((entry) => entry.kind === 'charge' && !known.has(entry.id))?.amount;
+        if (charge === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.ok(charge !== undefined, 'a charge was recorded');
+      assert.equal(formatUsd(charge), cost);
+      // The search units alone are billed units × 0.035 USD; tokens come on top.
+      assert.ok(Number(cost) > billed * 0.035 && Number(cost) < billed * 0.035 + 0.01, `cost ${cost}`);
+    });
+  }
+});

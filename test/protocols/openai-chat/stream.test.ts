@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createChatStreamDecoder } from '../../../src/protocols/openai-chat/stream.ts';
+import { comparable, decodeSse, readFixture } from '../../simulators/fixtures.ts';
+
+const here = import.meta.dirname;
+const decode = (text: string, chunkSize?: number) => decodeSse(createChatStreamDecoder(), text, chunkSize);
+
+describe('openai chat: stream fixtures → canonical events', () => {
+  test('text.sse', async () => {
+    assert.deepEqual(await decode(readFixture(here, 'text.sse')), [
+      { type: 'start', providerResponseId: 'chatcmpl-123', providerModel: 'gpt-4o-mini' },
+      { type: 'text-start', index: 0 },
+      { type: 'text-delta', index: 0, text: 'Hello' },
+      { type: 'text-delta', index: 0, text: ' there!' },
+      { type: 'text-end', index: 0 },
+      { type: 'usage', usage: { inputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 3, reasoningTokens: 0 } },
+      { type: 'finish', finish: { reason: 'stop', raw: 'stop' } },
+    ]);
+  });
+
+  test('tools.sse: parallel calls tracked by index, ended at the finish', async () => {
+    assert.deepEqual(await decode(readFixture(here, 'tools.sse')), [
+      { type: 'start', providerResponseId: 'chatcmpl-tools2', providerModel: 'gpt-4.1' },
+      { type: 'tool-call-start', index: 0, id: 'call_abc', name: 'get_weather' },
+      { type: 'tool-call-delta', index: 0, argumentsDelta: '{"city":' },
+      { type: 'tool-call-delta', index: 0, argumentsDelta: '"Paris"}' },
+      { type: 'tool-call-start', index: 1, id: 'call_def', name: 'get_time' },
+      { type: 'tool-call-delta', index: 1, argumentsDelta: '{"zone":"CET"}' },
+      { type: 'tool-call-end', index: 0 },
+      { type: 'tool-call-end', index: 1 },
+      { type: 'usage', usage: { inputTokens: 82, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 40, reasoningTokens: 0 } },
+      { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_calls' } },
+    ]);
+  });
+
+  test('reasoning.sse: reasoning_content of compatible servers, usage on the finish chunk', async () => {
+    assert.deepEqual(await decode(readFixture(here, 'reasoning.sse')), [
+      { type: 'start', providerResponseId: 'chatcmpl-reason2', providerModel: 'deepseek-reasoner' },
+      { type: 'reasoning-start', index: 0 },
+      { type: 'reasoning-delta', index: 0, text: 'The user greets me' },
+      { type: 'reasoning-delta', index: 0, text: '; a short greeting back fits.' },
+      { type: 'reasoning-end', index: 0 },
+      { type: 'text-start', index: 1 },
+      { type: 'text-delta', index: 1, text: 'Hi!' },
+      { type: 'text-delta', index: 1, text: ' What can I do for you?' },
+      { type: 'text-end', index: 1 },
+      { type: 'usage', usage: { inputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 22 } },
+      { type: 'finish', finish: { reason: 'stop', raw: 'stop' } },
+    ]);
+  });
+
+  test('length.sse', async () => {
+    const events = await decode(readFixture(here, 'length.sse'));
+    assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'length', raw: 'length' } });
+    assert.deepEqual(events.filter((event) => event.type === 'text-delta').map((event) => event.text), ['Once upon', ' a time']);
+  });
+
+  test('mid-stream-error.sse: the error chunk ends the stream as an error event', async () => {
+    assert.deepEqual(comparable(await decode(readFixture(here, 'mid-stream-error.sse'))), [
+      { type: 'start', providerResponseId: 'chatcmpl-err1', providerModel: 'gpt-4o' },
+      { type: 'text-start', index: 0 },
+      { type: 'text-delta', index: 0, text: 'Partial' },
+      { type: 'error', status: 502, code: 'upstream_error', retryable: true },
+    ]);
+  });
+
+  test('the same events whatever the chunking (one byte at a time, or all at once)', async () => {
+    const text = readFixture(here, 'tools.sse');
+    assert.deepEqual(await decode(text, 1), await decode(text, text.length));
+  });
+
+  test('extra_content on a streamed tool call is carried on its start', async () => {
+    const chunk = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 's' } } }] } }] };
+    const events = await decode(`data: ${JSON.stringify(chunk)}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n`);
+    assert.deepEqual(events[1], { type: 'tool-call-start', index: 0, id: 'c', name: 'f', extraContent: { google: { thought_signature: 's' } } });
+  });
+
+  test('a malformed chunk is an error event, not an exception', async () => {
+    const events = comparable(await decode('data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\ndata: {"choices": [\n\n'));
+    assert.deepEqual(events.at(-1), { type: 'error', status: 502, code: 'upstream_error', retryable: true });
+  });
+
+  test('a stream cut before its finish_reason ends with an error', async () => {
+    const events = comparable(await decode('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'));
+    assert.deepEqual(events.at(-1), { type: 'error', status: 502, code: 'upstream_error', retryable: true });
+  });
+
+  test('a finish without [DONE] (some compatible servers) still finishes', async () => {
+    const events = await decode('data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\n');
+    assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'stop', raw: 'stop' } });
+  });
+});

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import type { CanonicalRequest, StreamEvent } from '../../../src/canonical/index.ts';
+import { GatewayError } from '../../../src/core/errors.ts';
+import { openAIChatProtocol } from '../../../src/protocols/openai-chat/index.ts';
+import { openAIResponsesProtocol } from '../../../src/protocols/openai-responses/index.ts';
+import { closeUpstreamPools } from '../../../src/protocols/transport/pools.ts';
+import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
+import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
+import { startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
+
+const request: CanonicalRequest = {
+  dialect: 'chat',
+  model: 'm',
+  fallbackModels: [],
+  system: [],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'one two three four' }] }],
+  stream: true,
+};
+
+async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+/** The error a promise rejects with (asserting it is a GatewayError). */
+async function failure(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof GatewayError, `expected a GatewayError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected a failure');
+}
+
+describe('http chat protocol over the simulator harness', () => {
+  let sim: OpenAIChatSimulator;
+  const endpoint = (timeoutMs?: number) =>
+    simulatorEndpoint({ kind: 'openai', base_url: sim.baseUrl, ...(timeoutMs !== undefined && { timeout_ms: timeoutMs }) });
+
+  before(async () => {
+    sim = await startOpenAIChatSimulator({ apiKey: 'sk-test' });
+  });
+  beforeEach(() => sim.setDefault({ kind: 'normal' }));
+  after(async () => {
+    await sim.close();
+    await closeUpstreamPools();
+  });
+
+  test('a normal call carries the key and the request id', async () => {
+    const result = await openAIChatProtocol.complete({ ...request, stream: false }, endpoint(), callContext({ requestId: 'req_abc' }));
+    assert.deepEqual(result.content, [{ type: 'text', text: 'Echo: one two three four' }]);
+    const recorded = sim.requests.at(-1)!;
+    assert.equal(recorded.headers.authorization, 'Bearer sk-test');
+    assert.equal(recorded.headers['x-request-id'], 'req_abc');
+  });
+
+  test('500: retryable, thrown by complete and by the first next() of a stream', async () => {
+    sim.enqueue({ kind: 'status', status: 500 }, { kind: 'status', status: 500 });
+    const whole = await failure(openAIChatProtocol.complete(request, endpoint(), callContext()));
+    assert.deepEqual([whole.status, whole.code, whole.retryable], [502, 'upstream_error', true]);
+    const streamed = await failure(collect(openAIChatProtocol.stream(request, endpoint(), callContext())));
+    assert.deepEqual([streamed.status, streamed.retryable], [502, true]);
+    // The queue is spent: the next request is normal again.
+    assert.equal((await openAIChatProtocol.complete(request, endpoint(), callContext())).finish.reason, 'stop');
+  });
+
+  test('429 with retry-after: retryable rate limit, wait parsed', async () => {
+    sim.enqueue({ kind: 'status', status: 429, headers: { 'retry-after': '12' } });
+    const error = await failure(openAIChatProtocol.complete(request, endpoint(), callContext()));
+    assert.deepEqual([error.status, error.code, error.retryable, error.retryAfterSeconds], [429, 'upstream_rate_limited', true, 12]);
+  });
+
+  test('503 and 529 (overloaded) are retryable 503s', async () => {
+    for (const status of [503, 529]) {
+      sim.enqueue({ kind: 'status', status });
+      const error = await failure(openAIChatProtocol.complete(request, endpoint(), callContext()));
+      assert.deepEqual([error.status, error.code, error.retryable], [503, 'upstream_unavailable', true]);
+    }
+  });
+
+  test('a wrong provider key is an operator problem: 502, not retryable', async () => {
+    const error = await failure(openAIChatProtocol.complete(request, endpoint(), callContext({ apiKey: 'sk-wrong' })));
+    assert.deepEqual([error.status, error.retryable], [502, false]);
+  });
+
+  test('timeout before headers: 504 upstream_timeout, retryable (complete and stream)', async () => {
+    sim.enqueue({ kind: 'delay', ms: 5_000 }, { kind: 'delay', ms: 5_000 });
+    const whole = await failure(openAIChatProtocol.complete(request, endpoint(100), callContext()));
+    assert.deepEqual([whole.status, whole.code, whole.retryable], [504, 'upstream_timeout', true]);
+    const streamed = await failure(collect(openAIChatProtocol.stream(request, endpoint(100), callContext())));
+    assert.deepEqual([streamed.status, streamed.code], [504, 'upstream_timeout']);
+  });
+
+  test('connection refused: 502 upstream_unavailable, retryable', async () => {
+    const closed = simulatorEndpoint({ kind: 'openai', base_url: 'http://127.0.0.1:1/v1' });
+    const error = await failure(openAIChatProtocol.complete(request, closed, callContext()));
+    assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_unavailable', true]);
+  });
+
+  test('the caller aborting: a non-retryable failure (nothing to fall back to)', async () => {
+    sim.enqueue({ kind: 'delay', ms: 5_000 });
+    const controller = new AbortController();
+    const pending = openAIChatProtocol.complete(request, endpoint(), callContext({ signal: controller.signal }));
+    setTimeout(() => controller.abort(), 20);
+    const error = await failure(pending);
+    assert.equal(error.retryable, false);
+  });
+
+  test('socket reset mid-stream: the events so far, then one error event', async () => {
+    sim.enqueue({ kind: 'reset', afterEvents: 3 });
+    const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
+    assert.deepEqual(events.slice(0, 3).map((event) => event.type), ['start', 'text-start', 'text-delta']);
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'error');
+    assert.equal(last.type === 'error' && last.error.code, 'upstream_unavailable');
+    assert.equal(events.filter((event) => event.type === 'error').length, 1);
+  });
+
+  test('socket reset before any event: thrown (routing may still fall back)', async () => {
+    sim.enqueue({ kind: 'reset', afterEvents: 0 });
+    const error = await failure(collect(openAIChatProtocol.stream(request, endpoint(), callContext())));
+    assert.equal(error.retryable, true);
+  });
+
+  test('a malformed chunk mid-stream: an error event, no crash', async () => {
+    sim.enqueue({ kind: 'malformed', afterEvents: 2 });
+    const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'error');
+    assert.match(last.type === 'error' ? last.error.message : '', /not valid JSON/);
+  });
+
+  test('a malformed first chunk is thrown', async () => {
+    sim.enqueue({ kind: 'malformed', afterEvents: 0 });
+    const error = await failure(collect(openAIChatProtocol.stream(request, endpoint(), callContext())));
+    assert.equal(error.code, 'upstream_error');
+  });
+
+  test('a stream that ends without finish or [DONE]: an error event', async () => {
+    sim.enqueue({ kind: 'truncate', afterEvents: 3 });
+    const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
+    const last = events.at(-1)!;
+    assert.equal(last.type, 'error');
+    assert.match(last.type === 'error' ? last.error.message : '', /ended before/);
+  });
+
+  test("the provider's in-stream error chunk: an error event", async () => {
+    sim.enqueue({ kind: 'stream-error', afterEvents: 2 });
+    const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
+    assert.deepEqual(events.map((event) => event.type), ['start', 'text-start', 'text-delta', 'error']);
+  });
+
+  test('a malformed JSON body on a non-streaming call: 502, retryable', async () => {
+    sim.enqueue({ kind: 'malformed', afterEvents: 0 });
+    const error = await failure(openAIChatProtocol.complete(request, endpoint(), callContext()));
+    assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_error', true]);
+  });
+
+  test('a consumer that stops early releases the connection; the pool keeps working', async () => {
+    for await (const event of openAIChatProtocol.stream(request, endpoint(), callContext())) {
+      if (event.type === 'text-start') break;
+    }
+    const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
+    assert.equal(events.at(-1)?.type, 'finish');
+  });
+});
+
+describe('responses upstream over the harness', () => {
+  let sim: OpenAIResponsesSimulator;
+  before(async () => {
+    sim = await startOpenAIResponsesSimulator({ doneSentinel: true, cachedTokens: 4 });
+  });
+  after(async () => {
+    await sim.close();
+    await closeUpstreamPools();
+  });
+
+  test('a stream with a trailing [DONE] finishes cleanly with cached usage', async () => {
+    const events = await collect(openAIResponsesProtocol.stream(request, simulatorEndpoint({ kind: 'openai-responses', base_url: sim.baseUrl }), callContext()));
+    const usage = events.find((event) => event.type === 'usage');
+    assert.equal(usage?.type === 'usage' && usage.usage.cacheReadTokens, 4);
+    assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'stop', raw: 'completed' } });
+  });
+
+  test('the provider error event mid-stream: an error event', async () => {
+    sim.enqueue({ kind: 'stream-error', afterEvents: 5 });
+    const events = await collect(openAIResponsesProtocol.stream(request, simulatorEndpoint({ kind: 'openai-responses', base_url: sim.baseUrl }), callContext()));
+    assert.equal(events.at(-1)?.type, 'error');
+  });
+});

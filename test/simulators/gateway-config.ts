@@ -1,0 +1,62 @@
+/**
+ * A gateway config for end-to-end protocol tests: chat models, each served by some of the given
+ * upstream providers (simulators) in fallback order. Earlier endpoints are cheaper, so the order is
+ * the same whether routing keeps config order or sorts by price.
+ */
+import type { GatewayConfig, ProviderConfig } from '../../src/config/schema.ts';
+
+export interface E2EProvider {
+  readonly id: string;
+  readonly kind: ProviderConfig['kind'];
+  readonly baseUrl: string;
+  /** Environment variable with the provider key; the test passes its value in `env`. */
+  readonly apiKeyEnv?: string;
+  readonly timeoutMs?: number;
+  /** The upstream model name (default: `<id>-model`). */
+  readonly upstreamModel?: string;
+}
+
+/** Model id → the providers serving it, first choice first. */
+export type E2EModels = Readonly<Record<string, readonly E2EProvider[]>>;
+
+export function chatModelsConfig(models: E2EModels): GatewayConfig {
+  const providers = [...new Map(Object.values(models).flat().map((provider) => [provider.id, provider])).values()];
+  return {
+    providers: providers.map((provider) => ({
+      id: provider.id,
+      kind: provider.kind,
+      base_url: provider.baseUrl,
+      ...(provider.apiKeyEnv !== undefined && { api_key_env: provider.apiKeyEnv }),
+      ...(provider.timeoutMs !== undefined && { timeout_ms: provider.timeoutMs }),
+    })),
+    models: Object.entries(models).map(([id, served]) => ({
+      id,
+      name: id,
+      owned_by: 'tests',
+      category: 'LLM',
+      type: 'chat',
+      input_modalities: ['text', 'image'],
+      output_modalities: ['text'],
+      endpoints: served.map((provider, position) => ({
+        provider: provider.id,
+        model: provider.upstreamModel ?? `${provider.id}-model`,
+        supply: 'first_party',
+        training_use: 'never',
+        pricing: { unit: 'per_1m_tokens', input_per_1m: 1 + position, output_per_1m: 2 + position, cache_read_per_1m: 0.1, cache_write_per_1m: 1.25 },
+        capabilities: {
+          streaming: true,
+          tool_use: true,
+          vision: true,
+          json_mode: true,
+          structured_outputs: true,
+          json_mode_with_tools: true,
+          sampling: true,
+          parallel_tool_calls: true,
+          reasoning: true,
+          strict_tools: true,
+        },
+        limits: { max_tokens: 4096, context_window: 128000, reasoning_efforts: ['none', 'low', 'medium', 'high'] },
+      })),
+    })),
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * An OpenAI Responses upstream (PROTOCOLS.md §2): `POST /v1/responses`, a response object or the
+ * exact named-event sequence of the streaming format (created, in_progress, per item added → deltas →
+ * done, one terminal event with the full output and usage), with the harness's fault injection.
+ * Like the real API it rejects Chat-only parameters, so a test sees it if the gateway sends one.
+ */
+import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
+import { planReply, promptTokens, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
+
+export interface OpenAIResponsesSimulatorOptions {
+  /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
+  apiKey?: string;
+  /** Reported as `input_tokens_details.cached_tokens` (a subset of input_tokens). */
+  cachedTokens?: number;
+  /** Return a reasoning summary whenever reasoning was requested (as if `summary` had been asked for). */
+  reasoningSummary?: boolean;
+  /** Send `data: [DONE]` after the terminal event, as some proxies do. */
+  doneSentinel?: boolean;
+}
+
+export interface OpenAIResponsesSimulator extends Simulator {
+  /** The provider `base_url`: the origin plus `/v1`. */
+  readonly baseUrl: string;
+  readonly options: OpenAIResponsesSimulatorOptions;
+}
+
+/** Parameters of the Chat format that the Responses API answers with 400. */
+const CHAT_ONLY = ['messages', 'stop', 'seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'max_tokens', 'max_completion_tokens', 'response_format', 'reasoning_effort', 'stream_options', 'n'];
+
+const CREATED = 1_700_000_000;
+
+export async function startOpenAIResponsesSimulator(options: OpenAIResponsesSimulatorOptions = {}): Promise<OpenAIResponsesSimulator> {
+  let counter = 0;
+  const simulator = await startSimulator({
+    handle: (request, reply) => handle(request, reply, options, ++counter),
+    errorBody: responsesErrorBody,
+    streamErrorEvent: (message, written) => ({
+      event: 'error',
+      data: { type: 'error', code: 'server_error', message, param: null, sequence_number: written },
+    }),
+  });
+  return Object.assign(simulator, { baseUrl: `${simulator.origin}/v1`, options });
+}
+
+export function responsesErrorBody(status: number, message: string): object {
+  const [type, code] =
+    status === 429 ? ['requests', 'rate_limit_exceeded'] :
+    status === 401 ? ['invalid_request_error', 'invalid_api_key'] :
+    status >= 500 ? ['server_error', null] : ['invalid_request_error', null];
+  return { error: { message, type, param: null, code } };
+}
+
+async function handle(request: RecordedRequest, reply: Reply, options: OpenAIResponsesSimulatorOptions, counter: number): Promise<void> {
+  if (request.method !== 'POST' || request.path !== '/v1/responses') {
+    return reply.json(404, responsesErrorBody(404, `Unknown path ${request.path}`));
+  }
+  if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`) {
+    return reply.json(401, responsesErrorBody(401, 'Incorrect API key provided.'));
+  }
+  const body = request.body;
+  const rejected = CHAT_ONLY.find((name) => body?.[name] !== undefined);
+  if (rejected !== undefined) {
+    return reply.json(400, { error: { message: `Unsupported parameter: '${rejected}'.`, type: 'invalid_request_error', param: rejected, code: 'unsupported_parameter' } });
+  }
+  if (typeof body?.model !== 'string' || body.input === undefined) {
+    return reply.json(400, responsesErrorBody(400, "Missing required parameter: 'input'."));
+  }
+  const input = replyInput(body);
+  const plan = planReply(input, `call_${counter}`);
+  const built = buildOutput(plan, counter, input.reasoning, input.reasoning && (options.reasoningSummary === true || body.reasoning?.summary !== undefined));
+  const usage = responsesUsage(body, plan, options);
+  const final = responseObject(body, `resp_sim${counter}`, plan.truncated ? 'incomplete' : 'completed', built.items, usage);
+  if (body.stream === true) return reply.sse(streamEvents(body, final, built, options));
+  reply.json(200, final);
+}
+
+interface BuiltOutput {
+  /** Completed items, as in the final response. */
+  readonly items: any[];
+  /** How each item streams: its text deltas (message/summary) or argument fragments. */
+  readonly deltas: readonly (readonly string[])[];
+}
+
+function buildOutput(plan: ReplyPlan, counter: number, reasoning: boolean, summary: boolean): BuiltOutput {
+  const items: any[] = [];
+  const deltas: string[][] = [];
+  if (reasoning) {
+    items.push({ id: `rs_sim${counter}`, type: 'reasoning', summary: summary ? [{ type: 'summary_text', text: REASONING_TEXT }] : [] });
+    deltas.push(summary ? tokenize(REASONING_TEXT) : []);
+  }
+  if (plan.toolCalls.length === 0) {
+    items.push({
+      id: `msg_sim${counter}`,
+      type: 'message',
+      status: plan.truncated ? 'incomplete' : 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: plan.textChunks.join(''), annotations: [], logprobs: [] }],
+    });
+    deltas.push([...plan.textChunks]);
+  }
+  plan.toolCalls.forEach((call, index) => {
+    items.push({ id: `fc_sim${counter}_${index}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: call.arguments });
+    const middle = Math.ceil(call.arguments.length / 2);
+    deltas.push([call.arguments.slice(0, middle), call.arguments.slice(middle)].filter((fragment) => fragment !== ''));
+  });
+  return { items, deltas };
+}
+
+function responseObject(body: any, id: string, status: string, output: any[], usage: object | null) {
+  return {
+    id,
+    object: 'response',
+    created_at: CREATED,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model: body.model,
+    output,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    store: true,
+    temperature: body.temperature ?? 1,
+    text: body.text ?? { format: { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: 'disabled',
+    usage,
+    user: body.user ?? null,
+    metadata: {},
+  };
+}
+
+function streamEvents(body: any, final: ReturnType<typeof responseObject>, built: BuiltOutput, options: OpenAIResponsesSimulatorOptions): SseEvent[] {
+  const events: SseEvent[] = [];
+  const emit = (type: string, fields: object) => events.push({ event: type, data: { type, sequence_number: events.length, ...fields } });
+  const pending = { ...final, status: 'in_progress', output: [], usage: null, incomplete_details: null };
+  emit('response.created', { response: pending });
+  emit('response.in_progress', { response: pending });
+  built.items.forEach((item, outputIndex) => {
+    const pieces = built.deltas[outputIndex];
+    const base = { item_id: item.id, output_index: outputIndex };
+    switch (item.type) {
+      case 'reasoning':
+        emit('response.output_item.added', { output_index: outputIndex, item: { ...item, summary: [] } });
+        if (item.summary.length > 0) {
+          const part = { type: 'summary_text', text: '' };
+          emit('response.reasoning_summary_part.added', { ...base, summary_index: 0, part });
+          for (const delta of pieces) emit('response.reasoning_summary_text.delta', { ...base, summary_index: 0, delta });
+          emit('response.reasoning_summary_text.done', { ...base, summary_index: 0, text: item.summary[0].text });
+          emit('response.reasoning_summary_part.done', { ...base, summary_index: 0, part: item.summary[0] });
+        }
+        break;
+      case 'message': {
+        emit('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } });
+        const part = { type: 'output_text', text: '', annotations: [], logprobs: [] };
+        emit('response.content_part.added', { ...base, content_index: 0, part });
+        for (const delta of pieces) emit('response.output_text.delta', { ...base, content_index: 0, delta, logprobs: [] });
+        emit('response.output_text.done', { ...base, content_index: 0, text: item.content[0].text, logprobs: [] });
+        emit('response.content_part.done', { ...base, content_index: 0, part: item.content[0] });
+        break;
+      }
+      case 'function_call':
+        emit('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } });
+        for (const delta of pieces) emit('response.function_call_arguments.delta', { ...base, delta });
+        emit('response.function_call_arguments.done', { ...base, name: item.name, arguments: item.arguments });
+        break;
+    }
+    emit('response.output_item.done', { output_index: outputIndex, item });
+  });
+  emit(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: final });
+  if (options.doneSentinel) events.push({ data: '[DONE]' });
+  return events;
+}
+
+function responsesUsage(body: any, plan: ReplyPlan, options: OpenAIResponsesSimulatorOptions) {
+  const input = promptTokens([JSON.stringify(body.input), body.instructions ?? '', JSON.stringify(body.tools ?? [])]);
+  const cached = Math.min(options.cachedTokens ?? 0, input);
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: cached, cache_write_tokens: 0 },
+    output_tokens: plan.outputTokens,
+    output_tokens_details: { reasoning_tokens: plan.reasoningTokens },
+    total_tokens: input + plan.outputTokens,
+  };
+}
+
+function replyInput(body: any): ReplyInput {
+  const items: any[] = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input;
+  const tail: any[] = [];
+  for (let i = items.length - 1; i >= 0 && items[i].type === 'function_call_output'; i--) tail.unshift(items[i]);
+  const lastUser = [...items].reverse().find((item) => (item.type ?? 'message') === 'message' && item.role === 'user');
+  const format = body.text?.format;
+  const choice = body.tool_choice;
+  return {
+    lastUserText: textOf(lastUser?.content),
+    toolResults: tail.map((item) => textOf(item.output)),
+    tools: (body.tools ?? []).filter((tool: any) => tool.type === 'function').map((tool: any) => ({ name: tool.name, parameters: tool.parameters ?? undefined })),
+    toolChoice: typeof choice === 'object' && choice !== null ? { name: choice.name } : (choice ?? 'auto'),
+    parallelToolCalls: body.parallel_tool_calls !== false,
+    format:
+      format?.type === 'json_schema' ? { kind: 'json_schema', schema: format.schema ?? {} } :
+      format?.type === 'json_object' ? { kind: 'json_object' } : { kind: 'text' },
+    maxOutputTokens: body.max_output_tokens,
+    reasoning: typeof body.reasoning?.effort === 'string' && body.reasoning.effort !== 'none',
+  };
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.flatMap((part: any) => (part?.type === 'input_text' || part?.type === 'output_text' ? [part.text] : [])).join(' ');
+}

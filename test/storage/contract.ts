@@ -1,0 +1,49 @@
+/**
+ * The Store contract, written once and run against every engine (sqlite.test.ts, postgres.test.ts).
+ * `open` must return a new handle on the same database each time it is called: the suite keeps two
+ * handles open, like two gateway instances, and opens more to check that reopening migrates nothing.
+ */
+import { after, before, describe } from 'node:test';
+import type { Store } from '../../src/storage/store.ts';
+import { changeFeedContract } from './contract/change-feed.ts';
+import type { ContractContext } from './contract/context.ts';
+import { directoryContract } from './contract/directory.ts';
+import { idempotencyContract } from './contract/idempotency.ts';
+import { jobsContract } from './contract/jobs.ts';
+import { ledgerConcurrencyContract } from './contract/ledger-concurrency.ts';
+import { ledgerContract } from './contract/ledger.ts';
+import { reopenContract } from './contract/reopen.ts';
+import { requestLogContract } from './contract/request-log.ts';
+
+export function storeContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} store contract`, () => {
+    let store: Store | undefined;
+    let peer: Store | undefined;
+    before(async () => {
+      store = await open();
+      peer = await open();
+    });
+    after(async () => {
+      await store?.close();
+      await peer?.close();
+    });
+    const context: ContractContext = {
+      store: () => required(store),
+      peer: () => required(peer),
+      open,
+    };
+    directoryContract(context);
+    ledgerContract(context);
+    ledgerConcurrencyContract(context);
+    requestLogContract(context);
+    idempotencyContract(context);
+    jobsContract(context);
+    changeFeedContract(context);
+    reopenContract(context);
+  });
+}
+
+function required(store: Store | undefined): Store {
+  if (!store) throw new Error('the store did not open');
+  return store;
+}

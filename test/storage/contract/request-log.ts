@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { timeOrderedId } from '../../../src/core/ids.ts';
+import type { OwnerRef, RequestLogRecord } from '../../../src/storage/store.ts';
+import { newAccount, type ContractContext } from './context.ts';
+
+function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): RequestLogRecord {
+  return {
+    id: timeOrderedId('req'),
+    owner,
+    keyId: 'key_test',
+    route: 'chat',
+    model: 'model-a',
+    provider: 'simulated',
+    upstreamModel: 'sim-a',
+    status: 'completed',
+    httpStatus: 200,
+    stream: false,
+    inputTokens: 10,
+    cacheReadTokens: 2,
+    cacheWriteTokens: 1,
+    outputTokens: 20,
+    reasoningTokens: 5,
+    searchUnits: 0,
+    cost: 1_000n,
+    errorCode: null,
+    createdAt: 5_000,
+    durationMs: 42,
+    firstByteMs: 7,
+    output: { id: 'chatcmpl-1', choices: [{ message: { role: 'assistant', content: 'hi' } }] },
+    blobKeys: [],
+    expiresAt: 100_000,
+    ...overrides,
+  };
+}
+
+export function requestLogContract({ store, peer }: ContractContext): void {
+  describe('request log', () => {
+    test('records round-trip exactly, outputs and blob keys included', async () => {
+      const owner = await newAccount(store());
+      const full = record(owner, { cost: 2n ** 62n + 3n, blobKeys: ['outputs/a/0.png', 'outputs/a/1.png'] });
+      const failed = record(owner, {
+        route: 'images.generations',
+        model: null,
+        provider: null,
+        upstreamModel: null,
+        status: 'failed',
+        httpStatus: 502,
+        stream: true,
+        cost: 0n,
+        errorCode: 'upstream_error',
+        firstByteMs: null,
+        output: null,
+      });
+      const text = record(owner, { output: 'a summary, not JSON' });
+      await store().recordRequests([full, failed, text]);
+      assert.deepEqual(await peer().getRequest(full.id), full);
+      assert.deepEqual(await peer().getRequest(failed.id), failed);
+      assert.deepEqual(await peer().getRequest(text.id), text);
+      assert.equal(await store().getRequest('req_missing'), null);
+      await store().recordRequests([]);
+    });
+
+    test('a record written twice keeps its first version', async () => {
+      const owner = await newAccount(store());
+      const first = record(owner);
+      await store().recordRequests([first]);
+      await store().recordRequests([{ ...first, status: 'failed' }, record(owner)]);
+      assert.equal((await store().getRequest(first.id))?.status, 'completed');
+    });
+
+    test('usage summary groups by model since a time, counting all input tokens', async () => {
+      const owner = await newAccount(store());
+      const other = await newAccount(store());
+      await store().recordRequests([
+        record(owner, { model: 'model-b', createdAt: 1_000, cost: 5n }),
+        record(owner, { model: 'model-a', createdAt: 2_000, cost: 7n }),
+        record(owner, { model: 'model-a', createdAt: 3_000, cost: 9n, inputTokens: 100, outputTokens: 1 }),
+        record(owner, { model: null, createdAt: 3_000, cost: 0n, status: 'failed' }),
+        record(owner, { model: 'model-a', createdAt: 999, cost: 1_000n }),
+        record(other, { model: 'model-a', createdAt: 2_000, cost: 1_000n }),
+      ]);
+      assert.deepEqual(await store().usageSummary(owner, 1_000), [
+        { model: 'model-a', requests: 2, inputTokens: 13 + 103, outputTokens: 21, cost: 16n },
+        { model: 'model-b', requests: 1, inputTokens: 13, outputTokens: 20, cost: 5n },
+        { model: null, requests: 1, inputTokens: 13, outputTokens: 20, cost: 0n },
+      ]);
+      assert.deepEqual(await store().usageSummary(owner, 10_000), []);
+    });
+
+    test('expired rows are deleted', async () => {
+      const owner = await newAccount(store());
+      await store().deleteExpiredRequests(Number.MAX_SAFE_INTEGER);
+      const old = record(owner, { expiresAt: 1_000 });
+      const edge = record(owner, { expiresAt: 2_000 });
+      const fresh = record(owner, { expiresAt: 3_000 });
+      await store().recordRequests([old, edge, fresh]);
+      assert.equal(await store().deleteExpiredRequests(2_000), 1);
+      assert.equal(await store().getRequest(old.id), null);
+      assert.ok(await store().getRequest(edge.id));
+      assert.ok(await store().getRequest(fresh.id));
+    });
+  });
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runMaintenance, startMaintenance } from '../../src/storage/maintenance.ts';
+import { openStore } from '../../src/storage/open-store.ts';
+
+function recordingLogger() {
+  const entries: { level: string; details: object; message: string }[] = [];
+  const log = (level: string) => (details: object, message: string) => void entries.push({ level, details, message });
+  return { entries, logger: { info: log('info'), warn: log('warn'), error: log('error') } };
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 5) {
+    if (waited > 5_000) throw new Error('condition not met within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('maintenance releases expired reservations and deletes expired rows on its interval', async () => {
+  const store = await openStore({ dataDir: '', sqliteFile: ':memory:' });
+  const { entries, logger } = recordingLogger();
+  let clock = 1_000;
+  try {
+    const account = await store.createAccount({ name: 'maintained' });
+    const owner = { kind: 'account', id: account.id } as const;
+    await store.addCredit(owner, 100n);
+    const reservation = (await store.reserve({ owner, amount: 60n, requestId: null, expiresAt: 2_000 }))!;
+    await store.beginIdempotent({
+      keyId: 'key_1', route: 'chat', idempotencyKey: 'k', bodyHash: 'h', now: 1_000, lockedUntil: 1_500, expiresAt: 2_000,
+    });
+    await store.createJob({
+      id: 'video_1', kind: 'video', owner, keyId: 'key_1', status: 'queued', payload: null, result: null,
+      reservationId: null, createdAt: 1_000, expiresAt: 2_000,
+    });
+    await store.recordRequests([{
+      id: 'req_1', owner, keyId: 'key_1', route: 'chat', model: 'm', provider: 'p', upstreamModel: 'u', status: 'completed',
+      httpStatus: 200, stream: false, inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1,
+      reasoningTokens: 0, searchUnits: 0, cost: 1n, errorCode: null, createdAt: 1_000, durationMs: 1, firstByteMs: null,
+      output: null, blobKeys: [], expiresAt: 2_000,
+    }]);
+
+    const maintenance = startMaintenance(store, { intervalMs: 5, now: () => clock, logger });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal((await store.getReservation(reservation.id))?.status, 'open', 'nothing expires before its time');
+
+    clock = 3_000;
+    await waitFor(() => entries.filter((entry) => entry.level === 'info').length >= 4);
+    await maintenance.stop();
+    assert.equal((await store.getReservation(reservation.id))?.status, 'released');
+    assert.deepEqual(await store.getBalance(owner), { balance: 100n, reserved: 0n, available: 100n });
+    assert.equal(await store.getJob('video_1'), null);
+    assert.equal(await store.getRequest('req_1'), null);
+    assert.deepEqual(
+      await store.beginIdempotent({
+        keyId: 'key_1', route: 'chat', idempotencyKey: 'k', bodyHash: 'other', now: 3_000, lockedUntil: 4_000, expiresAt: 5_000,
+      }),
+      { state: 'started' },
+    );
+    assert.deepEqual(
+      entries.map((entry) => entry.details),
+      [
+        { step: 'release expired reservations', count: 1 },
+        { step: 'delete expired request log rows', count: 1 },
+        { step: 'delete expired idempotency records', count: 1 },
+        { step: 'delete expired jobs', count: 1 },
+      ],
+    );
+  } finally {
+    await store.close();
+  }
+});
+
+test('a failing step is logged and the others still run; stop clears the timer', async () => {
+  const { entries, logger } = recordingLogger();
+  const calls: string[] = [];
+  const failing = {
+    async releaseExpired() {
+      calls.push('release');
+      throw new Error('database is down');
+    },
+    async deleteExpiredRequests() {
+      calls.push('requests');
+      return 0;
+    },
+    async deleteExpiredIdempotency() {
+      calls.push('idempotency');
+      return 0;
+    },
+    async deleteExpiredJobs() {
+      calls.push('jobs');
+      return 0;
+    },
+  };
+  await runMaintenance(failing, 0, logger);
+  assert.deepEqual(calls, ['release', 'requests', 'idempotency', 'jobs']);
+  assert.equal(entries.length, 1);
+  assert.equal(entries[0].level, 'error');
+  assert.equal((entries[0].details as { step: string }).step, 'release expired reservations');
+
+  const maintenance = startMaintenance(failing, { intervalMs: 5, now: () => 0, logger });
+  await waitFor(() => calls.length >= 8);
+  await maintenance.stop();
+  const after = calls.length;
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(calls.length, after, 'no pass runs after stop');
+});
