@@ -20,6 +20,8 @@ export interface OpenStoreOptions {
   readonly dataDir: string;
   /** SQLite only: another file, or ':memory:' for a private throwaway database. */
   readonly sqliteFile?: string;
+  /** SQLite only: checkpoint the WAL from a worker thread (the server process). */
+  readonly backgroundCheckpoints?: boolean;
   /** PostgreSQL only: a schema of its own, created when missing (lowercase letters, digits, `_`). */
   readonly schema?: string;
   /** PostgreSQL only: connections in the pool (default 10). */
@@ -36,7 +38,12 @@ export function openStore(options: OpenStoreOptions): Promise<Store> {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   if (options.databaseUrl === undefined) {
-    return openSqliteStore({ file: options.sqliteFile ?? join(options.dataDir, SQLITE_FILE_NAME), logger, now });
+    return openSqliteStore({
+      file: options.sqliteFile ?? join(options.dataDir, SQLITE_FILE_NAME),
+      logger,
+      now,
+      backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+    });
   }
   if (!POSTGRES_URL.test(options.databaseUrl)) {
     return Promise.reject(new RangeError('the database URL must start with postgres:// or postgresql://'));

@@ -1,4 +1,7 @@
-/** The admin change counter on SQLite: one row, bumped in place. */
+/**
+ * The admin change counter on SQLite: one row, bumped in place. A bump follows every admin change
+ * and commits at once, with the open group (database.ts), so other processes see the change.
+ */
 import type { ChangeFeed } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -7,7 +10,7 @@ export function sqliteChangeFeed(database: SqliteDatabase): ChangeFeed {
   const current = database.prepare('SELECT version FROM change_feed WHERE id = 1');
   return {
     async bumpVersion() {
-      return Number((bump.get() as { version: number }).version);
+      return Number(database.transaction(() => bump.get() as { version: number }).version);
     },
     async currentVersion() {
       return Number((current.get() as { version: number }).version);

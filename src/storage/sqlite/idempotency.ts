@@ -1,5 +1,5 @@
 /**
- * Idempotency records on SQLite: the look-up and the claim run in one write transaction, so two
+ * Idempotency records on SQLite: the look-up and the claim run as one atomic unit, so two
  * requests with the same key cannot both claim it.
  */
 import { idempotencyOutcome, type Row } from '../rows.ts';
@@ -29,7 +29,7 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
 
   return {
     async beginIdempotent(input) {
-      return database.transaction(() => {
+      return database.grouped(() => {
         const existing = find.get(input.keyId, input.route, input.idempotencyKey) as Row | undefined;
         const claimable =
           !existing ||
@@ -49,17 +49,17 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
       });
     },
     async completeIdempotent(input) {
-      complete.run({
+      database.grouped(() => complete.run({
         key_id: input.keyId,
         route: input.route,
         idempotency_key: input.idempotencyKey,
         status: input.status,
         headers: JSON.stringify(input.headers),
         body: input.body,
-      });
+      }));
     },
     async abandonIdempotent(input) {
-      abandon.run(input.keyId, input.route, input.idempotencyKey);
+      database.grouped(() => abandon.run(input.keyId, input.route, input.idempotencyKey));
     },
     async deleteExpiredIdempotency(now) {
       return Number(deleteExpired.run(now).changes);

@@ -2,6 +2,8 @@
  * The credit ledger on SQLite. The wallet row carries the running balance and the sum of open
  * reservations; every change to it happens in the same transaction as the ledger entry or the
  * reservation change that explains it, so both stay derivable from the history at any time.
+ * Reservations and settlements join the group commit (database.ts); credit grants and the sweeper
+ * commit at once.
  */
 import { timeOrderedId } from '../../core/ids.ts';
 import {
@@ -99,7 +101,7 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
 
     async reserve({ owner, amount, requestId, expiresAt }) {
       checkAmount('reservation', amount, 0n);
-      const row = database.transaction(() => {
+      const row = database.grouped(() => {
         const held = hold.run({ owner_kind: owner.kind, owner_id: owner.id, amount });
         if (held.changes === 0) return undefined;
         return insertReservation.get({
@@ -117,7 +119,7 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
 
     async settle(reservationId, cost, requestId = null) {
       checkAmount('cost', cost, 0n);
-      return database.transaction(() => {
+      return database.grouped(() => {
         const at = now();
         const closed = closeReservation.get({ id: reservationId, status: 'settled', closed_at: at }) as Row | undefined;
         if (!closed) return null;
@@ -151,7 +153,7 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
     },
 
     async release(reservationId) {
-      return database.transaction(() => {
+      return database.grouped(() => {
         const closed = closeReservation.get({ id: reservationId, status: 'released', closed_at: now() }) as Row | undefined;
         if (!closed) return false;
         const reservation = reservationFromRow(closed);

@@ -1,6 +1,6 @@
 /**
- * The request log on SQLite: a batch is one transaction of reused single-row inserts, which in WAL
- * mode costs one commit for the whole batch.
+ * The request log on SQLite: a batch is one unit of reused single-row inserts in the group commit
+ * (database.ts), committed together with the ledger writes of the same milliseconds.
  */
 import { requestColumns, requestFromRow, usageFromRow, jsonText, type Row } from '../rows.ts';
 import type { RequestLogStore } from '../store.ts';
@@ -43,7 +43,7 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
           blob_keys: JSON.stringify(columns.blob_keys),
         };
       });
-      database.transaction(() => {
+      database.grouped(() => {
         for (const row of rows) insert.run(row);
       });
     },

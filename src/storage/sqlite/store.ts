@@ -4,7 +4,8 @@
 import type { StorageLogger } from '../logger.ts';
 import type { Store } from '../store.ts';
 import { sqliteChangeFeed } from './change-feed.ts';
-import { openSqliteDatabase } from './database.ts';
+import { startBackgroundCheckpoints } from './checkpoints.ts';
+import { MEMORY_DATABASE, openSqliteDatabase } from './database.ts';
 import { sqliteDirectory } from './directory.ts';
 import { sqliteIdempotency } from './idempotency.ts';
 import { sqliteJobs } from './jobs.ts';
@@ -17,16 +18,24 @@ export interface SqliteStoreOptions {
   readonly file: string;
   readonly logger: StorageLogger;
   readonly now: () => number;
+  /** Checkpoint from a worker thread instead of inside commits (the server; see checkpoints.ts). */
+  readonly backgroundCheckpoints?: boolean;
 }
 
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
-  const database = openSqliteDatabase(options.file);
+  const database = openSqliteDatabase(options.file, {
+    onGroupCommitError: (error) => options.logger.error({ err: error }, 'SQLite group commit failed; its writes are lost'),
+  });
   try {
     migrateSqlite(database, options.logger, options.now());
   } catch (error) {
     database.close();
     throw error;
   }
+  const checkpoints =
+    options.backgroundCheckpoints && options.file !== MEMORY_DATABASE
+      ? startBackgroundCheckpoints(database, options.logger)
+      : null;
   return {
     engine: 'sqlite',
     ...sqliteDirectory(database, options.now),
@@ -36,6 +45,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteJobs(database),
     ...sqliteChangeFeed(database),
     async close() {
+      database.flush();
+      await checkpoints?.stop();
       database.close();
     },
   };
