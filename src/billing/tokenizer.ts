@@ -3,7 +3,19 @@
  * models). Used for pre-flight estimates (quotes, context-window checks, token counting) and by the
  * simulated provider; never to bill a provider that reports its own usage.
  */
-import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+
+type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+/**
+ * Loaded on first use: its rank tables take about 70 MB and 0.2 s to load, and a gateway whose
+ * prompts stay small never needs them (estimate.ts bounds small prompts without tokenizing).
+ */
+let loaded: Encoding | undefined;
+function o200k(): Encoding {
+  loaded ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding;
+  return loaded;
+}
 
 /**
  * Client text is plain text: a `<|endoftext|>` inside a prompt is counted as ordinary characters.
@@ -33,7 +45,7 @@ function* segments(text: string): Generator<string> {
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
   let tokens = 0;
-  for (const segment of segments(text)) tokens += countTokens(segment, PLAIN_TEXT);
+  for (const segment of segments(text)) tokens += o200k().countTokens(segment, PLAIN_TEXT);
   return tokens;
 }
 
@@ -42,10 +54,10 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   if (maxTokens <= 0) return '';
   const kept: number[] = [];
   for (const segment of segments(text)) {
-    const tokens = encode(segment, PLAIN_TEXT);
+    const tokens = o200k().encode(segment, PLAIN_TEXT);
     if (kept.length + tokens.length > maxTokens) {
       kept.push(...tokens.slice(0, maxTokens - kept.length));
-      return decode(kept);
+      return o200k().decode(kept);
     }
     kept.push(...tokens);
   }

@@ -14,7 +14,7 @@ import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
 import { DEFAULT_RESERVATION_TTL_SECONDS, holdCredit, type CreditHold } from '../billing/credit.ts';
 import { costOfCall } from '../billing/cost.ts';
-import { estimatePromptTokens } from '../billing/estimate.ts';
+import { PromptSize } from '../billing/estimate.ts';
 import { quoteRequest } from '../billing/quote.ts';
 import { searchUnits } from '../billing/search-units.ts';
 import { CHAT_PROTOCOLS, type ChatProtocolRegistry } from '../protocols/registry.ts';
@@ -47,7 +47,7 @@ export interface PreparedRequest extends RequestContext {
   readonly modelId: string;
   readonly selection: Selection;
   readonly hold: CreditHold;
-  readonly promptTokens: number;
+  readonly prompt: PromptSize;
 }
 
 /** Facts of a finished request that differ between outcomes (see RequestFacts). */
@@ -97,8 +97,7 @@ export class Pipeline {
   async prepare(input: PipelineInput): Promise<PreparedRequest> {
     const createdAt = this.deps.now();
     const startedAt = performance.now();
-    let promptTokens: number | undefined;
-    const estimate = () => (promptTokens ??= estimatePromptTokens(input.request));
+    const prompt = new PromptSize(input.request);
     let selection: Selection | undefined;
     try {
       selection = selectRoutes({
@@ -107,16 +106,16 @@ export class Pipeline {
         auth: input.auth,
         catalog: this.deps.catalog,
         protocols: this.protocols,
-        promptTokens: estimate,
+        prompt,
       });
       const hold = await holdCredit(this.deps.store, {
         owner: input.auth.owner,
-        amount: quoteRequest(input.request, selection.attempts, estimate(), input.auth.rate),
+        amount: quoteRequest(input.request, selection.attempts, prompt.forQuote, input.auth.rate),
         requestId: input.requestId,
         now: createdAt,
         ttlSeconds: this.deps.config.billing?.reservation_ttl_seconds ?? DEFAULT_RESERVATION_TTL_SECONDS,
       });
-      return { input, createdAt, startedAt, modelId: selection.modelId, selection, hold, promptTokens: estimate() };
+      return { input, createdAt, startedAt, modelId: selection.modelId, selection, hold, prompt };
     } catch (error) {
       const failure = asGatewayError(error);
       const modelId = selection?.modelId ?? null;

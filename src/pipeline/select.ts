@@ -5,6 +5,7 @@
  * error of the first candidate (the requested model) is returned.
  */
 import type { AuthContext } from '../auth/context.ts';
+import type { PromptSize } from '../billing/estimate.ts';
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError, modelNotFound } from '../core/errors.ts';
@@ -25,7 +26,7 @@ export interface SelectionInput {
   readonly auth: AuthContext;
   readonly catalog: Catalog;
   readonly protocols: ChatProtocolRegistry;
-  readonly promptTokens: () => number;
+  readonly prompt: PromptSize;
 }
 
 export function selectRoutes(input: SelectionInput): Selection {
@@ -59,7 +60,7 @@ function selectModel(name: string, input: SelectionInput): Selection | GatewayEr
       request,
       endpoint,
       unsupportedParameters: protocol.unsupportedParameters,
-      promptTokens: input.promptTokens,
+      prompt: input.prompt,
     });
     if (violation) firstError ??= violationError(violation, input.names);
     else eligible.push(endpoint);

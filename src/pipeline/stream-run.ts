@@ -102,7 +102,7 @@ export class PipelineStream<T> implements StreamRun {
     const usage =
       succeeded && accumulator.usage
         ? accumulator.usage
-        : usageOfUnfinishedStream(accumulator.usage, prepared.promptTokens, accumulator.streamedOutput());
+        : usageOfUnfinishedStream(accumulator.usage, prepared.prompt.tokens, accumulator.streamedOutput());
     try {
       this.settled = await pipeline.settle(prepared, opened.endpoint, usage, accumulator.webSearch, succeeded);
     } catch (error) {

@@ -4,10 +4,11 @@
  * estimate; a provider may still refuse one that is close.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
+import type { PromptSize } from '../billing/estimate.ts';
 import type { LimitsConfig } from '../config/schema.ts';
 import { fieldRef, type PolicyViolation } from './violation.ts';
 
-export function checkLimits(request: CanonicalRequest, limits: LimitsConfig, promptTokens: () => number): PolicyViolation | undefined {
+export function checkLimits(request: CanonicalRequest, limits: LimitsConfig, prompt: PromptSize): PolicyViolation | undefined {
   const maxTokens = limits.max_tokens;
   if (request.maxOutputTokens !== undefined && typeof maxTokens === 'number' && request.maxOutputTokens > maxTokens) {
     const requested = request.maxOutputTokens;
@@ -18,8 +19,8 @@ export function checkLimits(request: CanonicalRequest, limits: LimitsConfig, pro
   }
   const window = limits.context_window;
   if (typeof window === 'number') {
-    const estimate = promptTokens();
-    if (estimate > window) {
+    if (prompt.exceeds(window)) {
+      const estimate = prompt.tokens;
       return {
         ref: fieldRef('messages'),
         code: 'invalid_value',

@@ -2,6 +2,7 @@
  * Whether one route can serve a request as asked. Runs before any credit moves; the pipeline drops
  * routes that cannot and, when none is left, reports the first route's violation.
  */
+import type { PromptSize } from '../billing/estimate.ts';
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { CanonicalParam } from '../protocols/protocol.ts';
@@ -17,8 +18,7 @@ export interface PolicyInput {
   readonly endpoint: RouteEndpoint;
   /** The route protocol's `unsupportedParameters`. */
   readonly unsupportedParameters: readonly CanonicalParam[];
-  /** The estimated prompt size, computed at most once per request. */
-  readonly promptTokens: () => number;
+  readonly prompt: PromptSize;
 }
 
 export function checkRoute(input: PolicyInput): PolicyViolation | undefined {
@@ -27,7 +27,7 @@ export function checkRoute(input: PolicyInput): PolicyViolation | undefined {
     checkProtocolParameters(request, input.unsupportedParameters) ??
     checkCapabilities(request, endpoint.capabilities) ??
     checkReasoning(request, endpoint.capabilities, endpoint.limits) ??
-    checkLimits(request, endpoint.limits, input.promptTokens) ??
+    checkLimits(request, endpoint.limits, input.prompt) ??
     checkConstraints(request, endpoint.parameters.chat)
   );
 }

@@ -13,6 +13,7 @@ import { constraintViolation } from '../../src/policy/constraints.ts';
 import { checkRoute } from '../../src/policy/validate.ts';
 import type { CanonicalParam } from '../../src/protocols/protocol.ts';
 import { endpoint, routeOf } from '../chat/helpers.ts';
+import { estimatePromptTokens, PromptSize } from '../../src/billing/estimate.ts';
 
 /** The chat name of the rejected parameter, or null when the route accepts the request. */
 function rejected(
@@ -22,11 +23,12 @@ function rejected(
   request?: CanonicalRequest,
 ): string | null {
   const decoded = decodeChatRequest({ model: 'gateway/unit', messages: [{ role: 'user', content: 'hello' }], ...body });
+  const checked = request ?? decoded.request;
   const violation = checkRoute({
-    request: request ?? decoded.request,
+    request: checked,
     endpoint: routeOf(endpoint('m', overrides)),
     unsupportedParameters,
-    promptTokens: () => 10,
+    prompt: new PromptSize(checked),
   });
   return violation ? decoded.names.name(violation.ref) : null;
 }
@@ -98,8 +100,12 @@ describe('limits', () => {
   test('output above the route maximum is named as the client sent it; the window checks the estimated prompt', () => {
     assert.equal(rejected({ max_completion_tokens: 11 }, { limits: { max_tokens: 10 } }), 'max_completion_tokens');
     assert.equal(rejected({ max_tokens: 10 }, { limits: { max_tokens: 10 } }), null);
-    assert.equal(rejected({}, { limits: { context_window: 9 } }), 'messages');
-    assert.equal(rejected({}, { limits: { context_window: 10 } }), null);
+    const words = 'hello world, these are a few ordinary words';
+    const body = { messages: [{ role: 'user' as const, content: words }] };
+    const estimate = estimatePromptTokens(decodeChatRequest({ model: 'gateway/unit', ...body }).request);
+    assert.ok(estimate < Buffer.byteLength(words), 'the byte bound alone would reject this window');
+    assert.equal(rejected(body, { limits: { context_window: estimate - 1 } }), 'messages');
+    assert.equal(rejected(body, { limits: { context_window: estimate } }), null);
   });
 });
 

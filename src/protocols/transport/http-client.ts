@@ -86,7 +86,7 @@ export function transportError(error: unknown, callerSignal: AbortSignal): Gatew
     return new GatewayError(502, 'The upstream request was cancelled.', { code: 'upstream_unavailable', cause: error });
   }
   if (isTimeout(error)) {
-    return new GatewayError(504, 'The upstream provider did not answer in time.', {
+    return new GatewayError(502, 'The upstream provider did not answer in time.', {
       code: 'upstream_timeout',
       retryable: true,
       cause: error,

@@ -61,7 +61,7 @@ export function upstreamStatusError(failure: UpstreamFailure): GatewayError {
     });
   }
   if (status === 408 || status === 504) {
-    return new GatewayError(504, `The upstream provider timed out${detail}`, { code: 'upstream_timeout', retryable });
+    return new GatewayError(502, `The upstream provider timed out${detail}`, { code: 'upstream_timeout', retryable });
   }
   if (status === 503 || status === 529) {
     return new GatewayError(503, `The upstream provider is overloaded or unavailable${detail}`, {

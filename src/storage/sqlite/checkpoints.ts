@@ -35,6 +35,8 @@ export function startBackgroundCheckpoints(database: SqliteDatabase, logger: Sto
   return {
     async stop() {
       stopping = true;
+      // Unreferenced so that it never keeps a process alive; waiting for its exit must.
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },

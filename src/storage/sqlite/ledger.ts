@@ -3,7 +3,9 @@
  * reservations; every change to it happens in the same transaction as the ledger entry or the
  * reservation change that explains it, so both stay derivable from the history at any time.
  * Reservations and settlements join the group commit (database.ts); credit grants and the sweeper
- * commit at once.
+ * commit at once. The statements of the request path bind positional parameters and return no
+ * rows they do not need: on a few microseconds per statement, binding by name and RETURNING were
+ * half the cost.
  */
 import { timeOrderedId } from '../../core/ids.ts';
 import {
@@ -17,8 +19,15 @@ import {
   settleOutcome,
   type Row,
 } from '../rows.ts';
-import type { LedgerStore, OwnerRef } from '../store.ts';
+import type { LedgerStore, OwnerRef, Reservation } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
+
+/** What settling or releasing needs of a reservation it has just closed. */
+interface ClosedReservation {
+  readonly owner: OwnerRef;
+  readonly amount: bigint;
+  readonly requestId: string | null;
+}
 
 export function sqliteLedger(database: SqliteDatabase, now: () => number): LedgerStore {
   const wallet = database.prepare('SELECT balance, reserved FROM wallets WHERE owner_kind = ? AND owner_id = ?', {
@@ -35,24 +44,31 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
      RETURNING *`,
     { bigints: true },
   );
+  // (amount, owner_kind, owner_id)
   const hold = database.prepare(
-    `UPDATE wallets SET reserved = reserved + :amount
-     WHERE owner_kind = :owner_kind AND owner_id = :owner_id AND balance - reserved >= :amount`,
+    `UPDATE wallets SET reserved = reserved + ?1
+     WHERE owner_kind = ?2 AND owner_id = ?3 AND balance - reserved >= ?1`,
   );
+  // (id, owner_kind, owner_id, amount, request_id, created_at, expires_at)
   const insertReservation = database.prepare(
     `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, created_at, expires_at)
-     VALUES (:id, :owner_kind, :owner_id, :amount, :request_id, 'open', :created_at, :expires_at)
-     RETURNING *`,
+     VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
+  );
+  const openReservation = database.prepare(
+    "SELECT owner_kind, owner_id, amount, request_id FROM reservations WHERE id = ? AND status = 'open'",
     { bigints: true },
   );
-  // Only an open reservation closes, once: the status change is what makes settle and release idempotent.
-  const closeReservation = database.prepare(
-    "UPDATE reservations SET status = :status, closed_at = :closed_at WHERE id = :id AND status = 'open' RETURNING *",
-    { bigints: true },
-  );
+  // (status, closed_at, id). Only an open reservation closes, once: the status change is what makes
+  // settle and release idempotent.
+  const closeReservation = database.prepare("UPDATE reservations SET status = ?, closed_at = ? WHERE id = ? AND status = 'open'");
+  // (charged, amount, owner_kind, owner_id)
   const chargeWallet = database.prepare(
-    `UPDATE wallets SET balance = balance - :charged, reserved = reserved - :amount
-     WHERE owner_kind = :owner_kind AND owner_id = :owner_id`,
+    'UPDATE wallets SET balance = balance - ?, reserved = reserved - ? WHERE owner_kind = ? AND owner_id = ?',
+  );
+  // (id, owner_kind, owner_id, amount, reservation_id, request_id, created_at)
+  const insertCharge = database.prepare(
+    `INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, note, created_at)
+     VALUES (?, ?, ?, 'charge', ?, ?, ?, NULL, ?)`,
   );
   const expiredTotals = database.prepare(
     `SELECT owner_kind, owner_id, SUM(amount) AS amount FROM reservations
@@ -68,7 +84,19 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
   });
 
   function releaseHold(owner: OwnerRef, amount: bigint): void {
-    chargeWallet.run({ owner_kind: owner.kind, owner_id: owner.id, charged: 0n, amount });
+    chargeWallet.run(0n, amount, owner.kind, owner.id);
+  }
+
+  /** Closes an open reservation as `status`; null when it is not open. */
+  function close(reservationId: string, status: 'settled' | 'released', at: number): ClosedReservation | null {
+    const row = openReservation.get(reservationId) as Row | undefined;
+    if (!row) return null;
+    closeReservation.run(status, at, reservationId);
+    return {
+      owner: { kind: row.owner_kind as OwnerRef['kind'], id: row.owner_id as string },
+      amount: row.amount as bigint,
+      requestId: row.request_id as string | null,
+    };
   }
 
   return {
@@ -101,52 +129,38 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
 
     async reserve({ owner, amount, requestId, expiresAt }) {
       checkAmount('reservation', amount, 0n);
-      const row = database.grouped(() => {
-        const held = hold.run({ owner_kind: owner.kind, owner_id: owner.id, amount });
-        if (held.changes === 0) return undefined;
-        return insertReservation.get({
+      return database.grouped(() => {
+        const held = hold.run(amount, owner.kind, owner.id);
+        if (held.changes === 0) return null;
+        const reservation: Reservation = {
           id: timeOrderedId('res'),
-          owner_kind: owner.kind,
-          owner_id: owner.id,
+          owner,
           amount,
-          request_id: requestId,
-          created_at: now(),
-          expires_at: expiresAt,
-        }) as Row;
+          requestId,
+          status: 'open',
+          createdAt: now(),
+          expiresAt,
+        };
+        insertReservation.run(reservation.id, owner.kind, owner.id, amount, requestId, reservation.createdAt, expiresAt);
+        return reservation;
       });
-      return row ? reservationFromRow(row) : null;
     },
 
     async settle(reservationId, cost, requestId = null) {
       checkAmount('cost', cost, 0n);
       return database.grouped(() => {
         const at = now();
-        const closed = closeReservation.get({ id: reservationId, status: 'settled', closed_at: at }) as Row | undefined;
-        if (!closed) return null;
-        const reservation = reservationFromRow(closed);
+        const reservation = close(reservationId, 'settled', at);
+        if (!reservation) return null;
         const { balance, reserved } = balanceFromRow(wallet.get(reservation.owner.kind, reservation.owner.id) as Row);
         // Charge at most what this reservation plus the owner's free balance covers, so that
         // the balance never drops below the other open reservations (nor below zero).
         const ceiling = balance - reserved + reservation.amount;
         const charged = cost < ceiling ? cost : ceiling;
-        chargeWallet.run({
-          owner_kind: reservation.owner.kind,
-          owner_id: reservation.owner.id,
-          charged,
-          amount: reservation.amount,
-        });
+        chargeWallet.run(charged, reservation.amount, reservation.owner.kind, reservation.owner.id);
         if (charged > 0n) {
-          insertEntry.run({
-            id: timeOrderedId('led'),
-            owner_kind: reservation.owner.kind,
-            owner_id: reservation.owner.id,
-            kind: 'charge',
-            amount: charged,
-            reservation_id: reservationId,
-            request_id: requestId ?? reservation.requestId,
-            note: null,
-            created_at: at,
-          });
+          const { kind, id } = reservation.owner;
+          insertCharge.run(timeOrderedId('led'), kind, id, charged, reservationId, requestId ?? reservation.requestId, at);
         }
         return settleOutcome(cost, reservation.amount, charged);
       });
@@ -154,9 +168,8 @@ export function sqliteLedger(database: SqliteDatabase, now: () => number): Ledge
 
     async release(reservationId) {
       return database.grouped(() => {
-        const closed = closeReservation.get({ id: reservationId, status: 'released', closed_at: now() }) as Row | undefined;
-        if (!closed) return false;
-        const reservation = reservationFromRow(closed);
+        const reservation = close(reservationId, 'released', now());
+        if (!reservation) return false;
         releaseHold(reservation.owner, reservation.amount);
         return true;
       });

@@ -86,12 +86,12 @@ describe('http chat protocol over the simulator harness', () => {
     assert.deepEqual([error.status, error.retryable], [502, false]);
   });
 
-  test('timeout before headers: 504 upstream_timeout, retryable (complete and stream)', async () => {
+  test('timeout before headers: 502 upstream_timeout, retryable (complete and stream)', async () => {
     sim.enqueue({ kind: 'delay', ms: 5_000 }, { kind: 'delay', ms: 5_000 });
     const whole = await failure(openAIChatProtocol.complete(request, endpoint(100), callContext()));
-    assert.deepEqual([whole.status, whole.code, whole.retryable], [504, 'upstream_timeout', true]);
+    assert.deepEqual([whole.status, whole.code, whole.retryable], [502, 'upstream_timeout', true]);
     const streamed = await failure(collect(openAIChatProtocol.stream(request, endpoint(100), callContext())));
-    assert.deepEqual([streamed.status, streamed.code], [504, 'upstream_timeout']);
+    assert.deepEqual([streamed.status, streamed.code], [502, 'upstream_timeout']);
   });
 
   test('connection refused: 502 upstream_unavailable, retryable', async () => {

@@ -12,7 +12,7 @@ describe('upstream status → gateway error (PROTOCOLS.md §9.9)', () => {
     [401, 502, 'upstream_error', false],
     [403, 502, 'upstream_error', false],
     [404, 502, 'upstream_error', false],
-    [408, 504, 'upstream_timeout', true],
+    [408, 502, 'upstream_timeout', true],
     [409, 502, 'upstream_error', true],
     [413, 413, 'request_too_large', false],
     [422, 400, 'upstream_error', false],
@@ -20,7 +20,7 @@ describe('upstream status → gateway error (PROTOCOLS.md §9.9)', () => {
     [500, 502, 'upstream_error', true],
     [502, 502, 'upstream_error', true],
     [503, 503, 'upstream_unavailable', true],
-    [504, 504, 'upstream_timeout', true],
+    [504, 502, 'upstream_timeout', true],
     [529, 503, 'upstream_unavailable', true],
   ];
   for (const [upstream, status, code, retryable] of rows) {
