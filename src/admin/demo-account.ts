@@ -19,10 +19,10 @@ export interface DemoAccount {
 
 /** Creates the demo account when the directory is empty; null when it is not. */
 export async function ensureDemoAccount(store: Store, config: GatewayConfig): Promise<DemoAccount | null> {
-  const [accounts, organizations] = await Promise.all([store.listAccounts(), store.listOrganizations()]);
-  if (accounts.length > 0 || organizations.length > 0) return null;
+  // Atomic: instances starting at once on one empty database create one demo account.
+  const account = await store.createFirstAccount({ name: 'demo' });
+  if (!account) return null;
   const creditUsd = config.billing?.demo_credit_usd ?? DEFAULT_DEMO_CREDIT_USD;
-  const account = await store.createAccount({ name: 'demo' });
   const owner = { kind: 'account', id: account.id } as const;
   if (creditUsd > 0) await store.addCredit(owner, usdToPicos(creditUsd), 'demo credit');
   const issued = await issueKey(store, { owner, name: 'demo key' });

@@ -147,18 +147,26 @@ export interface LedgerStore {
   listEntries(owner: OwnerRef): Promise<LedgerEntry[]>;
 }
 
+export interface NewAccount {
+  readonly name: string;
+  readonly organizationId?: string | null;
+  readonly consent?: Partial<Consent>;
+  readonly rate?: RateMultiplier | null;
+}
+
 export interface DirectoryStore {
   createOrganization(input: { name: string; consent?: Partial<Consent>; rate?: RateMultiplier | null }): Promise<Organization>;
   getOrganization(id: string): Promise<Organization | null>;
   listOrganizations(): Promise<Organization[]>;
   updateOrganization(id: string, patch: OwnerPatch): Promise<Organization | null>;
 
-  createAccount(input: {
-    name: string;
-    organizationId?: string | null;
-    consent?: Partial<Consent>;
-    rate?: RateMultiplier | null;
-  }): Promise<Account>;
+  createAccount(input: NewAccount): Promise<Account>;
+  /**
+   * Creates an account only while the directory is empty (no account, no organization): the demo
+   * account of a first start. Null when it is not empty. Atomic against every other caller, other
+   * processes and instances included, so concurrent first starts create one account.
+   */
+  createFirstAccount(input: { name: string }): Promise<Account | null>;
   getAccount(id: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   updateAccount(id: string, patch: OwnerPatch): Promise<Account | null>;

@@ -2,12 +2,14 @@
  * The Store contract, written once and run against every engine (sqlite.test.ts, postgres.test.ts).
  * `open` must return a new handle on the same database each time it is called: the suite keeps two
  * handles open, like two gateway instances, and opens more to check that reopening migrates nothing.
+ * `fresh` returns an opener of a new, empty database, for behaviours that need one.
  */
 import { after, before, describe } from 'node:test';
 import type { Store } from '../../src/storage/store.ts';
 import { changeFeedContract } from './contract/change-feed.ts';
 import type { ContractContext } from './contract/context.ts';
 import { directoryContract } from './contract/directory.ts';
+import { firstAccountContract } from './contract/first-account.ts';
 import { idempotencyContract } from './contract/idempotency.ts';
 import { jobsContract } from './contract/jobs.ts';
 import { ledgerConcurrencyContract } from './contract/ledger-concurrency.ts';
@@ -15,7 +17,7 @@ import { ledgerContract } from './contract/ledger.ts';
 import { reopenContract } from './contract/reopen.ts';
 import { requestLogContract } from './contract/request-log.ts';
 
-export function storeContract(name: string, open: () => Promise<Store>): void {
+export function storeContract(name: string, open: () => Promise<Store>, fresh: () => () => Promise<Store>): void {
   describe(`${name} store contract`, () => {
     let store: Store | undefined;
     let peer: Store | undefined;
@@ -31,8 +33,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       store: () => required(store),
       peer: () => required(peer),
       open,
+      fresh,
     };
     directoryContract(context);
+    firstAccountContract(context);
     ledgerContract(context);
     ledgerConcurrencyContract(context);
     requestLogContract(context);

@@ -35,7 +35,14 @@ after(async () => {
 });
 
 const contractSchema = newSchema();
-storeContract('postgres', () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: contractSchema, poolSize: 8 }));
+storeContract(
+  'postgres',
+  () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: contractSchema, poolSize: 8 }),
+  () => {
+    const schema = newSchema();
+    return () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 4 });
+  },
+);
 
 describe('postgres specifics', () => {
   test('instances starting at once on a new schema apply each migration exactly once', async () => {

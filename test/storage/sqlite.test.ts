@@ -13,7 +13,14 @@ import { storeContract } from './contract.ts';
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-sqlite-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-storeContract('sqlite', () => openStore({ dataDir }));
+storeContract(
+  'sqlite',
+  () => openStore({ dataDir }),
+  () => {
+    const freshDir = mkdtempSync(join(dataDir, 'fresh-'));
+    return () => openStore({ dataDir: freshDir });
+  },
+);
 
 describe('sqlite specifics', () => {
   test('the file lives in the data dir, in WAL mode, with each migration recorded once', async () => {

@@ -39,6 +39,8 @@ export interface PostgresDatabase {
   /** The schema the store lives in; null means the server's default search_path. */
   readonly schema: string | null;
   query(statement: Statement, values: readonly unknown[]): Promise<pg.QueryResult<Row>>;
+  /** Runs `work` in a transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,25 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
         return await pool.query<Row>({ name: statement.name, text: statement.text, values: values as unknown[] });
       } catch (error) {
         throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+      }
+    },
+    async transaction(work) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+      }
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+      } finally {
+        client.release();
       }
     },
     async close() {

@@ -55,9 +55,9 @@ function ownerStatements(database: PostgresDatabase, table: OwnerTable) {
 }
 
 /** Inserts an owner row and its wallet in one statement; `source` yields the row or nothing. */
-function insertOwner(table: OwnerTable, kind: OwnerKind, columns: string, source: string): Statement {
+function insertOwner(table: OwnerTable, kind: OwnerKind, columns: string, source: string, name = `gateway_${table}_insert`): Statement {
   return {
-    name: `gateway_${table}_insert`,
+    name,
     text: `WITH inserted AS (
              INSERT INTO ${table} (${columns}) ${source} RETURNING *
            ), wallet AS (
@@ -74,13 +74,25 @@ const INSERT_ORGANIZATION = insertOwner(
   'VALUES ($1, $2, $3::boolean, $4::boolean, $5::bigint, $6::bigint, $7::bigint)',
 );
 
+const ACCOUNT_COLUMNS = 'id, name, community_supply, training_use, rate_numerator, rate_denominator, created_at, organization_id';
+const ACCOUNT_VALUES = 'SELECT $1, $2, $3::boolean, $4::boolean, $5::bigint, $6::bigint, $7::bigint, $8::text';
+
 // Inserts nothing when the organization does not exist, so the caller can report it.
 const INSERT_ACCOUNT = insertOwner(
   'accounts',
   'account',
-  'id, name, community_supply, training_use, rate_numerator, rate_denominator, created_at, organization_id',
-  `SELECT $1, $2, $3::boolean, $4::boolean, $5::bigint, $6::bigint, $7::bigint, $8::text
-   WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM organizations WHERE id = $8::text)`,
+  ACCOUNT_COLUMNS,
+  `${ACCOUNT_VALUES} WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM organizations WHERE id = $8::text)`,
+);
+
+// Inserts nothing unless the directory is empty; run under FIRST_ACCOUNT_LOCK, in a transaction
+// of its own, so that its snapshot is taken after any concurrent first account committed.
+const INSERT_FIRST_ACCOUNT = insertOwner(
+  'accounts',
+  'account',
+  ACCOUNT_COLUMNS,
+  `${ACCOUNT_VALUES} WHERE NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM organizations)`,
+  'gateway_accounts_insert_first',
 );
 
 const INSERT_KEY: Statement = {
@@ -140,6 +152,14 @@ export function postgresDirectory(database: PostgresDatabase, now: () => number)
       return row ? organizationFromRow(row) : null;
     },
 
+    async createFirstAccount(input) {
+      const values = [...ownerValues(timeOrderedId('acct'), newOwnerColumns(input), now()), null];
+      const row = await database.transaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway.first-account.${database.schema ?? ''}`]);
+        return (await client.query({ name: INSERT_FIRST_ACCOUNT.name, text: INSERT_FIRST_ACCOUNT.text, values })).rows[0];
+      });
+      return row ? accountFromRow(row) : null;
+    },
     async createAccount(input) {
       const values = [...ownerValues(timeOrderedId('acct'), newOwnerColumns(input), now()), input.organizationId ?? null];
       const row = (await database.query(INSERT_ACCOUNT, values)).rows[0];

@@ -9,9 +9,7 @@ import { POSTGRES_MIGRATIONS } from '../migrations/postgres.ts';
 import type { PostgresDatabase } from './database.ts';
 
 export async function migratePostgres(database: PostgresDatabase, logger: StorageLogger, now: number): Promise<void> {
-  const client = await database.pool.connect();
-  try {
-    await client.query('BEGIN');
+  const pending = await database.transaction(async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway.migrate.${database.schema ?? ''}`]);
     // Under the lock: concurrent CREATE SCHEMA IF NOT EXISTS can otherwise fail on a unique index.
     if (database.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${database.schema}`);
@@ -21,8 +19,8 @@ export async function migratePostgres(database: PostgresDatabase, logger: Storag
   applied_at BIGINT NOT NULL
 )`);
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
-    const pending = pendingMigrations(POSTGRES_MIGRATIONS, new Set(rows.map((row) => row.version)));
-    for (const migration of pending) {
+    const toApply = pendingMigrations(POSTGRES_MIGRATIONS, new Set(rows.map((row) => row.version)));
+    for (const migration of toApply) {
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
         migration.version,
@@ -30,14 +28,9 @@ export async function migratePostgres(database: PostgresDatabase, logger: Storag
         now,
       ]);
     }
-    await client.query('COMMIT');
-    for (const migration of pending) {
-      logger.info({ version: migration.version, migration: migration.name }, 'applied storage migration');
-    }
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
+    return toApply;
+  });
+  for (const migration of pending) {
+    logger.info({ version: migration.version, migration: migration.name }, 'applied storage migration');
   }
 }

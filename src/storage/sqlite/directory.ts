@@ -13,7 +13,7 @@ import {
   ownerPatchColumns,
   type Row,
 } from '../rows.ts';
-import type { DirectoryStore, OwnerKind, OwnerPatch } from '../store.ts';
+import type { DirectoryStore, NewAccount, OwnerKind, OwnerPatch } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 
 type OwnerTable = 'organizations' | 'accounts';
@@ -71,6 +71,23 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
   // The first revocation time stands: revoking twice does not move it.
   const revokeKey = database.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING *');
 
+  const directoryIsEmpty = database.prepare(
+    'SELECT NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM organizations) AS empty',
+  );
+
+  /** Inside a transaction: the account row and its wallet. */
+  function insertAccountWithWallet(input: NewAccount): Row {
+    const inserted = insertAccount.get({
+      id: timeOrderedId('acct'),
+      organization_id: input.organizationId ?? null,
+      ...newOwnerColumns(input),
+      created_at: now(),
+    }) as Row | undefined;
+    if (!inserted) throw notFound('Organization');
+    accounts.openWallet(inserted.id as string);
+    return inserted;
+  }
+
   return {
     async createOrganization(input) {
       const row = database.transaction(() => {
@@ -92,19 +109,12 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
       return row ? organizationFromRow(row) : null;
     },
 
+    async createFirstAccount(input) {
+      const row = database.transaction(() => (directoryIsEmpty.get()?.empty ? insertAccountWithWallet(input) : undefined));
+      return row ? accountFromRow(row) : null;
+    },
     async createAccount(input) {
-      const row = database.transaction(() => {
-        const inserted = insertAccount.get({
-          id: timeOrderedId('acct'),
-          organization_id: input.organizationId ?? null,
-          ...newOwnerColumns(input),
-          created_at: now(),
-        }) as Row | undefined;
-        if (!inserted) throw notFound('Organization');
-        accounts.openWallet(inserted.id as string);
-        return inserted;
-      });
-      return accountFromRow(row);
+      return accountFromRow(database.transaction(() => insertAccountWithWallet(input)));
     },
     async getAccount(id) {
       const row = accounts.get(id);

@@ -8,6 +8,8 @@ export interface ContractContext {
   readonly peer: () => Store;
   /** Opens one more handle on the same database (the caller closes it). */
   readonly open: () => Promise<Store>;
+  /** An opener of a new, empty database: each call of it opens one more handle on that database. */
+  readonly fresh: () => () => Promise<Store>;
 }
 
 export async function newAccount(store: Store, name = 'account'): Promise<OwnerRef> {
