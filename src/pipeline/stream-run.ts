@@ -39,19 +39,40 @@ export class PipelineStream<T> implements StreamRun {
   private readonly input: PipelineStreamInput<T>;
   private readonly accumulator = new StreamAccumulator();
   private firstByteMs: number | null = null;
+  /** Set when the events start being consumed, or when the run is abandoned before that. */
+  private started = false;
 
   constructor(input: PipelineStreamInput<T>) {
     this.input = input;
     this.call = input.call;
     // One generator: the events can be consumed once, so the request is settled and logged once.
     this.events = this.run();
+    // A generator that never started runs no `finally`: a client gone before the first event was
+    // read would leave the reservation open until it expires. Settle it now instead.
+    input.signal.addEventListener('abort', () => void this.abandonUnstarted(), { once: true });
   }
 
   get settlement(): Settlement | undefined {
     return this.settled;
   }
 
+  private async abandonUnstarted(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.cancel();
+    this.log({ kind: 'cancelled' });
+  }
+
+  /** Stops the upstream and bills what was used. */
+  private async cancel(): Promise<void> {
+    this.input.abortUpstream();
+    await closeQuietly(this.input.opened.iterator);
+    await this.finish({ kind: 'cancelled' });
+  }
+
   private async *run(): AsyncGenerator<StreamEvent> {
+    if (this.started) return;
+    this.started = true;
     const { opened, signal } = this.input;
     let ending: Ending | undefined;
     try {
@@ -82,11 +103,9 @@ export class PipelineStream<T> implements StreamRun {
       }
     } finally {
       if (!ending) {
-        // The consumer stopped (client gone) or the upstream was aborted: stop it and bill what was used.
-        this.input.abortUpstream();
+        // The consumer stopped (client gone) or the upstream was aborted.
         ending = { kind: 'cancelled' };
-        await closeQuietly(opened.iterator);
-        await this.finish(ending);
+        await this.cancel();
       } else {
         await closeQuietly(opened.iterator);
       }

@@ -5,6 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { FastifyRequest } from 'fastify';
+import type { GatewayAuthenticator } from '../../src/auth/authenticator.ts';
+import { timeOrderedId } from '../../src/core/ids.ts';
+import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
+import { encodeChatCompletion } from '../../src/dialects/chat/encode.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { REQUEST_LOG_LIFETIME_MS } from '../../src/pipeline/request-log.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
@@ -115,5 +121,23 @@ describe('request lifecycle', () => {
     // Nothing more is charged later: the upstream was stopped and the reservation is closed.
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal((await newCharges(gateway, before)).length, 1);
+  });
+
+  test('a stream whose client is gone before its first event was read is settled at once, not at expiry', async () => {
+    const before = await ledger(gateway);
+    const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({ headers: { authorization: `Bearer ${gateway.apiKey}` } } as FastifyRequest);
+    const { request, names } = decodeChatRequest({ model: 'gateway/slow', stream: true, messages: [{ role: 'user', content: 'never read' }] });
+    const client = new AbortController();
+    const pipeline = new Pipeline(gateway.deps);
+    try {
+      const run = await pipeline.stream({ request, names, auth, requestId: timeOrderedId('req'), route: 'chat', signal: client.signal }, encodeChatCompletion);
+      assert.ok((await ledger(gateway)).balance.reserved > 0n, 'the stream holds its reservation');
+      client.abort();
+      await eventually(async () => assert.equal((await ledger(gateway)).balance.reserved, 0n));
+      assert.equal(run.settlement?.usage.outputTokens, 0, 'nothing was sent, so no output is billed');
+      assert.ok((await newCharges(gateway, before)).length <= 1);
+    } finally {
+      await pipeline.close();
+    }
   });
 });
