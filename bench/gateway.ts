@@ -1,6 +1,6 @@
 /**
- * The gateway under test: started with `node src/main.ts` on the embedded store (SQLite in a fresh
- * temporary GATEWAY_DATA_DIR), the benchmark catalog (bench/config.yaml) and the admin API on; then
+ * The gateway under test: started as `npm start` starts it (`node … src/main.ts`) on the embedded
+ * store (SQLite in a fresh temporary GATEWAY_DATA_DIR), the benchmark catalog (bench/config.yaml) and the admin API on; then
  * a funded account and its key are created through the admin API, so auth and billing are on for
  * every measured request.
  */
@@ -40,6 +40,17 @@ export function gatewayMissing(repoRoot: string): string | null {
   return existsSync(join(repoRoot, 'src', 'main.ts')) ? null : 'src/main.ts not found';
 }
 
+/**
+ * The node arguments of `npm start` (package.json), so that the benchmark measures the gateway as
+ * it is run: `node --max-semi-space-size=8 src/main.ts` gives `--max-semi-space-size=8 src/main.ts`.
+ */
+function startNodeArgs(repoRoot: string): string[] {
+  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const [command, ...args] = start.split(/\s+/).filter(Boolean);
+  if (command !== 'node') throw new Error(`npm start runs ${JSON.stringify(command)}, not node: the benchmark cannot mirror it`);
+  return args;
+}
+
 export async function startGateway(group: ProcessGroup, options: GatewayStartOptions): Promise<RunningGateway> {
   const workDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), 'gateway-bench-'));
   const cleanup = () => rmSync(workDir, { recursive: true, force: true });
@@ -51,7 +62,7 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     const profiling = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
     const child = group.start({
       name: 'gateway',
-      nodeArgs: [...profiling, 'src/main.ts'],
+      nodeArgs: [...profiling, ...startNodeArgs(options.repoRoot)],
       core: CORE_UNDER_TEST,
       cwd: options.repoRoot,
       env: {
