@@ -78,6 +78,30 @@ describe('chatEventStream', () => {
     assert.equal(out.at(-1), '[DONE]');
   });
 
+  test('a delta chunk is exactly the JSON of its object form, key order included', async () => {
+    for (const includeUsage of [true, false]) {
+      const run: StreamRun = {
+        call,
+        settlement,
+        events: (async function* (): AsyncGenerator<StreamEvent> {
+          yield { type: 'text-delta', index: 0, text: 'a "quoted"\nline' };
+          yield { type: 'finish', finish: { reason: 'stop', raw: 'stop' } };
+        })(),
+      };
+      const raw: string[] = [];
+      for await (const frame of chatEventStream(run, includeUsage)) raw.push(frame);
+      const expected = {
+        id: 'chatcmpl-abc',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model: 'gateway/m',
+        choices: [{ index: 0, delta: { content: 'a "quoted"\nline' }, logprobs: null, finish_reason: null }],
+        ...(includeUsage ? { usage: null } : {}),
+      };
+      assert.equal(raw[1], `data: ${JSON.stringify(expected)}\n\n`);
+    }
+  });
+
   test('parallel tool calls get stable indexes; id and name only on the first delta', async () => {
     const out = await frames(
       [

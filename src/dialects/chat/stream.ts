@@ -17,13 +17,14 @@ type Delta = Record<string, unknown>;
 export async function* chatEventStream(run: StreamRun, includeUsage: boolean): AsyncGenerator<string> {
   const { call } = run;
   const base = { id: completionId(call.requestId), object: 'chat.completion.chunk', created: Math.floor(call.createdAt / 1000), model: call.modelId };
-  const chunk = (delta: Delta, finishReason: string | null = null, extra: Record<string, unknown> = {}): string =>
-    frame({
-      ...base,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-      ...(includeUsage ? { usage: null } : {}),
-      ...extra,
-    });
+  const usageField = includeUsage ? { usage: null } : {};
+  // Every chunk before the last differs from the others only in its delta, so the rest of it is
+  // serialized once per stream (the same JSON as the object form below, key order included).
+  const deltaHead = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
+  const deltaTail = `,"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}\n\n`;
+  const chunk = (delta: Delta): string => deltaHead + JSON.stringify(delta) + deltaTail;
+  const lastChunk = (finishReason: string | null, extra: Record<string, unknown>): string =>
+    frame({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }], ...usageField, ...extra });
   /** Canonical part index → the chat tool call index (0, 1, … in order of appearance). */
   const toolIndexes = new Map<number, number>();
   let roleSent = false;
@@ -73,7 +74,7 @@ export async function* chatEventStream(run: StreamRun, includeUsage: boolean): A
         yield* role();
         const settlement = run.settlement;
         const webSearch = settlement ? encodeWebSearch(call, webSearchInfo, settlement) : undefined;
-        yield chunk({}, encodeFinishReason(event.finish.reason), webSearch ? { x_gateway: { web_search: webSearch } } : {});
+        yield lastChunk(encodeFinishReason(event.finish.reason), webSearch ? { x_gateway: { web_search: webSearch } } : {});
         if (includeUsage && settlement) {
           const usage: ChatUsage & { cost: string } = { ...encodeUsage(settlement.usage), cost: formatUsd(settlement.charged) };
           yield frame({ ...base, choices: [], usage });
