@@ -9,6 +9,7 @@
 import { createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Pool, type Dispatcher } from 'undici';
+import { listenForBenchmark } from './listen.ts';
 
 /** Hop-by-hop headers belong to one connection and are never forwarded (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'expect']);
@@ -72,14 +73,7 @@ export function startBareProxy(options: { readonly port: number; readonly upstre
       );
     });
   });
-  server.maxConnections = 100_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => {
-      const address = server.address();
-      resolve(typeof address === 'object' && address !== null ? address.port : options.port);
-    });
-  });
+  return listenForBenchmark(server, options.port);
 }
 
 if (import.meta.main) {

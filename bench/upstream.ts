@@ -18,6 +18,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
+import { listenForBenchmark } from './listen.ts';
 
 /** Content chunks of every streamed answer. */
 export const STREAM_CHUNKS = 20;
@@ -240,15 +241,7 @@ export function startUpstream(options: { readonly port: number; readonly delayMs
       () => response.destroy(),
     );
   });
-  // Thousands of concurrent streams are part of the benchmark.
-  server.maxConnections = 100_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => {
-      const address = server.address();
-      resolve(typeof address === 'object' && address !== null ? address.port : options.port);
-    });
-  });
+  return listenForBenchmark(server, options.port);
 }
 
 if (import.meta.main) {

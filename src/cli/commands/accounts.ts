@@ -1,9 +1,70 @@
 /** `gateway accounts create|list|show|update` and `gateway orgs …`: the two kinds of owner. */
+import type { AdminOperations, OwnerInput } from '../../admin/operations.ts';
 import { accountView, organizationView } from '../../admin/views.ts';
-import { CONSENT_OPTIONS, flagConsent, flagRate, requiredText, text, type Command } from '../command.ts';
+import type { Account, Balance, Organization, OwnerPatch, OwnerRef } from '../../storage/store.ts';
+import { CONSENT_OPTIONS, flagConsent, flagRate, requiredText, text, type Command, type CommandContext, type ParsedCommand } from '../command.ts';
 
 const OWNER_COLUMNS = ['id', 'name', 'community_supply', 'training_use', 'rate', 'created_at'];
 const UPDATE_OPTIONS = { name: { type: 'string' }, ...CONSENT_OPTIONS, rate: { type: 'string' } } as const;
+
+type Identified = { readonly id: string };
+
+/** What tells the two kinds of owner apart on the command line; `show` and `update` are otherwise one command. */
+interface OwnerKind<Owner extends Identified> {
+  readonly kind: OwnerRef['kind'];
+  /** The command group: `gateway <group> show`. */
+  readonly group: string;
+  view(owner: Owner, balance: Balance): Record<string, unknown>;
+}
+
+const ACCOUNT: OwnerKind<Account> = { kind: 'account', group: 'accounts', view: accountView };
+const ORGANIZATION: OwnerKind<Organization> = { kind: 'organization', group: 'orgs', view: organizationView };
+
+/** What `create` takes for either kind: the name, and the consent and rate when given. */
+function ownerInput(command: ParsedCommand): OwnerInput {
+  return { name: requiredText(command, 'name', 0), consent: flagConsent(command), rate: flagRate(command) ?? null };
+}
+
+/** A command that names one owner prints it with its balance. */
+async function printOwner<Owner extends Identified>(
+  context: CommandContext,
+  operations: AdminOperations,
+  kind: OwnerKind<Owner>,
+  owner: Owner,
+): Promise<void> {
+  context.output.record(kind.view(owner, await operations.getBalance({ kind: kind.kind, id: owner.id })));
+}
+
+function showCommand<Owner extends Identified>(kind: OwnerKind<Owner>, get: (operations: AdminOperations, id: string) => Promise<Owner>): Command {
+  return {
+    name: `${kind.group} show`,
+    summary: `Show an ${kind.kind} and its balance`,
+    usage: `<${kind.kind}-id>`,
+    positionals: 1,
+    async run(command, context) {
+      const operations = await context.operations();
+      await printOwner(context, operations, kind, await get(operations, requiredText(command, 'id', 0)));
+    },
+  };
+}
+
+function updateCommand<Owner extends Identified>(
+  kind: OwnerKind<Owner>,
+  update: (operations: AdminOperations, id: string, patch: OwnerPatch) => Promise<Owner>,
+): Command {
+  return {
+    name: `${kind.group} update`,
+    summary: `Rename an ${kind.kind} or change its consent or rate ('--rate default' resets it)`,
+    usage: `<${kind.kind}-id> [--name N] [--community-supply true|false] [--training-use true|false] [--rate R|default]`,
+    options: UPDATE_OPTIONS,
+    positionals: 1,
+    async run(command, context) {
+      const operations = await context.operations();
+      const patch = { name: text(command, 'name'), ...flagConsent(command), rate: flagRate(command) };
+      await printOwner(context, operations, kind, await update(operations, requiredText(command, 'id', 0), patch));
+    },
+  };
+}
 
 export const accountCommands: readonly Command[] = [
   {
@@ -14,13 +75,8 @@ export const accountCommands: readonly Command[] = [
     positionals: 1,
     async run(command, context) {
       const operations = await context.operations();
-      const account = await operations.createAccount({
-        name: requiredText(command, 'name', 0),
-        organizationId: text(command, 'organization') ?? null,
-        consent: flagConsent(command),
-        rate: flagRate(command) ?? null,
-      });
-      context.output.record(accountView(account, await operations.getBalance({ kind: 'account', id: account.id })));
+      const account = await operations.createAccount({ ...ownerInput(command), organizationId: text(command, 'organization') ?? null });
+      await printOwner(context, operations, ACCOUNT, account);
     },
   },
   {
@@ -32,30 +88,8 @@ export const accountCommands: readonly Command[] = [
       context.output.list(accounts.map((account) => accountView(account)), ['id', 'name', 'organization_id', ...OWNER_COLUMNS.slice(2)]);
     },
   },
-  {
-    name: 'accounts show',
-    summary: 'Show an account and its balance',
-    usage: '<account-id>',
-    positionals: 1,
-    async run(command, context) {
-      const operations = await context.operations();
-      const account = await operations.getAccount(requiredText(command, 'id', 0));
-      context.output.record(accountView(account, await operations.getBalance({ kind: 'account', id: account.id })));
-    },
-  },
-  {
-    name: 'accounts update',
-    summary: "Rename an account or change its consent or rate ('--rate default' resets it)",
-    usage: '<account-id> [--name N] [--community-supply true|false] [--training-use true|false] [--rate R|default]',
-    options: UPDATE_OPTIONS,
-    positionals: 1,
-    async run(command, context) {
-      const operations = await context.operations();
-      const id = requiredText(command, 'id', 0);
-      const account = await operations.updateAccount(id, { name: text(command, 'name'), ...flagConsent(command), rate: flagRate(command) });
-      context.output.record(accountView(account, await operations.getBalance({ kind: 'account', id })));
-    },
-  },
+  showCommand(ACCOUNT, (operations, id) => operations.getAccount(id)),
+  updateCommand(ACCOUNT, (operations, id, patch) => operations.updateAccount(id, patch)),
 ];
 
 export const organizationCommands: readonly Command[] = [
@@ -67,12 +101,7 @@ export const organizationCommands: readonly Command[] = [
     positionals: 1,
     async run(command, context) {
       const operations = await context.operations();
-      const organization = await operations.createOrganization({
-        name: requiredText(command, 'name', 0),
-        consent: flagConsent(command),
-        rate: flagRate(command) ?? null,
-      });
-      context.output.record(organizationView(organization, await operations.getBalance({ kind: 'organization', id: organization.id })));
+      await printOwner(context, operations, ORGANIZATION, await operations.createOrganization(ownerInput(command)));
     },
   },
   {
@@ -84,28 +113,6 @@ export const organizationCommands: readonly Command[] = [
       context.output.list(organizations.map((organization) => organizationView(organization)), OWNER_COLUMNS);
     },
   },
-  {
-    name: 'orgs show',
-    summary: 'Show an organization and its balance',
-    usage: '<organization-id>',
-    positionals: 1,
-    async run(command, context) {
-      const operations = await context.operations();
-      const organization = await operations.getOrganization(requiredText(command, 'id', 0));
-      context.output.record(organizationView(organization, await operations.getBalance({ kind: 'organization', id: organization.id })));
-    },
-  },
-  {
-    name: 'orgs update',
-    summary: "Rename an organization or change its consent or rate ('--rate default' resets it)",
-    usage: '<organization-id> [--name N] [--community-supply true|false] [--training-use true|false] [--rate R|default]',
-    options: UPDATE_OPTIONS,
-    positionals: 1,
-    async run(command, context) {
-      const operations = await context.operations();
-      const id = requiredText(command, 'id', 0);
-      const organization = await operations.updateOrganization(id, { name: text(command, 'name'), ...flagConsent(command), rate: flagRate(command) });
-      context.output.record(organizationView(organization, await operations.getBalance({ kind: 'organization', id })));
-    },
-  },
+  showCommand(ORGANIZATION, (operations, id) => operations.getOrganization(id)),
+  updateCommand(ORGANIZATION, (operations, id, patch) => operations.updateOrganization(id, patch)),
 ];

@@ -8,13 +8,12 @@
 import type { CanonicalRequest, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
 import { maxOutputTokens } from '../../billing/quote.ts';
-import type { UpstreamHttpRequest } from '../protocol.ts';
+import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { applyCacheOption } from './cache.ts';
 import { anthropicMessages, anthropicSystem } from './conversation.ts';
 import { anthropicReasoning } from './thinking.ts';
 import type { AnthropicRequestBody, AnthropicTextBlock, AnthropicTool, AnthropicToolChoice } from './wire.ts';
 
-const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 /** The long-standing API version; every field the gateway sends is accepted under it. */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -24,18 +23,13 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  */
 export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object and nothing else.';
 
-export function buildAnthropicRequest(
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  apiKey: string | undefined,
-  stream: boolean,
-): UpstreamHttpRequest {
-  const base = (endpoint.provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': ANTHROPIC_VERSION };
-  if (apiKey !== undefined) headers['x-api-key'] = apiKey;
-  if (stream) headers.accept = 'text/event-stream';
-  return { url: `${base}/v1/messages`, headers, body: JSON.stringify(anthropicBody(request, endpoint, stream)) };
-}
+export const buildAnthropicRequest = upstreamRequestBuilder({
+  defaultBaseUrl: 'https://api.anthropic.com',
+  path: () => '/v1/messages',
+  headers: { 'anthropic-version': ANTHROPIC_VERSION },
+  credentialHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
+  body: anthropicBody,
+});
 
 export function anthropicBody(request: CanonicalRequest, endpoint: RouteEndpoint, stream: boolean): AnthropicRequestBody {
   // max_tokens is required upstream. Without one from the client, the same bound the credit

@@ -1,5 +1,6 @@
 /** An Anthropic Message body → canonical result (PROTOCOLS.md §3 "Response"). */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { anthropicCitations, anthropicSignature, thinkingBlockOf, toolCallSignature, type ThinkingBlock } from './blocks.ts';
 import { anthropicFinish } from './finish.ts';
@@ -30,8 +31,7 @@ export function parseAnthropicResponse(body: unknown): CanonicalResult {
     if (block.type === 'text') citations.push(...anthropicCitations(block.citations));
   }
   return {
-    ...(wire.id !== undefined && { providerResponseId: wire.id }),
-    ...(wire.model !== undefined && { providerModel: wire.model }),
+    ...providerIdentity(wire.id, wire.model),
     content,
     finish: anthropicFinish(wire.stop_reason, wire.stop_sequence),
     usage: anthropicUsage(wire.usage),

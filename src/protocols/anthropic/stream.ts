@@ -12,6 +12,7 @@
 import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { anthropicCitations, anthropicSignature, toolCallSignature, type ThinkingBlock } from './blocks.ts';
@@ -131,11 +132,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         const message = event.message ?? {};
         usage = mergeAnthropicUsage({}, message.usage);
         return [
-          {
-            type: 'start',
-            ...(message.id !== undefined && { providerResponseId: message.id }),
-            ...(message.model !== undefined && { providerModel: message.model }),
-          },
+          { type: 'start', ...providerIdentity(message.id, message.model) },
           { type: 'usage', usage: anthropicUsage(usage) },
         ];
       }

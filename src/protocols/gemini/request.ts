@@ -9,27 +9,22 @@
 import type { CanonicalRequest, DialectName, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
 import { unsupportedParameter } from '../../core/errors.ts';
-import type { UpstreamHttpRequest } from '../protocol.ts';
+import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { geminiContents, geminiSystemInstruction } from './contents.ts';
 import { geminiThinkingConfig } from './thinking.ts';
 import type { GeminiGenerationConfig, GeminiRequestBody, GeminiTool, GeminiToolConfig } from './wire.ts';
 
-const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+export const buildGeminiRequest = upstreamRequestBuilder({
+  defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+  path: geminiPath,
+  credentialHeaders: (apiKey) => ({ 'x-goog-api-key': apiKey }),
+  body: (request) => geminiBody(request),
+});
 
-export function buildGeminiRequest(
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  apiKey: string | undefined,
-  stream: boolean,
-): UpstreamHttpRequest {
-  const base = (endpoint.provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+function geminiPath(endpoint: RouteEndpoint, stream: boolean): string {
   // Model names are written either bare or as the API's resource name (`models/…`).
   const model = encodeURIComponent(endpoint.upstreamModel.replace(/^models\//, ''));
-  const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (apiKey !== undefined) headers['x-goog-api-key'] = apiKey;
-  if (stream) headers.accept = 'text/event-stream';
-  return { url: `${base}/v1beta/models/${model}:${method}`, headers, body: JSON.stringify(geminiBody(request)) };
+  return `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
 }
 
 export function geminiBody(request: CanonicalRequest): GeminiRequestBody {

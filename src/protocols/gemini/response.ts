@@ -6,6 +6,7 @@
  * is not kept (Gemini does not require it back, and no client format could carry it).
  */
 import type { AssistantContentPart, CanonicalResult, Finish, ReasoningPart, TextPart } from '../../canonical/index.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { geminiStreamError } from './errors.ts';
 import { blockedPromptFinish, geminiFinish } from './finish.ts';
@@ -24,8 +25,7 @@ export function parseGeminiResponse(body: unknown): CanonicalResult {
   const answer = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
   const citations = metadata ? geminiCitations(metadata, answer) : [];
   return {
-    ...(wire.responseId !== undefined && { providerResponseId: wire.responseId }),
-    ...(wire.modelVersion !== undefined && { providerModel: wire.modelVersion }),
+    ...providerIdentity(wire.responseId, wire.modelVersion),
     content,
     finish: finishOf(wire, content),
     usage: geminiUsage(wire.usageMetadata),

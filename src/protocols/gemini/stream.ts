@@ -12,6 +12,7 @@
 import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { geminiStreamError } from './errors.ts';
@@ -104,11 +105,7 @@ export function createGeminiStreamDecoder(): StreamDecoder {
       const events: StreamEvent[] = [];
       if (!started) {
         started = true;
-        events.push({
-          type: 'start',
-          ...(chunk.responseId !== undefined && { providerResponseId: chunk.responseId }),
-          ...(chunk.modelVersion !== undefined && { providerModel: chunk.modelVersion }),
-        });
+        events.push({ type: 'start', ...providerIdentity(chunk.responseId, chunk.modelVersion) });
       }
       const candidate = chunk.candidates?.[0];
       if (candidate !== undefined && pendingFinish === undefined) candidateEvents(candidate, events);

@@ -1,19 +1,17 @@
-/** Chat `finish_reason` → canonical (PROTOCOLS.md §9.6), the raw value kept beside it. */
+/**
+ * Chat `finish_reason` → canonical (PROTOCOLS.md §9.6), the raw value kept beside it. Compatible
+ * servers invent values (`eos`, `end_turn`); those fall to the table's default, stop.
+ */
 import type { Finish } from '../../canonical/index.ts';
+import { finishFromTable, finishTable } from '../finish-table.ts';
+
+const FINISH_REASONS = finishTable({
+  stop: ['stop'],
+  length: ['length'],
+  tool_calls: ['tool_calls', 'function_call'],
+  content_filter: ['content_filter'],
+});
 
 export function chatFinish(raw: string | null | undefined): Finish {
-  switch (raw) {
-    case 'length':
-      return { reason: 'length', raw };
-    case 'tool_calls':
-    case 'function_call':
-      return { reason: 'tool_calls', raw };
-    case 'content_filter':
-      return { reason: 'content_filter', raw };
-    case 'stop':
-      return { reason: 'stop', raw };
-    default:
-      // Compatible servers invent values (`eos`, `end_turn`); the model still stopped normally.
-      return { reason: 'stop', raw: raw ?? null };
-  }
+  return finishFromTable(FINISH_REASONS, raw);
 }

@@ -2,30 +2,19 @@
  * Canonical request → Chat Completions body (PROTOCOLS.md §1 and the §9 mapping tables). Pure: the
  * same request and endpoint always give the same bytes.
  */
-import type { CanonicalRequest, ImagePart, Message, ResponseFormat, ToolChoice, UserContentPart } from '../../canonical/index.ts';
-import type { RouteEndpoint } from '../../catalog/types.ts';
+import type { CanonicalRequest, ImagePart, Message, UserContentPart } from '../../canonical/index.ts';
 import { invalidRequest } from '../../core/errors.ts';
+import { imageUrl, OPENAI_ADDRESS, openAIResponseFormat, openAIToolChoice, userTurnItems } from '../openai-request-fields.ts';
 import { conversationParam } from '../param-names.ts';
 import { reasoningEffort } from '../reasoning-effort.ts';
-import type { UpstreamHttpRequest } from '../protocol.ts';
-import type { ChatContentPart, ChatMessage, ChatRequestBody, ChatResponseFormat, ChatToolChoice } from './wire.ts';
+import { upstreamRequestBuilder } from '../upstream-request.ts';
+import type { ChatContentPart, ChatMessage, ChatRequestBody } from './wire.ts';
 
-/** Used when the provider config names no base_url. */
-const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-
-export function buildChatRequest(
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  apiKey: string | undefined,
-  stream: boolean,
-): UpstreamHttpRequest {
-  const base = (endpoint.provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  // Local compatible servers (vLLM, llama.cpp) often run without a key.
-  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
-  if (stream) headers.accept = 'text/event-stream';
-  return { url: `${base}/chat/completions`, headers, body: JSON.stringify(chatBody(request, endpoint.upstreamModel, stream)) };
-}
+export const buildChatRequest = upstreamRequestBuilder({
+  ...OPENAI_ADDRESS,
+  path: () => '/chat/completions',
+  body: (request, endpoint, stream) => chatBody(request, endpoint.upstreamModel, stream),
+});
 
 export function chatBody(request: CanonicalRequest, model: string, stream: boolean): ChatRequestBody {
   const body: ChatRequestBody = { model, messages: chatMessages(request) };
@@ -51,9 +40,11 @@ export function chatBody(request: CanonicalRequest, model: string, stream: boole
   }
   // Search-capable chat models take web search as a request option, not as a tool.
   if (request.webSearch === true) body.web_search_options = {};
-  if (request.toolChoice !== undefined) body.tool_choice = chatToolChoice(request.toolChoice);
+  if (request.toolChoice !== undefined) body.tool_choice = openAIToolChoice(request.toolChoice, (name) => ({ type: 'function', function: { name } }));
   if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
-  if (request.responseFormat !== undefined) body.response_format = chatResponseFormat(request.responseFormat);
+  if (request.responseFormat !== undefined) {
+    body.response_format = openAIResponseFormat(request.responseFormat, (fields) => ({ type: 'json_schema', json_schema: fields }));
+  }
   const effort = reasoningEffort(request);
   if (effort !== undefined) body.reasoning_effort = effort;
   if (request.user !== undefined) body.user = request.user;
@@ -107,44 +98,18 @@ function chatMessagesFor(message: Message, request: CanonicalRequest): ChatMessa
   }
 }
 
-/**
- * A canonical user turn may hold tool results (the messages dialect puts them there); Chat wants
- * them as `tool` messages, which must directly follow the assistant's calls, so they go first.
- */
 function userMessages(content: readonly UserContentPart[], name: string | undefined, request: CanonicalRequest): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  const parts: ChatContentPart[] = [];
-  for (const part of content) {
-    switch (part.type) {
-      case 'tool_result':
-        messages.push(toolMessage(part, request));
-        break;
-      case 'text':
-        parts.push({ type: 'text', text: part.text });
-        break;
-      case 'image':
-        parts.push(imagePart(part));
-        break;
-      case 'document':
-        // Plain-text documents are text; anything else travels as a file part (PDF input).
-        parts.push(
-          part.mediaType === 'text/plain'
-            ? { type: 'text', text: part.data }
-            : { type: 'file', file: { file_data: `data:${part.mediaType};base64,${part.data}`, ...(part.title !== undefined && { filename: part.title }) } },
-        );
-        break;
-      default: {
-        const unknown: never = part;
-        throw new Error(`unknown user part ${JSON.stringify(unknown)}`);
-      }
-    }
-  }
-  if (parts.length > 0) {
-    // A lone text part goes as a plain string, which every compatible server accepts.
-    const only = parts.length === 1 ? parts[0] : undefined;
-    messages.push({ role: 'user', content: only?.type === 'text' ? only.text : parts, ...(name !== undefined && { name }) });
-  }
-  return messages;
+  return userTurnItems<ChatMessage, ChatContentPart>(content, {
+    toolResult: (part) => toolMessage(part, request),
+    text: (text) => ({ type: 'text', text }),
+    image: imagePart,
+    file: (file) => ({ type: 'file', file }),
+    message: (parts) => {
+      // A lone text part goes as a plain string, which every compatible server accepts.
+      const only = parts.length === 1 ? parts[0] : undefined;
+      return { role: 'user', content: only?.type === 'text' ? only.text : parts, ...(name !== undefined && { name }) };
+    },
+  });
 }
 
 function toolMessage(part: Extract<UserContentPart, { type: 'tool_result' }>, request: CanonicalRequest): ChatMessage {
@@ -158,43 +123,5 @@ function toolMessage(part: Extract<UserContentPart, { type: 'tool_result' }>, re
 }
 
 function imagePart(part: ImagePart): ChatContentPart {
-  const url = part.source.kind === 'url' ? part.source.url : `data:${part.source.mediaType};base64,${part.source.data}`;
-  return { type: 'image_url', image_url: { url, ...(part.detail !== undefined && { detail: part.detail }) } };
-}
-
-function chatToolChoice(choice: ToolChoice): ChatToolChoice {
-  switch (choice.kind) {
-    case 'auto':
-    case 'none':
-    case 'required':
-      return choice.kind;
-    case 'tool':
-      return { type: 'function', function: { name: choice.name } };
-    default: {
-      const unknown: never = choice;
-      throw new Error(`unknown tool choice ${JSON.stringify(unknown)}`);
-    }
-  }
-}
-
-function chatResponseFormat(format: ResponseFormat): ChatResponseFormat {
-  switch (format.kind) {
-    case 'text':
-    case 'json_object':
-      return { type: format.kind };
-    case 'json_schema':
-      return {
-        type: 'json_schema',
-        json_schema: {
-          name: format.name,
-          schema: format.schema,
-          ...(format.strict !== undefined && { strict: format.strict }),
-          ...(format.description !== undefined && { description: format.description }),
-        },
-      };
-    default: {
-      const unknown: never = format;
-      throw new Error(`unknown response format ${JSON.stringify(unknown)}`);
-    }
-  }
+  return { type: 'image_url', image_url: { url: imageUrl(part), ...(part.detail !== undefined && { detail: part.detail }) } };
 }

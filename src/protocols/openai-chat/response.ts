@@ -1,5 +1,6 @@
 /** A Chat Completions response body → canonical result (PROTOCOLS.md §1). */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { chatStreamError } from './errors.ts';
 import { chatFinish } from './finish.ts';
@@ -30,8 +31,7 @@ export function parseChatResponse(body: unknown): CanonicalResult {
   }
   const citations = chatCitations(message.annotations);
   return {
-    ...(wire.id !== undefined && { providerResponseId: wire.id }),
-    ...(wire.model !== undefined && { providerModel: wire.model }),
+    ...providerIdentity(wire.id, wire.model),
     content,
     finish: chatFinish(choice.finish_reason),
     usage: chatUsage(wire.usage),

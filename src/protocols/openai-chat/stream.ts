@@ -9,6 +9,7 @@
 import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { chatStreamError } from './errors.ts';
@@ -98,11 +99,7 @@ export function createChatStreamDecoder(): StreamDecoder {
       const events: StreamEvent[] = [];
       if (!started) {
         started = true;
-        events.push({
-          type: 'start',
-          ...(chunk.id !== undefined && { providerResponseId: chunk.id }),
-          ...(chunk.model !== undefined && { providerModel: chunk.model }),
-        });
+        events.push({ type: 'start', ...providerIdentity(chunk.id, chunk.model) });
       }
       // Only the first choice is read: the gateway always asks for one (n is 1).
       const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);

@@ -83,22 +83,26 @@ export interface ChatToolCallWire {
   extra_content?: Record<string, unknown>;
 }
 
+/** What a completion's `message` and a stream chunk's `delta` both carry, every field optional. */
+interface ChatOutputWire<ToolCall> {
+  role?: string;
+  content?: string | null;
+  refusal?: string | null;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  tool_calls?: ToolCall[] | null;
+  annotations?: ChatAnnotationWire[] | null;
+}
+
+interface ChatChoiceWire {
+  index?: number;
+  finish_reason?: string | null;
+}
+
 export interface ChatCompletionWire {
   id?: string;
   model?: string;
-  choices?: {
-    index?: number;
-    finish_reason?: string | null;
-    message?: {
-      role?: string;
-      content?: string | null;
-      refusal?: string | null;
-      reasoning_content?: string | null;
-      reasoning?: string | null;
-      tool_calls?: ChatToolCallWire[] | null;
-      annotations?: ChatAnnotationWire[] | null;
-    };
-  }[];
+  choices?: (ChatChoiceWire & { message?: ChatOutputWire<ChatToolCallWire> })[];
   usage?: ChatUsageWire | null;
 }
 
@@ -109,19 +113,7 @@ export interface ChatChunkToolCallWire extends ChatToolCallWire {
 export interface ChatChunkWire {
   id?: string;
   model?: string;
-  choices?: {
-    index?: number;
-    finish_reason?: string | null;
-    delta?: {
-      role?: string;
-      content?: string | null;
-      refusal?: string | null;
-      reasoning_content?: string | null;
-      reasoning?: string | null;
-      tool_calls?: ChatChunkToolCallWire[] | null;
-      annotations?: ChatAnnotationWire[] | null;
-    };
-  }[];
+  choices?: (ChatChoiceWire & { delta?: ChatOutputWire<ChatChunkToolCallWire> })[];
   usage?: ChatUsageWire | null;
   /** A mid-stream failure: `data: {"error":{…}}`. */
   error?: ChatErrorWire;

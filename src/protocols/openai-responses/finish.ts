@@ -4,7 +4,10 @@
  * `incomplete_details.reason`, which is kept as the raw value.
  */
 import type { Finish } from '../../canonical/index.ts';
+import { finishFromTable, finishTable } from '../finish-table.ts';
 import type { ResponseObjectWire } from './wire.ts';
+
+const INCOMPLETE_REASONS = finishTable({ length: ['max_output_tokens'], content_filter: ['content_filter'] });
 
 export interface OutputSummary {
   readonly toolCalls: boolean;
@@ -13,17 +16,7 @@ export interface OutputSummary {
 }
 
 export function responsesFinish(response: ResponseObjectWire, output: OutputSummary): Finish {
-  if (response.status === 'incomplete') {
-    const reason = response.incomplete_details?.reason ?? 'incomplete';
-    switch (reason) {
-      case 'max_output_tokens':
-        return { reason: 'length', raw: reason };
-      case 'content_filter':
-        return { reason: 'content_filter', raw: reason };
-      default:
-        return { reason: 'stop', raw: reason };
-    }
-  }
+  if (response.status === 'incomplete') return finishFromTable(INCOMPLETE_REASONS, response.incomplete_details?.reason ?? 'incomplete');
   if (output.refusal) return { reason: 'content_filter', raw: 'refusal' };
   return { reason: output.toolCalls ? 'tool_calls' : 'stop', raw: response.status ?? null };
 }

@@ -3,28 +3,18 @@
  * the format cannot carry are declared in index.ts (`unsupportedParameters`) so that policy rejects
  * them before any credit moves (spec: chat completions rule 3); none is dropped here.
  */
-import type { AssistantContentPart, CanonicalRequest, ImagePart, Message, ResponseFormat, TextPart, ToolChoice, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
-import type { RouteEndpoint } from '../../catalog/types.ts';
+import type { AssistantContentPart, CanonicalRequest, ImagePart, Message, TextPart, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
+import { imageUrl, OPENAI_ADDRESS, openAIResponseFormat, openAIToolChoice, userTurnItems } from '../openai-request-fields.ts';
 import { reasoningEffort } from '../reasoning-effort.ts';
-import type { UpstreamHttpRequest } from '../protocol.ts';
+import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { reasoningReference } from './reasoning-item.ts';
-import type { ResponsesInputContent, ResponsesInputItem, ResponsesRequestBody, ResponsesTextFormat, ResponsesTool, ResponsesToolChoice } from './wire.ts';
+import type { ResponsesInputContent, ResponsesInputItem, ResponsesRequestBody, ResponsesTool } from './wire.ts';
 
-/** Used when the provider config names no base_url. */
-const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-
-export function buildResponsesRequest(
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  apiKey: string | undefined,
-  stream: boolean,
-): UpstreamHttpRequest {
-  const base = (endpoint.provider.base_url ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
-  if (stream) headers.accept = 'text/event-stream';
-  return { url: `${base}/responses`, headers, body: JSON.stringify(responsesBody(request, endpoint.upstreamModel, stream)) };
-}
+export const buildResponsesRequest = upstreamRequestBuilder({
+  ...OPENAI_ADDRESS,
+  path: () => '/responses',
+  body: (request, endpoint, stream) => responsesBody(request, endpoint.upstreamModel, stream),
+});
 
 export function responsesBody(request: CanonicalRequest, model: string, stream: boolean): ResponsesRequestBody {
   const body: ResponsesRequestBody = { model, input: request.messages.flatMap(inputItems) };
@@ -34,9 +24,12 @@ export function responsesBody(request: CanonicalRequest, model: string, stream: 
   if (request.topP !== undefined) body.top_p = request.topP;
   const tools = responsesTools(request);
   if (tools.length > 0) body.tools = tools;
-  if (request.toolChoice !== undefined) body.tool_choice = responsesToolChoice(request.toolChoice);
+  if (request.toolChoice !== undefined) body.tool_choice = openAIToolChoice(request.toolChoice, (name) => ({ type: 'function', name }));
   if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
-  if (request.responseFormat !== undefined) body.text = { format: textFormat(request.responseFormat) };
+  if (request.responseFormat !== undefined) {
+    // Responses puts the schema's name and schema flat in `text.format` (Chat nests them).
+    body.text = { format: openAIResponseFormat(request.responseFormat, (fields) => ({ type: 'json_schema', ...fields })) };
+  }
   const effort = reasoningEffort(request);
   if (effort !== undefined) body.reasoning = { effort };
   if (request.user !== undefined) body.user = request.user;
@@ -61,34 +54,13 @@ function inputItems(message: Message): ResponsesInputItem[] {
 
 /** Tool results become `function_call_output` items, ahead of the turn's other content. */
 function userItems(content: readonly UserContentPart[]): ResponsesInputItem[] {
-  const items: ResponsesInputItem[] = [];
-  const parts: ResponsesInputContent[] = [];
-  for (const part of content) {
-    switch (part.type) {
-      case 'tool_result':
-        items.push(toolOutput(part));
-        break;
-      case 'text':
-        parts.push({ type: 'input_text', text: part.text });
-        break;
-      case 'image':
-        parts.push(inputImage(part));
-        break;
-      case 'document':
-        parts.push(
-          part.mediaType === 'text/plain'
-            ? { type: 'input_text', text: part.data }
-            : { type: 'input_file', file_data: `data:${part.mediaType};base64,${part.data}`, ...(part.title !== undefined && { filename: part.title }) },
-        );
-        break;
-      default: {
-        const unknown: never = part;
-        throw new Error(`unknown user part ${JSON.stringify(unknown)}`);
-      }
-    }
-  }
-  if (parts.length > 0) items.push({ type: 'message', role: 'user', content: parts });
-  return items;
+  return userTurnItems<ResponsesInputItem, ResponsesInputContent>(content, {
+    toolResult: toolOutput,
+    text: (text) => ({ type: 'input_text', text }),
+    image: inputImage,
+    file: (file) => ({ type: 'input_file', ...file }),
+    message: (parts) => ({ type: 'message', role: 'user', content: parts }),
+  });
 }
 
 /**
@@ -144,8 +116,7 @@ function toolOutput(part: ToolResultPart): ResponsesInputItem {
 }
 
 function inputImage(part: ImagePart): ResponsesInputContent {
-  const url = part.source.kind === 'url' ? part.source.url : `data:${part.source.mediaType};base64,${part.source.data}`;
-  return { type: 'input_image', image_url: url, detail: part.detail ?? 'auto' };
+  return { type: 'input_image', image_url: imageUrl(part), detail: part.detail ?? 'auto' };
 }
 
 function responsesTools(request: CanonicalRequest): ResponsesTool[] {
@@ -159,40 +130,4 @@ function responsesTools(request: CanonicalRequest): ResponsesTool[] {
   }));
   if (request.webSearch === true) tools.push({ type: 'web_search' });
   return tools;
-}
-
-function responsesToolChoice(choice: ToolChoice): ResponsesToolChoice {
-  switch (choice.kind) {
-    case 'auto':
-    case 'none':
-    case 'required':
-      return choice.kind;
-    case 'tool':
-      return { type: 'function', name: choice.name };
-    default: {
-      const unknown: never = choice;
-      throw new Error(`unknown tool choice ${JSON.stringify(unknown)}`);
-    }
-  }
-}
-
-/** Responses puts the schema's name and schema flat in `text.format` (Chat nests them). */
-function textFormat(format: ResponseFormat): ResponsesTextFormat {
-  switch (format.kind) {
-    case 'text':
-    case 'json_object':
-      return { type: format.kind };
-    case 'json_schema':
-      return {
-        type: 'json_schema',
-        name: format.name,
-        schema: format.schema,
-        ...(format.strict !== undefined && { strict: format.strict }),
-        ...(format.description !== undefined && { description: format.description }),
-      };
-    default: {
-      const unknown: never = format;
-      throw new Error(`unknown response format ${JSON.stringify(unknown)}`);
-    }
-  }
 }

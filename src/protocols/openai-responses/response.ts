@@ -1,5 +1,6 @@
 /** A Responses `response` object → canonical result (PROTOCOLS.md §2). */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { responsesReportedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
@@ -20,8 +21,7 @@ export function parseResponsesResponse(body: unknown): CanonicalResult {
     if (part !== undefined) content.push(part);
   }
   return {
-    ...(response.id !== undefined && { providerResponseId: response.id }),
-    ...(response.model !== undefined && { providerModel: response.model }),
+    ...providerIdentity(response.id, response.model),
     content,
     finish: responsesFinish(response, {
       toolCalls: content.some((part) => part.type === 'tool_call'),

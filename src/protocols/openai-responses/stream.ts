@@ -6,6 +6,7 @@
  */
 import type { StreamEvent } from '../../canonical/index.ts';
 import type { StreamDecoder } from '../protocol.ts';
+import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { responsesReportedError } from './errors.ts';
@@ -32,9 +33,27 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     return part;
   };
 
+  /** Ends the part open under `key`, if any, with what its done event carries. */
+  const close = (events: StreamEvent[], key: string, done: ResponsesEventWire) => {
+    const part = open.get(key);
+    if (part === undefined) return;
+    open.delete(key);
+    events.push(endEvent(part, done));
+  };
+
   const closeAll = (events: StreamEvent[]) => {
     for (const part of open.values()) events.push(endEvent(part));
     open.clear();
+  };
+
+  const sendText = (events: StreamEvent[], type: 'text-delta' | 'reasoning-delta', part: OpenPart | undefined, text: string | undefined) => {
+    if (part !== undefined && text) events.push({ type, index: part.index, text });
+  };
+
+  const sendArguments = (events: StreamEvent[], part: OpenPart | undefined, argumentsDelta: string | undefined) => {
+    if (part === undefined || !argumentsDelta) return;
+    part.argumentsSent = true;
+    events.push({ type: 'tool-call-delta', index: part.index, argumentsDelta });
   };
 
   const handle = (event: ResponsesEventWire, name: string): StreamEvent[] => {
@@ -45,11 +64,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     // still emitted before anything else.
     if (!started && name !== 'error' && name !== 'response.failed') {
       started = true;
-      events.push({
-        type: 'start',
-        ...(event.response?.id !== undefined && { providerResponseId: event.response.id }),
-        ...(event.response?.model !== undefined && { providerModel: event.response.model }),
-      });
+      events.push({ type: 'start', ...providerIdentity(event.response?.id, event.response?.model) });
     }
     switch (name) {
       case 'response.created':
@@ -62,10 +77,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
           toolCalls = true;
           const part = openPart(itemKey, 'tool_call');
           events.push({ type: 'tool-call-start', index: part.index, id: item.call_id ?? item.id ?? '', name: item.name ?? '' });
-          if (item.arguments) {
-            part.argumentsSent = true;
-            events.push({ type: 'tool-call-delta', index: part.index, argumentsDelta: item.arguments });
-          }
+          sendArguments(events, part, item.arguments);
         } else if (item.type === 'reasoning') {
           events.push({ type: 'reasoning-start', index: openPart(itemKey, 'reasoning').index });
         }
@@ -79,35 +91,16 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         }
         break;
       case 'response.output_text.delta':
-      case 'response.refusal.delta': {
-        const part = open.get(contentKey);
-        if (part !== undefined && event.delta) events.push({ type: 'text-delta', index: part.index, text: event.delta });
+      case 'response.refusal.delta':
+        sendText(events, 'text-delta', open.get(contentKey), event.delta);
         break;
-      }
-      case 'response.content_part.done': {
-        const part = open.get(contentKey);
-        if (part !== undefined) {
-          open.delete(contentKey);
-          const citations = event.part?.type === 'output_text' ? responsesCitations(event.part.annotations) : [];
-          events.push({ type: 'text-end', index: part.index, ...(citations.length > 0 && { citations }) });
-        }
+      case 'response.function_call_arguments.delta':
+        sendArguments(events, open.get(itemKey), event.delta);
         break;
-      }
-      case 'response.function_call_arguments.delta': {
-        const part = open.get(itemKey);
-        if (part !== undefined && event.delta) {
-          part.argumentsSent = true;
-          events.push({ type: 'tool-call-delta', index: part.index, argumentsDelta: event.delta });
-        }
-        break;
-      }
       case 'response.function_call_arguments.done': {
         // Servers that skip the deltas still deliver the whole arguments here.
         const part = open.get(itemKey);
-        if (part !== undefined && !part.argumentsSent && event.arguments) {
-          part.argumentsSent = true;
-          events.push({ type: 'tool-call-delta', index: part.index, argumentsDelta: event.arguments });
-        }
+        if (part?.argumentsSent === false) sendArguments(events, part, event.arguments);
         break;
       }
       case 'response.reasoning_summary_part.added': {
@@ -117,20 +110,16 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         break;
       }
       case 'response.reasoning_summary_text.delta':
-      case 'response.reasoning_text.delta': {
-        const part = open.get(itemKey);
-        if (part !== undefined && event.delta) events.push({ type: 'reasoning-delta', index: part.index, text: event.delta });
+      case 'response.reasoning_text.delta':
+        sendText(events, 'reasoning-delta', open.get(itemKey), event.delta);
         break;
-      }
-      case 'response.output_item.done': {
-        const part = open.get(itemKey);
-        if (part !== undefined) {
-          open.delete(itemKey);
-          const signature = part.kind === 'reasoning' ? reasoningSignature(event.item?.id, event.item?.encrypted_content) : undefined;
-          events.push(signature !== undefined ? { type: 'reasoning-end', index: part.index, signature } : endEvent(part));
-        }
+      // A message's content parts end with their own done event; other items with the item's.
+      case 'response.content_part.done':
+        close(events, contentKey, event);
         break;
-      }
+      case 'response.output_item.done':
+        close(events, itemKey, event);
+        break;
       case 'response.completed':
       case 'response.incomplete': {
         const response = event.response ?? {};
@@ -175,12 +164,20 @@ export function createResponsesStreamDecoder(): StreamDecoder {
   };
 }
 
-function endEvent(part: OpenPart): StreamEvent {
+/**
+ * The end of a part, with the citations or the reasoning signature its done event carries; without
+ * one (the terminal event closing what is still open), a bare end.
+ */
+function endEvent(part: OpenPart, done?: ResponsesEventWire): StreamEvent {
   switch (part.kind) {
-    case 'text':
-      return { type: 'text-end', index: part.index };
-    case 'reasoning':
-      return { type: 'reasoning-end', index: part.index };
+    case 'text': {
+      const citations = done?.part?.type === 'output_text' ? responsesCitations(done.part.annotations) : [];
+      return { type: 'text-end', index: part.index, ...(citations.length > 0 && { citations }) };
+    }
+    case 'reasoning': {
+      const signature = done === undefined ? undefined : reasoningSignature(done.item?.id, done.item?.encrypted_content);
+      return { type: 'reasoning-end', index: part.index, ...(signature !== undefined && { signature }) };
+    }
     case 'tool_call':
       return { type: 'tool-call-end', index: part.index };
     default: {

@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startAnthropicSimulator } from '../../simulators/anthropic.ts';
 import { chatEndToEndSuite, FALLBACK_MODEL, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
 const context = chatEndToEndSuite({
   kind: 'anthropic',
@@ -39,15 +40,7 @@ describe('anthropic upstream specifics', () => {
   });
 
   for (const [name, fields] of [['seed', { seed: 1 }], ['presence_penalty', { presence_penalty: 0 }], ['logprobs', { logprobs: false }]] as const) {
-    test(`explicit ${name} cannot be expressed: 400 unsupported_parameter before any upstream call`, async () => {
-      const { client, primary } = context();
-      const before = primary.requests.length;
-      await assert.rejects(
-        client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields }),
-        (error: unknown) => error instanceof OpenAI.APIError && error.status === 400 && error.code === 'unsupported_parameter' && error.param === name,
-      );
-      assert.equal(primary.requests.length, before);
-    });
+    test(`explicit ${name} cannot be expressed: 400 unsupported_parameter before any upstream call`, () => assertRefusedBeforeUpstream(context(), fields, [name]));
   }
 
   test('529 overloaded falls back to the second provider, plain and streamed', async () => {

@@ -4,10 +4,7 @@ import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import type { RouteEndpoint } from '../../../src/catalog/types.ts';
 import { anthropicBody, buildAnthropicRequest, JSON_OBJECT_INSTRUCTION } from '../../../src/protocols/anthropic/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
-
-function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
-  return { dialect: 'chat', model: 'alias', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], stream: false, ...fields };
-}
+import { canonicalRequest as request } from '../helpers.ts';
 
 function endpoint(overrides: Partial<RouteEndpoint> = {}): RouteEndpoint {
   return { ...simulatorEndpoint({ kind: 'anthropic', base_url: 'http://upstream.test/' }, 'claude-up'), ...overrides };

@@ -1,95 +1,35 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CanonicalResult } from '../../../src/canonical/index.ts';
 import { parseAnthropicError } from '../../../src/protocols/anthropic/errors.ts';
 import { parseAnthropicResponse } from '../../../src/protocols/anthropic/response.ts';
 import { readFixture, readJsonFixture } from '../../simulators/fixtures.ts';
+import { finish, responseFixtureTests, result, usage } from '../helpers.ts';
 
 const here = import.meta.dirname;
 const SIGNATURE = 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve/op91XWHOEBLLqIOMfFG/UvLEczmEsUjavL';
-const usage = (inputTokens: number, outputTokens: number, extra: object = {}) => ({ inputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0, ...extra });
+const SONNET = 'claude-sonnet-4-5-20250929';
+const HAIKU = 'claude-haiku-4-5-20251001';
+const REDACTED_DATA = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj';
 
 describe('anthropic: response fixtures → canonical result', () => {
-  const rows: { fixture: string; expected: CanonicalResult }[] = [
-    {
-      fixture: 'text.json',
-      expected: {
-        providerResponseId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
-        providerModel: 'claude-sonnet-4-5-20250929',
-        content: [{ type: 'text', text: 'Hello! How can I help you today?' }],
-        finish: { reason: 'stop', raw: 'end_turn' },
-        usage: usage(12, 10),
-      },
-    },
-    {
-      fixture: 'tools.json',
-      expected: {
-        providerResponseId: 'msg_01Aq9w938a90dw8q',
-        providerModel: 'claude-sonnet-4-5-20250929',
-        content: [
-          { type: 'text', text: "I'll check the weather in San Francisco for you." },
-          { type: 'tool_call', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
-        ],
-        finish: { reason: 'tool_calls', raw: 'tool_use' },
-        usage: usage(384, 92),
-      },
-    },
-    {
-      fixture: 'thinking.json',
-      expected: {
-        providerResponseId: 'msg_01ThinkXYZ',
-        providerModel: 'claude-sonnet-4-5-20250929',
-        content: [
-          { type: 'reasoning', text: 'Let me analyze this step by step...', signature: { family: 'anthropic', value: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8' } },
-          {
-            type: 'reasoning',
-            text: '',
-            redacted: true,
-            signature: { family: 'anthropic', value: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj' },
-          },
-          { type: 'text', text: 'Based on my analysis, the answer is 12,231.' },
-        ],
-        finish: { reason: 'stop', raw: 'end_turn' },
-        usage: usage(52, 310, { reasoningTokens: 280 }),
-      },
-    },
-    {
-      fixture: 'length.json',
-      expected: {
-        providerResponseId: 'msg_01LengthStop',
-        providerModel: 'claude-haiku-4-5-20251001',
-        content: [{ type: 'text', text: 'Once upon a time' }],
-        finish: { reason: 'length', raw: 'max_tokens' },
-        usage: usage(14, 4),
-      },
-    },
-    {
-      fixture: 'stop-sequence.json',
-      expected: {
-        providerResponseId: 'msg_01StopSeq',
-        providerModel: 'claude-haiku-4-5-20251001',
-        content: [{ type: 'text', text: '1, 2, 3, 4, ' }],
-        finish: { reason: 'stop', raw: 'stop_sequence', stopSequence: '5' },
-        usage: usage(20, 9),
-      },
-    },
-    {
-      fixture: 'cached-usage.json',
-      expected: {
-        providerResponseId: 'msg_01CacheHit',
-        providerModel: 'claude-sonnet-4-5-20250929',
-        content: [{ type: 'text', text: 'The document discusses caching.' }],
-        finish: { reason: 'stop', raw: 'end_turn' },
-        // input_tokens already excludes both cache counts.
-        usage: usage(21, 393, { cacheReadTokens: 1200, cacheWriteTokens: 188086 }),
-      },
-    },
-  ];
-  for (const row of rows) {
-    test(row.fixture, () => {
-      assert.deepEqual(parseAnthropicResponse(readJsonFixture(here, row.fixture)), row.expected);
-    });
-  }
+  responseFixtureTests(here, parseAnthropicResponse, {
+    'text.json': result(['msg_01XFDUDYJgAACzvnptvVoYEL', SONNET], finish('stop', 'end_turn'), usage(12, 10), [{ type: 'text', text: 'Hello! How can I help you today?' }]),
+    'tools.json': result(['msg_01Aq9w938a90dw8q', SONNET], finish('tool_calls', 'tool_use'), usage(384, 92), [
+      { type: 'text', text: "I'll check the weather in San Francisco for you." },
+      { type: 'tool_call', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
+    ]),
+    'thinking.json': result(['msg_01ThinkXYZ', SONNET], finish('stop', 'end_turn'), usage(52, 310, { reasoningTokens: 280 }), [
+      { type: 'reasoning', text: 'Let me analyze this step by step...', signature: { family: 'anthropic', value: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8' } },
+      { type: 'reasoning', text: '', redacted: true, signature: { family: 'anthropic', value: REDACTED_DATA } },
+      { type: 'text', text: 'Based on my analysis, the answer is 12,231.' },
+    ]),
+    'length.json': result(['msg_01LengthStop', HAIKU], finish('length', 'max_tokens'), usage(14, 4), [{ type: 'text', text: 'Once upon a time' }]),
+    'stop-sequence.json': result(['msg_01StopSeq', HAIKU], { reason: 'stop', raw: 'stop_sequence', stopSequence: '5' }, usage(20, 9), [{ type: 'text', text: '1, 2, 3, 4, ' }]),
+    // input_tokens already excludes both cache counts.
+    'cached-usage.json': result(['msg_01CacheHit', SONNET], finish('stop', 'end_turn'), usage(21, 393, { cacheReadTokens: 1200, cacheWriteTokens: 188086 }), [
+      { type: 'text', text: 'The document discusses caching.' },
+    ]),
+  });
 
   test('thinking-tools.json: the thinking before the first tool call also travels as its signature', () => {
     const result = parseAnthropicResponse(readJsonFixture(here, 'thinking-tools.json'));

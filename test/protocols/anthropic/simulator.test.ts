@@ -4,23 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { AssistantContentPart, CanonicalRequest, Message, StreamEvent } from '../../../src/canonical/index.ts';
+import type { AssistantContentPart, CanonicalRequest, Message } from '../../../src/canonical/index.ts';
 import { GatewayError } from '../../../src/core/errors.ts';
 import { anthropicProtocol } from '../../../src/protocols/anthropic/index.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
+import { canonicalRequest, collect, WEATHER_TOOL } from '../helpers.ts';
 
-function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
-  return { dialect: 'chat', model: 'm', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }], stream: false, ...fields };
-}
-
-async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const all: StreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
-
-const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+const request = (fields: Partial<CanonicalRequest>) => canonicalRequest(fields, 'Hello there');
 
 describe('anthropic protocol ⇄ simulator', () => {
   let sim: AnthropicSimulator;
@@ -50,7 +41,7 @@ describe('anthropic protocol ⇄ simulator', () => {
   });
 
   test('tool loop with thinking: the signed thinking block is replayed unchanged and accepted', async () => {
-    const first = request({ tools: [weather], maxOutputTokens: 8000, reasoning: { kind: 'effort', effort: 'low' } });
+    const first = request({ tools: [WEATHER_TOOL], maxOutputTokens: 8000, reasoning: { kind: 'effort', effort: 'low' } });
     const turn = await anthropicProtocol.complete(first, endpoint, context);
     assert.equal(turn.finish.reason, 'tool_calls');
     const [thinking, call] = turn.content;
@@ -73,7 +64,7 @@ describe('anthropic protocol ⇄ simulator', () => {
   });
 
   test('streamed tool calls arrive as start, argument fragments, end', async () => {
-    const events = await collect(anthropicProtocol.stream(request({ stream: true, tools: [weather] }), endpoint, context));
+    const events = await collect(anthropicProtocol.stream(request({ stream: true, tools: [WEATHER_TOOL] }), endpoint, context));
     const args = events.flatMap((event) => (event.type === 'tool-call-delta' ? [event.argumentsDelta] : [])).join('');
     assert.equal(args, '{"city":"sample"}');
     assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_use' } });

@@ -12,6 +12,7 @@ import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
 import { chatModelsConfig } from '../../simulators/gateway-config.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
+import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
 const context = chatEndToEndSuite({
   kind: 'gemini',
@@ -82,15 +83,7 @@ describe('gemini upstream specifics', () => {
     ['logprobs', { logprobs: true }, 'logprobs'],
     ['parallel_tool_calls=false', { tools, parallel_tool_calls: false }, 'parallel_tool_calls'],
   ] as const) {
-    test(`${name} cannot be expressed: 400 unsupported_parameter, nothing sent upstream`, async () => {
-      const { client, primary } = context();
-      const before = primary.requests.length;
-      await assert.rejects(
-        client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields }),
-        (error: unknown) => error instanceof OpenAI.APIError && error.status === 400 && error.code === 'unsupported_parameter' && error.param === param,
-      );
-      assert.equal(primary.requests.length, before);
-    });
+    test(`${name} cannot be expressed: 400 unsupported_parameter, nothing sent upstream`, () => assertRefusedBeforeUpstream(context(), fields, [param]));
   }
 });
 

@@ -3,10 +3,7 @@ import { describe, test } from 'node:test';
 import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { buildGeminiRequest, geminiBody } from '../../../src/protocols/gemini/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
-
-function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
-  return { dialect: 'chat', model: 'alias', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], stream: false, ...fields };
-}
+import { canonicalRequest as request } from '../helpers.ts';
 
 const user = { role: 'user', parts: [{ text: 'Hi' }] };
 const weatherTool = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };

@@ -4,23 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { AssistantContentPart, CanonicalRequest, Message, StreamEvent, ToolCallPart } from '../../../src/canonical/index.ts';
+import type { AssistantContentPart, CanonicalRequest, Message, ToolCallPart } from '../../../src/canonical/index.ts';
 import { GatewayError } from '../../../src/core/errors.ts';
 import { geminiProtocol } from '../../../src/protocols/gemini/index.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
+import { canonicalRequest, collect, WEATHER_TOOL } from '../helpers.ts';
 
-function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
-  return { dialect: 'chat', model: 'm', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }], stream: false, ...fields };
-}
-
-async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const all: StreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
-
-const weather = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+const request = (fields: Partial<CanonicalRequest>) => canonicalRequest(fields, 'Hello there');
 const time = { name: 'get_time', parameters: { type: 'object', properties: {} } };
 
 /** The conversation after the model's tool calls, each answered. */
@@ -60,7 +51,7 @@ describe('gemini protocol ⇄ simulator', () => {
   });
 
   test('tool loop: the signature goes back on its functionCall part and Gemini accepts the turn', async () => {
-    const first = request({ tools: [weather, time] });
+    const first = request({ tools: [WEATHER_TOOL, time] });
     const turn = await geminiProtocol.complete(first, endpoint, context);
     assert.equal(turn.finish.reason, 'tool_calls');
     const [signed, unsigned] = turn.content as ToolCallPart[];
@@ -74,7 +65,7 @@ describe('gemini protocol ⇄ simulator', () => {
   });
 
   test('the signature in its chat extra_content form is replayed too', async () => {
-    const first = request({ tools: [weather] });
+    const first = request({ tools: [WEATHER_TOOL] });
     const turn = await geminiProtocol.complete(first, endpoint, context);
     const call = turn.content[0] as ToolCallPart;
     const asChatClientSends: ToolCallPart = { type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments, extraContent: { google: { thought_signature: call.signature!.value } } };
@@ -83,7 +74,7 @@ describe('gemini protocol ⇄ simulator', () => {
   });
 
   test('a replayed call without its signature is refused: 400 "missing a thought_signature"', async () => {
-    const first = request({ tools: [weather] });
+    const first = request({ tools: [WEATHER_TOOL] });
     const turn = await geminiProtocol.complete(first, endpoint, context);
     const { signature: _dropped, ...stripped } = turn.content[0] as ToolCallPart;
     await assert.rejects(geminiProtocol.complete({ ...first, messages: answered(first, [stripped]) }, endpoint, context), (error: unknown) => {
@@ -96,7 +87,7 @@ describe('gemini protocol ⇄ simulator', () => {
   });
 
   test('streamed function calls carry their signature on the start event', async () => {
-    const events = await collect(geminiProtocol.stream(request({ stream: true, tools: [weather] }), endpoint, context));
+    const events = await collect(geminiProtocol.stream(request({ stream: true, tools: [WEATHER_TOOL] }), endpoint, context));
     const start = events.find((event) => event.type === 'tool-call-start');
     assert.equal(start?.type === 'tool-call-start' && start.signature?.family, 'gemini');
     assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'tool_calls', raw: 'STOP' } });

@@ -3,10 +3,7 @@ import { describe, test } from 'node:test';
 import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { buildChatRequest, chatBody } from '../../../src/protocols/openai-chat/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
-
-function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
-  return { dialect: 'chat', model: 'alias', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], stream: false, ...fields };
-}
+import { canonicalRequest as request } from '../helpers.ts';
 
 const user = { role: 'user', content: 'Hi' };
 

@@ -2,75 +2,29 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseChatError } from '../../../src/protocols/openai-chat/errors.ts';
 import { parseChatResponse } from '../../../src/protocols/openai-chat/response.ts';
-import { readFixture, readJsonFixture } from '../../simulators/fixtures.ts';
+import { readFixture } from '../../simulators/fixtures.ts';
+import { finish, responseFixtureTests, result, usage } from '../helpers.ts';
 
 const here = import.meta.dirname;
+const GPT_41 = 'gpt-4.1-2025-04-14';
 
 describe('openai chat: response fixtures → canonical result', () => {
-  const rows = [
-    {
-      fixture: 'text.json',
-      expected: {
-        providerResponseId: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',
-        providerModel: 'gpt-4.1-2025-04-14',
-        content: [{ type: 'text', text: 'Hello! How can I assist you today?' }],
-        finish: { reason: 'stop', raw: 'stop' },
-        usage: { inputTokens: 19, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10, reasoningTokens: 0 },
-      },
-    },
-    {
-      fixture: 'tools.json',
-      expected: {
-        providerResponseId: 'chatcmpl-tools1',
-        providerModel: 'gpt-4.1-2025-04-14',
-        content: [
-          { type: 'tool_call', id: 'call_abc', name: 'get_weather', arguments: '{"city":"Paris"}' },
-          { type: 'tool_call', id: 'call_def', name: 'get_time', arguments: '{"zone":"CET"}' },
-        ],
-        finish: { reason: 'tool_calls', raw: 'tool_calls' },
-        usage: { inputTokens: 82, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 40, reasoningTokens: 0 },
-      },
-    },
-    {
-      fixture: 'reasoning.json',
-      expected: {
-        providerResponseId: 'chatcmpl-reason1',
-        providerModel: 'deepseek-reasoner',
-        content: [
-          { type: 'reasoning', text: 'The user greets me; a short greeting back fits.' },
-          { type: 'text', text: 'Hi! What can I do for you?' },
-        ],
-        finish: { reason: 'stop', raw: 'stop' },
-        usage: { inputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 22 },
-      },
-    },
-    {
-      fixture: 'length.json',
-      expected: {
-        providerResponseId: 'chatcmpl-len1',
-        providerModel: 'gpt-4o-mini-2024-07-18',
-        content: [{ type: 'text', text: 'Once upon a time, in a' }],
-        finish: { reason: 'length', raw: 'length' },
-        usage: { inputTokens: 14, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 8, reasoningTokens: 0 },
-      },
-    },
-    {
-      // §9.7: uncached = prompt − cached − cache write; output includes reasoning.
-      fixture: 'cached-usage.json',
-      expected: {
-        providerResponseId: 'chatcmpl-cache1',
-        providerModel: 'gpt-5-2025-08-07',
-        content: [{ type: 'text', text: 'Done.' }],
-        finish: { reason: 'stop', raw: 'stop' },
-        usage: { inputTokens: 258, cacheReadTokens: 1920, cacheWriteTokens: 128, outputTokens: 300, reasoningTokens: 256 },
-      },
-    },
-  ];
-  for (const row of rows) {
-    test(row.fixture, () => {
-      assert.deepEqual(parseChatResponse(readJsonFixture(here, row.fixture)), row.expected);
-    });
-  }
+  responseFixtureTests(here, parseChatResponse, {
+    'text.json': result(['chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', GPT_41], finish('stop', 'stop'), usage(19, 10), [{ type: 'text', text: 'Hello! How can I assist you today?' }]),
+    'tools.json': result(['chatcmpl-tools1', GPT_41], finish('tool_calls', 'tool_calls'), usage(82, 40), [
+      { type: 'tool_call', id: 'call_abc', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'tool_call', id: 'call_def', name: 'get_time', arguments: '{"zone":"CET"}' },
+    ]),
+    'reasoning.json': result(['chatcmpl-reason1', 'deepseek-reasoner'], finish('stop', 'stop'), usage(12, 30, { reasoningTokens: 22 }), [
+      { type: 'reasoning', text: 'The user greets me; a short greeting back fits.' },
+      { type: 'text', text: 'Hi! What can I do for you?' },
+    ]),
+    'length.json': result(['chatcmpl-len1', 'gpt-4o-mini-2024-07-18'], finish('length', 'length'), usage(14, 8), [{ type: 'text', text: 'Once upon a time, in a' }]),
+    // §9.7: uncached = prompt − cached − cache write; output includes reasoning.
+    'cached-usage.json': result(['chatcmpl-cache1', 'gpt-5-2025-08-07'], finish('stop', 'stop'), usage(258, 300, { cacheReadTokens: 1920, cacheWriteTokens: 128, reasoningTokens: 256 }), [
+      { type: 'text', text: 'Done.' },
+    ]),
+  });
 
   test('extra_content on a tool call is kept for replay (chat rule 1)', () => {
     const body = {

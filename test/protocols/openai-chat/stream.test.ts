@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createChatStreamDecoder } from '../../../src/protocols/openai-chat/stream.ts';
 import { comparable, decodeSse, readFixture } from '../../simulators/fixtures.ts';
+import { cutTextEvents, finishEvent, reasoningEvents, startEvent, textEvents, UPSTREAM_FAULT, usageEvent } from '../helpers.ts';
 
 const here = import.meta.dirname;
 const decode = (text: string, chunkSize?: number) => decodeSse(createChatStreamDecoder(), text, chunkSize);
@@ -9,19 +10,16 @@ const decode = (text: string, chunkSize?: number) => decodeSse(createChatStreamD
 describe('openai chat: stream fixtures → canonical events', () => {
   test('text.sse', async () => {
     assert.deepEqual(await decode(readFixture(here, 'text.sse')), [
-      { type: 'start', providerResponseId: 'chatcmpl-123', providerModel: 'gpt-4o-mini' },
-      { type: 'text-start', index: 0 },
-      { type: 'text-delta', index: 0, text: 'Hello' },
-      { type: 'text-delta', index: 0, text: ' there!' },
-      { type: 'text-end', index: 0 },
-      { type: 'usage', usage: { inputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 3, reasoningTokens: 0 } },
-      { type: 'finish', finish: { reason: 'stop', raw: 'stop' } },
+      startEvent('chatcmpl-123', 'gpt-4o-mini'),
+      ...textEvents(0, 'Hello', ' there!'),
+      usageEvent(9, 3),
+      finishEvent('stop', 'stop'),
     ]);
   });
 
   test('tools.sse: parallel calls tracked by index, ended at the finish', async () => {
     assert.deepEqual(await decode(readFixture(here, 'tools.sse')), [
-      { type: 'start', providerResponseId: 'chatcmpl-tools2', providerModel: 'gpt-4.1' },
+      startEvent('chatcmpl-tools2', 'gpt-4.1'),
       { type: 'tool-call-start', index: 0, id: 'call_abc', name: 'get_weather' },
       { type: 'tool-call-delta', index: 0, argumentsDelta: '{"city":' },
       { type: 'tool-call-delta', index: 0, argumentsDelta: '"Paris"}' },
@@ -29,39 +27,32 @@ describe('openai chat: stream fixtures → canonical events', () => {
       { type: 'tool-call-delta', index: 1, argumentsDelta: '{"zone":"CET"}' },
       { type: 'tool-call-end', index: 0 },
       { type: 'tool-call-end', index: 1 },
-      { type: 'usage', usage: { inputTokens: 82, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 40, reasoningTokens: 0 } },
-      { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_calls' } },
+      usageEvent(82, 40),
+      finishEvent('tool_calls', 'tool_calls'),
     ]);
   });
 
   test('reasoning.sse: reasoning_content of compatible servers, usage on the finish chunk', async () => {
     assert.deepEqual(await decode(readFixture(here, 'reasoning.sse')), [
-      { type: 'start', providerResponseId: 'chatcmpl-reason2', providerModel: 'deepseek-reasoner' },
-      { type: 'reasoning-start', index: 0 },
-      { type: 'reasoning-delta', index: 0, text: 'The user greets me' },
-      { type: 'reasoning-delta', index: 0, text: '; a short greeting back fits.' },
-      { type: 'reasoning-end', index: 0 },
-      { type: 'text-start', index: 1 },
-      { type: 'text-delta', index: 1, text: 'Hi!' },
-      { type: 'text-delta', index: 1, text: ' What can I do for you?' },
-      { type: 'text-end', index: 1 },
-      { type: 'usage', usage: { inputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 22 } },
-      { type: 'finish', finish: { reason: 'stop', raw: 'stop' } },
+      startEvent('chatcmpl-reason2', 'deepseek-reasoner'),
+      ...reasoningEvents(0, ['The user greets me', '; a short greeting back fits.']),
+      ...textEvents(1, 'Hi!', ' What can I do for you?'),
+      usageEvent(12, 30, { reasoningTokens: 22 }),
+      finishEvent('stop', 'stop'),
     ]);
   });
 
   test('length.sse', async () => {
     const events = await decode(readFixture(here, 'length.sse'));
-    assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'length', raw: 'length' } });
+    assert.deepEqual(events.at(-1), finishEvent('length', 'length'));
     assert.deepEqual(events.filter((event) => event.type === 'text-delta').map((event) => event.text), ['Once upon', ' a time']);
   });
 
   test('mid-stream-error.sse: the error chunk ends the stream as an error event', async () => {
     assert.deepEqual(comparable(await decode(readFixture(here, 'mid-stream-error.sse'))), [
-      { type: 'start', providerResponseId: 'chatcmpl-err1', providerModel: 'gpt-4o' },
-      { type: 'text-start', index: 0 },
-      { type: 'text-delta', index: 0, text: 'Partial' },
-      { type: 'error', status: 502, code: 'upstream_error', retryable: true },
+      startEvent('chatcmpl-err1', 'gpt-4o'),
+      ...cutTextEvents(0, 'Partial'),
+      UPSTREAM_FAULT,
     ]);
   });
 
@@ -78,16 +69,16 @@ describe('openai chat: stream fixtures → canonical events', () => {
 
   test('a malformed chunk is an error event, not an exception', async () => {
     const events = comparable(await decode('data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\ndata: {"choices": [\n\n'));
-    assert.deepEqual(events.at(-1), { type: 'error', status: 502, code: 'upstream_error', retryable: true });
+    assert.deepEqual(events.at(-1), UPSTREAM_FAULT);
   });
 
   test('a stream cut before its finish_reason ends with an error', async () => {
     const events = comparable(await decode('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'));
-    assert.deepEqual(events.at(-1), { type: 'error', status: 502, code: 'upstream_error', retryable: true });
+    assert.deepEqual(events.at(-1), UPSTREAM_FAULT);
   });
 
   test('a finish without [DONE] (some compatible servers) still finishes', async () => {
     const events = await decode('data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\n');
-    assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'stop', raw: 'stop' } });
+    assert.deepEqual(events.at(-1), finishEvent('stop', 'stop'));
   });
 });

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import OpenAI from 'openai';
 import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
 import { startOpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
+import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
 const context = chatEndToEndSuite({ kind: 'openai-responses', startSimulator: (apiKey) => startOpenAIResponsesSimulator({ apiKey }) });
 
@@ -22,21 +22,7 @@ describe('openai responses upstream specifics', () => {
     ['top_logprobs', { logprobs: true, top_logprobs: 2 }, ['logprobs', 'top_logprobs']],
   ];
   for (const [name, fields, params] of rejected) {
-    test(`rule 3: explicit ${name} → 400 unsupported_parameter naming it`, async () => {
-      const { client, primary } = context();
-      const before = primary.requests.length;
-      await assert.rejects(
-        client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields } as OpenAI.ChatCompletionCreateParamsNonStreaming),
-        (error: unknown) => {
-          assert.ok(error instanceof OpenAI.APIError);
-          assert.equal(error.status, 400);
-          assert.equal(error.code, 'unsupported_parameter');
-          assert.ok(params.includes(String(error.param)), `param ${error.param}`);
-          return true;
-        },
-      );
-      assert.equal(primary.requests.length, before, 'nothing was sent upstream');
-    });
+    test(`rule 3: explicit ${name} → 400 unsupported_parameter naming it`, () => assertRefusedBeforeUpstream(context(), fields, params));
   }
 
   test('system → instructions, max tokens → max_output_tokens, effort → reasoning, length stop', async () => {

@@ -4,10 +4,7 @@ import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { openAIResponsesTranslator } from '../../../src/protocols/openai-responses/index.ts';
 import { buildResponsesRequest, responsesBody } from '../../../src/protocols/openai-responses/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
-
-function request(fields: Partial<CanonicalRequest>): CanonicalRequest {
-  return { dialect: 'chat', model: 'alias', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], stream: false, ...fields };
-}
+import { canonicalRequest as request } from '../helpers.ts';
 
 const user = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] };
 

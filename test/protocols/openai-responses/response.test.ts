@@ -3,81 +3,33 @@ import { describe, test } from 'node:test';
 import { parseResponsesError } from '../../../src/protocols/openai-responses/errors.ts';
 import { parseResponsesResponse } from '../../../src/protocols/openai-responses/response.ts';
 import { readJsonFixture } from '../../simulators/fixtures.ts';
+import { finish, responseFixtureTests, result, usage } from '../helpers.ts';
 
 const here = import.meta.dirname;
+const GPT_41 = 'gpt-4.1-2025-04-14';
+/** The reasoning item reference the fixtures' signatures carry. */
+const REASONING_ITEM = '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}';
 
 describe('openai responses: response fixtures → canonical result', () => {
-  const rows = [
-    {
-      fixture: 'text.json',
-      expected: {
-        providerResponseId: 'resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b',
-        providerModel: 'gpt-4.1-2025-04-14',
-        content: [{ type: 'text', text: 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.' }],
-        finish: { reason: 'stop', raw: 'completed' },
-        usage: { inputTokens: 36, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 87, reasoningTokens: 0 },
-      },
-    },
-    {
-      fixture: 'tools.json',
-      expected: {
-        providerResponseId: 'resp_tools1',
-        providerModel: 'gpt-4.1-2025-04-14',
-        content: [
-          { type: 'tool_call', id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France"}' },
-          { type: 'tool_call', id: 'call_67890abc', name: 'get_weather', arguments: '{"location":"Bogotá, Colombia"}' },
-        ],
-        finish: { reason: 'tool_calls', raw: 'completed' },
-        usage: { inputTokens: 291, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 23, reasoningTokens: 0 },
-      },
-    },
-    {
-      fixture: 'reasoning.json',
-      expected: {
-        providerResponseId: 'resp_reason1',
-        providerModel: 'o4-mini-2025-04-16',
-        content: [
-          {
-            type: 'reasoning',
-            text: "**Counting the letters**\n\nThe word has three r's.\n\n**Answering**\n\nState the count.",
-            signature: { family: 'openai', value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}' },
-          },
-          { type: 'text', text: "There are three r's in strawberry." },
-        ],
-        finish: { reason: 'stop', raw: 'completed' },
-        usage: { inputTokens: 15, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 410, reasoningTokens: 384 },
-      },
-    },
-    {
-      fixture: 'length.json',
-      expected: {
-        providerResponseId: 'resp_len1',
-        providerModel: 'gpt-4.1-mini-2025-04-14',
-        content: [{ type: 'text', text: 'Once upon a time, in a land far' }],
-        finish: { reason: 'length', raw: 'max_output_tokens' },
-        usage: { inputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 16, reasoningTokens: 0 },
-      },
-    },
-    {
-      // §9.7: uncached = input − cached − cache write.
-      fixture: 'cached-usage.json',
-      expected: {
-        providerResponseId: 'resp_cache1',
-        providerModel: 'gpt-5-2025-08-07',
-        content: [
-          { type: 'reasoning', text: '', signature: { family: 'openai', value: '{"id":"rs_cache1"}' } },
-          { type: 'text', text: 'Done.' },
-        ],
-        finish: { reason: 'stop', raw: 'completed' },
-        usage: { inputTokens: 392, cacheReadTokens: 4096, cacheWriteTokens: 512, outputTokens: 700, reasoningTokens: 640 },
-      },
-    },
-  ];
-  for (const row of rows) {
-    test(row.fixture, () => {
-      assert.deepEqual(parseResponsesResponse(readJsonFixture(here, row.fixture)), row.expected);
-    });
-  }
+  responseFixtureTests(here, parseResponsesResponse, {
+    'text.json': result(['resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b', GPT_41], finish('stop', 'completed'), usage(36, 87), [
+      { type: 'text', text: 'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool.' },
+    ]),
+    'tools.json': result(['resp_tools1', GPT_41], finish('tool_calls', 'completed'), usage(291, 23), [
+      { type: 'tool_call', id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France"}' },
+      { type: 'tool_call', id: 'call_67890abc', name: 'get_weather', arguments: '{"location":"Bogotá, Colombia"}' },
+    ]),
+    'reasoning.json': result(['resp_reason1', 'o4-mini-2025-04-16'], finish('stop', 'completed'), usage(15, 410, { reasoningTokens: 384 }), [
+      { type: 'reasoning', text: "**Counting the letters**\n\nThe word has three r's.\n\n**Answering**\n\nState the count.", signature: { family: 'openai', value: REASONING_ITEM } },
+      { type: 'text', text: "There are three r's in strawberry." },
+    ]),
+    'length.json': result(['resp_len1', 'gpt-4.1-mini-2025-04-14'], finish('length', 'max_output_tokens'), usage(12, 16), [{ type: 'text', text: 'Once upon a time, in a land far' }]),
+    // §9.7: uncached = input − cached − cache write.
+    'cached-usage.json': result(['resp_cache1', 'gpt-5-2025-08-07'], finish('stop', 'completed'), usage(392, 700, { cacheReadTokens: 4096, cacheWriteTokens: 512, reasoningTokens: 640 }), [
+      { type: 'reasoning', text: '', signature: { family: 'openai', value: '{"id":"rs_cache1"}' } },
+      { type: 'text', text: 'Done.' },
+    ]),
+  });
 
   test('failed.json: a failed response is a retryable upstream error', () => {
     assert.throws(() => parseResponsesResponse(readJsonFixture(here, 'failed.json')), { status: 502, code: 'upstream_error', retryable: true });

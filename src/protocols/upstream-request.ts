@@ -1,0 +1,37 @@
+/**
+ * What every HTTP protocol's request has in common: the provider's base URL (or the protocol's
+ * default) without trailing slashes, a JSON body, the credential headers only when a key is
+ * configured (local compatible servers such as vLLM or llama.cpp often run without one), and SSE
+ * asked for when streaming. A protocol states only where its requests go, how they authenticate and
+ * what body they carry; the builder stays pure, so the same request always gives the same bytes.
+ */
+import type { CanonicalRequest } from '../canonical/index.ts';
+import type { RouteEndpoint } from '../catalog/types.ts';
+import type { HttpChatTranslator } from './protocol.ts';
+
+export interface UpstreamAddress {
+  /** Used when the provider config names no base_url. */
+  readonly defaultBaseUrl: string;
+  credentialHeaders(apiKey: string): Record<string, string>;
+}
+
+export interface UpstreamRequestShape extends UpstreamAddress {
+  /** After the base URL, leading slash included. */
+  path(endpoint: RouteEndpoint, stream: boolean): string;
+  /** Sent on every request, between content-type and the credential. */
+  readonly headers?: Readonly<Record<string, string>>;
+  body(request: CanonicalRequest, endpoint: RouteEndpoint, stream: boolean): unknown;
+}
+
+export function upstreamRequestBuilder(shape: UpstreamRequestShape): HttpChatTranslator['buildRequest'] {
+  return (request, endpoint, apiKey, stream) => {
+    const base = (endpoint.provider.base_url ?? shape.defaultBaseUrl).replace(/\/+$/, '');
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      ...shape.headers,
+      ...(apiKey !== undefined && shape.credentialHeaders(apiKey)),
+    };
+    if (stream) headers.accept = 'text/event-stream';
+    return { url: `${base}${shape.path(endpoint, stream)}`, headers, body: JSON.stringify(shape.body(request, endpoint, stream)) };
+  };
+}
