@@ -2,10 +2,12 @@
  * POST /v1/chat/completions. The route only translates: the body is validated by the schema,
  * decoded to the canonical request, run through the shared pipeline, and the result rendered as a
  * chat.completion (with the `x-gateway-cost-usd` header) or as chat.completion.chunk events.
+ * An `Idempotency-Key` replays the completion with its cost header (pipeline/idempotency.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { formatUsd } from '../../core/money.ts';
 import { clientDisconnectSignal, sendEventStream } from '../../pipeline/http.ts';
+import { withIdempotency } from '../../pipeline/idempotency.ts';
 import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
 import type { RouteModule } from '../../server/app.ts';
 import type { AppDeps } from '../../server/deps.ts';
@@ -22,7 +24,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
   app.addHook('onClose', () => pipeline.close());
   app.post<{ Body: ChatCompletionBody }>(
     '/v1/chat/completions',
-    {
+    withIdempotency(deps, { route: 'chat', resultHeaders: [COST_HEADER] }, {
       schema: {
         summary: 'Create a chat completion',
         tags: ['chat'],
@@ -30,7 +32,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
       },
       // Authentication before body validation: an unauthenticated caller learns nothing about the body.
       onRequest: deps.authenticator.require('chat'),
-    },
+    }),
     async (request, reply) => {
       const { request: canonical, names } = decodeChatRequest(request.body);
       const input = {
