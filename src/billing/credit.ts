@@ -3,12 +3,18 @@
  * then either settle the real cost or release everything. Each reservation is finished exactly
  * once; the store itself refuses a second settlement, so a retry can never charge twice.
  */
+import type { GatewayConfig } from '../config/schema.ts';
 import { insufficientQuota } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
 import type { LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
 
 /** How long a reservation lives when the config does not say (a dead process's hold then expires). */
-export const DEFAULT_RESERVATION_TTL_SECONDS = 900;
+const DEFAULT_RESERVATION_TTL_SECONDS = 900;
+
+/** How long a request may hold credit before it is presumed dead: `billing.reservation_ttl_seconds`. */
+export function reservationTtlMs(config: GatewayConfig): number {
+  return (config.billing?.reservation_ttl_seconds ?? DEFAULT_RESERVATION_TTL_SECONDS) * 1000;
+}
 
 export interface CreditHold {
   readonly reservation: Reservation;
@@ -20,13 +26,13 @@ export interface CreditHold {
 
 export async function holdCredit(
   ledger: LedgerStore,
-  input: { owner: OwnerRef; amount: Picos; requestId: string; now: number; ttlSeconds: number },
+  input: { owner: OwnerRef; amount: Picos; requestId: string; now: number; ttlMs: number },
 ): Promise<CreditHold> {
   const reservation = await ledger.reserve({
     owner: input.owner,
     amount: input.amount,
     requestId: input.requestId,
-    expiresAt: input.now + input.ttlSeconds * 1000,
+    expiresAt: input.now + input.ttlMs,
   });
   if (!reservation) throw insufficientQuota();
   return creditHoldFor(ledger, reservation, input.requestId);

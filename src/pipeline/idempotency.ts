@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
-import { DEFAULT_RESERVATION_TTL_SECONDS } from '../billing/credit.ts';
+import { reservationTtlMs } from '../billing/credit.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { AppDeps } from '../server/deps.ts';
 import type { IdempotencyBegin } from '../storage/store.ts';
@@ -68,7 +68,7 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
   const claims = new WeakMap<FastifyRequest, Claim>();
   const storedHeaders = ['content-type', ...idempotent.resultHeaders];
   // A request that outlives its credit hold is presumed dead: past that, its claim may be taken over.
-  const lockMs = (deps.config.billing?.reservation_ttl_seconds ?? DEFAULT_RESERVATION_TTL_SECONDS) * 1000;
+  const lockMs = reservationTtlMs(deps.config);
 
   async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const idempotencyKey = request.headers[HEADER_FIELD];

@@ -7,12 +7,13 @@
  * real cost after it (the settlement is awaited, so the cost header, the stream's usage `cost` and
  * the ledger charge are one number); any failure releases the whole reservation.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, onErrorHookHandler } from 'fastify';
+import type { AuthContext } from '../auth/context.ts';
 import { performance } from 'node:perf_hooks';
 import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import type { GatewayError } from '../core/errors.ts';
-import { DEFAULT_RESERVATION_TTL_SECONDS, holdCredit, type CreditHold } from '../billing/credit.ts';
+import { GatewayError } from '../core/errors.ts';
+import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit.ts';
 import { costOfCall } from '../billing/cost.ts';
 import { PromptSize } from '../billing/estimate.ts';
 import { quoteRequest } from '../billing/quote.ts';
@@ -20,6 +21,7 @@ import { searchUnits } from '../billing/search-units.ts';
 import { CHAT_PROTOCOLS, type ChatProtocolRegistry } from '../protocols/registry.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { AppDeps } from '../server/deps.ts';
+import { toGatewayError } from '../server/error-handling.ts';
 import type { RequestStatus } from '../storage/store.ts';
 import { completeWithFallback, openStreamWithFallback, upstreamErrorFinish, type AttemptContext } from './attempts.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
@@ -65,6 +67,8 @@ export class Pipeline {
   private readonly deps: AppDeps;
   private readonly protocols: ChatProtocolRegistry;
   private readonly log: RequestLogWriter;
+  /** Failures this pipeline already wrote a row for; see rejectionRecorder. */
+  private readonly recordedFailures = new WeakSet<GatewayError>();
 
   constructor(deps: AppDeps, options: PipelineOptions = {}) {
     this.deps = deps;
@@ -113,14 +117,14 @@ export class Pipeline {
         amount: quoteRequest(input.request, selection.attempts, prompt.forQuote, input.auth.rate),
         requestId: input.requestId,
         now: createdAt,
-        ttlSeconds: this.deps.config.billing?.reservation_ttl_seconds ?? DEFAULT_RESERVATION_TTL_SECONDS,
+        ttlMs: reservationTtlMs(this.deps.config),
       });
       return { input, createdAt, startedAt, modelId: selection.modelId, selection, hold, prompt };
     } catch (error) {
       const failure = asGatewayError(error);
       const modelId = selection?.modelId ?? null;
       this.record({ input, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
-      throw failure;
+      throw this.recorded(failure);
     }
   }
 
@@ -172,7 +176,53 @@ export class Pipeline {
       endpoint,
       errorCode: failure.code,
     });
+    return this.recorded(failure);
+  }
+
+  private recorded(failure: GatewayError): GatewayError {
+    this.recordedFailures.add(failure);
     return failure;
+  }
+
+  /**
+   * A route's onError hook that gives a request log row to an authenticated request refused before
+   * the pipeline saw it (the body schema, the dialect's decoding, an Idempotency-Key conflict), so
+   * that every request a key made is in its history. Unauthenticated requests have no owner to
+   * file them under; failures the pipeline recorded itself are not recorded twice.
+   */
+  rejectionRecorder(route: string): onErrorHookHandler {
+    return (request, reply, error, done) => {
+      const auth = request.auth as AuthContext | null;
+      const failure = error instanceof GatewayError ? error : null;
+      if (auth !== null && (failure === null || !this.recordedFailures.has(failure))) {
+        // The error handler has not set the reply's status yet; the envelope's error has it.
+        const answered = failure ?? toGatewayError(error, request);
+        const body = request.body as { stream?: unknown } | null | undefined;
+        const now = this.deps.now();
+        this.log.add(
+          requestLogRecord({
+            requestId: request.gatewayRequestId,
+            owner: auth.owner,
+            keyId: auth.key.id,
+            route,
+            stream: typeof body === 'object' && body !== null && body.stream === true,
+            createdAt: now - Math.round(reply.elapsedTime),
+            durationMs: reply.elapsedTime,
+            firstByteMs: null,
+            modelId: null,
+            endpoint: undefined,
+            status: 'failed',
+            httpStatus: answered.status,
+            usage: undefined,
+            searchUnits: 0,
+            cost: 0n,
+            errorCode: answered.code,
+            output: null,
+          }),
+        );
+      }
+      done();
+    };
   }
 
   /** Prices the usage on the route that served it and turns the reservation into a charge. */

@@ -89,6 +89,42 @@ describe('request lifecycle', () => {
     assert.equal(record.cost, 0n);
   });
 
+  test('a request refused before the pipeline (schema, decoding) still leaves a failed row; an unauthenticated one leaves none', async () => {
+    const recorded: string[] = [];
+    const recordRequests = gateway.store.recordRequests.bind(gateway.store);
+    gateway.store.recordRequests = (records) => {
+      recorded.push(...records.map((record) => record.id));
+      return recordRequests(records);
+    };
+    try {
+      const schema = await post({ model: 'gateway/quick', stream: true, n: 2, messages: [{ role: 'user', content: 'x' }] });
+      assert.equal(schema.status, 400);
+      const schemaRow = await row(schema.headers.get('x-gateway-request-id'));
+      assert.deepEqual(
+        [schemaRow.status, schemaRow.httpStatus, schemaRow.errorCode, schemaRow.stream, schemaRow.model, schemaRow.cost],
+        ['failed', 400, schema.body.error.code, true, null, 0n],
+      );
+      assert.equal(schemaRow.owner.id, gateway.account.id);
+
+      const decoded = await post({ model: 'gateway/quick', top_logprobs: 2, messages: [{ role: 'user', content: 'x' }] });
+      assert.equal(decoded.status, 400);
+      assert.equal((await row(decoded.headers.get('x-gateway-request-id'))).errorCode, decoded.body.error.code);
+
+      const anonymous = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { json: { model: 'gateway/quick', messages: [] } });
+      assert.equal(anonymous.status, 401);
+      await flushRequestLog(gateway);
+      assert.equal(await gateway.store.getRequest(anonymous.headers.get('x-gateway-request-id')!), null);
+
+      // The pipeline's own refusals are written by the pipeline alone, once.
+      const policy = await post({ model: 'gateway/quick', temperature: 1, messages: [{ role: 'user', content: 'x' }] });
+      const policyId = policy.headers.get('x-gateway-request-id')!;
+      await row(policyId);
+      assert.equal(recorded.filter((id) => id === policyId).length, 1);
+    } finally {
+      gateway.store.recordRequests = recordRequests;
+    }
+  });
+
   test('a client that disconnects mid-stream is charged once, for what was streamed', async () => {
     const full = await post({ model: 'gateway/slow', messages: [{ role: 'user', content: LONG_PROMPT }] });
     const fullOutput: number = full.body.usage.completion_tokens;

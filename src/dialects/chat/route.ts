@@ -32,6 +32,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
       },
       // Authentication before body validation: an unauthenticated caller learns nothing about the body.
       onRequest: deps.authenticator.require('chat'),
+      onError: pipeline.rejectionRecorder('chat'),
     }),
     async (request, reply) => {
       const { request: canonical, names } = decodeChatRequest(request.body);
