@@ -4,6 +4,11 @@
  * configured (local compatible servers such as vLLM or llama.cpp often run without one), and SSE
  * asked for when streaming. A protocol states only where its requests go, how they authenticate and
  * what body they carry; the builder stays pure, so the same request always gives the same bytes.
+ *
+ * `extra_body` options reach the upstream here, for every protocol alike: the policy has already
+ * checked each `extra_body.<group>.<option>` against the route's parameter constraints, so every
+ * option left is one the operator allowed for this route, named as the upstream names it. They
+ * are written last, over what the gateway derived, as the OpenAI SDK's own `extra_body` does.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
@@ -20,7 +25,9 @@ export interface UpstreamRequestShape extends UpstreamAddress {
   path(endpoint: RouteEndpoint, stream: boolean): string;
   /** Sent on every request, between content-type and the credential. */
   readonly headers?: Readonly<Record<string, string>>;
-  body(request: CanonicalRequest, endpoint: RouteEndpoint, stream: boolean): unknown;
+  body(request: CanonicalRequest, endpoint: RouteEndpoint, stream: boolean): object;
+  /** Where in the body `extra_body` options go when not at its top level (Gemini: generationConfig). */
+  extraOptionsTarget?(body: object): Record<string, unknown>;
 }
 
 export function upstreamRequestBuilder(shape: UpstreamRequestShape): HttpChatTranslator['buildRequest'] {
@@ -32,6 +39,11 @@ export function upstreamRequestBuilder(shape: UpstreamRequestShape): HttpChatTra
       ...(apiKey !== undefined && shape.credentialHeaders(apiKey)),
     };
     if (stream) headers.accept = 'text/event-stream';
-    return { url: `${base}${shape.path(endpoint, stream)}`, headers, body: JSON.stringify(shape.body(request, endpoint, stream)) };
+    const body = shape.body(request, endpoint, stream);
+    if (request.extraBody !== undefined) {
+      const target = shape.extraOptionsTarget?.(body) ?? (body as Record<string, unknown>);
+      for (const options of Object.values(request.extraBody)) Object.assign(target, options);
+    }
+    return { url: `${base}${shape.path(endpoint, stream)}`, headers, body: JSON.stringify(body) };
   };
 }

@@ -19,6 +19,8 @@ export const buildGeminiRequest = upstreamRequestBuilder({
   path: geminiPath,
   credentialHeaders: (apiKey) => ({ 'x-goog-api-key': apiKey }),
   body: (request) => geminiBody(request),
+  // Gemini's sampling options (topK, candidateCount, …) live in generationConfig.
+  extraOptionsTarget: (body) => ((body as GeminiRequestBody).generationConfig ??= {}) as Record<string, unknown>,
 });
 
 function geminiPath(endpoint: RouteEndpoint, stream: boolean): string {
