@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, internalError, invalidRequest, type ErrorCode } from '../core/errors.ts';
 import { MethodIndex } from './method-index.ts';
-import { ensureRequestId } from './request-id.ts';
+import { ensureRequestId, newRequestId } from './request-id.ts';
 import { validationErrorToGatewayError } from './validation-errors.ts';
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
@@ -113,13 +113,14 @@ export const frameworkErrorOptions = {
     ensureRequestId(request, reply);
     return sendError(reply, toGatewayError(error, request));
   },
-  /** Malformed HTTP: answered on the raw socket, still with the envelope. */
+  /** Malformed HTTP: answered on the raw socket, still with the envelope and a request id. */
   clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
     if (error.code === 'ECONNRESET' || !socket.writable) return;
     const answer = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
     const body = JSON.stringify(new GatewayError(answer.status, answer.message, { code: answer.code }).toEnvelope());
     socket.end(
-      `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `x-gateway-request-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
     );
   },
 };

@@ -30,8 +30,10 @@ export class SettingsError extends Error {
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 export function readSettings(env: Readonly<Record<string, string | undefined>>): Settings {
-  const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SettingsError(`PORT must be a port number, got '${env.PORT}'`);
+  const portText = env.PORT?.trim() ?? '';
+  // Decimal digits only: Number() would also take '0x1F90' or '1e3'.
+  const port = portText === '' ? 8080 : /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535) throw new SettingsError(`PORT must be a port number, got '${env.PORT}'`);
   const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got '${logLevel}'`);
   return {

@@ -1,10 +1,12 @@
 /**
  * Which model serves a request: resolution by id or alias, the key's allowed models, consent,
- * the `models` fallback list (walked before any reservation), and 402 when the worst case cannot
- * be reserved.
+ * the `models` fallback list (walked before any reservation), 402 when the worst case cannot
+ * be reserved, and whose credit an organization's key spends.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { formatUsd, usdToPicos } from '../../src/core/money.ts';
+import type { OwnerRef } from '../../src/storage/store.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { ledger } from './helpers.ts';
@@ -95,6 +97,58 @@ describe('insufficient credit', () => {
     const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { model: 'quill-free', messages: user } });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-gateway-cost-usd'), '0');
+  });
+});
+
+describe('organization keys spend the organization’s credit', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startGateway();
+  });
+  after(() => gateway.close());
+
+  /** An organization with `creditUsd` and a member account with 50 USD of its own, and a key of the organization. */
+  async function organizationWithMember(creditUsd: string) {
+    const organization = await gateway.store.createOrganization({ name: 'org' });
+    const owner: OwnerRef = { kind: 'organization', id: organization.id };
+    const account = await gateway.store.createAccount({ name: 'member', organizationId: organization.id });
+    const member: OwnerRef = { kind: 'account', id: account.id };
+    if (creditUsd !== '0') await gateway.store.addCredit(owner, usdToPicos(creditUsd), 'test credit');
+    await gateway.store.addCredit(member, usdToPicos('50'), 'test credit');
+    return { owner, member, key: await gateway.createKey({ owner }) };
+  }
+  const entries = (owner: OwnerRef) => gateway.store.listEntries(owner);
+  const chat = (key: string) =>
+    call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: { model: 'gateway/atlas-4-5', messages: user, max_tokens: 16 } });
+
+  test('a completion is charged to the organization, not to its member account', async () => {
+    const { owner, member, key } = await organizationWithMember('10');
+    const organizationBefore = await gateway.store.getBalance(owner);
+    const memberBefore = { balance: await gateway.store.getBalance(member), entries: await entries(member) };
+    const testAccountBefore = await ledger(gateway);
+
+    const response = await chat(key);
+    assert.equal(response.status, 200, response.text);
+    const charges = (await entries(owner)).filter((entry) => entry.kind === 'charge');
+    assert.equal(charges.length, 1);
+    assert.ok(charges[0].amount > 0n);
+    assert.equal(formatUsd(charges[0].amount), response.headers.get('x-gateway-cost-usd'));
+    assert.equal(charges[0].requestId, response.headers.get('x-gateway-request-id'));
+    const organizationAfter = await gateway.store.getBalance(owner);
+    assert.equal(organizationBefore.balance - organizationAfter.balance, charges[0].amount);
+    assert.equal(organizationAfter.reserved, 0n);
+    assert.deepEqual({ balance: await gateway.store.getBalance(member), entries: await entries(member) }, memberBefore);
+    assert.deepEqual(await ledger(gateway), testAccountBefore);
+  });
+
+  test('an organization without credit gets 402 although its member account has credit', async () => {
+    const { owner, member, key } = await organizationWithMember('0');
+    const organizationBefore = await entries(owner);
+    const memberBefore = await gateway.store.getBalance(member);
+    assert.equal(memberBefore.available, usdToPicos('50'));
+    assertError(await chat(key), { status: 402, type: 'insufficient_quota_error', code: 'insufficient_quota' });
+    assert.deepEqual(await entries(owner), organizationBefore);
+    assert.deepEqual(await gateway.store.getBalance(member), memberBefore);
   });
 });
 

@@ -129,6 +129,50 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal((await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key })).body.rate, '1/1');
     });
 
+    test('an organization’s consent or rate change applies to the next request of its existing key', async () => {
+      const organization = await admin('POST', '/admin/v1/organizations', { name: 'Org consent' });
+      const key = await admin('POST', '/admin/v1/keys', { organization_id: organization.body.id });
+      const before = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      assert.deepEqual(before.body.consent, { communitySupply: false, trainingUse: false });
+      assert.equal(before.body.rate, '1/1');
+
+      const patched = await admin('PATCH', `/admin/v1/organizations/${organization.body.id}`, { community_supply: true, rate: '1.5' });
+      assert.equal(patched.status, 200);
+      assert.equal(patched.body.object, 'organization');
+      assert.equal(patched.body.id, organization.body.id);
+      assert.equal(patched.body.name, 'Org consent');
+      assert.equal(patched.body.community_supply, true);
+      assert.equal(patched.body.training_use, false);
+      assert.equal(patched.body.rate, '1.5');
+      assert.equal(patched.body.balance_usd, '0');
+      const afterPatch = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      assert.deepEqual(afterPatch.body.owner, { kind: 'organization', id: organization.body.id });
+      assert.deepEqual(afterPatch.body.consent, { communitySupply: true, trainingUse: false });
+      assert.equal(afterPatch.body.rate, '1500000/1000000');
+
+      const reset = await admin('PATCH', `/admin/v1/organizations/${organization.body.id}`, { rate: null });
+      assert.equal(reset.body.rate, null);
+      assert.equal(reset.body.community_supply, true, 'fields left out are kept');
+      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key })).body.rate, '1/1');
+
+      assertError(await admin('PATCH', '/admin/v1/organizations/org_missing', { training_use: true }), {
+        status: 404,
+        type: 'invalid_request_error',
+        code: 'not_found',
+      });
+      const path = `/admin/v1/organizations/${organization.body.id}`;
+      for (const [body, param] of [
+        [{ training_use: 'yes' }, 'training_use'],
+        [{ rate: '-1' }, 'rate'],
+        [{ surprise: 1 }, 'surprise'],
+      ] as const) {
+        assertError(await admin('PATCH', path, body), { status: 400, type: 'invalid_request_error', param });
+      }
+      const unchanged = (await admin('GET', path)).body;
+      assert.equal(unchanged.training_use, false, 'a refused PATCH changes nothing');
+      assert.equal(unchanged.rate, null);
+    });
+
     test('allowed models are stored as canonical ids; aliases resolve; unknown names are 400', async () => {
       const model = gateway.deps.catalog.listModels({ communitySupply: true, trainingUse: true }, null)[0];
       assert.ok(model, 'the demo catalog has models');

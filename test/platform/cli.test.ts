@@ -91,6 +91,61 @@ describe('gateway CLI', () => {
     assert.match(list.stdout, new RegExp(organization.id));
   });
 
+  test('accounts list and update', async () => {
+    const account = (await gatewayInProcess('accounts', 'create', 'Listed', '--json')).json();
+    const listed = await gatewayInProcess('accounts', 'list', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const row = listed.json().data.find((entry: { id: string }) => entry.id === account.id);
+    assert.equal(row?.name, 'Listed');
+    const table = await gatewayInProcess('accounts', 'list');
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /^ID\s+NAME\s+ORGANIZATION_ID/);
+    assert.match(table.stdout, new RegExp(`^${account.id}\\s+Listed\\s`, 'm'));
+
+    const updated = await gateway('accounts', 'update', account.id, '--name', 'Renamed', '--training-use', 'true', '--rate', '1.2', '--json');
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.equal(updated.json().name, 'Renamed');
+    assert.equal(updated.json().training_use, true);
+    assert.equal(updated.json().community_supply, false);
+    assert.equal(updated.json().rate, '1.2');
+    const shown = (await gatewayInProcess('accounts', 'show', account.id, '--json')).json();
+    assert.equal(shown.name, 'Renamed');
+    assert.equal(shown.rate, '1.2');
+  });
+
+  test('orgs show and update, credit for an organization', async () => {
+    const organization = (await gatewayInProcess('orgs', 'create', 'Shown', '--rate', '1.3', '--json')).json();
+    assert.equal(organization.rate, '1.3');
+
+    const credit = await gateway('credit', 'add', '--organization', organization.id, '7.25', '--note', 'invoice 42', '--json');
+    assert.equal(credit.code, 0, credit.stderr);
+    assert.equal(credit.json().organization_id, organization.id);
+    assert.equal(credit.json().account_id, null);
+    assert.equal(credit.json().amount_usd, '7.25');
+    assert.equal(credit.json().balance_usd, '7.25');
+
+    const shown = await gatewayInProcess('orgs', 'show', organization.id);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /name\s+Shown/);
+    assert.match(shown.stdout, /rate\s+1\.3/);
+    assert.match(shown.stdout, /balance_usd\s+7\.25/);
+
+    const updated = await gatewayInProcess('orgs', 'update', organization.id, '--community-supply', 'true', '--json');
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.equal(updated.json().community_supply, true);
+    assert.equal(updated.json().rate, '1.3', 'a flag left out leaves its field alone');
+    assert.equal(updated.json().balance_usd, '7.25');
+    const reset = await gatewayInProcess('orgs', 'update', organization.id, '--rate', 'default', '--json');
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.equal(reset.json().rate, null);
+    assert.equal(reset.json().community_supply, true);
+    assert.equal((await gatewayInProcess('orgs', 'show', organization.id, '--json')).json().rate, null);
+
+    const missing = await gatewayInProcess('orgs', 'show', 'org_missing');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /not found/);
+  });
+
   test('mistakes: exit code 2 for the command line, 1 for the operation', async () => {
     assert.equal((await gatewayInProcess('nonsense')).code, 2);
     assert.equal((await gatewayInProcess('accounts', 'create')).code, 2);
@@ -102,6 +157,22 @@ describe('gateway CLI', () => {
     const badAmount = await gatewayInProcess('credit', 'add', '--account', 'acct_missing', '5.0000000000001');
     assert.equal(badAmount.code, 1);
     assert.match(badAmount.stderr, /decimal/);
+  });
+});
+
+describe('gateway serve', () => {
+  test('starts on a free port, answers /healthz and stops on SIGTERM', async () => {
+    // The flag wins over PORT, which on its own would be refused at start.
+    const server = startProcess(['bin/gateway.js', 'serve', '--port', '0'], { ...env, PORT: 'not-a-port', LOG_LEVEL: 'info' });
+    try {
+      const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+      const health = await call(baseUrl, 'GET', '/healthz');
+      assert.equal(health.status, 200, health.text);
+    } finally {
+      await server.stop();
+    }
+    const finished = await server.exited;
+    assert.equal(finished.code, 0, finished.stdout + finished.stderr);
   });
 });
 

@@ -3,8 +3,14 @@
  * design notes and an x-gateway-request-id header, over real HTTP.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
+import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
+import { createRuntime } from '../../src/server/compose.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { ROUTES_WITH_PROBES } from './probe-routes.ts';
@@ -94,16 +100,50 @@ describe('error envelope for framework errors', () => {
       socket.on('close', () => resolve(received));
     });
   const rawEnvelope = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+  const rawRequestId = (answer: string) => answer.slice(0, answer.indexOf('\r\n\r\n')).match(/\r\nx-gateway-request-id: (\S*)/i)?.[1];
 
   test('malformed HTTP still gets an envelope', async () => {
     const answer = await raw('GARBAGE / HTTP/1.1\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 400 /);
     assert.equal(rawEnvelope(answer).error.type, 'invalid_request_error');
+    assert.match(rawRequestId(answer) ?? '', /^req_[0-9a-z]+$/);
   });
 
   test('oversized headers are 431 with an envelope', async () => {
     const answer = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
     assert.match(answer, /^HTTP\/1\.1 431 /);
     assert.equal(rawEnvelope(answer).error.code, 'request_too_large');
+    assert.match(rawRequestId(answer) ?? '', /^req_[0-9a-z]+$/);
+  });
+});
+
+describe('logging of failures', () => {
+  // The test helper's logger is silent; this gateway logs into memory so the line can be read back.
+  test('a 500 is logged with the request id the client saw', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'));
+    try {
+      const runtime = await createRuntime({
+        config: loadConfigFile(DEMO_CONFIG_PATH),
+        storage: { dataDir, databaseUrl: undefined },
+        env: {},
+        logger,
+        routes: ROUTES_WITH_PROBES,
+      });
+      try {
+        const baseUrl = await runtime.listen('127.0.0.1', 0);
+        const response = await call(baseUrl, 'POST', '/v1/probe/crash', { json: {} });
+        assertError(response, { status: 500, type: 'api_error', code: 'internal_error' });
+        const failures = lines.filter((line) => line.msg === 'request failed');
+        assert.equal(failures.length, 1, JSON.stringify(lines));
+        assert.equal(failures[0].requestId, response.headers.get('x-gateway-request-id'));
+        assert.equal(failures[0].level, 50);
+      } finally {
+        await runtime.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,47 @@
+/**
+ * The process settings read from the environment: what `npm start` and `gateway serve` do with
+ * nothing set, the overrides, and values refused before anything starts.
+ */
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { readSettings, SettingsError } from '../../src/server/settings.ts';
+
+describe('settings from the environment', () => {
+  test('an empty environment listens on 127.0.0.1:8080 with ./data and SQLite', () => {
+    const settings = readSettings({});
+    assert.equal(settings.host, '127.0.0.1');
+    assert.equal(settings.port, 8080);
+    assert.equal(settings.dataDir, resolve('./data'));
+    assert.equal(settings.databaseUrl, undefined);
+    assert.equal(settings.configPath, undefined);
+    assert.equal(settings.adminKey, undefined);
+    assert.equal(settings.logLevel, 'info');
+  });
+
+  test('empty or blank values count as unset', () => {
+    const settings = readSettings({ HOST: ' ', PORT: '', GATEWAY_DATA_DIR: '' });
+    assert.equal(settings.host, '127.0.0.1');
+    assert.equal(settings.port, 8080);
+    assert.equal(settings.dataDir, resolve('./data'));
+  });
+
+  test('HOST, PORT and GATEWAY_DATA_DIR override the defaults', () => {
+    const settings = readSettings({ HOST: '0.0.0.0', PORT: '9123', GATEWAY_DATA_DIR: 'var/gateway' });
+    assert.equal(settings.host, '0.0.0.0');
+    assert.equal(settings.port, 9123);
+    // Relative to the working directory, resolved once so the server and the CLI agree.
+    assert.equal(settings.dataDir, resolve('var/gateway'));
+    assert.equal(readSettings({ PORT: '0' }).port, 0, 'port 0 picks a free port');
+  });
+
+  test('a PORT that is not a port number is refused, naming the variable and the value', () => {
+    for (const port of ['abc', '80.5', '-1', '65536', '8080x', '0x1F90', '1e3']) {
+      assert.throws(
+        () => readSettings({ PORT: port }),
+        (error: unknown) => error instanceof SettingsError && error.message.includes('PORT') && error.message.includes(`'${port}'`),
+        `PORT=${port}`,
+      );
+    }
+  });
+});
