@@ -41,14 +41,15 @@ export function versionVariant(name: string): string | undefined {
   return hyphenated !== name ? hyphenated : undefined;
 }
 
-export interface AliasConflict {
-  /** JSON path of the field that introduces the conflicting name. */
+/** A config rule the catalog relies on, broken: reported as a ConfigError with this path. */
+export interface ConfigConflict {
+  /** JSON path of the offending field. */
   readonly path: string;
   readonly message: string;
 }
 
 /** The first public name that would lead to two models, or undefined when every name is unique. */
-export function findAliasConflict(models: readonly AliasSource[]): AliasConflict | undefined {
+export function findAliasConflict(models: readonly AliasSource[]): ConfigConflict | undefined {
   const owners = new Map<string, string>();
   for (const model of models) owners.set(model.id, model.id);
   for (const [index, model] of models.entries()) {

@@ -11,7 +11,16 @@ import { CONSENT_CLASSES } from './consent.ts';
 import { enabledEndpoints, type CatalogEndpoint } from './endpoints.ts';
 import { modelRow } from './model-row.ts';
 import type { ModelRow } from './schemas.ts';
-import { consentClassKey, endpointAllowed, type Catalog, type RouteEndpoint } from './types.ts';
+import { consentClassKey, endpointAllowed, type Catalog, type RouteEndpoint, type Servable } from './types.ts';
+
+export interface CatalogOptions {
+  /**
+   * Which routes the gateway can call (see Servable); a model is `available` only through one.
+   * Without it every route counts as callable, which suits callers that only resolve names and
+   * routes (the admin CLI, unit tests); a serving gateway always passes it.
+   */
+  readonly servable?: Servable;
+}
 
 interface ModelEntry {
   readonly model: ModelConfig;
@@ -29,11 +38,12 @@ interface View {
 
 /**
  * Derives the catalog. The config is validated first (the loader's checks, alias conflicts
- * included), so a config assembled in code obeys the same rules as a file; a bad one throws
- * ConfigError.
+ * included, then one search billing unit per model), so a config assembled in code obeys the
+ * same rules as a file; a bad one throws ConfigError with the path of the offending field.
  */
-export function buildCatalog(config: GatewayConfig): Catalog {
+export function buildCatalog(config: GatewayConfig, options: CatalogOptions = {}): Catalog {
   validateConfig(config);
+  const servable = options.servable ?? everyRoute;
   const providers = new Map(config.providers.map((provider) => [provider.id, provider]));
   const entries: ModelEntry[] = config.models.map((model) => ({
     model,
@@ -44,7 +54,7 @@ export function buildCatalog(config: GatewayConfig): Catalog {
   const categories = new Map(config.models.map((model) => [model.id, model.category]));
   const globalDiscountPercent = config.promotions?.discount_percent;
   const views = new Map(
-    CONSENT_CLASSES.map((consent) => [consentClassKey(consent), buildView(entries, consent, globalDiscountPercent)]),
+    CONSENT_CLASSES.map((consent) => [consentClassKey(consent), buildView(entries, consent, servable, globalDiscountPercent)]),
   );
   // CONSENT_CLASSES covers every combination, so every owner's class has a view.
   const viewFor = (consent: Consent): View => views.get(consentClassKey(consent)) as View;
@@ -65,17 +75,24 @@ export function buildCatalog(config: GatewayConfig): Catalog {
   };
 }
 
-function buildView(entries: readonly ModelEntry[], consent: Consent, globalDiscountPercent: number | undefined): View {
+const everyRoute: Servable = () => true;
+
+function buildView(
+  entries: readonly ModelEntry[],
+  consent: Consent,
+  servable: Servable,
+  globalDiscountPercent: number | undefined,
+): View {
   const rows: ModelRow[] = [];
   const routesById = new Map<string, readonly RouteEndpoint[]>();
   for (const { model, aliases, endpoints } of entries) {
-    const allowed = endpoints.filter((endpoint) => endpointAllowed(endpoint.route, consent));
+    const usable = endpoints.filter((endpoint) => endpointAllowed(endpoint.route, consent));
     // A model whose every active endpoint needs consent this owner has not given is hidden
     // (community-only, training-only). A model with no active endpoint at all stays listed as
     // unavailable, so operators can announce it.
-    if (endpoints.length > 0 && allowed.length === 0) continue;
-    rows.push(Object.freeze(modelRow({ model, aliases, endpoints: allowed, globalDiscountPercent })));
-    routesById.set(model.id, Object.freeze(allowed.map((endpoint) => endpoint.route)));
+    if (endpoints.length > 0 && usable.length === 0) continue;
+    rows.push(Object.freeze(modelRow({ model, aliases, endpoints, usable, servable, globalDiscountPercent })));
+    routesById.set(model.id, Object.freeze(usable.map((endpoint) => endpoint.route)));
   }
   Object.freeze(rows);
   return { rows, rowsById: new Map(rows.map((row) => [row.id, row])), routesById };

@@ -1,6 +1,8 @@
 /**
- * One public Model row (spec: Model) as one consent view sees it, derived from the model's config
- * and the enabled endpoints that view may use. Field order follows the spec's table.
+ * One public Model row (spec: Model) as one consent view sees it. Prices, capabilities, limits,
+ * parameter constraints and availability come from the enabled endpoints that view may use;
+ * `supply` and `training_use` describe the model, so they come from all its enabled endpoints.
+ * Field order follows the spec's table.
  */
 import type { ModelConfig, PricingUnit } from '../config/schema.ts';
 import { publicCapabilities } from './capabilities.ts';
@@ -12,6 +14,7 @@ import { displayUsd } from './rate-keys.ts';
 import type { ModelRow } from './schemas.ts';
 import { supportedEndpoints } from './supported-endpoints.ts';
 import { modelSupply, modelTrainingUse } from './supply.ts';
+import type { Servable } from './types.ts';
 
 /** The registration date of a model whose config gives neither registered_at nor released_at. */
 export const DEFAULT_REGISTERED_AT = '2025-01-01';
@@ -19,14 +22,18 @@ export const DEFAULT_REGISTERED_AT = '2025-01-01';
 export interface ModelRowInput {
   readonly model: ModelConfig;
   readonly aliases: readonly string[];
-  /** Enabled endpoints the view may use, in config order. */
+  /** Every enabled endpoint of the model, in config order. */
   readonly endpoints: readonly CatalogEndpoint[];
+  /** The enabled endpoints the view may use, in config order. */
+  readonly usable: readonly CatalogEndpoint[];
+  readonly servable: Servable;
   /** The global promotion (`promotions.discount_percent`), if any. */
   readonly globalDiscountPercent: number | undefined;
 }
 
-export function modelRow({ model, aliases, endpoints, globalDiscountPercent }: ModelRowInput): ModelRow {
-  const routes = endpoints.map((endpoint) => endpoint.route);
+export function modelRow({ model, aliases, endpoints, usable, servable, globalDiscountPercent }: ModelRowInput): ModelRow {
+  const routes = usable.map((endpoint) => endpoint.route);
+  const modelRoutes = endpoints.map((endpoint) => endpoint.route);
   const capabilities = publicCapabilities(routes, model.input_modalities);
   // A model cannot be registered before its release: without a configured date, the release
   // date stands in, and only without either does the fixed default apply.
@@ -46,17 +53,17 @@ export function modelRow({ model, aliases, endpoints, globalDiscountPercent }: M
     input_modalities: model.input_modalities,
     output_modalities: model.output_modalities,
     knowledge_cutoff: model.knowledge_cutoff ?? null,
-    price_search_per_query: capabilities.web_search === true ? searchPrice(endpoints) : null,
-    supply: modelSupply(routes),
-    training_use: modelTrainingUse(routes),
+    price_search_per_query: capabilities.web_search === true ? searchPrice(usable) : null,
+    supply: modelSupply(modelRoutes),
+    training_use: modelTrainingUse(modelRoutes),
     category: model.category,
     type: model.type,
     supported_endpoints: supportedEndpoints(model, capabilities),
     parameter_constraints: publicParameterConstraints(routes),
     capabilities,
     limits: publicLimits(routes),
-    pricing: publicPricing(pricingUnit(model), endpoints),
-    available: routes.length > 0,
+    pricing: publicPricing(pricingUnit(model), usable),
+    available: routes.some((route) => servable(route.provider.kind, model.category)),
     discount_percent: promotion(model.discount_percent ?? globalDiscountPercent),
   };
 }
@@ -66,7 +73,10 @@ function pricingUnit(model: ModelConfig): PricingUnit {
   return model.endpoints[0].pricing.unit;
 }
 
-/** The lowest search price among non-pinned endpoints; null when none states one (never 0). */
+/**
+ * The lowest search price among non-pinned endpoints; null when none states one (never 0). The
+ * prices share one billing unit: buildCatalog refuses a model whose search prices do not.
+ */
 function searchPrice(endpoints: readonly CatalogEndpoint[]): number | null {
   const prices = endpoints.flatMap((endpoint) =>
     endpoint.pinned || endpoint.route.prices.searchPerUnit === undefined ? [] : [endpoint.route.prices.searchPerUnit],

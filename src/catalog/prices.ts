@@ -37,8 +37,13 @@ export function endpointPrices(endpoint: EndpointConfig): EndpointPrices {
     perRequest: optionalUsd(pricing.per_request),
     variants: new Map((pricing.variants ?? []).map((variant) => [variant.key, usdToPicos(variant.price)])),
     searchPerUnit: optionalUsd(endpoint.search_price_per_query),
-    searchBilling: endpoint.search_billing ?? 'per_query',
+    searchBilling: searchBillingOf(endpoint),
   };
+}
+
+/** How the endpoint counts search units; per executed query unless it says otherwise. */
+export function searchBillingOf(endpoint: EndpointConfig): EndpointPrices['searchBilling'] {
+  return endpoint.search_billing ?? 'per_query';
 }
 
 export function displayPrices(pricing: EndpointPricingConfig): DisplayPrices {

@@ -7,7 +7,9 @@ import type {
   CapabilitiesConfig,
   LimitsConfig,
   EndpointParametersConfig,
+  ModelConfig,
   ProviderConfig,
+  ProviderKind,
   PricingUnit,
 } from '../config/schema.ts';
 import type { Consent } from '../storage/store.ts';
@@ -69,6 +71,13 @@ export function endpointAllowed(endpoint: RouteEndpoint, consent: Consent): bool
   if (endpoint.trainingUse === 'opt_in' && !consent.trainingUse) return false;
   return true;
 }
+
+/**
+ * Whether the gateway has a protocol that calls models of this category on providers of this kind.
+ * A model is `available` only through a route it can call; the predicate is supplied where the
+ * gateway is composed, so the catalog does not depend on the protocols or the pipeline.
+ */
+export type Servable = (providerKind: ProviderKind, category: ModelConfig['category']) => boolean;
 
 /** The public Model row exactly as `GET /v1/models` serves it (JSON-ready). */
 export type PublicModel = Record<string, unknown> & { readonly id: string; readonly object: 'model' };

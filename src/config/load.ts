@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { findAliasConflict } from '../catalog/aliases.ts';
+import { findSearchBillingConflict } from '../catalog/search-billing.ts';
 import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
 import { GatewayConfig } from './schema.ts';
 
@@ -101,8 +102,8 @@ function checkReferences(config: GatewayConfig): void {
       if (endpoint.search_price_per_query !== undefined) exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
     });
   });
-  const aliasConflict = findAliasConflict(config.models);
-  if (aliasConflict) throw new ConfigError(aliasConflict.path, aliasConflict.message);
+  const conflict = findAliasConflict(config.models) ?? findSearchBillingConflict(config.models);
+  if (conflict) throw new ConfigError(conflict.path, conflict.message);
 }
 
 function checkVariantKeys(variants: readonly { key: string }[], path: string): void {

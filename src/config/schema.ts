@@ -60,8 +60,6 @@ export const VariantConfig = Type.Object(
     key: Type.String({ minLength: 1 }),
     price: Decimal,
     meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    /** List price of the variant before discount. */
-    list_price: Type.Optional(Decimal),
   },
   { additionalProperties: false },
 );

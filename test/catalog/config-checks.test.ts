@@ -1,10 +1,16 @@
-/** The loader rules the catalog relies on, each refused with the path of the bad field. */
+/** The config rules the catalog relies on, each refused with the path of the bad field. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
+import { buildCatalog } from '../../src/catalog/catalog.ts';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
-import { config, endpoint, model } from './builders.ts';
+import { config, endpoint, model, rowOf } from './builders.ts';
+
+const refusedWith = (path: string) => (error: unknown) => error instanceof ConfigError && error.path === path;
+
+/** A variant as an old config wrote it, with the list price the public shape never had. */
+const variantWithListPrice = { key: '720p', price: 0.1, list_price: 0.2 } as unknown as { key: string; price: number };
 
 const cases: { name: string; document: GatewayConfig; path: string }[] = [
   {
@@ -26,15 +32,45 @@ const cases: { name: string; document: GatewayConfig; path: string }[] = [
     ]),
     path: '/models/0/endpoints/0/pricing/variants/1/key',
   },
+  {
+    name: 'a variant list_price (read nowhere, so not a config field)',
+    document: config([model('gateway/v', [endpoint({ pricing: { unit: 'per_second', variants: [variantWithListPrice] } })])]),
+    path: '/models/0/endpoints/0/pricing/variants/0/list_price',
+  },
 ];
 
 for (const { name, document, path } of cases) {
   test(`refused: ${name}`, () => {
-    assert.throws(() => parseConfig(stringify(document)), (error: unknown) => error instanceof ConfigError && error.path === path);
+    assert.throws(() => parseConfig(stringify(document)), refusedWith(path));
   });
 }
 
 test('the same upstream model on two models is fine', () => {
   const document = config([model('gateway/a', [endpoint({ model: 'shared' })]), model('gateway/b', [endpoint({ model: 'shared' })])]);
   assert.doesNotThrow(() => parseConfig(stringify(document)));
+});
+
+const searchRoute = (price: number | undefined, billing?: 'per_query' | 'per_request', more = {}) =>
+  endpoint({
+    capabilities: { web_search: true },
+    ...(price === undefined ? {} : { search_price_per_query: price }),
+    ...(billing === undefined ? {} : { search_billing: billing }),
+    ...more,
+  });
+
+test('refused: search-priced endpoints of one model that bill search in different units', () => {
+  // The second endpoint bills per query by default; the third disagrees with it.
+  const document = config([
+    model('gateway/ok', [searchRoute(0.01, 'per_request')]),
+    model('gateway/m', [searchRoute(undefined, 'per_request'), searchRoute(0.01), searchRoute(0.005, 'per_request')]),
+  ]);
+  assert.throws(() => buildCatalog(document), refusedWith('/models/1/endpoints/2/search_billing'));
+  // Disabled endpoints are configuration too, as for pricing.unit.
+  const disabled = config([model('gateway/m', [searchRoute(0.01, 'per_query'), searchRoute(0.005, 'per_request', { enabled: false })])]);
+  assert.throws(() => buildCatalog(disabled), refusedWith('/models/0/endpoints/1/search_billing'));
+});
+
+test('search prices in one unit are compared: the lowest per-request price is shown', () => {
+  const catalog = buildCatalog(config([model('gateway/m', [searchRoute(0.03, 'per_request'), searchRoute(0.02, 'per_request')])]));
+  assert.equal(rowOf(catalog, 'gateway/m').price_search_per_query, 0.02);
 });

@@ -1,6 +1,7 @@
 /**
  * The four consent views: which models each one lists, which endpoints it may route to, and how a
- * mixed model's supply, training use, prices and capabilities follow only the allowed endpoints.
+ * mixed model's prices and capabilities follow only the allowed endpoints while its supply and
+ * training use describe the whole model.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +39,7 @@ const views = [
     consent: CONSENT.none,
     listed: ['gateway/first', 'gateway/mixed', 'gateway/announced'],
     mixedRoutes: ['p1:mixed-first'],
-    mixed: { supply: 'first_party', training_use: 'never', pricing: { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 8 }, tool_use: true },
+    mixed: { pricing: { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 8 }, tool_use: true },
   },
   {
     name: 'community supply only',
@@ -46,8 +47,6 @@ const views = [
     listed: ['gateway/first', 'gateway/community-only', 'gateway/mixed', 'gateway/announced'],
     mixedRoutes: ['p1:mixed-first', 'p2:mixed-community'],
     mixed: {
-      supply: 'mixed',
-      training_use: 'never',
       pricing: { unit: 'per_1m_tokens', conditions: ['community_supply'], input_per_1m: 1, output_per_1m: 4 },
       tool_use: false,
     },
@@ -58,8 +57,6 @@ const views = [
     listed: ['gateway/first', 'gateway/training-only', 'gateway/mixed', 'gateway/announced'],
     mixedRoutes: ['p1:mixed-first', 'p3:mixed-training'],
     mixed: {
-      supply: 'first_party',
-      training_use: 'mixed',
       pricing: { unit: 'per_1m_tokens', conditions: ['training_use'], input_per_1m: 0.5, output_per_1m: 2 },
       tool_use: undefined,
     },
@@ -70,8 +67,6 @@ const views = [
     listed: ['gateway/first', 'gateway/community-only', 'gateway/training-only', 'gateway/mixed', 'gateway/announced'],
     mixedRoutes: ['p1:mixed-first', 'p2:mixed-community', 'p3:mixed-training', 'p2:mixed-both'],
     mixed: {
-      supply: 'mixed',
-      training_use: 'mixed',
       pricing: { unit: 'per_1m_tokens', conditions: ['community_supply', 'training_use'], input_per_1m: 0.25, output_per_1m: 1 },
       tool_use: false,
     },
@@ -87,20 +82,54 @@ describe('consent views', () => {
       );
     });
 
-    test(`${view.name}: a mixed model uses only the allowed endpoints`, () => {
+    test(`${view.name}: a mixed model prices and routes only through the allowed endpoints`, () => {
       assert.deepEqual(
         catalog.routes('gateway/mixed', view.consent).map((route) => route.key),
         view.mixedRoutes,
       );
       const row = catalog.getModel('gateway/mixed', view.consent, null) as ModelRow;
-      assert.equal(row.supply, view.mixed.supply);
-      assert.equal(row.training_use, view.mixed.training_use);
       assert.deepEqual(row.pricing, view.mixed.pricing);
       assert.equal(row.capabilities.tool_use, view.mixed.tool_use);
       assert.equal(row.capabilities.streaming, true);
       assert.equal(row.available, true);
     });
   }
+
+  // Hand-computed from the config above: gateway/mixed has first-party and community endpoints
+  // (supply mixed) and never-training and training-tier endpoints (training_use mixed).
+  test('supply and training_use are model-wide: every view of a model shows the same pair', () => {
+    const expected: Record<string, [ModelRow['supply'], ModelRow['training_use']]> = {
+      'gateway/first': ['first_party', 'never'],
+      'gateway/community-only': ['community', 'never'],
+      'gateway/training-only': ['first_party', 'opt_in'],
+      'gateway/mixed': ['mixed', 'mixed'],
+      'gateway/announced': ['none', 'none'],
+    };
+    for (const view of views) {
+      for (const row of catalog.listModels(view.consent, null) as readonly ModelRow[]) {
+        assert.deepEqual([row.supply, row.training_use], expected[row.id], `${row.id} for ${view.name}`);
+      }
+    }
+  });
+
+  test('an owner without consent sees a first-party + community model as mixed, with unconditional rates', () => {
+    const twoKinds = buildCatalog(
+      config([
+        model('gateway/two-kinds', [
+          endpoint({ model: 'first', pricing: tokens(2, 8) }),
+          endpoint({ provider: 'p2', model: 'community', supply: 'community', pricing: tokens(1, 4) }),
+          endpoint({ provider: 'p3', model: 'training', training_use: 'opt_in', enabled: false, pricing: tokens(0.5, 2) }),
+        ]),
+      ]),
+    );
+    const row = twoKinds.getModel('gateway/two-kinds', CONSENT.none, null) as ModelRow;
+    assert.equal(row.supply, 'mixed');
+    // The training tier is disabled, so it counts for nothing, not even for training_use.
+    assert.equal(row.training_use, 'never');
+    // Conditions come from where the shown rates come from, not from the model-wide supply.
+    assert.deepEqual(row.pricing, { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 8 });
+    assert.deepEqual(twoKinds.routes('gateway/two-kinds', CONSENT.none).map((route) => route.key), ['p1:first']);
+  });
 
   test('community-only and training-only models are hidden and unroutable without consent', () => {
     assert.equal(catalog.getModel('gateway/community-only', CONSENT.none, null), undefined);

@@ -25,7 +25,16 @@ describe('demo catalog', () => {
     assert.ok(!ids.includes('gateway/ember-3-1-8b'));
     assert.ok(!ids.includes('gateway/meridian-2'));
     assert.equal(catalog.listModels(CONSENT.all, null).length, demo.models.length);
-    for (const row of catalog.listModels(CONSENT.none, null)) assert.equal(row.available, true, row.id);
+  });
+
+  test('a curated third-party id resolves to the model and leads its aliases', () => {
+    assert.equal(catalog.resolve('atlas-labs/atlas-4.5'), 'gateway/atlas-4-5');
+    assert.deepEqual(rowOf(catalog, 'atlas-labs/atlas-4.5', CONSENT.none).aliases, [
+      'atlas-labs/atlas-4.5',
+      'atlas-4-5',
+      'gateway/atlas-4.5',
+      'atlas-4.5',
+    ]);
   });
 
   test('every category is present, with several endpoints per model somewhere', () => {
@@ -69,7 +78,9 @@ describe('demo catalog', () => {
   });
 
   test('mixed supply: first-party rates with a full discount; community rates once allowed', () => {
-    assert.deepEqual(rowOf(catalog, 'gateway/atlas-4-5-mini', CONSENT.none).pricing, {
+    const firstParty = rowOf(catalog, 'gateway/atlas-4-5-mini', CONSENT.none);
+    assert.equal(firstParty.supply, 'mixed', 'supply describes the model, not the view');
+    assert.deepEqual(firstParty.pricing, {
       unit: 'per_1m_tokens',
       input_per_1m: 0.8,
       output_per_1m: 4,

@@ -135,6 +135,38 @@ const cases: Case[] = [
     expected: { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 3 },
   },
   {
+    name: 'ties: equal input+output sums and equal consent → the earlier endpoint supplies every rate (1+3 = 2+2)',
+    endpoints: [
+      endpoint({ pricing: tokens(1, 3, { cache_read_per_1m: 0.1, list: { input_per_1m: 2, output_per_1m: 4 } }) }),
+      endpoint({ provider: 'p2', pricing: tokens(2, 2, { cache_read_per_1m: 0.2 }) }),
+    ],
+    expected: {
+      unit: 'per_1m_tokens',
+      input_per_1m: 1,
+      output_per_1m: 3,
+      cache_read_per_1m: 0.1,
+      list: { input_per_1m: 2, output_per_1m: 4 },
+      // 1 vs 2 is 50 % off, 3 vs 4 is 25 % off: the smaller is shown.
+      discount_percent: 25,
+    },
+  },
+  {
+    name: 'ties: the same two endpoints in the other config order → the other one supplies every rate',
+    endpoints: [
+      endpoint({ provider: 'p2', pricing: tokens(2, 2, { cache_read_per_1m: 0.2 }) }),
+      endpoint({ pricing: tokens(1, 3, { cache_read_per_1m: 0.1, list: { input_per_1m: 2, output_per_1m: 4 } }) }),
+    ],
+    expected: { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 2, cache_read_per_1m: 0.2 },
+  },
+  {
+    name: 'ties: equal per-image rates → the earlier endpoint, with its own list price',
+    endpoints: [
+      endpoint({ pricing: { unit: 'per_image', per_image: 0.04 } }),
+      endpoint({ provider: 'p2', pricing: { unit: 'per_image', per_image: 0.04, list: { per_image: 0.05 } } }),
+    ],
+    expected: { unit: 'per_image', per_image: 0.04 },
+  },
+  {
     name: 'conditions: combined across tiers (standard first-party, long context on a training tier)',
     endpoints: [
       endpoint({ pricing: tokens(1, 4) }),

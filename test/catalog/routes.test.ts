@@ -1,6 +1,7 @@
 /**
  * GET /v1/models and GET /v1/models/{model} over real HTTP, through the real app (authenticator,
- * store, serializer): headers, scopes, allowed models, consent, aliases and the 404 envelope.
+ * store, serializer, and the catalog as the gateway composes it): headers, scopes, allowed models,
+ * consent, aliases, availability and the 404 envelope.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,7 +47,7 @@ describe('model catalog over HTTP (demo catalog)', () => {
   });
 
   test('GET /v1/models/{alias} returns the model under its id', async () => {
-    for (const alias of ['atlas-4.5', 'atlas-4-5', 'gateway/atlas-4.5']) {
+    for (const alias of ['atlas-4.5', 'atlas-4-5', 'gateway/atlas-4.5', 'atlas-labs/atlas-4.5']) {
       const response = await call(gateway.baseUrl, 'GET', `/v1/models/${alias}`, { key: gateway.apiKey });
       assert.equal(response.status, 200, alias);
       assert.equal(response.body.id, 'gateway/atlas-4-5');
@@ -115,6 +116,33 @@ describe('model catalog over HTTP (demo catalog)', () => {
     assert.equal((await call(gateway.baseUrl, 'GET', '/v1/models/gateway/meridian-2', { key })).status, 200);
   });
 
+  test('an organization key follows the organization\'s consent, not its member account\'s', async () => {
+    const none = JSON.parse(JSON.stringify(gateway.deps.catalog.listModels(CONSENT.none, null)));
+    const all = JSON.parse(JSON.stringify(gateway.deps.catalog.listModels(CONSENT.all, null)));
+    assert.notDeepEqual(none, all, 'the two views must differ for this test to tell them apart');
+    const cases = [
+      { organization: CONSENT.all, member: CONSENT.none, expected: all },
+      { organization: CONSENT.none, member: CONSENT.all, expected: none },
+    ];
+    for (const { organization, member, expected } of cases) {
+      const org = await gateway.store.createOrganization({ name: 'org', consent: organization });
+      await gateway.store.createAccount({ name: 'member', organizationId: org.id, consent: member });
+      const key = await gateway.createKey({ owner: { kind: 'organization', id: org.id } });
+      const list = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
+      assert.equal(list.status, 200);
+      assert.deepEqual(list.body.data, expected);
+    }
+  });
+
+  test('available: the chat models are callable; image and video models are listed but not callable yet', async () => {
+    const account = await gateway.store.createAccount({ name: 'everything', consent: { communitySupply: true, trainingUse: true } });
+    const key = await gateway.createKey({ owner: { kind: 'account', id: account.id } });
+    const list = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
+    const rows = list.body.data as { id: string; category: string; available: boolean }[];
+    assert.deepEqual(new Set(rows.map((row) => row.category)), new Set(['LLM', 'IMAGE', 'VIDEO']));
+    for (const row of rows) assert.equal(row.available, row.category === 'LLM', row.id);
+  });
+
   test('the OpenAPI description includes the model endpoints', async () => {
     const response = await call(gateway.baseUrl, 'GET', '/openapi.json');
     assert.equal(response.status, 200);
@@ -127,20 +155,23 @@ describe('model catalog over HTTP (demo catalog)', () => {
 describe('model catalog over HTTP (operator config)', () => {
   let gateway: TestGateway;
   before(async () => {
+    const base = config([
+      model(
+        'gateway/edge-case-1',
+        [
+          endpoint({
+            pricing: { unit: 'per_second', per_second: 0.2, variants: [{ key: 'hd', price: 0.3, meta: { nested: { fps: [24, 30] }, audio: false } }] },
+            limits: { max_tokens: null, supported_qualities: [] },
+            parameters: { video: { duration: { allowed_values: [4, 'auto', true], minimum: 1 } } },
+          }),
+        ],
+        { category: 'VIDEO', type: 'video', output_modalities: ['video'], knowledge_cutoff: null },
+      ),
+      // A text model configured on a provider kind no chat protocol serves (never called here).
+      model('gateway/llm-on-images', [endpoint({ provider: 'images', pricing: { unit: 'per_1m_tokens', input_per_1m: 1, output_per_1m: 2 } })]),
+    ]);
     gateway = await startGateway({
-      config: config([
-        model(
-          'gateway/edge-case-1',
-          [
-            endpoint({
-              pricing: { unit: 'per_second', per_second: 0.2, variants: [{ key: 'hd', price: 0.3, meta: { nested: { fps: [24, 30] }, audio: false } }] },
-              limits: { max_tokens: null, supported_qualities: [] },
-              parameters: { video: { duration: { allowed_values: [4, 'auto', true], minimum: 1 } } },
-            }),
-          ],
-          { category: 'VIDEO', type: 'video', output_modalities: ['video'], knowledge_cutoff: null },
-        ),
-      ]),
+      config: { ...base, providers: [...base.providers, { id: 'images', kind: 'openai-images', base_url: 'http://127.0.0.1:9/v1' }] },
     });
   });
   after(() => gateway?.close());
@@ -152,5 +183,12 @@ describe('model catalog over HTTP (operator config)', () => {
     assert.deepEqual(response.body.pricing.variants, [{ key: 'hd', price: 0.3, meta: { nested: { fps: [24, 30] }, audio: false } }]);
     assert.deepEqual(response.body.limits, { max_tokens: null, supported_qualities: [] });
     assert.deepEqual(response.body.parameter_constraints[0].parameters.video.duration, { allowed_values: [4, 'auto', true], minimum: 1 });
+  });
+
+  test('a text model whose only provider has no chat protocol is listed as not available', async () => {
+    const response = await call(gateway.baseUrl, 'GET', '/v1/models/gateway/llm-on-images', { key: gateway.apiKey });
+    assert.equal(response.status, 200);
+    assert.equal(response.body.available, false);
+    assert.equal(response.body.pricing.input_per_1m, 1);
   });
 });
