@@ -5,16 +5,20 @@
  * scenarios that are its own.
  *
  * Two models are configured: FALLBACK_MODEL on two providers (primary first), SINGLE_MODEL on the
- * primary only (no fallback possible).
+ * primary only (no fallback possible). Every scenario that reaches an upstream checks the ledger
+ * exactly: how many charges, at which route's prices, the balance moved by them alone, and no
+ * credit left reserved.
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { ProviderConfig } from '../../src/config/schema.ts';
 import { formatUsd } from '../../src/core/money.ts';
+import type { RequestLogRecord } from '../../src/storage/store.ts';
+import { eventually, flushRequestLog, picosPerToken } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { chatModelsConfig } from './gateway-config.ts';
-import type { RecordedRequest, Simulator } from './harness.ts';
+import type { Behaviour, RecordedRequest, Simulator } from './harness.ts';
 
 export const FALLBACK_MODEL = 'gateway/e2e-fallback';
 export const SINGLE_MODEL = 'gateway/e2e-single';
@@ -22,15 +26,22 @@ export const SINGLE_MODEL = 'gateway/e2e-single';
 /** What the suite needs from a simulator: the harness plus the provider base_url. */
 export type ProtocolSimulator = Simulator & { readonly baseUrl: string };
 
-export interface ChatEndToEndOptions {
+export interface ChatEndToEndOptions<S extends ProtocolSimulator> {
   readonly kind: ProviderConfig['kind'];
   /** Starts a simulator that requires `Authorization`-style credentials equal to `apiKey`. */
-  readonly startSimulator: (apiKey: string) => Promise<ProtocolSimulator>;
+  readonly startSimulator: (apiKey: string) => Promise<S>;
   /**
    * The upstream model name and credential a recorded request carries, for protocols whose wire
    * puts them elsewhere than the OpenAI formats (body `model`, `Authorization: Bearer`), the default.
    */
   readonly identify?: (request: RecordedRequest) => UpstreamIdentity;
+  /** What the simulator can do beyond the harness's faults; a scenario that needs more is skipped. */
+  readonly capabilities?: SimulatorCapabilities<S>;
+}
+
+export interface SimulatorCapabilities<S extends ProtocolSimulator> {
+  /** Makes the simulator report this many prompt tokens as read from the provider's cache (undefined: none). */
+  readonly cachedTokens?: (simulator: S, tokens: number | undefined) => void;
 }
 
 export interface UpstreamIdentity {
@@ -42,17 +53,41 @@ function openAIIdentity(request: RecordedRequest): UpstreamIdentity {
   return { model: request.body?.model, credential: request.headers.authorization?.replace(/^Bearer /, '') };
 }
 
-export interface ChatEndToEndContext {
+export interface ChatEndToEndContext<S extends ProtocolSimulator = ProtocolSimulator> {
   readonly gateway: TestGateway;
   readonly client: OpenAI;
-  readonly primary: ProtocolSimulator;
-  readonly secondary: ProtocolSimulator;
+  readonly primary: S;
+  readonly secondary: S;
 }
 
+/** The primary provider's `timeout_ms`: it bounds each wait for headers and each silence inside a body. */
+const PRIMARY_TIMEOUT_MS = 1_000;
+
+/** Route positions in FALLBACK_MODEL (SINGLE_MODEL has the primary alone), which set their prices. */
+const PRIMARY = 0;
+const SECONDARY = 1;
+
+/** A prompt whose reply streams long enough for a fault after six wire events to cut it short. */
+const LONG_PROMPT = 'one two three four five six seven eight nine ten';
+
+/**
+ * Faults after six wire events: by then text is flowing in every protocol's format (the gateway
+ * may hold back events that carry no content, so an earlier fault could still be reported as an
+ * HTTP error). With the gateway's error code the client sees, where the fault alone decides it.
+ */
+const MID_STREAM_FAULTS: readonly { readonly name: string; readonly behaviour: Behaviour; readonly code?: string }[] = [
+  { name: 'the provider\'s in-stream error event', behaviour: { kind: 'stream-error', afterEvents: 6 } },
+  { name: 'a connection reset', behaviour: { kind: 'reset', afterEvents: 6 }, code: 'upstream_unavailable' },
+  { name: 'a malformed chunk', behaviour: { kind: 'malformed', afterEvents: 6 }, code: 'upstream_error' },
+  { name: 'a body truncated before its terminator', behaviour: { kind: 'truncate', afterEvents: 6 }, code: 'upstream_error' },
+  { name: 'an upstream that goes silent past the provider timeout', behaviour: { kind: 'stall', afterEvents: 6 }, code: 'upstream_timeout' },
+];
+
 /** Runs the shared scenarios; returns a getter for protocol-specific tests in the same file. */
-export function chatEndToEndSuite(options: ChatEndToEndOptions): () => ChatEndToEndContext {
+export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndToEndOptions<S>): () => ChatEndToEndContext<S> {
   const identify = options.identify ?? openAIIdentity;
-  let context: ChatEndToEndContext | undefined;
+  const setCachedTokens = options.capabilities?.cachedTokens;
+  let context: ChatEndToEndContext<S> | undefined;
   const get = () => {
     assert.ok(context, 'the end-to-end gateway is not started');
     return context;
@@ -62,9 +97,9 @@ export function chatEndToEndSuite(options: ChatEndToEndOptions): () => ChatEndTo
     const primary = await options.startSimulator('sk-primary');
     const secondary = await options.startSimulator('sk-secondary');
     const provider = (id: string, sim: ProtocolSimulator, env: string) => ({ id, kind: options.kind, baseUrl: sim.baseUrl, apiKeyEnv: env });
-    // A short timeout on the primary lets a delayed answer exercise timeout fallback; simulators
-    // answer in milliseconds otherwise.
-    const first = { ...provider('primary', primary, 'PRIMARY_KEY'), timeoutMs: 1_000 };
+    // A short timeout on the primary lets a delayed answer exercise timeout fallback, and a silent
+    // body the mid-stream timeout; simulators answer in milliseconds otherwise.
+    const first = { ...provider('primary', primary, 'PRIMARY_KEY'), timeoutMs: PRIMARY_TIMEOUT_MS };
     const second = provider('secondary', secondary, 'SECONDARY_KEY');
     const gateway = await startGateway({
       config: chatModelsConfig({ [FALLBACK_MODEL]: [first, second], [SINGLE_MODEL]: [first] }),
@@ -76,7 +111,10 @@ export function chatEndToEndSuite(options: ChatEndToEndOptions): () => ChatEndTo
   });
   beforeEach(() => {
     const { primary, secondary } = get();
-    for (const sim of [primary, secondary]) sim.setDefault({ kind: 'normal' });
+    for (const sim of [primary, secondary]) {
+      sim.setDefault({ kind: 'normal' });
+      setCachedTokens?.(sim, undefined);
+    }
   });
   after(async () => {
     await context?.gateway.close();
@@ -95,32 +133,25 @@ export function chatEndToEndSuite(options: ChatEndToEndOptions): () => ChatEndTo
       assert.equal(data.choices[0].finish_reason, 'stop');
       assert.ok(data.usage && data.usage.prompt_tokens > 0 && data.usage.completion_tokens === 3);
       assert.deepEqual(identify(primary.requests.at(-1)!), { model: 'primary-model', credential: 'sk-primary' });
-      const cost = response.headers.get('x-gateway-cost-usd');
-      assert.ok(cost !== null && Number(cost) > 0, `cost header ${cost}`);
-      const settled = await settledLedger(gateway, before, 1);
-      assert.equal(settled.newCharges.length, 1);
-      assert.equal(formatUsd(settled.newCharges[0].amount), cost);
+      const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+      assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+      assert.equal(charged, costAt(PRIMARY, data.usage));
     });
 
-    test('streamed: text deltas, a finish, usage when asked', async () => {
-      const { client } = get();
-      const stream = await client.chat.completions.create({
-        model: SINGLE_MODEL,
-        messages: [{ role: 'user', content: 'one two three' }],
-        stream: true,
-        stream_options: { include_usage: true },
-      });
-      let text = '';
-      let finish: string | null = null;
-      let usage: OpenAI.CompletionUsage | null | undefined;
-      for await (const chunk of stream) {
-        text += chunk.choices[0]?.delta.content ?? '';
-        finish = chunk.choices[0]?.finish_reason ?? finish;
-        usage = chunk.usage ?? usage;
-      }
-      assert.equal(text, 'Echo: one two three');
-      assert.equal(finish, 'stop');
-      assert.equal(usage?.completion_tokens, 4);
+    test('streamed: text deltas, a finish, usage whose cost is the ledger charge', async () => {
+      const { client, gateway } = get();
+      const before = await ledger(gateway);
+      const { data: stream, response } = await client.chat.completions
+        .create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'one two three' }], stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      const read = await readChatStream(stream);
+      assert.equal(read.error, undefined);
+      assert.equal(read.text, 'Echo: one two three');
+      assert.equal(read.finish, 'stop');
+      assert.equal(read.usage?.completion_tokens, 4);
+      const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+      assert.equal(read.usage?.cost, formatUsd(charged));
+      assert.equal(charged, costAt(PRIMARY, read.usage!));
     });
 
     test('tool loop: a call, then the result closes the loop', async () => {
@@ -167,31 +198,81 @@ export function chatEndToEndSuite(options: ChatEndToEndOptions): () => ChatEndTo
       assert.deepEqual(JSON.parse(completion.choices[0].message.content ?? ''), { name: 'sample', population: 1 });
     });
 
-    test('a 500 from the first provider falls back to the second', async () => {
-      const { client, primary, secondary } = get();
-      const before = [primary.requests.length, secondary.requests.length];
+    test(
+      'cached prompt tokens: part of the prompt, billed at the route\'s cache-read rate, cost header = ledger charge',
+      { skip: setCachedTokens === undefined && 'the simulator cannot report cached tokens' },
+      async () => {
+        const { client, primary, gateway } = get();
+        const ask = async (cachedTokens: number | undefined) => {
+          setCachedTokens!(primary, cachedTokens);
+          const before = await ledger(gateway);
+          const { data, response } = await client.chat.completions
+            .create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'a question long enough to hold a cached prefix of eight tokens' }] })
+            .withResponse();
+          const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+          assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+          return { usage: data.usage!, charged };
+        };
+        const uncached = await ask(undefined);
+        const cached = await ask(8);
+        assert.equal(cached.usage.prompt_tokens_details?.cached_tokens, 8);
+        // Cached tokens are a part of the prompt, not more of it.
+        assert.deepEqual([cached.usage.prompt_tokens, cached.usage.completion_tokens], [uncached.usage.prompt_tokens, uncached.usage.completion_tokens]);
+        // By hand: the uncached prompt at 1 $/M, the 8 cached tokens at 0.1 $/M, the output at 2 $/M;
+        // so 8 × 0.9 $/M less than the same call without a cache hit.
+        const { prompt_tokens: prompt, completion_tokens: output } = cached.usage;
+        assert.equal(cached.charged, routeCost(PRIMARY, { uncached: prompt - 8, cacheRead: 8, cacheWrite: 0, output }));
+        assert.equal(uncached.charged - cached.charged, 8n * picosPerToken('0.9'));
+      },
+    );
+
+    test('a 500 from the first provider falls back to the second, charged once at the second\'s prices', async () => {
+      const { client, primary, secondary, gateway } = get();
+      const before = await ledger(gateway);
+      const requests = [primary.requests.length, secondary.requests.length];
       primary.enqueue({ kind: 'status', status: 500 });
-      const completion = await client.chat.completions.create({ model: FALLBACK_MODEL, messages: [{ role: 'user', content: 'hi' }] });
-      assert.equal(completion.choices[0].message.content, 'Echo: hi');
-      assert.deepEqual([primary.requests.length - before[0], secondary.requests.length - before[1]], [1, 1]);
+      const { data, response } = await client.chat.completions.create({ model: FALLBACK_MODEL, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      assert.equal(data.choices[0].message.content, 'Echo: hi');
+      assert.deepEqual([primary.requests.length - requests[0], secondary.requests.length - requests[1]], [1, 1]);
       assert.equal(identify(secondary.requests.at(-1)!).credential, 'sk-secondary');
+      const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+      assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+      assert.equal(charged, costAt(SECONDARY, data.usage!));
     });
 
-    test('a timeout on the first provider falls back to the second', async () => {
-      const { client, primary } = get();
+    test('a timeout on the first provider falls back to the second, charged once at the second\'s prices', async () => {
+      const { client, primary, gateway } = get();
+      const before = await ledger(gateway);
       primary.enqueue({ kind: 'delay', ms: 10_000 });
-      const completion = await client.chat.completions.create({ model: FALLBACK_MODEL, messages: [{ role: 'user', content: 'late' }] });
-      assert.equal(completion.choices[0].message.content, 'Echo: late');
+      const { data, response } = await client.chat.completions.create({ model: FALLBACK_MODEL, messages: [{ role: 'user', content: 'late' }] }).withResponse();
+      assert.equal(data.choices[0].message.content, 'Echo: late');
+      const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+      assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+      assert.equal(charged, costAt(SECONDARY, data.usage!));
     });
 
-    test('a streamed request falls back too while nothing was sent (429 with retry-after)', async () => {
-      const { client, primary } = get();
-      primary.enqueue({ kind: 'status', status: 429, headers: { 'retry-after': '1' } });
-      const stream = await client.chat.completions.create({ model: FALLBACK_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true });
-      let text = '';
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-      assert.equal(text, 'Echo: hi');
-    });
+    const streamedFallbacks: readonly [string, Behaviour][] = [
+      ['a 429 with retry-after', { kind: 'status', status: 429, headers: { 'retry-after': '1' } }],
+      ['a connection reset before the first byte', { kind: 'reset', afterEvents: 0 }],
+    ];
+    for (const [name, behaviour] of streamedFallbacks) {
+      test(`a streamed request falls back too while nothing was sent (${name}), charged once at the second's prices`, async () => {
+        const { client, primary, secondary, gateway } = get();
+        const before = await ledger(gateway);
+        const requests = [primary.requests.length, secondary.requests.length];
+        primary.enqueue(behaviour);
+        const { data: stream, response } = await client.chat.completions
+          .create({ model: FALLBACK_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } })
+          .withResponse();
+        const read = await readChatStream(stream);
+        assert.equal(read.error, undefined);
+        assert.equal(read.text, 'Echo: hi');
+        assert.deepEqual([primary.requests.length - requests[0], secondary.requests.length - requests[1]], [1, 1]);
+        const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+        assert.equal(read.usage?.cost, formatUsd(charged));
+        assert.equal(charged, costAt(SECONDARY, read.usage!));
+      });
+    }
 
     test('no fallback: a clean error, and the reservation is refunded', async () => {
       const { client, primary, gateway } = get();
@@ -201,63 +282,173 @@ export function chatEndToEndSuite(options: ChatEndToEndOptions): () => ChatEndTo
         client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }] }),
         (error: unknown) => error instanceof OpenAI.APIError && error.status === 503 && (error.error as { type?: string })?.type === 'api_error',
       );
-      const settled = await settledLedger(gateway, before);
-      assert.equal(settled.newCharges.length, 0);
-      assert.equal(settled.balance.balance, before.balance.balance);
+      await assertCharges(gateway, before, 0);
     });
 
-    test('no fallback, streaming, failure mid-stream: an in-stream error the SDK raises', async () => {
+    test('the models list is not a fallback after credit is reserved: the chosen model\'s failure is final', async () => {
+      const { client, primary, secondary, gateway } = get();
+      const before = await ledger(gateway);
+      const requests = [primary.requests.length, secondary.requests.length];
+      primary.enqueue({ kind: 'status', status: 503 });
+      const body = { model: SINGLE_MODEL, models: [FALLBACK_MODEL], messages: [{ role: 'user', content: 'hi' }] };
+      await assert.rejects(
+        client.chat.completions.create(body as OpenAI.ChatCompletionCreateParamsNonStreaming),
+        (error: unknown) => error instanceof OpenAI.APIError && error.status === 503,
+      );
+      // FALLBACK_MODEL would have been served (its first route is the same primary, answering again).
+      assert.deepEqual([primary.requests.length - requests[0], secondary.requests.length - requests[1]], [1, 0]);
+      await assertCharges(gateway, before, 0);
+    });
+
+    for (const fault of MID_STREAM_FAULTS) {
+      // Bounded: a gateway that never gave up on a silent upstream would otherwise hang the run.
+      test(`no fallback, streaming, ${fault.name} mid-stream: partial text, an in-stream error, one charge for what was produced`, { timeout: 10 * PRIMARY_TIMEOUT_MS }, async () => {
+        const { client, primary, gateway } = get();
+        const before = await ledger(gateway);
+        primary.enqueue(fault.behaviour);
+        const { data: stream, response } = await client.chat.completions
+          .create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: LONG_PROMPT }], stream: true, stream_options: { include_usage: true } })
+          .withResponse();
+        const read = await readChatStream(stream);
+        assert.ok(read.error instanceof OpenAI.APIError, `the stream ends in an error event, not ${String(read.error)}`);
+        if (fault.code !== undefined) assert.equal(read.error.code, fault.code);
+        const full = `Echo: ${LONG_PROMPT}`;
+        assert.ok(read.text.length > 0 && read.text.length < full.length && full.startsWith(read.text), `partial text ${JSON.stringify(read.text)}`);
+        assert.equal(read.finish, null);
+        assert.equal(read.usage, undefined);
+        const requestId = requestIdOf(response);
+        const charged = await assertCharges(gateway, before, 1, requestId);
+        // What was produced: the request log has the usage that was billed, on the route that served it.
+        const row = await loggedRequest(gateway, requestId);
+        assert.deepEqual([row.provider, row.status, row.errorCode, row.cost], ['primary', 'failed', read.error.code, charged]);
+        assert.ok(row.outputTokens > 0, 'the streamed output is billed');
+        assert.equal(charged, routeCost(PRIMARY, { uncached: row.inputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens, output: row.outputTokens }));
+      });
+    }
+
+    test('no fallback, streaming, failure before the first byte: an HTTP error, nothing charged', async () => {
       const { client, primary, gateway } = get();
       const before = await ledger(gateway);
-      // Six wire events in, text is flowing in every protocol's format (the gateway may hold back
-      // events that carry no content, so an earlier fault could still be reported as an HTTP error).
-      primary.enqueue({ kind: 'stream-error', afterEvents: 6 });
-      const stream = await client.chat.completions.create({
-        model: SINGLE_MODEL,
-        messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten' }],
-        stream: true,
-      });
-      await assert.rejects(async () => {
-        for await (const _chunk of stream);
-      }, OpenAI.APIError);
-      const settled = await settledLedger(gateway, before);
-      assert.ok(settled.newCharges.length <= 1, 'charged at most once');
-    });
-
-    test('no fallback, streaming, failure before the first byte: an HTTP error', async () => {
-      const { client, primary } = get();
       primary.enqueue({ kind: 'status', status: 500 });
       await assert.rejects(
         client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true }),
         (error: unknown) => error instanceof OpenAI.APIError && error.status === 502,
       );
+      await assertCharges(gateway, before, 0);
     });
   });
 
   return get;
 }
 
-interface LedgerState {
+export interface ReadStream {
+  readonly chunks: readonly OpenAI.ChatCompletionChunk[];
+  readonly text: string;
+  readonly finish: string | null;
+  /** The final usage chunk's usage, with the `cost` the gateway adds. */
+  readonly usage: (OpenAI.CompletionUsage & { cost?: string }) | undefined;
+  /** What the iteration threw: an in-stream error event surfaces as an APIError. */
+  readonly error: unknown;
+}
+
+/** Reads a client stream to its end, keeping what it carried and how it ended. */
+export async function readChatStream(stream: AsyncIterable<OpenAI.ChatCompletionChunk>): Promise<ReadStream> {
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  let text = '';
+  let finish: string | null = null;
+  let usage: ReadStream['usage'];
+  let error: unknown;
+  try {
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+  } catch (thrown) {
+    error = thrown;
+  }
+  return { chunks, text, finish, usage, error };
+}
+
+interface TokenCounts {
+  readonly uncached: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly output: number;
+}
+
+/**
+ * What tokens cost on the route at `position` of chatModelsConfig, by hand: per million tokens,
+ * input 1 + position USD, output 2 + position USD, cache reads 0.1 USD, cache writes 1.25 USD.
+ */
+function routeCost(position: number, tokens: TokenCounts): bigint {
+  return (
+    BigInt(tokens.uncached) * picosPerToken(String(1 + position)) +
+    BigInt(tokens.cacheRead) * picosPerToken('0.1') +
+    BigInt(tokens.cacheWrite) * picosPerToken('1.25') +
+    BigInt(tokens.output) * picosPerToken(String(2 + position))
+  );
+}
+
+/** The cost of the usage a client was shown (prompt_tokens counts cached and cache-written tokens too). */
+function costAt(position: number, usage: OpenAI.CompletionUsage): bigint {
+  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const cacheWrite = (usage.prompt_tokens_details as { cache_creation_tokens?: number } | undefined)?.cache_creation_tokens ?? 0;
+  return routeCost(position, { uncached: usage.prompt_tokens - cacheRead - cacheWrite, cacheRead, cacheWrite, output: usage.completion_tokens });
+}
+
+/** The gateway request id a response carries (the key of its charge and its request log row). */
+export function requestIdOf(response: Response): string {
+  const id = response.headers.get('x-gateway-request-id');
+  assert.ok(id, 'the response names its request');
+  return id;
+}
+
+async function loggedRequest(gateway: TestGateway, requestId: string): Promise<RequestLogRecord> {
+  return eventually(async () => {
+    await flushRequestLog(gateway);
+    const row = await gateway.store.getRequest(requestId);
+    assert.ok(row, `request ${requestId} is logged`);
+    return row;
+  });
+}
+
+export interface LedgerState {
   readonly balance: Awaited<ReturnType<TestGateway['store']['getBalance']>>;
   readonly entryIds: ReadonlySet<string>;
 }
 
-async function ledger(gateway: TestGateway): Promise<LedgerState> {
+/** The test account's balance and the ids of its ledger entries, before a call. */
+export async function ledger(gateway: TestGateway): Promise<LedgerState> {
   const owner = { kind: 'account', id: gateway.account.id } as const;
   const [balance, entries] = await Promise.all([gateway.store.getBalance(owner), gateway.store.listEntries(owner)]);
   return { balance, entryIds: new Set(entries.map((entry) => entry.id)) };
 }
 
 /**
- * The ledger once settlement is done (it may be batched): no reservation open and, when given, the
- * expected number of new charges present. Gives up after a bounded number of polls.
+ * Once settlement is done: exactly `count` new charges (each for `requestId` when given), the
+ * balance lower by their sum and by nothing else, and no credit still reserved. Returns the sum.
  */
-async function settledLedger(gateway: TestGateway, before: LedgerState, expectedCharges?: number) {
+export async function assertCharges(gateway: TestGateway, before: LedgerState, count: 0 | 1, requestId?: string): Promise<bigint> {
+  const settled = await settledLedger(gateway, before, count);
+  assert.equal(settled.newCharges.length, count, `${count} new charge(s)`);
+  if (requestId !== undefined) for (const charge of settled.newCharges) assert.equal(charge.requestId, requestId);
+  const total = settled.newCharges.reduce((sum, charge) => sum + charge.amount, 0n);
+  assert.equal(settled.balance.balance, before.balance.balance - total, 'the balance moved by the charges alone');
+  return total;
+}
+
+/**
+ * The ledger once settlement is done (it may be batched): no reservation open and the expected
+ * number of new charges present. Gives up after a bounded number of polls.
+ */
+async function settledLedger(gateway: TestGateway, before: LedgerState, expectedCharges: number) {
   const owner = { kind: 'account', id: gateway.account.id } as const;
   for (let attempt = 0; ; attempt++) {
     const [balance, entries] = await Promise.all([gateway.store.getBalance(owner), gateway.store.listEntries(owner)]);
     const newCharges = entries.filter((entry) => entry.kind === 'charge' && !before.entryIds.has(entry.id));
-    const done = balance.reserved === 0n && (expectedCharges === undefined || newCharges.length >= expectedCharges);
+    const done = balance.reserved === 0n && newCharges.length >= expectedCharges;
     if (done || attempt === 200) {
       assert.equal(balance.reserved, 0n, 'a reservation is still open');
       return { balance, newCharges };
@@ -265,4 +456,3 @@ async function settledLedger(gateway: TestGateway, before: LedgerState, expected
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
-

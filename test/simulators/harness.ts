@@ -33,7 +33,7 @@ export interface SseEvent {
 /**
  * What to do with one request. Stream faults count the SSE events written before the fault; on a
  * JSON answer, `reset` closes the socket without answering, `malformed` and `truncate` send broken
- * JSON, and `stream-error` has no effect.
+ * JSON, `stall` sends only the headers, and `stream-error` has no effect.
  */
 export type Behaviour =
   | { readonly kind: 'normal' }
@@ -47,6 +47,8 @@ export type Behaviour =
   | { readonly kind: 'malformed'; readonly afterEvents: number }
   /** End the body cleanly after N stream events, without the rest or the terminator. */
   | { readonly kind: 'truncate'; readonly afterEvents: number }
+  /** Send the headers and N stream events, then nothing: the connection stays open and silent. */
+  | { readonly kind: 'stall'; readonly afterEvents: number }
   /** Send the provider's in-stream error event after N stream events, then end. */
   | { readonly kind: 'stream-error'; readonly afterEvents: number; readonly message?: string };
 
@@ -151,6 +153,7 @@ async function serve(
     case 'reset':
     case 'malformed':
     case 'truncate':
+    case 'stall':
     case 'stream-error':
       await definition.handle(request, replyFor(definition, behaviour, response));
       return;
@@ -161,7 +164,7 @@ async function serve(
   }
 }
 
-type StreamBehaviour = Extract<Behaviour, { kind: 'normal' | 'reset' | 'malformed' | 'truncate' | 'stream-error' }>;
+type StreamBehaviour = Extract<Behaviour, { kind: 'normal' | 'reset' | 'malformed' | 'truncate' | 'stall' | 'stream-error' }>;
 
 function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, response: ServerResponse): Reply {
   return {
@@ -176,6 +179,9 @@ function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, r
           return;
         case 'truncate':
           response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text.slice(0, Math.floor(text.length / 2)));
+          return;
+        case 'stall':
+          response.writeHead(status, { 'content-type': 'application/json', ...headers }).flushHeaders();
           return;
         case 'normal':
         case 'stream-error':
@@ -199,6 +205,10 @@ function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, r
               return;
             case 'truncate':
               response.end();
+              return;
+            case 'stall':
+              // The headers go out even when no event did; the socket is closed by the client or by close().
+              await write(response, '');
               return;
             case 'stream-error':
               response.end(formatEvent(definition.streamErrorEvent(behaviour.message ?? 'Simulated stream failure', written)));

@@ -1,7 +1,8 @@
 /**
  * The official `openai` client against the gateway's chat completions endpoint, whose upstream is a
- * Gemini simulator: the shared scenarios, thought-signature replay through `extra_content` (spec:
- * chat rule 1), and web search billed per query or per request.
+ * Gemini simulator: the shared scenarios (implicit cache hits included), thought-signature replay
+ * through `extra_content` (spec: chat rule 1), and web search billed per query or per request,
+ * plain and streamed.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -9,7 +10,7 @@ import OpenAI from 'openai';
 import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
-import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { assertCharges, chatEndToEndSuite, ledger, readChatStream, requestIdOf, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
 import { chatModelsConfig } from '../../simulators/gateway-config.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
@@ -18,6 +19,11 @@ const context = chatEndToEndSuite({
   kind: 'gemini',
   startSimulator: (apiKey) => startGeminiSimulator({ apiKey }),
   identify: (request) => ({ model: /^\/v1beta\/models\/([^:]+):/.exec(request.path)?.[1], credential: request.headers['x-goog-api-key'] }),
+  capabilities: {
+    cachedTokens: (simulator, tokens) => {
+      simulator.options.cachedTokens = tokens;
+    },
+  },
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { google?: { thought_signature?: string } } };
@@ -113,31 +119,51 @@ describe('gemini web search (grounding) → x_gateway.web_search', () => {
     await sim?.close();
   });
 
-  const search = (model: string) =>
-    client.chat.completions
-      .create({ model, messages: [{ role: 'user', content: 'Who won Euro 2024' }], tools: [{ type: 'web_search' }] } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)
-      .withResponse();
+  const question: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Who won Euro 2024' }];
+  const webSearchTool = [{ type: 'web_search' }] as unknown as OpenAI.ChatCompletionTool[];
+  const search = (model: string) => client.chat.completions.create({ model, messages: question, tools: webSearchTool }).withResponse();
+
+  /** By hand: input (search results fed back included) at 1 $/M, output at 2 $/M, each billed search unit at 0.035 $. */
+  const searchCost = (usage: OpenAI.CompletionUsage, billed: number) =>
+    BigInt(usage.prompt_tokens) * 1_000_000n + BigInt(usage.completion_tokens) * 2_000_000n + BigInt(billed) * 35_000_000_000n;
+
+  function assertWebSearch(webSearch: NonNullable<WebSearchExtension['x_gateway']>['web_search'] | undefined, billed: number) {
+    assert.deepEqual(sim.requests.at(-1)!.body.tools, [{ googleSearch: {} }]);
+    assert.deepEqual(webSearch?.queries, ['Who won Euro 2024', 'Who won Euro 2024 2', 'Who won Euro 2024 3']);
+    assert.match(webSearch?.search_entry_point_html ?? '', /^<style>.*<div class="chip">Who won Euro 2024<\/div>$/);
+    assert.equal(webSearch?.billed_queries, billed);
+  }
 
   for (const [model, billed] of [[PER_QUERY, 3], [PER_REQUEST, 1]] as const) {
-    test(`${model === PER_QUERY ? 'per query' : 'per request'}: queries, the entry point HTML, billed_queries ${billed}, a charge equal to the cost header`, async () => {
-      const owner = { kind: 'account', id: gateway.account.id } as const;
-      const known = new Set((await gateway.store.listEntries(owner)).map((entry) => entry.id));
+    const billing = model === PER_QUERY ? 'per query' : 'per request';
+    test(`${billing}: queries, the entry point HTML, billed_queries ${billed}, a charge equal to the cost header`, async () => {
+      const before = await ledger(gateway);
       const { data, response } = await search(model);
-      assert.deepEqual(sim.requests.at(-1)!.body.tools, [{ googleSearch: {} }]);
-      const webSearch = (data as WebSearchExtension).x_gateway?.web_search;
-      assert.deepEqual(webSearch?.queries, ['Who won Euro 2024', 'Who won Euro 2024 2', 'Who won Euro 2024 3']);
-      assert.match(webSearch?.search_entry_point_html ?? '', /^<style>.*<div class="chip">Who won Euro 2024<\/div>$/);
-      assert.equal(webSearch?.billed_queries, billed);
-      const cost = response.headers.get('x-gateway-cost-usd');
-      let charge: bigint | undefined;
-      for (let attempt = 0; attempt < 200 && charge === undefined; attempt++) {
-        charge = (await gateway.store.listEntries(owner)).find((entry) => entry.kind === 'charge' && !known.has(entry.id))?.amount;
-        if (charge === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      assert.ok(charge !== undefined, 'a charge was recorded');
-      assert.equal(formatUsd(charge), cost);
-      // The search units alone are billed units × 0.035 USD; tokens come on top.
-      assert.ok(Number(cost) > billed * 0.035 && Number(cost) < billed * 0.035 + 0.01, `cost ${cost}`);
+      assertWebSearch((data as WebSearchExtension).x_gateway?.web_search, billed);
+      const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+      assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+      assert.equal(charged, searchCost(data.usage!, billed));
+    });
+
+    test(`${billing}, streamed: the finish chunk carries the web search, the usage cost is the charge`, async () => {
+      const before = await ledger(gateway);
+      const { data: stream, response } = await client.chat.completions
+        .create({ model, messages: question, tools: webSearchTool, stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      const read = await readChatStream(stream);
+      assert.equal(read.error, undefined);
+      assert.equal(read.text, 'Echo: Who won Euro 2024');
+      const finishing = read.chunks.filter((chunk) => chunk.choices[0]?.finish_reason);
+      assert.equal(finishing.length, 1);
+      assertWebSearch((finishing[0] as WebSearchExtension).x_gateway?.web_search, billed);
+      const annotations = read.chunks.flatMap((chunk) => (chunk.choices[0]?.delta as { annotations?: { url_citation: { url: string; end_index?: number } }[] } | undefined)?.annotations ?? []);
+      assert.deepEqual(
+        annotations.map(({ url_citation: citation }) => [citation.url, citation.end_index]),
+        [['https://vertexaisearch.cloud.google.com/grounding-api-redirect/sim', read.text.length]],
+      );
+      const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+      assert.equal(read.usage?.cost, formatUsd(charged));
+      assert.equal(charged, searchCost(read.usage!, billed));
     });
   }
 });

@@ -3,146 +3,119 @@ import { describe, test } from 'node:test';
 import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { buildGeminiRequest, geminiBody } from '../../../src/protocols/gemini/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
+import { readJsonFixture } from '../../simulators/fixtures.ts';
 import { canonicalRequest as request } from '../helpers.ts';
 
-const user = { role: 'user', parts: [{ text: 'Hi' }] };
-const weatherTool = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
-const declaration = { name: 'get_weather', description: 'Weather', parametersJsonSchema: weatherTool.parameters };
+const here = import.meta.dirname;
+const weatherTool = { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const timeTool = { name: 'get_time', description: 'Current time in a time zone', parameters: { type: 'object', properties: { zone: { type: 'string' } } } };
+/** The signature Gemini put on the first call of tools.json, replayed by the tool loop below. */
+const SIGNATURE = 'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
 
-describe('gemini: canonical request → upstream body', () => {
-  const rows: { name: string; request: CanonicalRequest; expected: object }[] = [
-    { name: 'minimal', request: request({}), expected: { contents: [user] } },
+describe('gemini: canonical request → upstream body (request fixtures)', () => {
+  const endpoint = simulatorEndpoint({ kind: 'gemini' }, 'gemini-2.5-flash');
+  const rows: { fixture: string; name: string; request: CanonicalRequest }[] = [
     {
-      name: 'system instruction; generation config only with what was given',
-      request: request({
-        system: [{ text: 'Be brief.' }, { text: 'Be kind.', cacheControl: { type: 'ephemeral' } }],
-        maxOutputTokens: 50,
-        temperature: 0.2,
-        topP: 0.9,
-        topK: 40,
-        stop: ['END'],
-        presencePenalty: 0.5,
-        frequencyPenalty: -0.5,
-        seed: 7,
-      }),
-      expected: {
-        contents: [user],
-        systemInstruction: { parts: [{ text: 'Be brief.' }, { text: 'Be kind.' }] },
-        generationConfig: { temperature: 0.2, topP: 0.9, topK: 40, maxOutputTokens: 50, stopSequences: ['END'], presencePenalty: 0.5, frequencyPenalty: -0.5, seed: 7 },
-      },
+      fixture: 'request-text.json',
+      name: 'system instruction (cache marks dropped); generation config only with what was given',
+      request: request(
+        {
+          system: [{ text: 'You are a concise assistant.' }, { text: 'Answer in English.', cacheControl: { type: 'ephemeral' } }],
+          maxOutputTokens: 50,
+          temperature: 0.2,
+          topP: 0.9,
+          topK: 40,
+          stop: ['END'],
+          presencePenalty: 0.5,
+          frequencyPenalty: -0.5,
+          seed: 7,
+        },
+        'Write a haiku about autumn.',
+      ),
     },
     {
+      fixture: 'request-tools.json',
       name: 'tools as function declarations with parametersJsonSchema; named choice → ANY + allowedFunctionNames',
-      request: request({ tools: [weatherTool, { name: 'get_time' }], toolChoice: { kind: 'tool', name: 'get_weather' }, parallelToolCalls: true }),
-      expected: {
-        contents: [user],
-        tools: [{ functionDeclarations: [declaration, { name: 'get_time' }] }],
-        toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } },
-      },
+      request: request({ tools: [weatherTool, { name: 'get_time' }], toolChoice: { kind: 'tool', name: 'get_weather' }, parallelToolCalls: true }, 'Weather in Paris?'),
     },
     {
-      name: 'tool choice auto/none/required → AUTO/NONE/ANY',
-      request: request({ tools: [weatherTool], toolChoice: { kind: 'none' } }),
-      expected: { contents: [user], tools: [{ functionDeclarations: [declaration] }], toolConfig: { functionCallingConfig: { mode: 'NONE' } } },
-    },
-    {
-      name: 'strict tools → VALIDATED when the model chooses',
-      request: request({ tools: [{ ...weatherTool, strict: true }] }),
-      expected: { contents: [user], tools: [{ functionDeclarations: [declaration] }], toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } } },
-    },
-    {
+      fixture: 'request-web-search.json',
       name: 'web search → the googleSearch tool beside the declarations',
-      request: request({ webSearch: true, tools: [weatherTool], toolChoice: { kind: 'auto' } }),
-      expected: { contents: [user], tools: [{ functionDeclarations: [declaration] }, { googleSearch: {} }], toolConfig: { functionCallingConfig: { mode: 'AUTO' } } },
+      request: request({ webSearch: true, tools: [weatherTool], toolChoice: { kind: 'auto' } }, 'Who won Euro 2024, and what is the weather in Berlin?'),
     },
     {
+      fixture: 'request-json-schema.json',
       name: 'json_schema → responseMimeType + responseJsonSchema',
-      request: request({ responseFormat: { kind: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } }),
-      expected: { contents: [user], generationConfig: { responseMimeType: 'application/json', responseJsonSchema: { type: 'object' } } },
+      request: request(
+        {
+          responseFormat: {
+            kind: 'json_schema',
+            name: 'city',
+            schema: { type: 'object', properties: { name: { type: 'string' }, population: { type: 'integer' } }, required: ['name', 'population'], additionalProperties: false },
+            strict: true,
+          },
+        },
+        'Name the largest city in Japan.',
+      ),
     },
     {
-      name: 'json_object → responseMimeType alone',
-      request: request({ responseFormat: { kind: 'json_object' } }),
-      expected: { contents: [user], generationConfig: { responseMimeType: 'application/json' } },
-    },
-    {
-      name: 'tool loop: signatures replayed on their functionCall part (canonical or extra_content form), other families dropped; synthesized ids left out',
+      fixture: 'request-tool-loop.json',
+      name: 'tool loop: signatures replayed on their functionCall part (canonical or extra_content form), other families dropped; synthesized ids left out, real ids kept',
       request: request({
+        tools: [weatherTool, timeTool],
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+          { role: 'user', content: [{ type: 'text', text: 'What is the weather in Paris and in Rome, and what time is it?' }] },
           {
             role: 'assistant',
             content: [
-              { type: 'reasoning', text: 'thought summary', signature: { family: 'gemini', value: 'thought-sig' } },
-              { type: 'reasoning', text: 'from elsewhere', signature: { family: 'anthropic', value: 'a' } },
-              { type: 'tool_call', id: 'call_0_get_weather', name: 'get_weather', arguments: '{"city":"Paris"}', signature: { family: 'gemini', value: 'sig-1' } },
-              { type: 'tool_call', id: 'call_1_get_weather', name: 'get_weather', arguments: '{"city":"Rome"}', extraContent: { google: { thought_signature: 'sig-2' } } },
-              { type: 'tool_call', id: 'toolu_9', name: 'get_time', arguments: '{}', signature: { family: 'anthropic', value: 'not-for-google' } },
+              { type: 'reasoning', text: '**Gathering data**\n\nTwo cities, then the time.', signature: { family: 'gemini', value: 'EvYBCvMBAdHtim9KxyBCyqj3ZCqn0Na6Yb5yTUmd0Nt4U5k' } },
+              { type: 'reasoning', text: 'Reasoning from another provider.', signature: { family: 'anthropic', value: 'EqQBCkYIARgCKkA' } },
+              { type: 'tool_call', id: 'call_0_get_weather', name: 'get_weather', arguments: '{"city":"Paris"}', signature: { family: 'gemini', value: SIGNATURE } },
+              { type: 'tool_call', id: 'call_1_get_weather', name: 'get_weather', arguments: '{"city":"Rome"}', extraContent: { google: { thought_signature: 'CiQB0e2Kb4LqRome' } } },
+              { type: 'tool_call', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_time', arguments: '{"zone":"CET"}', signature: { family: 'anthropic', value: 'not-for-google' } },
             ],
           },
-          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_0_get_weather', content: [{ type: 'text', text: '18C' }] }] },
-          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_1_get_weather', name: 'get_weather', content: [{ type: 'text', text: 'rain' }], isError: true }] },
-          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_9', content: [{ type: 'text', text: '12:00' }] }] },
-          { role: 'user', content: [{ type: 'text', text: 'Thanks' }] },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_0_get_weather', content: [{ type: 'text', text: '18C and sunny' }] }] },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_1_get_weather', name: 'get_weather', content: [{ type: 'text', text: 'weather service unavailable' }], isError: true }] },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: [{ type: 'text', text: '14:05' }] }] },
+          { role: 'user', content: [{ type: 'text', text: 'Thanks! Try Rome again later.' }] },
         ],
       }),
-      expected: {
-        contents: [
-          { role: 'user', parts: [{ text: 'Weather?' }] },
-          {
-            role: 'model',
-            parts: [
-              { text: 'thought summary', thought: true, thoughtSignature: 'thought-sig' },
-              { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'sig-1' },
-              { functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: 'sig-2' },
-              { functionCall: { name: 'get_time', args: {}, id: 'toolu_9' } },
-            ],
-          },
-          {
-            role: 'user',
-            parts: [
-              { functionResponse: { name: 'get_weather', response: { result: '18C' } } },
-              { functionResponse: { name: 'get_weather', response: { error: 'rain' } } },
-              { functionResponse: { name: 'get_time', response: { result: '12:00' }, id: 'toolu_9' } },
-              { text: 'Thanks' },
-            ],
-          },
-        ],
-      },
     },
     {
+      fixture: 'request-images.json',
       name: 'images inline and by URL (media type from the extension when it tells), documents',
       request: request({
         messages: [{
           role: 'user',
           content: [
-            { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBO' } },
+            { type: 'text', text: 'Compare these pictures with the report.' },
+            { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' } },
             { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.JPG?size=2' } },
             { type: 'image', source: { kind: 'url', url: 'https://example.com/image' } },
-            { type: 'document', mediaType: 'application/pdf', data: 'JVBE' },
-            { type: 'document', mediaType: 'text/plain', data: 'plain words' },
+            { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0xLjQKJcOkw7zDtsOfCg==' },
+            { type: 'document', mediaType: 'text/plain', data: 'Quarterly report: revenue up 4%.' },
           ],
         }],
       }),
-      expected: {
-        contents: [{
-          role: 'user',
-          parts: [
-            { inlineData: { mimeType: 'image/png', data: 'iVBO' } },
-            { fileData: { fileUri: 'https://example.com/cat.JPG?size=2', mimeType: 'image/jpeg' } },
-            { fileData: { fileUri: 'https://example.com/image' } },
-            { inlineData: { mimeType: 'application/pdf', data: 'JVBE' } },
-            { text: 'plain words' },
-          ],
-        }],
-      },
     },
   ];
   for (const row of rows) {
-    test(row.name, () => {
-      assert.deepEqual(geminiBody(row.request), row.expected);
+    test(`${row.fixture}: ${row.name}`, () => {
+      const wire = buildGeminiRequest(row.request, endpoint, 'AIzaSy-test-key', false);
+      assert.deepEqual(JSON.parse(wire.body), readJsonFixture(here, row.fixture));
     });
   }
+
+  test('the minimal body is the contents alone', () => {
+    assert.deepEqual(geminiBody(request({})), { contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] });
+  });
+
+  test('tool choice none → NONE; strict tools → VALIDATED when the model chooses; json_object → responseMimeType alone', () => {
+    assert.deepEqual(geminiBody(request({ tools: [weatherTool], toolChoice: { kind: 'none' } })).toolConfig, { functionCallingConfig: { mode: 'NONE' } });
+    assert.deepEqual(geminiBody(request({ tools: [{ ...weatherTool, strict: true }] })).toolConfig, { functionCallingConfig: { mode: 'VALIDATED' } });
+    assert.deepEqual(geminiBody(request({ responseFormat: { kind: 'json_object' } })).generationConfig, { responseMimeType: 'application/json' });
+  });
 
   test('reasoning → thinkingConfig (Google\'s effort budgets; none/disabled = 0; adaptive = dynamic)', () => {
     const config = (reasoning: CanonicalRequest['reasoning']) => geminiBody(request({ reasoning })).generationConfig?.thinkingConfig;

@@ -122,4 +122,14 @@ describe('gemini protocol ⇄ simulator', () => {
     const cut = await collect(geminiProtocol.stream(request({ stream: true }), endpoint, context));
     assert.equal(cut.at(-1)?.type, 'error');
   });
+
+  test('an answer whose body goes silent after its headers: a retryable timeout once timeout_ms passes, plain or streamed', { timeout: 10_000 }, async () => {
+    const impatient = simulatorEndpoint({ kind: 'gemini', base_url: sim.baseUrl, timeout_ms: 200 }, 'gemini-sim');
+    sim.enqueue({ kind: 'stall', afterEvents: 0 }, { kind: 'stall', afterEvents: 2 });
+    await assert.rejects(geminiProtocol.complete(request({}), impatient, context), { status: 502, code: 'upstream_timeout', retryable: true });
+    const stalled = await collect(geminiProtocol.stream(request({ stream: true }), impatient, context));
+    assert.ok(stalled.some((event) => event.type === 'text-delta'), 'the events before the silence arrive');
+    const last = stalled.at(-1);
+    assert.deepEqual(last?.type === 'error' && [last.error.code, last.error.retryable], ['upstream_timeout', true]);
+  });
 });
