@@ -18,6 +18,19 @@ export interface Citation {
   readonly endIndex?: number;
 }
 
+/** One candidate token at a position of the output: its text, log probability and UTF-8 bytes. */
+export interface TokenLogprob {
+  readonly token: string;
+  readonly logprob: number;
+  /** null when the provider gives no byte form for the token. */
+  readonly bytes: readonly number[] | null;
+}
+
+/** A generated text token, with the most likely tokens at its position as the provider listed them. */
+export interface ContentLogprob extends TokenLogprob {
+  readonly topLogprobs: readonly TokenLogprob[];
+}
+
 /** A complete (non-streaming) upstream result in canonical form. */
 export interface CanonicalResult {
   /** The provider's own response id, for logs. */
@@ -29,4 +42,6 @@ export interface CanonicalResult {
   readonly usage: Usage;
   readonly webSearch?: WebSearchInfo;
   readonly citations?: readonly Citation[];
+  /** The text's tokens in order, when the request asked for logprobs and the provider returned them. */
+  readonly logprobs?: readonly ContentLogprob[];
 }

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../core/errors.ts';
 import type { OpaqueProviderData } from './message.ts';
-import type { Finish, Citation } from './result.ts';
+import type { ContentLogprob, Finish, Citation } from './result.ts';
 import type { Usage, WebSearchInfo } from './usage.ts';
 
 /**
@@ -15,7 +15,8 @@ import type { Usage, WebSearchInfo } from './usage.ts';
 export type StreamEvent =
   | { readonly type: 'start'; readonly providerResponseId?: string; readonly providerModel?: string }
   | { readonly type: 'text-start'; readonly index: number }
-  | { readonly type: 'text-delta'; readonly index: number; readonly text: string }
+  /** `logprobs`: the tokens of this delta's text, when they were asked for and returned. */
+  | { readonly type: 'text-delta'; readonly index: number; readonly text: string; readonly logprobs?: readonly ContentLogprob[] }
   | { readonly type: 'text-end'; readonly index: number; readonly citations?: readonly Citation[] }
   | { readonly type: 'reasoning-start'; readonly index: number; readonly redacted?: boolean }
   | { readonly type: 'reasoning-delta'; readonly index: number; readonly text: string }

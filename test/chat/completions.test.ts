@@ -236,6 +236,27 @@ describe('chat completions on the demo catalog', () => {
     assert.equal(charges[0].amount, BigInt(usage.prompt_tokens) * 2_000_000n + BigInt(usage.completion_tokens) * 10_000_000n + 8_000_000_000n);
   });
 
+  test('logprobs: every token of the text with its bytes and top alternatives; a stream carries the same tokens', async () => {
+    const request = { model: MODEL, messages: [{ role: 'user' as const, content: 'Weigh every word' }], logprobs: true, top_logprobs: 3 };
+    const completion = await client.chat.completions.create(request);
+    const { content, refusal } = completion.choices[0].logprobs!;
+    assert.equal(refusal, null);
+    assert.ok(content && content.length > 1);
+    assert.equal(content.map((entry) => entry.token).join(''), completion.choices[0].message.content);
+    for (const entry of content) {
+      assert.deepEqual(entry.bytes, [...Buffer.from(entry.token, 'utf8')]);
+      assert.ok(entry.logprob < 0, `logprob ${entry.logprob}`);
+      assert.equal(entry.top_logprobs.length, 3);
+      assert.deepEqual(entry.top_logprobs[0], { token: entry.token, logprob: entry.logprob, bytes: entry.bytes });
+      const values = entry.top_logprobs.map((top) => top.logprob);
+      assert.deepEqual(values, [...values].sort((a, b) => b - a), 'likeliest first');
+      assert.ok(values.reduce((sum, value) => sum + Math.exp(value), 0) <= 1, 'probabilities add up to at most 1');
+    }
+    const streamed: OpenAI.ChatCompletionTokenLogprob[] = [];
+    for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    assert.deepEqual(streamed, content);
+  });
+
   test('reasoning_effort high returns reasoning text and counts reasoning tokens', async () => {
     const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Think first' }], reasoning_effort: 'high' });
     const message = completion.choices[0].message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };

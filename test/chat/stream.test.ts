@@ -102,6 +102,25 @@ describe('chatEventStream', () => {
     }
   });
 
+  test('a text delta with logprobs carries them in OpenAI\'s shape, key order included; other chunks keep logprobs null', async () => {
+    const hi = { token: 'Hi', logprob: -0.25, bytes: [72, 105] };
+    const run: StreamRun = {
+      call,
+      settlement,
+      events: (async function* (): AsyncGenerator<StreamEvent> {
+        yield { type: 'text-delta', index: 0, text: 'Hi', logprobs: [{ ...hi, topLogprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }] };
+        yield { type: 'text-delta', index: 0, text: '!' };
+        yield { type: 'finish', finish: { reason: 'stop', raw: 'stop' } };
+      })(),
+    };
+    const raw: string[] = [];
+    for await (const frame of chatEventStream(run, true)) raw.push(frame);
+    const head = { id: 'chatcmpl-abc', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gateway/m' };
+    const logprobs = { content: [{ token: 'Hi', logprob: -0.25, bytes: [72, 105], top_logprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }], refusal: null };
+    assert.equal(raw[1], `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs, finish_reason: null }], usage: null })}\n\n`);
+    assert.equal(raw[2], `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: '!' }, logprobs: null, finish_reason: null }], usage: null })}\n\n`);
+  });
+
   test('parallel tool calls get stable indexes; id and name only on the first delta', async () => {
     const out = await frames(
       [

@@ -2,9 +2,15 @@
  * An OpenAI Chat Completions upstream (PROTOCOLS.md §1): `POST /v1/chat/completions`, JSON or the
  * exact chunk sequence of the streaming format (role chunk, content or tool-call deltas, a finish
  * chunk, the usage chunk when asked, `[DONE]`), with the harness's fault injection.
+ *
+ * Like the real API it returns token logprobs when asked (`logprobs`, `top_logprobs`), and answers
+ * a request with `web_search_options` as a search model does, with `url_citation` annotations. Like
+ * a compatible server that keeps state in its tool calls, it puts opaque data in each call's
+ * `extra_content` and refuses a next turn that does not send it back unchanged.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
-import { planReply, promptTokens, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
+import { planReply, promptTokens, REASONING_TEXT, tokenize, type PlannedToolCall, type ReplyInput, type ReplyPlan } from './reply.ts';
 
 export interface OpenAIChatSimulatorOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
@@ -53,14 +59,22 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAICha
   if (typeof body?.model !== 'string' || !Array.isArray(body.messages) || body.messages.length === 0) {
     return reply.json(400, chatErrorBody(400, "Missing required parameter: 'messages'."));
   }
+  const unreplayed = unreplayedExtraContent(body.messages);
+  if (unreplayed !== undefined) {
+    return reply.json(400, chatErrorBody(400, `The extra_content of tool call '${unreplayed}' was not sent back unchanged.`));
+  }
   const input = replyInput(body);
   const plan = planReply(input, `call_${counter}`);
   const id = `chatcmpl-sim${counter}`;
   const usage = chatUsage(body, plan, options);
   const finishReason = plan.toolCalls.length > 0 ? 'tool_calls' : plan.truncated ? 'length' : 'stop';
   const reasoningText = options.compatReasoning && input.reasoning ? REASONING_TEXT : undefined;
+  const topLogprobs = body.logprobs === true ? (body.top_logprobs ?? 0) : undefined;
+  const text = plan.textChunks.join('');
+  const annotations = body.web_search_options !== undefined && text !== '' ? searchAnnotations(input.lastUserText, text) : [];
   if (body.stream === true) {
-    return reply.sse(streamEvents(id, body.model, plan, finishReason, reasoningText, body.stream_options?.include_usage === true ? usage : undefined));
+    const shape = { finishReason, reasoningText, topLogprobs, annotations };
+    return reply.sse(streamEvents(id, body.model, plan, shape, body.stream_options?.include_usage === true ? usage : undefined));
   }
   reply.json(200, {
     id,
@@ -70,16 +84,16 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAICha
     choices: [{
       index: 0,
       finish_reason: finishReason,
-      logprobs: null,
+      logprobs: topLogprobs === undefined ? null : { content: plan.textChunks.map((token) => chatTokenLogprob(token, topLogprobs)), refusal: null },
       message: {
         role: 'assistant',
-        content: plan.toolCalls.length > 0 ? null : plan.textChunks.join(''),
+        content: plan.toolCalls.length > 0 ? null : text,
         refusal: null,
         ...(reasoningText !== undefined && { reasoning_content: reasoningText }),
         ...(plan.toolCalls.length > 0 && {
-          tool_calls: plan.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+          tool_calls: plan.toolCalls.map((call) => ({ ...wireToolCall(call), function: { name: call.name, arguments: call.arguments } })),
         }),
-        annotations: [],
+        annotations,
       },
     }],
     usage,
@@ -88,26 +102,76 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAICha
   });
 }
 
-function streamEvents(id: string, model: string, plan: ReplyPlan, finishReason: string, reasoningText: string | undefined, usage: object | undefined): SseEvent[] {
+interface StreamShape {
+  readonly finishReason: string;
+  readonly reasoningText: string | undefined;
+  readonly topLogprobs: number | undefined;
+  readonly annotations: readonly object[];
+}
+
+function streamEvents(id: string, model: string, plan: ReplyPlan, shape: StreamShape, usage: object | undefined): SseEvent[] {
   const chunk = (choices: object[], extra: object = {}): SseEvent => ({
     data: { id, object: 'chat.completion.chunk', created: CREATED, model, system_fingerprint: 'fp_sim', choices, ...(usage !== undefined && { usage: null }), ...extra },
   });
-  const delta = (value: object, finish: string | null = null) => chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }]);
+  const delta = (value: object, finish: string | null = null, logprobs: object | null = null) => chunk([{ index: 0, delta: value, logprobs, finish_reason: finish }]);
   const events: SseEvent[] = [delta({ role: 'assistant', content: '', refusal: null })];
-  for (const piece of tokenize(reasoningText ?? '')) events.push(delta({ reasoning_content: piece }));
-  for (const piece of plan.textChunks) events.push(delta({ content: piece }));
+  for (const piece of tokenize(shape.reasoningText ?? '')) events.push(delta({ reasoning_content: piece }));
+  // Each text chunk is one token: its logprobs ride on it.
+  const { topLogprobs } = shape;
+  for (const piece of plan.textChunks) {
+    events.push(delta({ content: piece }, null, topLogprobs === undefined ? null : { content: [chatTokenLogprob(piece, topLogprobs)], refusal: null }));
+  }
+  if (shape.annotations.length > 0) events.push(delta({ annotations: shape.annotations }));
   plan.toolCalls.forEach((call, index) => {
-    events.push(delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    events.push(delta({ tool_calls: [{ index, ...wireToolCall(call), function: { name: call.name, arguments: '' } }] }));
     // Arguments arrive in fragments, as they do from the real API.
     const middle = Math.ceil(call.arguments.length / 2);
     for (const fragment of [call.arguments.slice(0, middle), call.arguments.slice(middle)]) {
       if (fragment !== '') events.push(delta({ tool_calls: [{ index, function: { arguments: fragment } }] }));
     }
   });
-  events.push(delta({}, finishReason));
+  events.push(delta({}, shape.finishReason));
   if (usage !== undefined) events.push(chunk([], { usage }));
   events.push({ data: '[DONE]' });
   return events;
+}
+
+/** A call's id, type and opaque `extra_content`, the fields before its function. */
+function wireToolCall(call: PlannedToolCall) {
+  return { id: call.id, type: 'function', extra_content: opaqueExtraContent(call.id) };
+}
+
+/** The opaque data the simulator attaches to the tool call `callId`: nested, typed, meaningless to a client. */
+export function opaqueExtraContent(callId: string): Record<string, unknown> {
+  return { vendor: { state: Buffer.from(`state:${callId}`).toString('base64'), revision: 2, flags: [true, null] } };
+}
+
+/** The id of a tool call this simulator issued that came back without its extra_content unchanged. */
+function unreplayedExtraContent(messages: any[]): string | undefined {
+  for (const message of messages) {
+    if (message?.role !== 'assistant') continue;
+    for (const call of message.tool_calls ?? []) {
+      if (/^call_\d+_\d+$/.test(call?.id) && !isDeepStrictEqual(call.extra_content, opaqueExtraContent(call.id))) return call.id;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The entry `logprobs.content` holds for `token`: a log probability from its length, its UTF-8
+ * bytes and, when `top` asks, the token itself followed by less likely alternatives.
+ */
+export function chatTokenLogprob(token: string, top: number) {
+  const logprob = -token.length / 100;
+  const entry = (text: string, value: number) => ({ token: text, logprob: value, bytes: [...Buffer.from(text, 'utf8')] });
+  const alternatives = Array.from({ length: Math.max(0, top - 1) }, (_, rank) => entry(` alt${rank + 1}`, logprob - rank - 1));
+  return { ...entry(token, logprob), top_logprobs: top > 0 ? [entry(token, logprob), ...alternatives] : [] };
+}
+
+/** A search model cites a source for the whole answer. */
+export function searchAnnotations(query: string, text: string): object[] {
+  const url = `https://search.example/results?q=${encodeURIComponent(query)}`;
+  return [{ type: 'url_citation', url_citation: { end_index: text.length, start_index: 0, title: `Results for ${query}`, url } }];
 }
 
 function chatUsage(body: any, plan: ReplyPlan, options: OpenAIChatSimulatorOptions) {

@@ -2,7 +2,7 @@
  * CanonicalResult → the chat.completion object, shaped exactly like OpenAI's (PROTOCOLS.md §1), plus
  * the gateway's `x_gateway` extension when web search was requested.
  */
-import type { CanonicalResult, Citation, FinishReason, ToolCallPart, Usage, WebSearchInfo } from '../../canonical/index.ts';
+import type { CanonicalResult, Citation, ContentLogprob, FinishReason, TokenLogprob, ToolCallPart, Usage, WebSearchInfo } from '../../canonical/index.ts';
 import { totalInputTokens } from '../../canonical/index.ts';
 import type { ServedCall, Settlement } from '../../pipeline/types.ts';
 import { extraContentOf } from './extra-content.ts';
@@ -40,13 +40,29 @@ export interface ChatCompletion {
         reasoning_content?: string;
         annotations?: ChatAnnotation[];
       };
-      logprobs: null;
+      logprobs: ChatLogprobs | null;
       /** null only in the stored output of a stream that did not finish. */
       finish_reason: ChatFinishReason | null;
     },
   ];
   usage: ChatUsage;
   x_gateway?: { web_search: ChatWebSearch };
+}
+
+/** OpenAI's choice `logprobs`; the gateway never returns refusal text apart from the content. */
+export interface ChatLogprobs {
+  content: ChatTokenLogprob[];
+  refusal: null;
+}
+
+export interface ChatTopLogprob {
+  token: string;
+  logprob: number;
+  bytes: readonly number[] | null;
+}
+
+export interface ChatTokenLogprob extends ChatTopLogprob {
+  top_logprobs: ChatTopLogprob[];
 }
 
 export interface ChatWebSearch {
@@ -90,7 +106,12 @@ export function encodeChatCompletion(result: CanonicalResult, call: ServedCall, 
     object: 'chat.completion',
     created: Math.floor(call.createdAt / 1000),
     model: call.modelId,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: encodeFinishReason(result.finish.reason) }],
+    choices: [{
+      index: 0,
+      message,
+      logprobs: result.logprobs === undefined ? null : encodeLogprobs(result.logprobs),
+      finish_reason: encodeFinishReason(result.finish.reason),
+    }],
     usage: encodeUsage(settlement.usage),
   };
   const webSearch = encodeWebSearch(call, result.webSearch, settlement);
@@ -118,6 +139,17 @@ export function encodeCitation(citation: Citation): ChatAnnotation {
       ...(citation.endIndex === undefined ? {} : { end_index: citation.endIndex }),
     },
   };
+}
+
+export function encodeLogprobs(logprobs: readonly ContentLogprob[]): ChatLogprobs {
+  return {
+    content: logprobs.map((entry) => ({ ...encodeTopLogprob(entry), top_logprobs: entry.topLogprobs.map(encodeTopLogprob) })),
+    refusal: null,
+  };
+}
+
+function encodeTopLogprob(entry: TokenLogprob): ChatTopLogprob {
+  return { token: entry.token, logprob: entry.logprob, bytes: entry.bytes };
 }
 
 /** `error` never reaches a client as a finish reason (the pipeline sends an error instead). */

@@ -6,10 +6,10 @@
  * `cost`; then `data: [DONE]`. An error after the stream started is one `data: {"error":…}` event
  * and the stream ends there.
  */
-import type { WebSearchInfo } from '../../canonical/index.ts';
+import type { ContentLogprob, WebSearchInfo } from '../../canonical/index.ts';
 import { formatUsd } from '../../core/money.ts';
 import type { StreamRun } from '../../pipeline/types.ts';
-import { completionId, encodeCitation, encodeFinishReason, encodeUsage, encodeWebSearch, type ChatUsage } from './encode.ts';
+import { completionId, encodeCitation, encodeFinishReason, encodeLogprobs, encodeUsage, encodeWebSearch, type ChatUsage } from './encode.ts';
 import { extraContentOf } from './extra-content.ts';
 
 type Delta = Record<string, unknown>;
@@ -23,6 +23,9 @@ export async function* chatEventStream(run: StreamRun, includeUsage: boolean): A
   const deltaHead = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":`;
   const deltaTail = `,"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}\n\n`;
   const chunk = (delta: Delta): string => deltaHead + JSON.stringify(delta) + deltaTail;
+  // Logprobs are asked for rarely, so a chunk that carries them is serialized whole.
+  const logprobsChunk = (delta: Delta, logprobs: readonly ContentLogprob[]): string =>
+    frame({ ...base, choices: [{ index: 0, delta, logprobs: encodeLogprobs(logprobs), finish_reason: null }], ...usageField });
   const lastChunk = (finishReason: string | null, extra: Record<string, unknown>): string =>
     frame({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }], ...usageField, ...extra });
   /** Canonical part index → the chat tool call index (0, 1, … in order of appearance). */
@@ -43,7 +46,8 @@ export async function* chatEventStream(run: StreamRun, includeUsage: boolean): A
         break;
       case 'text-delta':
         yield* role();
-        if (event.text) yield chunk({ content: event.text });
+        if (event.logprobs?.length) yield logprobsChunk({ content: event.text }, event.logprobs);
+        else if (event.text) yield chunk({ content: event.text });
         break;
       case 'text-end':
         if (event.citations?.length) {

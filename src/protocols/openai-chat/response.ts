@@ -4,6 +4,7 @@ import { providerIdentity } from '../provider-identity.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { chatStreamError } from './errors.ts';
 import { chatFinish } from './finish.ts';
+import { chatLogprobs } from './logprobs.ts';
 import { chatUsage } from './usage.ts';
 import type { ChatAnnotationWire, ChatCompletionWire, ChatErrorWire } from './wire.ts';
 
@@ -30,12 +31,14 @@ export function parseChatResponse(body: unknown): CanonicalResult {
     });
   }
   const citations = chatCitations(message.annotations);
+  const logprobs = chatLogprobs(choice.logprobs);
   return {
     ...providerIdentity(wire.id, wire.model),
     content,
     finish: chatFinish(choice.finish_reason),
     usage: chatUsage(wire.usage),
     ...(citations.length > 0 && { citations }),
+    ...(logprobs !== undefined && { logprobs }),
   };
 }
 

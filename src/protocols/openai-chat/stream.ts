@@ -6,7 +6,7 @@
  * are tracked by their wire `index`. The finish is held back until the usage chunk and `[DONE]` have
  * been seen, because the canonical stream ends with exactly one finish.
  */
-import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
+import type { Citation, ContentLogprob, Finish, StreamEvent } from '../../canonical/index.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
@@ -14,6 +14,7 @@ import { parseEventJson } from '../transport/sse.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { chatStreamError } from './errors.ts';
 import { chatFinish } from './finish.ts';
+import { chatLogprobs } from './logprobs.ts';
 import { chatCitations } from './response.ts';
 import { chatUsage } from './usage.ts';
 import type { ChatChunkToolCallWire, ChatChunkWire } from './wire.ts';
@@ -42,13 +43,20 @@ export function createChatStreamDecoder(): StreamDecoder {
     open = undefined;
   };
 
-  const appendText = (kind: OpenPart['kind'], text: string, events: StreamEvent[]) => {
+  const openPart = (kind: OpenPart['kind'], events: StreamEvent[]): number => {
     if (open?.kind !== kind) {
       closeOpen(events);
       open = { kind, index: nextIndex++ };
       events.push(kind === 'text' ? { type: 'text-start', index: open.index } : { type: 'reasoning-start', index: open.index });
     }
-    events.push(kind === 'text' ? { type: 'text-delta', index: open.index, text } : { type: 'reasoning-delta', index: open.index, text });
+    return open.index;
+  };
+
+  /** A chunk's logprobs belong to its text, and still open a text part when the text is empty. */
+  const appendText = (text: string, logprobs: readonly ContentLogprob[] | undefined, events: StreamEvent[]) => {
+    const withLogprobs = logprobs !== undefined && logprobs.length > 0;
+    if (!text && !withLogprobs) return;
+    events.push({ type: 'text-delta', index: openPart('text', events), text, ...(withLogprobs && { logprobs }) });
   };
 
   const toolCallDelta = (call: ChatChunkToolCallWire, position: number, events: StreamEvent[]) => {
@@ -106,9 +114,8 @@ export function createChatStreamDecoder(): StreamDecoder {
       if (choice !== undefined && pendingFinish === undefined) {
         const delta = choice.delta ?? {};
         const reasoning = delta.reasoning_content ?? delta.reasoning;
-        if (reasoning) appendText('reasoning', reasoning, events);
-        const text = delta.content ?? delta.refusal;
-        if (text) appendText('text', text, events);
+        if (reasoning) events.push({ type: 'reasoning-delta', index: openPart('reasoning', events), text: reasoning });
+        appendText(delta.content ?? delta.refusal ?? '', chatLogprobs(choice.logprobs), events);
         citations.push(...chatCitations(delta.annotations));
         (delta.tool_calls ?? []).forEach((call, position) => toolCallDelta(call, position, events));
         if (choice.finish_reason) {

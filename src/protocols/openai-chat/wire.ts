@@ -94,9 +94,24 @@ interface ChatOutputWire<ToolCall> {
   annotations?: ChatAnnotationWire[] | null;
 }
 
+/** One token's entry; the fields OpenAI documents as required are trusted to be there. */
+export interface ChatTokenLogprobWire {
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+  top_logprobs?: { token: string; logprob: number; bytes?: number[] | null }[] | null;
+}
+
+/** A choice's `logprobs`: in a completion, every token; in a chunk, the tokens of its delta. */
+export interface ChatLogprobsWire {
+  content?: ChatTokenLogprobWire[] | null;
+  refusal?: ChatTokenLogprobWire[] | null;
+}
+
 interface ChatChoiceWire {
   index?: number;
   finish_reason?: string | null;
+  logprobs?: ChatLogprobsWire | null;
 }
 
 export interface ChatCompletionWire {

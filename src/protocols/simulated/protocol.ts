@@ -20,20 +20,22 @@ export function createSimulatedProtocol(): ChatProtocol {
     verifyReplayedSignatures(request);
     const reply = composeReply(request, endpoint);
     const usage = simulatedUsage(request, endpoint, reply, cache);
-    return { reply, usage, responseId: responseId(request, endpoint) };
+    // Alternatives per token when logprobs were asked for.
+    const topLogprobs = request.logprobs === true ? (request.topLogprobs ?? 0) : undefined;
+    return { reply, usage, responseId: responseId(request, endpoint), topLogprobs };
   };
   return {
     // Every canonical parameter is accepted (and, where it has no effect on a simulation, ignored).
     unsupportedParameters: [],
     async complete(request, endpoint, context) {
       context.signal.throwIfAborted();
-      const { reply, usage, responseId } = answer(request, endpoint);
-      return simulatedResult(reply, usage, responseId, endpoint.upstreamModel);
+      const { reply, usage, responseId, topLogprobs } = answer(request, endpoint);
+      return simulatedResult(reply, usage, responseId, endpoint.upstreamModel, topLogprobs);
     },
     async *stream(request, endpoint, context) {
-      const { reply, usage, responseId } = answer(request, endpoint);
+      const { reply, usage, responseId, topLogprobs } = answer(request, endpoint);
       const delay = endpoint.provider.simulated?.chunk_delay_ms ?? DEFAULT_CHUNK_DELAY_MS;
-      yield* simulatedStream(reply, usage, { responseId, model: endpoint.upstreamModel }, delay, context.signal);
+      yield* simulatedStream(reply, usage, { responseId, model: endpoint.upstreamModel }, delay, context.signal, topLogprobs);
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StreamEvent, Usage } from '../../canonical/index.ts';
+import { simulatedLogprobs } from './logprobs.ts';
 import type { SimulatedReply } from './request.ts';
 
 /** Pace between deltas when the provider config does not set one. */
@@ -18,6 +19,8 @@ export async function* simulatedStream(
   start: { responseId: string; model: string },
   delayMs: number,
   signal: AbortSignal,
+  /** Set when the request asked for logprobs: each text delta then carries its tokens'. */
+  topLogprobs?: number,
 ): AsyncGenerator<StreamEvent> {
   const pause = async (): Promise<boolean> => {
     if (delayMs > 0) {
@@ -45,7 +48,7 @@ export async function* simulatedStream(
     yield { type: 'text-start', index };
     for (const delta of textDeltas(reply.text)) {
       if (!(await pause())) return;
-      yield { type: 'text-delta', index, text: delta };
+      yield { type: 'text-delta', index, text: delta, ...(topLogprobs !== undefined && { logprobs: simulatedLogprobs(delta, topLogprobs) }) };
     }
     yield { type: 'text-end', index, ...(reply.citations ? { citations: reply.citations } : {}) };
     index++;

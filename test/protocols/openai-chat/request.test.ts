@@ -3,29 +3,23 @@ import { describe, test } from 'node:test';
 import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { buildChatRequest, chatBody } from '../../../src/protocols/openai-chat/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
+import { readJsonFixture } from '../../simulators/fixtures.ts';
 import { canonicalRequest as request } from '../helpers.ts';
 
-const user = { role: 'user', content: 'Hi' };
+const here = import.meta.dirname;
 
 describe('openai chat: canonical request → upstream body', () => {
-  const rows: { name: string; request: CanonicalRequest; stream?: boolean; expected: object }[] = [
-    { name: 'minimal', request: request({}), expected: { model: 'up-model', messages: [user] } },
-    {
-      name: 'system blocks lead as system messages',
-      request: request({ system: [{ text: 'Be brief.' }, { text: 'Be kind.' }] }),
-      expected: { model: 'up-model', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'system', content: 'Be kind.' }, user] },
-    },
+  // Each fixture is the body as the upstream receives it, key order included.
+  const rows: { name: string; request: CanonicalRequest; stream?: boolean; fixture: string }[] = [
+    { name: 'minimal', request: request({}), fixture: 'request-minimal.json' },
+    { name: 'system blocks lead as system messages', request: request({ system: [{ text: 'Be brief.' }, { text: 'Be kind.' }] }), fixture: 'request-system.json' },
     {
       name: 'sampling and length fields',
       request: request({ maxOutputTokens: 50, temperature: 0.2, topP: 0.9, stop: ['END'], presencePenalty: 0.5, frequencyPenalty: -0.5, seed: 7, logprobs: false, topLogprobs: 0, user: 'u-1' }),
-      expected: { model: 'up-model', messages: [user], max_completion_tokens: 50, temperature: 0.2, top_p: 0.9, stop: ['END'], presence_penalty: 0.5, frequency_penalty: -0.5, seed: 7, logprobs: false, top_logprobs: 0, user: 'u-1' },
+      fixture: 'request-sampling.json',
     },
-    {
-      name: 'streaming always asks for usage',
-      request: request({ stream: true, includeUsage: false }),
-      stream: true,
-      expected: { model: 'up-model', messages: [user], stream: true, stream_options: { include_usage: true } },
-    },
+    { name: 'logprobs with top alternatives', request: request({ logprobs: true, topLogprobs: 5 }), fixture: 'request-logprobs.json' },
+    { name: 'streaming always asks for usage', request: request({ stream: true, includeUsage: false }), stream: true, fixture: 'request-stream.json' },
     {
       name: 'tools, named tool choice, no parallel calls',
       request: request({
@@ -33,29 +27,14 @@ describe('openai chat: canonical request → upstream body', () => {
         toolChoice: { kind: 'tool', name: 'get_weather' },
         parallelToolCalls: false,
       }),
-      expected: {
-        model: 'up-model',
-        messages: [user],
-        tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true } }],
-        tool_choice: { type: 'function', function: { name: 'get_weather' } },
-        parallel_tool_calls: false,
-      },
+      fixture: 'request-tools.json',
     },
     {
       name: 'json_schema response format and reasoning effort',
       request: request({ responseFormat: { kind: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true }, reasoning: { kind: 'effort', effort: 'none' } }),
-      expected: {
-        model: 'up-model',
-        messages: [user],
-        response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
-        reasoning_effort: 'none',
-      },
+      fixture: 'request-structured.json',
     },
-    {
-      name: 'web search is a request option',
-      request: request({ webSearch: true }),
-      expected: { model: 'up-model', messages: [user], web_search_options: {} },
-    },
+    { name: 'web search is a request option', request: request({ webSearch: true }), fixture: 'request-web-search.json' },
     {
       name: 'tool loop: assistant tool calls with extra_content, tool results, reasoning not sent back',
       request: request({
@@ -71,14 +50,7 @@ describe('openai chat: canonical request → upstream body', () => {
           { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_1', content: [{ type: 'text', text: '18C' }] }] },
         ],
       }),
-      expected: {
-        model: 'up-model',
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBO', detail: 'low' } }] },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' }, extra_content: { google: { thought_signature: 'sig' } } }] },
-          { role: 'tool', tool_call_id: 'call_1', content: '18C' },
-        ],
-      },
+      fixture: 'request-tool-loop.json',
     },
     {
       name: 'tool results inside a user turn (messages dialect) become tool messages before the text',
@@ -86,23 +58,19 @@ describe('openai chat: canonical request → upstream body', () => {
         dialect: 'messages',
         messages: [{ role: 'user', content: [{ type: 'tool_result', toolCallId: 'toolu_1', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, { type: 'text', text: 'Thanks' }] }],
       }),
-      expected: {
-        model: 'up-model',
-        messages: [
-          { role: 'tool', tool_call_id: 'toolu_1', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
-          { role: 'user', content: 'Thanks' },
-        ],
-      },
+      fixture: 'request-messages-tool-results.json',
     },
     {
       name: 'messages-dialect disabled thinking sends no effort (that API\'s default)',
       request: request({ dialect: 'messages', reasoning: { kind: 'disabled' } }),
-      expected: { model: 'up-model', messages: [user] },
+      fixture: 'request-minimal.json',
     },
   ];
+  const endpoint = simulatorEndpoint({ kind: 'openai', base_url: 'https://api.openai.com/v1' }, 'gpt-4.1');
   for (const row of rows) {
-    test(row.name, () => {
-      assert.deepEqual(chatBody(row.request, 'up-model', row.stream ?? false), row.expected);
+    test(`${row.name} (${row.fixture})`, () => {
+      const wire = buildChatRequest(row.request, endpoint, 'sk-1', row.stream ?? false);
+      assert.equal(wire.body, JSON.stringify(readJsonFixture(here, row.fixture)));
     });
   }
 

@@ -4,6 +4,7 @@ import { parseChatError } from '../../../src/protocols/openai-chat/errors.ts';
 import { parseChatResponse } from '../../../src/protocols/openai-chat/response.ts';
 import { readFixture } from '../../simulators/fixtures.ts';
 import { finish, responseFixtureTests, result, usage } from '../helpers.ts';
+import { HELLO_THERE_LOGPROBS } from './logprobs-expected.ts';
 
 const here = import.meta.dirname;
 const GPT_41 = 'gpt-4.1-2025-04-14';
@@ -24,6 +25,17 @@ describe('openai chat: response fixtures → canonical result', () => {
     'cached-usage.json': result(['chatcmpl-cache1', 'gpt-5-2025-08-07'], finish('stop', 'stop'), usage(258, 300, { cacheReadTokens: 1920, cacheWriteTokens: 128, reasoningTokens: 256 }), [
       { type: 'text', text: 'Done.' },
     ]),
+    'logprobs.json': result(['chatcmpl-logp1', 'gpt-4o-mini-2024-07-18'], finish('stop', 'stop'), usage(11, 3), [{ type: 'text', text: 'Hello there!' }], {
+      logprobs: HELLO_THERE_LOGPROBS,
+    }),
+  });
+
+  test('logprobs: a missing bytes form is null; a refusal\'s tokens go with the refusal text; none asked for, none kept', () => {
+    const choice = (logprobs: unknown) => parseChatResponse({ choices: [{ finish_reason: 'stop', message: { content: null, refusal: 'No.' }, logprobs }] });
+    assert.deepEqual(choice({ content: null, refusal: [{ token: 'No.', logprob: -0.5, top_logprobs: [] }] }).logprobs, [
+      { token: 'No.', logprob: -0.5, bytes: null, topLogprobs: [] },
+    ]);
+    assert.equal('logprobs' in choice(null), false);
   });
 
   test('extra_content on a tool call is kept for replay (chat rule 1)', () => {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { StreamEvent } from '../../../src/canonical/index.ts';
 import { createChatStreamDecoder } from '../../../src/protocols/openai-chat/stream.ts';
 import { comparable, decodeSse, readFixture } from '../../simulators/fixtures.ts';
 import { cutTextEvents, finishEvent, reasoningEvents, startEvent, textEvents, UPSTREAM_FAULT, usageEvent } from '../helpers.ts';
+import { HELLO_THERE_LOGPROBS } from './logprobs-expected.ts';
 
 const here = import.meta.dirname;
 const decode = (text: string, chunkSize?: number) => decodeSse(createChatStreamDecoder(), text, chunkSize);
@@ -39,6 +41,26 @@ describe('openai chat: stream fixtures → canonical events', () => {
       ...textEvents(1, 'Hi!', ' What can I do for you?'),
       usageEvent(12, 30, { reasoningTokens: 22 }),
       finishEvent('stop', 'stop'),
+    ]);
+  });
+
+  test('logprobs.sse: each text delta carries the logprobs of its chunk; an empty list on the role chunk adds nothing', async () => {
+    assert.deepEqual(await decode(readFixture(here, 'logprobs.sse')), [
+      startEvent('chatcmpl-logp2', 'gpt-4o-mini-2024-07-18'),
+      { type: 'text-start', index: 0 },
+      ...['Hello', ' there', '!'].map((text, position): StreamEvent => ({ type: 'text-delta', index: 0, text, logprobs: [HELLO_THERE_LOGPROBS[position]] })),
+      { type: 'text-end', index: 0 },
+      usageEvent(11, 3),
+      finishEvent('stop', 'stop'),
+    ]);
+  });
+
+  test('logprobs on a chunk whose content is empty still reach the text part', async () => {
+    const chunk = { choices: [{ index: 0, delta: { content: '' }, logprobs: { content: [{ token: '', logprob: -2, bytes: [], top_logprobs: [] }] } }] };
+    const events = await decode(`data: ${JSON.stringify(chunk)}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n`);
+    assert.deepEqual(events.slice(1, 3), [
+      { type: 'text-start', index: 0 },
+      { type: 'text-delta', index: 0, text: '', logprobs: [{ token: '', logprob: -2, bytes: [], topLogprobs: [] }] },
     ]);
   });
 
