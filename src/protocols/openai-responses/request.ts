@@ -4,20 +4,21 @@
  * them before any credit moves (spec: chat completions rule 3); none is dropped here.
  */
 import type { AssistantContentPart, CanonicalRequest, ImagePart, Message, TextPart, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
+import type { RouteEndpoint } from '../../catalog/types.ts';
 import { imageUrl, OPENAI_ADDRESS, openAIResponseFormat, openAIToolChoice, userTurnItems } from '../openai-request-fields.ts';
 import { reasoningEffort } from '../reasoning-effort.ts';
 import { upstreamRequestBuilder } from '../upstream-request.ts';
-import { reasoningReference } from './reasoning-item.ts';
+import { reasoningOfToolCall, reasoningReference } from './reasoning-item.ts';
 import type { ResponsesInputContent, ResponsesInputItem, ResponsesRequestBody, ResponsesTool } from './wire.ts';
 
 export const buildResponsesRequest = upstreamRequestBuilder({
   ...OPENAI_ADDRESS,
   path: () => '/responses',
-  body: (request, endpoint, stream) => responsesBody(request, endpoint.upstreamModel, stream),
+  body: responsesBody,
 });
 
-export function responsesBody(request: CanonicalRequest, model: string, stream: boolean): ResponsesRequestBody {
-  const body: ResponsesRequestBody = { model, input: request.messages.flatMap(inputItems) };
+export function responsesBody(request: CanonicalRequest, endpoint: RouteEndpoint, stream: boolean): ResponsesRequestBody {
+  const body: ResponsesRequestBody = { model: endpoint.upstreamModel, input: request.messages.flatMap(inputItems) };
   if (request.system.length > 0) body.instructions = request.system.map((block) => block.text).join('\n\n');
   if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
@@ -32,6 +33,11 @@ export function responsesBody(request: CanonicalRequest, model: string, stream: 
   }
   const effort = reasoningEffort(request);
   if (effort !== undefined) body.reasoning = { effort };
+  // The gateway keeps no conversation upstream (no previous_response_id), and a provider account
+  // under zero data retention, or a route sending `store: false`, keeps no items either: a reasoning
+  // item can then be replayed (reasoning-item.ts) only with its encrypted content. A reasoning model
+  // reasons unless told not to, so its routes ask for that content even when the client gave no effort.
+  if (effort !== 'none' && (effort !== undefined || endpoint.capabilities.reasoning === true)) body.include = ['reasoning.encrypted_content'];
   if (request.user !== undefined) body.user = request.user;
   if (stream) body.stream = true;
   return body;
@@ -66,9 +72,11 @@ function userItems(content: readonly UserContentPart[]): ResponsesInputItem[] {
 /**
  * Assistant output goes back as items in order: consecutive text as one assistant message, each tool
  * call as a `function_call`, OpenAI reasoning items by reference. Another family's reasoning has no
- * meaning here and is not sent (§9.2).
+ * meaning here and is not sent (§9.2). A turn without replayable reasoning parts (a chat client's)
+ * gets the reasoning items its tool calls carry back, each right before its call.
  */
 function assistantItems(content: readonly AssistantContentPart[]): ResponsesInputItem[] {
+  const replayed = content.some((part) => part.type === 'reasoning' && reasoningReference(part.signature) !== undefined);
   const items: ResponsesInputItem[] = [];
   let texts: string[] = [];
   const flushText = () => {
@@ -82,6 +90,7 @@ function assistantItems(content: readonly AssistantContentPart[]): ResponsesInpu
         break;
       case 'tool_call':
         flushText();
+        if (!replayed) items.push(...reasoningOfToolCall(part.signature));
         items.push({ type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments });
         break;
       case 'reasoning': {

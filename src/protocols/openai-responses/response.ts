@@ -1,11 +1,16 @@
-/** A Responses `response` object → canonical result (PROTOCOLS.md §2). */
+/**
+ * A Responses `response` object → canonical result (PROTOCOLS.md §2). Web search calls become the
+ * result's web-search info (web-search.ts); the reasoning items before a function call also ride
+ * on that call (reasoning-item.ts).
+ */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { responsesReportedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
-import { reasoningSignature } from './reasoning-item.ts';
+import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
 import { responsesUsage } from './usage.ts';
+import { responsesWebSearch } from './web-search.ts';
 import type { ResponsesAnnotationWire, ResponsesContentWire, ResponseObjectWire, ResponsesOutputItemWire } from './wire.ts';
 
 export function parseResponsesResponse(body: unknown): CanonicalResult {
@@ -16,10 +21,18 @@ export function parseResponsesResponse(body: unknown): CanonicalResult {
   if (response.status === 'failed' || response.status === 'cancelled') throw responsesReportedError(response.error);
   const content: AssistantContentPart[] = [];
   const citations: Citation[] = [];
+  const carrier = reasoningCarrier();
   for (const item of response.output) {
     const part = contentPart(item, citations);
-    if (part !== undefined) content.push(part);
+    if (item.type === 'reasoning') carrier.reasoningDone(item);
+    if (part?.type === 'tool_call') {
+      const signature = carrier.toolCallSignature();
+      content.push(signature === undefined ? part : { ...part, signature });
+    } else if (part !== undefined) {
+      content.push(part);
+    }
   }
+  const webSearch = responsesWebSearch(response.output);
   return {
     ...providerIdentity(response.id, response.model),
     content,
@@ -28,11 +41,12 @@ export function parseResponsesResponse(body: unknown): CanonicalResult {
       refusal: response.output.some((item) => item.type === 'message' && (item.content ?? []).some((part) => part.type === 'refusal')),
     }),
     usage: responsesUsage(response.usage),
+    ...(webSearch !== undefined && { webSearch }),
     ...(citations.length > 0 && { citations }),
   };
 }
 
-/** Built-in tool items (web_search_call…) carry no content of their own and are skipped. */
+/** Built-in tool items (web_search_call…) carry no content of their own. */
 function contentPart(item: ResponsesOutputItemWire, citations: Citation[]): AssistantContentPart | undefined {
   switch (item.type) {
     case 'message': {

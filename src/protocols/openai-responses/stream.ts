@@ -2,7 +2,11 @@
  * Responses SSE → canonical stream events (PROTOCOLS.md §2 "Streaming", §9.8). The wire already has
  * explicit lifecycles, so this is a mapping: every output item (and, for messages, every content
  * part) becomes one canonical part, indexed in the order it opened. Usage and the finish arrive only
- * in the terminal event; a `data: [DONE]` after it, which some proxies append, is ignored.
+ * in the terminal event; a `data: [DONE]` after it, which some proxies append, is ignored. Completed
+ * items are read from `output_item.done` (the `added` item may lack what only the end knows: a web
+ * search's query, a reasoning item's encrypted content): web search calls are reported as one
+ * web-search event before the finish, and the reasoning items before a function call ride on it, as
+ * in a whole response.
  */
 import type { StreamEvent } from '../../canonical/index.ts';
 import type { StreamDecoder } from '../protocol.ts';
@@ -11,10 +15,11 @@ import { parseEventJson } from '../transport/sse.ts';
 import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { responsesReportedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
-import { reasoningSignature } from './reasoning-item.ts';
+import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
 import { responsesCitations } from './response.ts';
 import { responsesUsage } from './usage.ts';
-import type { ResponsesEventWire } from './wire.ts';
+import { responsesWebSearch } from './web-search.ts';
+import type { ResponsesEventWire, ResponsesOutputItemWire } from './wire.ts';
 
 type OpenPart = { readonly kind: 'text' | 'reasoning' | 'tool_call'; readonly index: number; argumentsSent: boolean; summaryParts: number };
 
@@ -26,6 +31,8 @@ export function createResponsesStreamDecoder(): StreamDecoder {
   let refusal = false;
   /** Open parts by `output_index` (items) or `output_index:content_index` (message content parts). */
   const open = new Map<string, OpenPart>();
+  const carrier = reasoningCarrier();
+  const searchCalls: ResponsesOutputItemWire[] = [];
 
   const openPart = (key: string, kind: OpenPart['kind']): OpenPart => {
     const part: OpenPart = { kind, index: nextIndex++, argumentsSent: false, summaryParts: 0 };
@@ -76,7 +83,8 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         if (item.type === 'function_call') {
           toolCalls = true;
           const part = openPart(itemKey, 'tool_call');
-          events.push({ type: 'tool-call-start', index: part.index, id: item.call_id ?? item.id ?? '', name: item.name ?? '' });
+          const signature = carrier.toolCallSignature();
+          events.push({ type: 'tool-call-start', index: part.index, id: item.call_id ?? item.id ?? '', name: item.name ?? '', ...(signature !== undefined && { signature }) });
           sendArguments(events, part, item.arguments);
         } else if (item.type === 'reasoning') {
           events.push({ type: 'reasoning-start', index: openPart(itemKey, 'reasoning').index });
@@ -117,14 +125,20 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       case 'response.content_part.done':
         close(events, contentKey, event);
         break;
-      case 'response.output_item.done':
+      case 'response.output_item.done': {
         close(events, itemKey, event);
+        const item = event.item ?? {};
+        if (item.type === 'reasoning') carrier.reasoningDone(item);
+        if (item.type === 'web_search_call') searchCalls.push(item);
         break;
+      }
       case 'response.completed':
       case 'response.incomplete': {
         const response = event.response ?? {};
         closeAll(events);
         finished = true;
+        const webSearch = responsesWebSearch(searchCalls);
+        if (webSearch !== undefined) events.push({ type: 'web-search', webSearch });
         events.push({ type: 'usage', usage: responsesUsage(response.usage) });
         events.push({ type: 'finish', finish: responsesFinish(response, { toolCalls, refusal }) });
         break;
@@ -138,8 +152,8 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         events.push({ type: 'error', error: responsesReportedError(event) });
         break;
       default:
-        // Other documented events (…done summaries, annotations, built-in tool progress) repeat
-        // what the events above already carried.
+        // Other documented events (…done summaries, annotations, web search progress) repeat what
+        // the events above already carried, or what output_item.done will.
         break;
     }
     return events;

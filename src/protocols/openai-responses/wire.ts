@@ -15,13 +15,24 @@ export type ResponsesInputItem =
   | { type: 'message'; role: 'assistant'; content: { type: 'output_text'; text: string; annotations: [] }[] }
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
   | { type: 'function_call_output'; call_id: string; output: string | ResponsesInputContent[] }
-  | { type: 'reasoning'; id: string; summary: { type: 'summary_text'; text: string }[]; encrypted_content?: string };
+  | ResponsesReasoningInput;
+
+/** A reasoning item passed back: its id, its summary, and (when asked for) its encrypted content. */
+export interface ResponsesReasoningInput {
+  type: 'reasoning';
+  id: string;
+  summary: { type: 'summary_text'; text: string }[];
+  encrypted_content?: string;
+}
 
 export type ResponsesTool =
   | { type: 'function'; name: string; description?: string; parameters: Record<string, unknown> | null; strict: boolean }
   | { type: 'web_search' };
 
 export type ResponsesToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
+
+/** Extra output the response should carry; the gateway asks only for what it replays. */
+export type ResponsesIncludable = 'reasoning.encrypted_content';
 
 export type ResponsesTextFormat =
   | { type: 'text' }
@@ -40,6 +51,7 @@ export interface ResponsesRequestBody {
   parallel_tool_calls?: boolean;
   text?: { format: ResponsesTextFormat };
   reasoning?: { effort: string };
+  include?: ResponsesIncludable[];
   user?: string;
   stream?: boolean;
 }
@@ -82,6 +94,16 @@ export interface ResponsesOutputItemWire {
   /** reasoning items. */
   summary?: ResponsesContentWire[] | null;
   encrypted_content?: string | null;
+  /** web_search_call items: what the call did (search, open_page, find_in_page). */
+  action?: ResponsesWebSearchActionWire | null;
+}
+
+/** `query` is the older, deprecated field; newer servers list every query in `queries`. */
+export interface ResponsesWebSearchActionWire {
+  type?: string;
+  query?: string | null;
+  queries?: string[] | null;
+  sources?: { type?: string; url?: string }[] | null;
 }
 
 export interface ResponsesErrorWire {

@@ -37,6 +37,31 @@ describe('openai responses: stream fixtures → canonical events', () => {
     ]);
   });
 
+  test('reasoning-tools.sse: the completed reasoning item rides on the first call after it', async () => {
+    const item = { type: 'reasoning', id: 'rs_68af4030baa48193b0b43b4c2a176a1a', summary: [{ type: 'summary_text', text: '**Checking the weather**\n\nThe user wants two cities.' }], encrypted_content: 'gAAAAABor0AyZ0Qk8mK3' };
+    assert.deepEqual(await decode(readFixture(here, 'reasoning-tools.sse')), [
+      startEvent('resp_reasontools2', 'o4-mini-2025-04-16'),
+      ...reasoningEvents(0, ['**Checking the weather**\n\n', 'The user wants two cities.'], { family: 'openai', value: '{"id":"rs_68af4030baa48193b0b43b4c2a176a1a","encrypted_content":"gAAAAABor0AyZ0Qk8mK3"}' }),
+      ...toolCallEvents(1, { id: 'call_12345xyz', name: 'get_weather', signature: { family: 'openai', value: JSON.stringify([item]) } }, '{"location":"Paris, France"}'),
+      ...toolCallEvents(2, { id: 'call_67890abc', name: 'get_weather' }, '{"location":"Bogotá, Colombia"}'),
+      usageEvent(84, 220, { reasoningTokens: 192 }),
+      finishEvent('tool_calls', 'completed'),
+    ]);
+  });
+
+  test('web-search.sse: the query from the completed call, one web-search event before the finish, citations on the text', async () => {
+    const text = 'Seagrass meadows off Virginia have recovered to record size.';
+    const citation = { url: 'https://www.vims.edu/newsandevents/topstories/2025/sav_report.php', title: 'Seagrass recovery reaches a new high', startIndex: 0, endIndex: text.length };
+    assert.deepEqual(await decode(readFixture(here, 'web-search.sse')), [
+      startEvent('resp_websearch2', 'gpt-4.1-2025-04-14'),
+      ...cutTextEvents(0, 'Seagrass meadows off Virginia', ' have recovered', ' to record size.'),
+      { type: 'text-end', index: 0, citations: [citation] },
+      { type: 'web-search', webSearch: { queries: ['positive news story today'], billedQueries: 1 } },
+      usageEvent(310, 14),
+      finishEvent('stop', 'completed'),
+    ]);
+  });
+
   test('length.sse: response.incomplete is a length finish; a trailing [DONE] is tolerated', async () => {
     const events = await decode(readFixture(here, 'length.sse'));
     assert.deepEqual(events.slice(-2), [usageEvent(12, 4), finishEvent('length', 'max_output_tokens')]);
