@@ -9,7 +9,10 @@
  * very next user turn, a replayed thinking block must carry a signature this server issued, and with
  * thinking on, the last assistant turn of a tool loop must start with its thinking block.
  * It thinks when thinking is requested and reports cache writes, then reads, for prefixes marked
- * with cache_control.
+ * with cache_control. With the web search server tool it searches as the API documents: each search
+ * a `server_tool_use` block answered by a `web_search_tool_result`, a search past the tool's
+ * `max_uses` answered with the `max_uses_exceeded` error (and not billed), the answer citing the
+ * first result, and `usage.server_tool_use.web_search_requests` counting the searches that ran.
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
 import { planReply, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
@@ -17,6 +20,8 @@ import { planReply, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } 
 export interface AnthropicSimulatorOptions {
   /** When set, requests must carry `x-api-key: <apiKey>` (401 otherwise). */
   apiKey?: string;
+  /** How many searches the model tries when the web search tool is present (default 1). */
+  searchQueries?: number;
 }
 
 export interface AnthropicSimulator extends Simulator {
@@ -73,7 +78,16 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
   const usage = messageUsage(body, plan, state);
   const stopReason = plan.toolCalls.length > 0 ? 'tool_use' : plan.truncated ? 'max_tokens' : 'end_turn';
   const id = `msg_sim${counter}`;
-  if (body.stream === true) return reply.sse(streamEvents(id, body.model, plan, signature, stopReason, usage));
+  const search = planSearch(body, input.lastUserText, options.searchQueries ?? 1, counter);
+  const text = plan.textChunks.join('');
+  const citation = search?.cited && {
+    type: 'web_search_result_location',
+    ...search.cited,
+    encrypted_index: Buffer.from(`sim-index-${counter}`).toString('base64'),
+    cited_text: text.slice(0, 150),
+  };
+  const searchUsage = search && { server_tool_use: { web_search_requests: search.requests, web_fetch_requests: 0 } };
+  if (body.stream === true) return reply.sse(streamEvents(id, body.model, plan, signature, stopReason, usage, search, citation, searchUsage));
   reply.json(200, {
     id,
     type: 'message',
@@ -81,14 +95,52 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
     model: body.model,
     content: [
       ...(signature !== undefined ? [{ type: 'thinking', thinking: REASONING_TEXT, signature }] : []),
-      ...(plan.textChunks.length > 0 ? [{ type: 'text', text: plan.textChunks.join(''), citations: null }] : []),
+      ...(search?.calls ?? []).flatMap((call) => [
+        { type: 'server_tool_use', id: call.id, name: 'web_search', input: { query: call.query } },
+        { type: 'web_search_tool_result', tool_use_id: call.id, content: call.content },
+      ]),
+      ...(text !== '' ? [{ type: 'text', text, citations: citation ? [citation] : null }] : []),
       ...plan.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) })),
     ],
     stop_reason: stopReason,
     stop_sequence: null,
-    usage,
+    usage: { ...usage, ...searchUsage },
   });
 }
+
+interface SearchPlan {
+  readonly calls: readonly { readonly id: string; readonly query: string; readonly content: object }[];
+  /** Searches that ran: what the API bills. */
+  readonly requests: number;
+  /** The result the answer cites, when a search ran. */
+  readonly cited?: { readonly url: string; readonly title: string };
+}
+
+/** Undefined without the web search tool. Queries come from the user's words, one result each. */
+function planSearch(body: any, query: string, attempts: number, counter: number): SearchPlan | undefined {
+  const tool = (body.tools ?? []).find((candidate: any) => candidate.type === WEB_SEARCH_TOOL);
+  if (tool === undefined) return undefined;
+  const allowed = tool.max_uses ?? Infinity;
+  const calls = Array.from({ length: Math.min(attempts, allowed + 1) }, (_, position) => {
+    const id = `srvtoolu_sim${counter}_${position}`;
+    const text = position === 0 ? query : `${query} ${position + 1}`;
+    const content =
+      position < allowed
+        ? [{
+            type: 'web_search_result',
+            url: `https://example.com/${counter}/${position + 1}`,
+            title: `Result ${position + 1}`,
+            encrypted_content: Buffer.from(`sim-content-${counter}-${position}`).toString('base64'),
+            page_age: 'April 30, 2025',
+          }]
+        : { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' };
+    return { id, query: text, content };
+  });
+  const requests = Math.min(attempts, allowed);
+  return { calls, requests, ...(requests > 0 && { cited: { url: `https://example.com/${counter}/1`, title: 'Result 1' } }) };
+}
+
+const WEB_SEARCH_TOOL = 'web_search_20250305';
 
 /** The checks of the real API that a translator could fail; undefined when the body is acceptable. */
 function invalidRequest(body: any, state: State): string | undefined {
@@ -98,6 +150,15 @@ function invalidRequest(body: any, state: State): string | undefined {
   const thinking = body.thinking;
   if (thinking?.type === 'enabled' && !(thinking.budget_tokens >= 1024 && thinking.budget_tokens < body.max_tokens)) {
     return 'thinking.budget_tokens: must be ≥ 1024 and less than max_tokens';
+  }
+  for (const [position, tool] of (Array.isArray(body.tools) ? body.tools : []).entries()) {
+    // Function tools have no type (or `custom`); every other type names a server tool version.
+    if (tool.type === undefined || tool.type === 'custom') continue;
+    if (tool.type !== WEB_SEARCH_TOOL) return `tools.${position}: Input tag '${tool.type}' found using 'type' does not match any of the expected tags`;
+    if (tool.name !== 'web_search') return `tools.${position}.${WEB_SEARCH_TOOL}.name: Input should be 'web_search'`;
+    if (tool.max_uses !== undefined && !(Number.isInteger(tool.max_uses) && tool.max_uses >= 1)) {
+      return `tools.${position}.${WEB_SEARCH_TOOL}.max_uses: Input should be greater than or equal to 1`;
+    }
   }
   const messages: any[] = body.messages;
   const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
@@ -126,7 +187,17 @@ function invalidRequest(body: any, state: State): string | undefined {
   return undefined;
 }
 
-function streamEvents(id: string, model: string, plan: ReplyPlan, signature: string | undefined, stopReason: string, usage: any): SseEvent[] {
+function streamEvents(
+  id: string,
+  model: string,
+  plan: ReplyPlan,
+  signature: string | undefined,
+  stopReason: string,
+  usage: any,
+  search: SearchPlan | undefined,
+  citation: object | undefined,
+  searchUsage: object | undefined,
+): SseEvent[] {
   const event = (data: { type: string; [field: string]: unknown }): SseEvent => ({ event: data.type, data });
   const events: SseEvent[] = [
     event({
@@ -148,13 +219,24 @@ function streamEvents(id: string, model: string, plan: ReplyPlan, signature: str
       { type: 'signature_delta', signature },
     ]);
   }
-  if (plan.textChunks.length > 0) block({ type: 'text', text: '' }, plan.textChunks.map((text) => ({ type: 'text_delta', text })));
+  for (const call of search?.calls ?? []) {
+    // The query streams like tool arguments; the results arrive whole with the block's start.
+    const input = JSON.stringify({ query: call.query });
+    block({ type: 'server_tool_use', id: call.id, name: 'web_search', input: {} }, halves(input).map((partial_json) => ({ type: 'input_json_delta', partial_json })));
+    block({ type: 'web_search_tool_result', tool_use_id: call.id, content: call.content }, []);
+  }
+  if (plan.textChunks.length > 0) {
+    block({ type: 'text', text: '' }, [
+      ...(citation ? [{ type: 'citations_delta', citation }] : []),
+      ...plan.textChunks.map((text) => ({ type: 'text_delta', text })),
+    ]);
+  }
   for (const call of plan.toolCalls) {
     // Arguments arrive as an empty first fragment and then in pieces, as from the real API.
-    const middle = Math.ceil(call.arguments.length / 2);
-    block({ type: 'tool_use', id: call.id, name: call.name, input: {} }, ['', call.arguments.slice(0, middle), call.arguments.slice(middle)].map((partial_json) => ({ type: 'input_json_delta', partial_json })));
+    block({ type: 'tool_use', id: call.id, name: call.name, input: {} }, ['', ...halves(call.arguments)].map((partial_json) => ({ type: 'input_json_delta', partial_json })));
   }
-  events.push(event({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens, output_tokens_details: usage.output_tokens_details } }));
+  const finalUsage = { output_tokens: usage.output_tokens, output_tokens_details: usage.output_tokens_details, ...searchUsage };
+  events.push(event({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: finalUsage }));
   events.push(event({ type: 'message_stop' }));
   return events;
 }
@@ -197,13 +279,18 @@ function replyInput(body: any): ReplyInput {
   return {
     lastUserText: blocks.filter((block) => block.type === 'text').map((block) => block.text).join(' '),
     toolResults: blocks.filter((block) => block.type === 'tool_result').map((block) => textOf(block.content)),
-    tools: (body.tools ?? []).map((tool: any) => ({ name: tool.name, parameters: tool.input_schema })),
+    tools: (body.tools ?? []).filter((tool: any) => tool.type === undefined || tool.type === 'custom').map((tool: any) => ({ name: tool.name, parameters: tool.input_schema })),
     toolChoice: choice?.type === 'tool' ? { name: choice.name } : choice?.type === 'any' ? 'required' : choice?.type === 'none' ? 'none' : 'auto',
     parallelToolCalls: choice?.disable_parallel_tool_use !== true,
     format: format?.type === 'json_schema' ? { kind: 'json_schema', schema: format.schema ?? {} } : { kind: 'text' },
     maxOutputTokens: body.max_tokens,
     reasoning: body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive',
   };
+}
+
+function halves(text: string): string[] {
+  const middle = Math.ceil(text.length / 2);
+  return [text.slice(0, middle), text.slice(middle)];
 }
 
 function textOf(content: unknown): string {

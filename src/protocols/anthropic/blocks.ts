@@ -50,12 +50,16 @@ function isThinkingBlock(value: unknown): value is ThinkingBlock {
   return block.type === 'redacted_thinking' && typeof block.data === 'string';
 }
 
-/** Web-search citations carry a URL; document citations (character ranges) have none to report. */
-export function anthropicCitations(citations: readonly AnthropicCitationWire[] | null | undefined): Citation[] {
+/**
+ * The citations of one text block spanning `[start, end)` of the answer (string indexes): one per
+ * web-search source it cites, positioned on the block, since that is the text the source supports.
+ * Document citations (character ranges in the client's own documents) have no URL to report.
+ */
+export function anthropicCitations(citations: readonly AnthropicCitationWire[] | null | undefined, start: number, end: number): Citation[] {
   const result: Citation[] = [];
   for (const citation of citations ?? []) {
-    if (typeof citation.url !== 'string') continue;
-    result.push({ url: citation.url, ...(typeof citation.title === 'string' && { title: citation.title }) });
+    if (typeof citation.url !== 'string' || result.some((known) => known.url === citation.url)) continue;
+    result.push({ url: citation.url, ...(typeof citation.title === 'string' && { title: citation.title }), startIndex: start, endIndex: end });
   }
   return result;
 }

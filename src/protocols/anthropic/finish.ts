@@ -2,7 +2,8 @@
 import type { Finish } from '../../canonical/index.ts';
 import { finishFromTable, finishTable } from '../finish-table.ts';
 
-// `pause_turn` (a server-tool loop the gateway never starts) is left to the table's default, stop.
+// `pause_turn` (the API paused a long web-search turn) is left to the table's default, stop: the
+// answer ends where it paused, as the gateway does not resume the turn (a client may ask again).
 const STOP_REASONS = finishTable({
   stop: ['end_turn', 'stop_sequence'],
   length: ['max_tokens', 'model_context_window_exceeded'],

@@ -7,10 +7,10 @@ import { parseAnthropicResponse } from './response.ts';
 import { createAnthropicStreamDecoder } from './stream.ts';
 
 export const anthropicTranslator: HttpChatTranslator = {
-  // The messages format has no seed, penalties or logprobs, and the gateway does not run
-  // Anthropic's server-side search tool (web search is a chat-completions feature served by routes
-  // whose provider has it natively).
-  unsupportedParameters: ['seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs', 'webSearch'],
+  // The messages format has no seed, penalties or log probabilities: routes on it reject them
+  // explicitly, `logprobs: false` included (spec: chat rule 3). Web search is the API's own server
+  // tool (web-search.ts).
+  unsupportedParameters: ['seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs'],
   buildRequest: buildAnthropicRequest,
   parseResponse: parseAnthropicResponse,
   createStreamDecoder: createAnthropicStreamDecoder,

@@ -12,7 +12,8 @@ import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { applyCacheOption } from './cache.ts';
 import { anthropicMessages, anthropicSystem } from './conversation.ts';
 import { anthropicReasoning } from './thinking.ts';
-import type { AnthropicRequestBody, AnthropicTextBlock, AnthropicTool, AnthropicToolChoice } from './wire.ts';
+import { anthropicWebSearchTool } from './web-search.ts';
+import type { AnthropicRequestBody, AnthropicTextBlock, AnthropicTool, AnthropicToolChoice, AnthropicWebSearchTool } from './wire.ts';
 
 /** The long-standing API version; every field the gateway sends is accepted under it. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -43,7 +44,10 @@ export function anthropicBody(request: CanonicalRequest, endpoint: RouteEndpoint
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.stop !== undefined && request.stop.length > 0) body.stop_sequences = [...request.stop];
-  if (request.tools !== undefined && request.tools.length > 0) body.tools = request.tools.map(anthropicTool);
+  const tools: (AnthropicTool | AnthropicWebSearchTool)[] = (request.tools ?? []).map(anthropicTool);
+  // Web search is a server tool beside the function tools: the API runs it within the turn.
+  if (request.webSearch === true) tools.push(anthropicWebSearchTool());
+  if (tools.length > 0) body.tools = tools;
   const toolChoice = anthropicToolChoice(request.toolChoice, request.parallelToolCalls, body.tools !== undefined);
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
   const reasoning = anthropicReasoning(request, endpoint, maxTokens);

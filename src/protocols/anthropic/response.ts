@@ -5,6 +5,7 @@ import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { anthropicCitations, anthropicSignature, thinkingBlockOf, toolCallSignature, type ThinkingBlock } from './blocks.ts';
 import { anthropicFinish } from './finish.ts';
 import { anthropicUsage } from './usage.ts';
+import { WebSearchTally } from './web-search.ts';
 import type { AnthropicContentBlockWire, AnthropicMessageWire } from './wire.ts';
 
 export function parseAnthropicResponse(body: unknown): CanonicalResult {
@@ -14,9 +15,13 @@ export function parseAnthropicResponse(body: unknown): CanonicalResult {
   }
   const content: AssistantContentPart[] = [];
   const citations: Citation[] = [];
+  const searches = new WebSearchTally();
   /** Thinking blocks not yet carried by a tool call (see blocks.ts). */
   let thinking: ThinkingBlock[] = [];
+  /** Length of the answer text so far: citations are positions in it. */
+  let answerLength = 0;
   for (const block of wire.content) {
+    searches.block(block);
     const part = contentPart(block);
     if (part === undefined) continue;
     const replay = thinkingBlockOf(part);
@@ -28,18 +33,24 @@ export function parseAnthropicResponse(body: unknown): CanonicalResult {
     } else {
       content.push(part);
     }
-    if (block.type === 'text') citations.push(...anthropicCitations(block.citations));
+    if (part.type === 'text') {
+      citations.push(...anthropicCitations(block.citations, answerLength, answerLength + part.text.length));
+      answerLength += part.text.length;
+    }
   }
+  searches.usage(wire.usage);
+  const webSearch = searches.info();
   return {
     ...providerIdentity(wire.id, wire.model),
     content,
     finish: anthropicFinish(wire.stop_reason, wire.stop_sequence),
     usage: anthropicUsage(wire.usage),
+    ...(webSearch && { webSearch }),
     ...(citations.length > 0 && { citations }),
   };
 }
 
-/** Server-tool blocks (web search results and the like) are never requested, so never kept. */
+/** Server-tool blocks are not content: web search is reported apart (web-search.ts). */
 function contentPart(block: AnthropicContentBlockWire): AssistantContentPart | undefined {
   switch (block.type) {
     case 'text':

@@ -8,8 +8,13 @@
  * `message_delta` and emitted at `message_stop`, the stream's terminator. As in the official SDK,
  * `ping` and events before `message_start` are ignored. The thinking blocks before a tool call
  * travel as that call's signature, as in a whole response (see blocks.ts).
+ *
+ * Web search blocks feed no part: a `server_tool_use` block's query arrives as input_json_delta
+ * fragments, its `web_search_tool_result` arrives whole in its content_block_start. A `web-search`
+ * event follows each search that ran, so that a stream cut short still reports what was searched,
+ * and the `message_delta` whose usage carries the billed count gives the final one (web-search.ts).
  */
-import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
+import type { Finish, StreamEvent } from '../../canonical/index.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
@@ -19,12 +24,16 @@ import { anthropicCitations, anthropicSignature, toolCallSignature, type Thinkin
 import { anthropicStreamError } from './errors.ts';
 import { anthropicFinish } from './finish.ts';
 import { anthropicUsage, mergeAnthropicUsage } from './usage.ts';
-import type { AnthropicContentBlockWire, AnthropicDeltaWire, AnthropicEventWire, AnthropicUsageWire } from './wire.ts';
+import { WebSearchTally } from './web-search.ts';
+import type { AnthropicCitationWire, AnthropicContentBlockWire, AnthropicDeltaWire, AnthropicEventWire, AnthropicUsageWire } from './wire.ts';
 
 type OpenBlock =
-  | { readonly kind: 'text'; readonly index: number; readonly citations: Citation[] }
+  /** `start`: where the block begins in the answer text, which its citations span. */
+  | { readonly kind: 'text'; readonly index: number; readonly start: number; readonly citations: AnthropicCitationWire[] }
   | { readonly kind: 'reasoning'; readonly index: number; readonly redacted: boolean; text: string; signature?: string }
-  | { readonly kind: 'tool_call'; readonly index: number; hasArguments: boolean };
+  | { readonly kind: 'tool_call'; readonly index: number; hasArguments: boolean }
+  /** A server tool call: not a canonical part, its input is collected for web-search.ts. */
+  | { readonly kind: 'server_tool'; readonly id?: string; readonly name?: string; input: string };
 
 export function createAnthropicStreamDecoder(): StreamDecoder {
   let started = false;
@@ -36,6 +45,14 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   let pendingFinish: Finish | undefined;
   /** Completed thinking blocks not yet carried by a tool call (see blocks.ts). */
   let thinking: ThinkingBlock[] = [];
+  /** Length of the answer text so far: citations are positions in it. */
+  let answerLength = 0;
+  const searches = new WebSearchTally();
+
+  const webSearchEvents = (): StreamEvent[] => {
+    const webSearch = searches.info();
+    return webSearch === undefined ? [] : [{ type: 'web-search', webSearch }];
+  };
 
   const fail = (error: GatewayError): StreamEvent[] => {
     finished = true;
@@ -46,7 +63,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
     switch (block.type) {
       case 'text': {
         const index = nextIndex++;
-        blocks.set(wireIndex, { kind: 'text', index, citations: [] });
+        blocks.set(wireIndex, { kind: 'text', index, start: answerLength, citations: [...(block.citations ?? [])] });
+        answerLength += block.text?.length ?? 0;
         return [{ type: 'text-start', index }, ...(block.text ? [{ type: 'text-delta' as const, index, text: block.text }] : [])];
       }
       case 'thinking': {
@@ -61,8 +79,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       }
       case 'tool_use': {
         const index = nextIndex++;
-        // The input starts as `{}` and arrives through input_json_delta; a non-empty one is whole.
-        const input = block.input !== undefined && JSON.stringify(block.input) !== '{}' ? JSON.stringify(block.input) : undefined;
+        const input = wholeInput(block.input);
         blocks.set(wireIndex, { kind: 'tool_call', index, hasArguments: input !== undefined });
         const signature = toolCallSignature(thinking);
         thinking = [];
@@ -71,6 +88,11 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
           ...(input !== undefined ? [{ type: 'tool-call-delta' as const, index, argumentsDelta: input }] : []),
         ];
       }
+      case 'server_tool_use':
+        blocks.set(wireIndex, { kind: 'server_tool', id: block.id, name: block.name, input: wholeInput(block.input) ?? '' });
+        return [];
+      case 'web_search_tool_result':
+        return searches.block(block) ? webSearchEvents() : [];
       default:
         return [];
     }
@@ -79,9 +101,11 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   const blockDelta = (block: OpenBlock, delta: AnthropicDeltaWire): StreamEvent[] => {
     switch (delta.type) {
       case 'text_delta':
-        return block.kind === 'text' && delta.text ? [{ type: 'text-delta', index: block.index, text: delta.text }] : [];
+        if (block.kind !== 'text' || !delta.text) return [];
+        answerLength += delta.text.length;
+        return [{ type: 'text-delta', index: block.index, text: delta.text }];
       case 'citations_delta':
-        if (block.kind === 'text' && delta.citation) block.citations.push(...anthropicCitations([delta.citation]));
+        if (block.kind === 'text' && delta.citation) block.citations.push(delta.citation);
         return [];
       case 'thinking_delta':
         if (block.kind !== 'reasoning' || !delta.thinking) return [];
@@ -91,7 +115,12 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         if (block.kind === 'reasoning' && delta.signature) block.signature = (block.signature ?? '') + delta.signature;
         return [];
       case 'input_json_delta':
-        if (block.kind !== 'tool_call' || !delta.partial_json) return [];
+        if (!delta.partial_json) return [];
+        if (block.kind === 'server_tool') {
+          block.input += delta.partial_json;
+          return [];
+        }
+        if (block.kind !== 'tool_call') return [];
         block.hasArguments = true;
         return [{ type: 'tool-call-delta', index: block.index, argumentsDelta: delta.partial_json }];
       default:
@@ -101,8 +130,10 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
 
   const stopBlock = (block: OpenBlock): StreamEvent[] => {
     switch (block.kind) {
-      case 'text':
-        return [{ type: 'text-end', index: block.index, ...(block.citations.length > 0 && { citations: block.citations }) }];
+      case 'text': {
+        const citations = anthropicCitations(block.citations, block.start, answerLength);
+        return [{ type: 'text-end', index: block.index, ...(citations.length > 0 && { citations }) }];
+      }
       case 'reasoning': {
         const signature = anthropicSignature(block.signature);
         if (signature !== undefined) {
@@ -117,6 +148,9 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
           ...(block.hasArguments ? [] : [{ type: 'tool-call-delta' as const, index: block.index, argumentsDelta: '{}' }]),
           { type: 'tool-call-end', index: block.index },
         ];
+      case 'server_tool':
+        searches.block({ type: 'server_tool_use', id: block.id, name: block.name, input: parsedInput(block.input) });
+        return [];
       default: {
         const unknown: never = block;
         throw new Error(`unknown block ${JSON.stringify(unknown)}`);
@@ -151,7 +185,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       case 'message_delta':
         pendingFinish = anthropicFinish(event.delta?.stop_reason, event.delta?.stop_sequence);
         usage = mergeAnthropicUsage(usage, event.usage);
-        return [{ type: 'usage', usage: anthropicUsage(usage) }];
+        searches.usage(event.usage);
+        return [{ type: 'usage', usage: anthropicUsage(usage) }, ...webSearchEvents()];
       case 'message_stop': {
         if (pendingFinish === undefined) return fail(malformedUpstream('a message_stop without a stop_reason'));
         const events = [...blocks.values()].flatMap(stopBlock);
@@ -180,4 +215,19 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       return finished ? [] : fail(malformedUpstream('a stream that ended before message_stop'));
     },
   };
+}
+
+/** A block's input at its start: `{}` means the input follows in input_json_delta fragments; any other is whole. */
+function wholeInput(input: unknown): string | undefined {
+  const text = input === undefined ? undefined : JSON.stringify(input);
+  return text === '{}' ? undefined : text;
+}
+
+/** The assembled input of a server tool call; one that does not parse reports no query. */
+function parsedInput(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

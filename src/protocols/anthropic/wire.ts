@@ -2,7 +2,8 @@
  * The Anthropic Messages wire format (PROTOCOLS.md §3; `@anthropic-ai/sdk`
  * `resources/messages/messages.d.ts`). Request types are exact: the gateway only sends what they
  * allow. Response and event types are tolerant: every field may be missing, and block or delta types
- * the gateway does not use (server tools, citations of documents) pass through as unknown strings.
+ * the gateway does not use (server tools other than web search, citations of documents) pass
+ * through as unknown strings.
  */
 
 // ---- request ----
@@ -80,6 +81,14 @@ export interface AnthropicTool {
   cache_control?: AnthropicCacheControl;
 }
 
+/** The server-side web search tool (`web_search_20250305`), run by the API within the turn. */
+export interface AnthropicWebSearchTool {
+  type: 'web_search_20250305';
+  name: 'web_search';
+  max_uses?: number;
+  cache_control?: AnthropicCacheControl;
+}
+
 export type AnthropicToolChoice =
   | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
   | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
@@ -106,7 +115,7 @@ export interface AnthropicRequestBody {
   top_p?: number;
   top_k?: number;
   stop_sequences?: string[];
-  tools?: AnthropicTool[];
+  tools?: (AnthropicTool | AnthropicWebSearchTool)[];
   tool_choice?: AnthropicToolChoice;
   thinking?: AnthropicThinking;
   output_config?: AnthropicOutputConfig;
@@ -122,6 +131,7 @@ export interface AnthropicUsageWire {
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   output_tokens_details?: { thinking_tokens?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
 }
 
 export interface AnthropicCitationWire {
@@ -140,6 +150,9 @@ export interface AnthropicContentBlockWire {
   id?: string;
   name?: string;
   input?: unknown;
+  /** `web_search_tool_result`: the call it answers, and a list of results or an error object. */
+  tool_use_id?: string;
+  content?: unknown;
 }
 
 export interface AnthropicMessageWire {

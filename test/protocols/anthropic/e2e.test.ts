@@ -3,11 +3,14 @@
  * Anthropic Messages simulator: the shared scenarios plus what is particular to this protocol.
  */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
+import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { formatUsd } from '../../../src/core/money.ts';
-import { startAnthropicSimulator } from '../../simulators/anthropic.ts';
+import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
+import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
 import { chatEndToEndSuite, FALLBACK_MODEL, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { chatModelsConfig } from '../../simulators/gateway-config.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
 const context = chatEndToEndSuite({
@@ -42,6 +45,10 @@ describe('anthropic upstream specifics', () => {
   for (const [name, fields] of [['seed', { seed: 1 }], ['presence_penalty', { presence_penalty: 0 }], ['logprobs', { logprobs: false }]] as const) {
     test(`explicit ${name} cannot be expressed: 400 unsupported_parameter before any upstream call`, () => assertRefusedBeforeUpstream(context(), fields, [name]));
   }
+
+  // The chat dialect itself refuses top_logprobs without logprobs: true, so the pair is what reaches policy.
+  test('logprobs with top_logprobs cannot be expressed: 400 unsupported_parameter naming one of them, nothing sent upstream', () =>
+    assertRefusedBeforeUpstream(context(), { logprobs: true, top_logprobs: 2 }, ['logprobs', 'top_logprobs']));
 
   test('529 overloaded falls back to the second provider, plain and streamed', async () => {
     const { client, primary, secondary } = context();
@@ -100,6 +107,79 @@ describe('anthropic upstream specifics', () => {
     assert.ok((second.data.usage!.prompt_tokens_details?.cached_tokens ?? 0) > 0, 'the system prefix is read from the cache');
     const charge = await waitForCharge(gateway, owner, known);
     assert.equal(formatUsd(charge), second.response.headers.get('x-gateway-cost-usd'));
+  });
+});
+
+type WebSearchExtension = { x_gateway?: { web_search: { queries: string[]; search_entry_point_html: string; billed_queries: number } } };
+
+describe('anthropic web search (the web_search_20250305 server tool) → x_gateway.web_search', () => {
+  const PER_QUERY = 'gateway/search-per-query';
+  const PER_REQUEST = 'gateway/search-per-request';
+  const SEARCH_PRICE = 0.01;
+  let sim: AnthropicSimulator;
+  let gateway: TestGateway;
+  let client: OpenAI;
+
+  before(async () => {
+    // The model tries seven searches; the gateway's max_uses lets five run, the sixth is refused.
+    sim = await startAnthropicSimulator({ apiKey: 'a-key', searchQueries: 7 });
+    const provider = { id: 'anthropic', kind: 'anthropic' as const, baseUrl: sim.baseUrl, apiKeyEnv: 'ANTHROPIC_KEY' };
+    const config: GatewayConfig = chatModelsConfig({ [PER_QUERY]: [provider], [PER_REQUEST]: [provider] });
+    for (const entry of config.models) {
+      for (const route of entry.endpoints) {
+        route.capabilities = { ...route.capabilities, web_search: true, web_search_with_tools: true };
+        route.search_price_per_query = SEARCH_PRICE;
+        route.search_billing = entry.id === PER_QUERY ? 'per_query' : 'per_request';
+      }
+    }
+    gateway = await startGateway({ config, env: { ANTHROPIC_KEY: 'a-key' }, creditUsd: '10' });
+    client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+  });
+  after(async () => {
+    await gateway?.close();
+    await sim?.close();
+  });
+
+  const QUESTION = 'Who won Euro 2024';
+  const RAN = [QUESTION, `${QUESTION} 2`, `${QUESTION} 3`, `${QUESTION} 4`, `${QUESTION} 5`];
+  const body = (model: string) => ({ model, messages: [{ role: 'user', content: QUESTION }], tools: [{ type: 'web_search' }] }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+  const owner = () => ({ kind: 'account', id: gateway.account.id }) as const;
+  const knownEntries = async () => new Set((await gateway.store.listEntries(owner())).map((entry) => entry.id));
+
+  for (const [model, billed] of [[PER_QUERY, 5], [PER_REQUEST, 1]] as const) {
+    test(`${model === PER_QUERY ? 'per query' : 'per request'}: the server tool upstream, the queries that ran, billed_queries ${billed}, the citation, a charge equal to the cost header`, async () => {
+      const known = await knownEntries();
+      const { data, response } = await client.chat.completions.create(body(model)).withResponse();
+      assert.deepEqual(sim.requests.at(-1)!.body.tools, [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }]);
+      assert.deepEqual((data as WebSearchExtension).x_gateway?.web_search, { queries: RAN, search_entry_point_html: '', billed_queries: billed });
+      const answer = `Echo: ${QUESTION}`;
+      assert.equal(data.choices[0].message.content, answer);
+      assert.deepEqual(data.choices[0].message.annotations, [
+        { type: 'url_citation', url_citation: { url: `https://example.com/${sim.requests.length}/1`, title: 'Result 1', start_index: 0, end_index: answer.length } },
+      ]);
+      const cost = response.headers.get('x-gateway-cost-usd');
+      assert.equal(formatUsd(await waitForCharge(gateway, owner(), known)), cost);
+      // The search units alone are billed units × the search price; tokens come on top.
+      assert.ok(Number(cost) > billed * SEARCH_PRICE && Number(cost) < billed * SEARCH_PRICE + 0.01, `cost ${cost}`);
+    });
+  }
+
+  test('streamed, per query: x_gateway.web_search on the finish chunk, the usage chunk\'s cost equal to the ledger charge', async () => {
+    const known = await knownEntries();
+    const stream = await client.chat.completions.create({ ...body(PER_QUERY), stream: true, stream_options: { include_usage: true } });
+    let webSearch: unknown;
+    let cost: string | undefined;
+    let text = '';
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      webSearch = (chunk as WebSearchExtension).x_gateway?.web_search ?? webSearch;
+      cost = (chunk.usage as { cost?: string } | null | undefined)?.cost ?? cost;
+    }
+    assert.equal(sim.requests.at(-1)!.body.stream, true);
+    assert.equal(text, `Echo: ${QUESTION}`);
+    assert.deepEqual(webSearch, { queries: RAN, search_entry_point_html: '', billed_queries: 5 });
+    assert.equal(formatUsd(await waitForCharge(gateway, owner(), known)), cost);
+    assert.ok(Number(cost) > 5 * SEARCH_PRICE && Number(cost) < 5 * SEARCH_PRICE + 0.01, `cost ${cost}`);
   });
 });
 

@@ -4,7 +4,10 @@ import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import type { RouteEndpoint } from '../../../src/catalog/types.ts';
 import { anthropicBody, buildAnthropicRequest, JSON_OBJECT_INSTRUCTION } from '../../../src/protocols/anthropic/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
+import { readJsonFixture } from '../../simulators/fixtures.ts';
 import { canonicalRequest as request } from '../helpers.ts';
+
+const here = import.meta.dirname;
 
 function endpoint(overrides: Partial<RouteEndpoint> = {}): RouteEndpoint {
   return { ...simulatorEndpoint({ kind: 'anthropic', base_url: 'http://upstream.test/' }, 'claude-up'), ...overrides };
@@ -14,41 +17,166 @@ const user = { role: 'user', content: [{ type: 'text', text: 'Hi' }] };
 const base = { model: 'claude-up', max_tokens: 4096, messages: [user] };
 const weatherTool = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
 
-describe('anthropic: canonical request → upstream body', () => {
-  const rows: { name: string; request: CanonicalRequest; endpoint?: RouteEndpoint; stream?: boolean; expected: object }[] = [
-    { name: 'minimal: max_tokens defaults to the bound the reservation assumed', request: request({}), expected: base },
-    { name: 'max_tokens from the endpoint limit when the client gave none', request: request({}), endpoint: endpoint({ limits: { max_tokens: 64000 } }), expected: { ...base, max_tokens: 64000 } },
-    {
-      name: 'system hoisted as text blocks, cache_control kept',
-      request: request({ system: [{ text: 'Be brief.' }, { text: 'Long instructions', cacheControl: { type: 'ephemeral', ttl: '1h' } }] }),
-      expected: { ...base, system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Long instructions', cache_control: { type: 'ephemeral', ttl: '1h' } }] },
+/**
+ * Request bodies recorded in the shapes of Anthropic's public documentation (Messages API, tool use,
+ * extended thinking, vision and PDF, structured outputs, prompt caching, web search), adapted only
+ * where the gateway always sends the long form (content as blocks, system as blocks): the canonical
+ * request must become exactly that body on the wire.
+ */
+describe('anthropic: canonical request → the documented request body (fixtures)', () => {
+  const docs = endpoint({ upstreamModel: 'claude-sonnet-4-5' });
+  const getWeather = {
+    name: 'get_weather',
+    description: 'Get the current weather in a given location',
+    parameters: {
+      type: 'object',
+      properties: {
+        location: { type: 'string', description: 'The city and state, e.g. San Francisco, CA' },
+        unit: { type: 'string', enum: ['celsius', 'fahrenheit'], description: "The unit of temperature, either 'celsius' or 'fahrenheit'" },
+      },
+      required: ['location'],
     },
-    {
-      name: 'sampling only when present, stop sequences, user id, stream',
-      request: request({ maxOutputTokens: 50, temperature: 0.2, topP: 0.9, topK: 40, stop: ['END'], user: 'u-1', stream: true }),
-      stream: true,
-      expected: { ...base, max_tokens: 50, temperature: 0.2, top_p: 0.9, top_k: 40, stop_sequences: ['END'], metadata: { user_id: 'u-1' }, stream: true },
-    },
-    {
-      name: 'tools with input_schema (default when absent), strict, cache_control; named choice without parallel calls',
-      request: request({
-        tools: [{ ...weatherTool, strict: true }, { name: 'get_time', cacheControl: { type: 'ephemeral' } }],
+  };
+  const thinkingBlock = {
+    type: 'thinking',
+    thinking: 'The user wants to know the current weather in Paris. I have access to a function `get_weather`, so I should call it with the location parameter.',
+    signature: 'BDaL4VrbR2Oj0hO4XpJxT28J5TILnCrrUXoKiiNBZW9P+nr8XSj1zuZzAl4egiCCpQNvfyUuFFJP5CncdYZEQPPmLxYsNrcs',
+  };
+  const fixtures: Readonly<Record<string, CanonicalRequest>> = {
+    'request-text.json': request({ maxOutputTokens: 1024 }, 'Hello, world'),
+    'request-system-sampling.json': request(
+      {
+        system: [{ text: 'You are a seasoned data scientist at a Fortune 500 company.' }],
+        maxOutputTokens: 2048,
+        temperature: 0.2,
+        topP: 0.9,
+        topK: 40,
+        stop: ['\n\nHuman:'],
+        user: '13803d75-b4b5-4c3e-b2a2-6f21399b021b',
+        stream: true,
+      },
+      'Analyze this dataset for anomalies: <dataset>{{DATASET}}</dataset>',
+    ),
+    'request-tools.json': request(
+      {
+        maxOutputTokens: 1024,
+        tools: [
+          { ...getWeather, strict: true },
+          {
+            name: 'get_time',
+            description: 'Get the current time in a given time zone',
+            parameters: { type: 'object', properties: { timezone: { type: 'string', description: 'The IANA time zone name, e.g. America/Los_Angeles' } }, required: ['timezone'] },
+            cacheControl: { type: 'ephemeral' },
+          },
+        ],
         toolChoice: { kind: 'tool', name: 'get_weather' },
         parallelToolCalls: false,
-      }),
-      expected: {
-        ...base,
-        tools: [
-          { name: 'get_weather', description: 'Weather', input_schema: weatherTool.parameters, strict: true },
-          { name: 'get_time', input_schema: { type: 'object', properties: {} }, cache_control: { type: 'ephemeral' } },
-        ],
-        tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
       },
-    },
+      'What is the weather like in San Francisco?',
+    ),
+    // A chat client replays the tool call with the thinking it carried (blocks.ts), never the reasoning.
+    'request-tool-loop-thinking.json': request({
+      maxOutputTokens: 16000,
+      reasoning: { kind: 'effort', effort: 'medium' },
+      tools: [getWeather],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: "What's the weather in Paris?" }] },
+        {
+          role: 'assistant',
+          content: [{
+            type: 'tool_call',
+            id: 'toolu_01CswdEQBMshySk6Y9DFKrfq',
+            name: 'get_weather',
+            arguments: '{"location":"Paris"}',
+            signature: { family: 'anthropic', value: JSON.stringify([thinkingBlock]) },
+          }],
+        },
+        { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_01CswdEQBMshySk6Y9DFKrfq', content: [{ type: 'text', text: 'Current temperature: 88°F' }] }] },
+      ],
+    }),
+    'request-thinking.json': request(
+      { dialect: 'messages', maxOutputTokens: 16000, reasoning: { kind: 'budget', budgetTokens: 10000 } },
+      'Are there an infinite number of prime numbers such that n mod 4 == 3?',
+    ),
+    'request-images-documents.json': request({
+      maxOutputTokens: 1024,
+      messages: [{
+        role: 'user',
+        content: [
+          { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRgABAQEASABIAAD' } },
+          { type: 'image', source: { kind: 'url', url: 'https://upload.wikimedia.org/wikipedia/commons/a/a7/Camponotus_flavomarginatus_ant.jpg' } },
+          { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0xLjcKCjEgMCBvYmoK', title: 'report.pdf' },
+          { type: 'document', mediaType: 'text/plain', data: 'The grass is green. The sky is blue.', title: 'My Document' },
+          { type: 'text', text: 'Compare these images and documents.' },
+        ],
+      }],
+    }),
+    'request-json-schema.json': request(
+      {
+        maxOutputTokens: 1024,
+        responseFormat: {
+          kind: 'json_schema',
+          name: 'contact',
+          strict: true,
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string' }, email: { type: 'string' }, plan_interest: { type: 'string' }, demo_requested: { type: 'boolean' } },
+            required: ['name', 'email', 'plan_interest', 'demo_requested'],
+            additionalProperties: false,
+          },
+        },
+      },
+      'Extract the key information from this email: John Smith (john@example.com) is interested in our Enterprise plan and wants to schedule a demo for next Tuesday at 2pm.',
+    ),
+    // The client's own 1h breakpoint is kept; the gateway's option adds its 5m one after it, as the
+    // API wants longer-lived entries before shorter ones.
+    'request-cache.json': request(
+      {
+        maxOutputTokens: 1024,
+        system: [
+          { text: 'You are an AI assistant tasked with analyzing literary works. Your goal is to provide insightful commentary and analysis on themes, characters, and writing style.\n' },
+          { text: "<the entire contents of 'Pride and Prejudice'>", cacheControl: { type: 'ephemeral', ttl: '1h' } },
+        ],
+        cache: { mode: 'on', ttl: '5m' },
+      },
+      "Analyze the major themes in 'Pride and Prejudice'.",
+    ),
+    // max_uses: the most searches a per-query reservation covers (billing/search-units.ts).
+    'request-web-search.json': request({ maxOutputTokens: 1024, webSearch: true }, "What's the weather in NYC?"),
+  };
+  for (const [fixture, canonical] of Object.entries(fixtures)) {
+    test(fixture, () => {
+      const wire = buildAnthropicRequest(canonical, docs, 'sk-ant', canonical.stream);
+      assert.deepEqual(JSON.parse(wire.body), readJsonFixture(here, fixture));
+    });
+  }
+});
+
+describe('anthropic: canonical request → upstream body', () => {
+  const rows: { name: string; request: CanonicalRequest; endpoint?: RouteEndpoint; expected: object }[] = [
+    { name: 'minimal: max_tokens defaults to the bound the reservation assumed', request: request({}), expected: base },
+    { name: 'max_tokens from the endpoint limit when the client gave none', request: request({}), endpoint: endpoint({ limits: { max_tokens: 64000 } }), expected: { ...base, max_tokens: 64000 } },
     {
       name: 'parallelToolCalls=false without a choice → auto with disable_parallel_tool_use; required → any',
       request: request({ tools: [weatherTool], parallelToolCalls: false }),
       expected: { ...base, tools: [{ name: 'get_weather', description: 'Weather', input_schema: weatherTool.parameters }], tool_choice: { type: 'auto', disable_parallel_tool_use: true } },
+    },
+    {
+      name: 'a tool declared without parameters takes an empty object schema',
+      request: request({ tools: [{ name: 'get_time' }] }),
+      expected: { ...base, tools: [{ name: 'get_time', input_schema: { type: 'object', properties: {} } }] },
+    },
+    {
+      name: 'web search beside function tools: the server tool after them; with the cache option on, the last tool\'s breakpoint is its own',
+      request: request({ tools: [weatherTool], webSearch: true, cache: { mode: 'on' } }),
+      expected: {
+        ...base,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] }],
+        tools: [
+          { name: 'get_weather', description: 'Weather', input_schema: weatherTool.parameters },
+          { type: 'web_search_20250305', name: 'web_search', max_uses: 5, cache_control: { type: 'ephemeral' } },
+        ],
+      },
     },
     {
       name: 'tool choice required → any',
@@ -102,44 +230,6 @@ describe('anthropic: canonical request → upstream body', () => {
       },
     },
     {
-      name: 'a chat client\'s replayed turn (text and tool calls, no reasoning) starts with the thinking its tool call carries',
-      request: request({
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
-          {
-            role: 'assistant',
-            content: [
-              { type: 'text', text: 'Let me check.' },
-              {
-                type: 'tool_call',
-                id: 'toolu_1',
-                name: 'get_weather',
-                arguments: '{"city":"Paris"}',
-                signature: { family: 'anthropic', value: JSON.stringify([{ type: 'thinking', thinking: 'Call it.', signature: 'sig-t' }, { type: 'redacted_thinking', data: 'r' }]) },
-              },
-            ],
-          },
-          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_1', content: [{ type: 'text', text: '18C' }] }] },
-        ],
-      }),
-      expected: {
-        ...base,
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
-          {
-            role: 'assistant',
-            content: [
-              { type: 'thinking', thinking: 'Call it.', signature: 'sig-t' },
-              { type: 'redacted_thinking', data: 'r' },
-              { type: 'text', text: 'Let me check.' },
-              { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
-            ],
-          },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '18C' }] }] },
-        ],
-      },
-    },
-    {
       name: 'signed reasoning replayed by the client wins over what the tool call carries; a foreign or unreadable carrier adds nothing',
       request: request({
         messages: [
@@ -176,37 +266,6 @@ describe('anthropic: canonical request → upstream body', () => {
       expected: { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'ok' }] }, { type: 'text', text: 'here:' }] }] },
     },
     {
-      name: 'images (base64 and URL), documents (PDF and text)',
-      request: request({
-        messages: [{
-          role: 'user',
-          content: [
-            { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBO' } },
-            { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' } },
-            { type: 'document', mediaType: 'application/pdf', data: 'JVBE', title: 'report.pdf' },
-            { type: 'document', mediaType: 'text/plain', data: 'plain words' },
-          ],
-        }],
-      }),
-      expected: {
-        ...base,
-        messages: [{
-          role: 'user',
-          content: [
-            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBO' } },
-            { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
-            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' }, title: 'report.pdf' },
-            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain words' } },
-          ],
-        }],
-      },
-    },
-    {
-      name: 'json_schema → output_config.format',
-      request: request({ responseFormat: { kind: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } }),
-      expected: { ...base, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } },
-    },
-    {
       name: 'json_object → a best-effort instruction after the system blocks',
       request: request({ system: [{ text: 'Be brief.' }], responseFormat: { kind: 'json_object' } }),
       expected: { ...base, system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: JSON_OBJECT_INSTRUCTION }] },
@@ -215,7 +274,7 @@ describe('anthropic: canonical request → upstream body', () => {
   ];
   for (const row of rows) {
     test(row.name, () => {
-      assert.deepEqual(anthropicBody(row.request, row.endpoint ?? endpoint(), row.stream ?? false), row.expected);
+      assert.deepEqual(anthropicBody(row.request, row.endpoint ?? endpoint(), false), row.expected);
     });
   }
 

@@ -42,14 +42,64 @@ describe('anthropic: response fixtures → canonical result', () => {
     ]);
   });
 
-  test('refusal → content_filter; web-search citations on text are kept', () => {
+  test('refusal → content_filter; web-search citations span their text block, document citations have no URL to report', () => {
     const result = parseAnthropicResponse({
-      content: [{ type: 'text', text: 'x', citations: [{ type: 'web_search_result_location', url: 'https://a.example', title: 'A', cited_text: 'x' }, { type: 'char_location', cited_text: 'y' }] }],
+      content: [
+        { type: 'text', text: 'Hi. ' },
+        {
+          type: 'text',
+          text: 'x',
+          citations: [
+            { type: 'web_search_result_location', url: 'https://a.example', title: 'A', cited_text: 'x' },
+            { type: 'web_search_result_location', url: 'https://a.example', title: 'A', cited_text: 'again' },
+            { type: 'char_location', cited_text: 'y' },
+          ],
+        },
+      ],
       stop_reason: 'refusal',
       usage: { input_tokens: 1, output_tokens: 1 },
     });
     assert.deepEqual(result.finish, { reason: 'content_filter', raw: 'refusal' });
-    assert.deepEqual(result.citations, [{ url: 'https://a.example', title: 'A' }]);
+    assert.deepEqual(result.citations, [{ url: 'https://a.example', title: 'A', startIndex: 4, endIndex: 5 }]);
+  });
+
+  test('web-search.json: server tool blocks are not content; the query, the billed count and the citation come through', () => {
+    assert.deepEqual(
+      parseAnthropicResponse(readJsonFixture(here, 'web-search.json')),
+      result(
+        ['msg_a930390d3a', SONNET],
+        finish('stop', 'end_turn'),
+        usage(6039, 931),
+        [
+          { type: 'text', text: "I'll search for when Claude Shannon was born." },
+          { type: 'text', text: 'Based on the search results, ' },
+          { type: 'text', text: 'Claude Shannon was born on April 30, 1916, in Petoskey, Michigan' },
+        ],
+        {
+          webSearch: { queries: ['claude shannon birth date'], billedQueries: 1 },
+          citations: [{ url: 'https://en.wikipedia.org/wiki/Claude_Shannon', title: 'Claude Shannon - Wikipedia', startIndex: 74, endIndex: 138 }],
+        },
+      ),
+    );
+  });
+
+  test('web search: a search answered with an error did not run; without the API\'s count, the searches that ran are billed', () => {
+    const search = (id: string, query: string, content: unknown) => [
+      { type: 'server_tool_use', id, name: 'web_search', input: { query } },
+      { type: 'web_search_tool_result', tool_use_id: id, content },
+    ];
+    const body = (usage: object) => ({
+      content: [
+        ...search('srvtoolu_1', 'first', []),
+        ...search('srvtoolu_2', 'second', { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' }),
+        { type: 'text', text: 'Nothing found.' },
+      ],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 1, output_tokens: 1, ...usage },
+    });
+    assert.deepEqual(parseAnthropicResponse(body({ server_tool_use: { web_search_requests: 1 } })).webSearch, { queries: ['first'], billedQueries: 1 });
+    assert.deepEqual(parseAnthropicResponse(body({})).webSearch, { queries: ['first'], billedQueries: 1 });
+    assert.equal(parseAnthropicResponse({ content: [{ type: 'text', text: 'x' }], stop_reason: 'end_turn', usage: {} }).webSearch, undefined);
   });
 
   test('a body without content is a retryable upstream fault', () => {

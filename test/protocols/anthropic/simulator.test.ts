@@ -83,6 +83,26 @@ describe('anthropic protocol ⇄ simulator', () => {
     assert.ok(next.usage.cacheReadTokens >= first.usage.cacheWriteTokens);
   });
 
+  test('web search: the server tool runs; the queries that ran, the billed count and the cited span come back, whole and streamed', async () => {
+    const searching = await startAnthropicSimulator({ searchQueries: 7 });
+    try {
+      const at = simulatorEndpoint({ kind: 'anthropic', base_url: searching.baseUrl }, 'claude-sim');
+      const searched = { queries: ['Hello there', 'Hello there 2', 'Hello there 3', 'Hello there 4', 'Hello there 5'], billedQueries: 5 };
+      const citations = [{ url: 'https://example.com/1/1', title: 'Result 1', startIndex: 0, endIndex: 17 }];
+      const result = await anthropicProtocol.complete(request({ webSearch: true }), at, context);
+      assert.deepEqual(searching.requests.at(-1)!.body.tools, [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }]);
+      assert.deepEqual(result.content, [{ type: 'text', text: 'Echo: Hello there' }]);
+      assert.deepEqual([result.webSearch, result.citations], [searched, citations]);
+      const events = await collect(anthropicProtocol.stream(request({ webSearch: true, stream: true }), at, context));
+      const webSearch = events.filter((event) => event.type === 'web-search');
+      assert.equal(webSearch.length, 6, 'one per search that ran, then the billed count');
+      assert.deepEqual(webSearch.at(-1), { type: 'web-search', webSearch: searched });
+      assert.deepEqual(events.find((event) => event.type === 'text-end'), { type: 'text-end', index: 0, citations: [{ ...citations[0], url: 'https://example.com/2/1' }] });
+    } finally {
+      await searching.close();
+    }
+  });
+
   test('faults: 529 and 429 are retryable; a bad key is a non-retryable 502', async () => {
     sim.enqueue({ kind: 'status', status: 529 }, { kind: 'status', status: 429, headers: { 'retry-after': '2' } });
     await assert.rejects(anthropicProtocol.complete(request({}), endpoint, context), { status: 503, retryable: true });

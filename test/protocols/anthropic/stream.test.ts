@@ -65,6 +65,22 @@ describe('anthropic: stream fixtures → canonical events', () => {
     ]);
   });
 
+  test('web-search.sse: the query from its fragments, a web-search event per search that ran and with the billed count, the citation on its block', async () => {
+    const searched = { queries: ['latest quantum computing breakthroughs 2025'], billedQueries: 1 };
+    const text = textEvents(1, 'Error correction', ' passed the threshold.');
+    assert.deepEqual(await decode(readFixture(here, 'web-search.sse')), [
+      startEvent('msg_abc123', SONNET),
+      usageEvent(2679, 3),
+      ...textEvents(0, "I'll search for the latest breakthroughs."),
+      { type: 'web-search', webSearch: searched },
+      ...text.slice(0, -1),
+      { type: 'text-end', index: 1, citations: [{ url: 'https://example.com', title: 'Quantum Computing Breakthroughs in 2025', startIndex: 41, endIndex: 79 }] },
+      usageEvent(2679, 510),
+      { type: 'web-search', webSearch: searched },
+      finishEvent('stop', 'end_turn'),
+    ]);
+  });
+
   test('mid-stream-error.sse: event: error (overloaded) ends the stream as a retryable error', async () => {
     assert.deepEqual(comparable(await decode(readFixture(here, 'mid-stream-error.sse'))), [
       startEvent('msg_01ErrStream', SONNET),
