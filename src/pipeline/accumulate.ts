@@ -6,6 +6,7 @@ import type {
   AssistantContentPart,
   CanonicalResult,
   Citation,
+  ContentLogprob,
   Finish,
   OpaqueProviderData,
   StreamEvent,
@@ -30,6 +31,7 @@ type PartBuilder =
 export class StreamAccumulator {
   private readonly parts = new Map<number, PartBuilder>();
   private citations: Citation[] = [];
+  private logprobs: ContentLogprob[] = [];
   private providerResponseId: string | undefined;
   private providerModel: string | undefined;
   /** The provider's latest (cumulative) usage, when it reported any. */
@@ -47,6 +49,7 @@ export class StreamAccumulator {
         return;
       case 'text-delta':
         this.chunksOf(event.index, 'text')?.push(event.text);
+        if (event.logprobs) this.logprobs.push(...event.logprobs);
         return;
       case 'text-end':
         if (event.citations) this.citations.push(...event.citations);
@@ -150,6 +153,7 @@ export class StreamAccumulator {
       usage,
       webSearch: this.webSearch,
       ...(this.citations.length ? { citations: this.citations } : {}),
+      ...(this.logprobs.length ? { logprobs: this.logprobs } : {}),
     };
   }
 }

@@ -79,6 +79,17 @@ describe('request lifecycle', () => {
     assert.equal(output.choices[0].finish_reason, 'stop');
   });
 
+  test('a streamed request’s row keeps the logprobs the client was sent', async () => {
+    const body = { model: 'gateway/quick', logprobs: true, messages: [{ role: 'user', content: 'weigh these words' }] };
+    const plain = await post(body);
+    assert.equal(plain.status, 200);
+    const streamed = await post({ ...body, stream: true });
+    const record = await eventually(() => row(streamed.headers.get('x-gateway-request-id')));
+    const output = record.output as { choices: Array<{ logprobs: { content: unknown[] } | null }> };
+    assert.ok(plain.body.choices[0].logprobs.content.length > 0);
+    assert.deepEqual(output.choices[0].logprobs?.content, plain.body.choices[0].logprobs.content);
+  });
+
   test('a rejected request leaves a failed row with its status and code, and no cost', async () => {
     const response = await post({ model: 'gateway/quick', temperature: 1, messages: [{ role: 'user', content: 'x' }] });
     assert.equal(response.status, 400);
