@@ -16,6 +16,9 @@ import { parseJsonBody, readBodyText, sendUpstream, transportError, type Upstrea
 import { readSseMessages, type SseMessage } from './transport/sse.ts';
 import { malformedUpstream } from './transport/upstream-errors.ts';
 
+/** What a finished stream may still send after its last event before its connection is given up. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
 export function httpChatProtocol(translator: HttpChatTranslator): ChatProtocol {
   return {
     unsupportedParameters: translator.unsupportedParameters,
@@ -44,12 +47,14 @@ async function* streamEvents(
   const response = await send(translator, request, endpoint, context, true);
   const decoder = translator.createStreamDecoder();
   let started = false;
+  let finished = false;
   // Yields events in order. An error before anything was yielded is thrown instead (routing may
   // still fall back); an error ends the stream. Returns true once the stream has ended.
   const deliver = function* (events: readonly StreamEvent[]): Generator<StreamEvent, boolean> {
     for (const event of events) {
       if (event.type === 'error' && !started) throw event.error;
       started = true;
+      if (event.type === 'finish') finished = true;
       yield event;
       if (event.type === 'error') return true;
     }
@@ -70,8 +75,15 @@ async function* streamEvents(
     }
     yield* deliver(finishDecoding(decoder));
   } finally {
-    // A consumer that stops early (client gone, error) must not leave the upstream body streaming.
-    if (!response.body.destroyed) response.body.destroy();
+    if (finished) {
+      // The answer is complete; what may remain is the stream's end (a `[DONE]`, the last chunk
+      // boundary). Reading it keeps the connection for the next request, where destroying the body
+      // would close it and cost an error with its stack trace on every stream.
+      response.body.dump({ limit: DRAIN_LIMIT_BYTES }).catch(() => undefined);
+    } else if (!response.body.destroyed) {
+      // A consumer that stops early (client gone, error) must not leave the upstream body streaming.
+      response.body.destroy();
+    }
   }
 }
 

@@ -69,6 +69,8 @@ export interface Simulator {
   /** `http://127.0.0.1:<port>` (no path). */
   readonly origin: string;
   readonly requests: RecordedRequest[];
+  /** How many connections the simulator has accepted: a client that keeps connections alive opens few. */
+  connectionsAccepted(): number;
   enqueue(...behaviours: Behaviour[]): void;
   setDefault(behaviour: Behaviour): void;
   close(): Promise<void>;
@@ -93,7 +95,9 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
       }
     });
   });
+  let accepted = 0;
   server.on('connection', (socket) => {
+    accepted++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -103,6 +107,7 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
   return {
     origin: `http://127.0.0.1:${port}`,
     requests,
+    connectionsAccepted: () => accepted,
     enqueue: (...behaviours) => queue.push(...behaviours),
     setDefault: (behaviour) => {
       fallback = behaviour;

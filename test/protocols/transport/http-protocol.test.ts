@@ -57,6 +57,22 @@ describe('http chat protocol over the simulator harness', () => {
     assert.equal(recorded.headers['x-request-id'], 'req_abc');
   });
 
+  test('finished streams give their connection back for the next request', async () => {
+    const before = sim.connectionsAccepted();
+    for (let call = 0; call < 3; call++) {
+      // Like the pipeline, stop reading at the finish event, before the upstream's `[DONE]` and end.
+      let finished = false;
+      for await (const event of openAIChatProtocol.stream(request, endpoint(), callContext())) {
+        if (event.type !== 'finish') continue;
+        finished = true;
+        break;
+      }
+      assert.ok(finished);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(sim.connectionsAccepted() - before, 1);
+  });
+
   test('500: retryable, thrown by complete and by the first next() of a stream', async () => {
     sim.enqueue({ kind: 'status', status: 500 }, { kind: 'status', status: 500 });
     const whole = await failure(openAIChatProtocol.complete(request, endpoint(), callContext()));
