@@ -61,17 +61,19 @@ async function* streamEvents(
     return false;
   };
   try {
-    const messages = readSseMessages(response.body);
+    const batches = readSseMessages(response.body);
     while (true) {
-      let next: IteratorResult<SseMessage>;
+      let next: IteratorResult<readonly SseMessage[]>;
       try {
-        next = await messages.next();
+        next = await batches.next();
       } catch (error) {
         yield* deliver([{ type: 'error', error: transportError(error, context.signal) }]);
         return;
       }
       if (next.done) break;
-      if (yield* deliver(decode(decoder, next.value))) return;
+      for (const message of next.value) {
+        if (yield* deliver(decode(decoder, message))) return;
+      }
     }
     yield* deliver(finishDecoding(decoder));
   } finally {

@@ -5,8 +5,6 @@
  */
 import { join } from 'node:path';
 import { silentLogger, type StorageLogger } from './logger.ts';
-import { openPostgresStore } from './postgres/store.ts';
-import { openSqliteStore } from './sqlite/store.ts';
 import type { Store } from './store.ts';
 
 export type { StorageLogger } from './logger.ts';
@@ -34,10 +32,15 @@ export interface OpenStoreOptions {
 const POSTGRES_URL = /^postgres(?:ql)?:\/\//;
 const DEFAULT_POOL_SIZE = 10;
 
-export function openStore(options: OpenStoreOptions): Promise<Store> {
+/**
+ * Each engine's code (and its driver) is loaded only when it is used: an embedded gateway never
+ * carries the PostgreSQL client in memory, nor a PostgreSQL one the SQLite store.
+ */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   if (options.databaseUrl === undefined) {
+    const { openSqliteStore } = await import('./sqlite/store.ts');
     return openSqliteStore({
       file: options.sqliteFile ?? join(options.dataDir, SQLITE_FILE_NAME),
       logger,
@@ -46,8 +49,9 @@ export function openStore(options: OpenStoreOptions): Promise<Store> {
     });
   }
   if (!POSTGRES_URL.test(options.databaseUrl)) {
-    return Promise.reject(new RangeError('the database URL must start with postgres:// or postgresql://'));
+    throw new RangeError('the database URL must start with postgres:// or postgresql://');
   }
+  const { openPostgresStore } = await import('./postgres/store.ts');
   return openPostgresStore({
     connectionString: options.databaseUrl,
     schema: options.schema ?? null,

@@ -24,7 +24,7 @@ export async function decodeSse(decoder: StreamDecoder, text: string, chunkSize 
     for (let offset = 0; offset < bytes.length; offset += chunkSize) yield bytes.subarray(offset, offset + chunkSize);
   }
   const events: StreamEvent[] = [];
-  for await (const message of readSseMessages(chunks())) events.push(...decoder.push(message));
+  for await (const messages of readSseMessages(chunks())) for (const message of messages) events.push(...decoder.push(message));
   events.push(...decoder.end());
   return events;
 }

@@ -8,21 +8,24 @@ import type { GatewayError } from '../../core/errors.ts';
 
 export type SseMessage = Pick<EventSourceMessage, 'event' | 'data'>;
 
-/** Yields each complete SSE message as the body delivers it; keep-alive comments are skipped. */
-export async function* readSseMessages(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseMessage> {
+/**
+ * Yields the complete SSE messages of each body chunk together (keep-alive comments skipped): a
+ * chunk often holds many events, and one hand-over per chunk instead of one per event is what keeps
+ * a burst of small events cheap.
+ */
+export async function* readSseMessages(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<readonly SseMessage[]> {
   let pending: SseMessage[] = [];
   const parser = createParser({ onEvent: (message) => pending.push({ event: message.event, data: message.data }) });
   const text = new TextDecoder();
   for await (const chunk of body) {
     parser.feed(typeof chunk === 'string' ? chunk : text.decode(chunk, { stream: true }));
     if (pending.length > 0) {
-      const ready = pending;
+      yield pending;
       pending = [];
-      yield* ready;
     }
   }
   parser.feed(text.decode());
-  yield* pending;
+  if (pending.length > 0) yield pending;
 }
 
 /** Parses one event's JSON data; a malformed chunk becomes an error, never an exception. */

@@ -19,7 +19,7 @@ export interface BackgroundCheckpoints {
 
 export function startBackgroundCheckpoints(database: SqliteDatabase, logger: StorageLogger): BackgroundCheckpoints {
   database.exec('PRAGMA wal_autocheckpoint = 0');
-  const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), {
+  const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
     workerData: { file: database.file, intervalMs: CHECKPOINT_INTERVAL_MS },
   });
   worker.unref();
