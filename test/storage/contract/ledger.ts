@@ -159,8 +159,13 @@ export function ledgerContract({ store, peer }: ContractContext): void {
       assert.equal(await store().settle(reservation.id, 10n), null, 'a released reservation cannot be charged');
       assert.equal(await store().release('res_missing'), false);
       assert.equal((await store().getReservation(reservation.id))?.status, 'released');
+      // Closed by another instance: the instance that opened it can neither charge nor release it.
+      const elsewhere = (await store().reserve({ owner, amount: 20n, requestId: null, expiresAt: Date.now() + MINUTE }))!;
+      assert.equal(await peer().release(elsewhere.id), true);
+      assert.equal(await store().settle(elsewhere.id, 5n), null);
+      assert.equal(await store().release(elsewhere.id), false);
       assert.deepEqual(await store().getBalance(owner), { balance: 100n, reserved: 0n, available: 100n });
-      await assertLedgerConsistent(store(), owner, [reservation.id]);
+      await assertLedgerConsistent(store(), owner, [reservation.id, elsewhere.id]);
     });
 
     test('releaseExpired releases open reservations whose expiry is before now', async () => {
