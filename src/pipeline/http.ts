@@ -16,37 +16,40 @@ export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
 }
 
 /**
- * Streams pre-framed SSE text. Headers go out with the first frame, which the pipeline only
+ * Streams a run's events as server-sent events, each framed by the dialect's `encode` (the frames
+ * of one event; '' for none). Headers go out with the first frame, which the pipeline only
  * produces once an upstream route has answered, so a failure before that is still a plain JSON
  * error with its real status.
  */
-export function sendEventStream(reply: FastifyReply, frames: AsyncIterable<string>): FastifyReply {
+export function sendEventStream<Event>(reply: FastifyReply, events: AsyncIterable<Event>, encode: (event: Event) => string): FastifyReply {
   return reply
     .header('content-type', 'text/event-stream; charset=utf-8')
     .header('cache-control', 'no-cache')
     // Reverse proxies must not buffer the stream.
     .header('x-accel-buffering', 'no')
-    .send(new BatchedFrames(frames));
+    .send(new BatchedFrames(events, encode));
 }
 
 /**
- * A body that sends every frame ready in one turn of the event loop as one chunk. Upstreams often
+ * A body that sends the frames of every event ready in one turn of the event loop as one chunk. Upstreams often
  * deliver several events in one network read (and a busy gateway reads several at once); written
  * one by one, each frame would cost its own socket write and system call, which profiles showed
  * as the largest single cost of a stream. Frames that arrive apart in time still leave at once:
  * the batch is flushed as soon as the loop turn that produced it ends.
  */
-export class BatchedFrames extends Readable {
-  readonly #frames: AsyncIterator<string>;
+export class BatchedFrames<Event> extends Readable {
+  readonly #events: AsyncIterator<Event>;
+  readonly #encode: (event: Event) => string;
   #batch = '';
   #flushScheduled = false;
   /** Set while the consumer's buffer is full; resolved by the next `_read`. */
   #wake: (() => void) | undefined;
   #consumerFull = false;
 
-  constructor(frames: AsyncIterable<string>) {
+  constructor(events: AsyncIterable<Event>, encode: (event: Event) => string) {
     super();
-    this.#frames = frames[Symbol.asyncIterator]();
+    this.#events = events[Symbol.asyncIterator]();
+    this.#encode = encode;
     void this.#pump();
   }
 
@@ -58,9 +61,9 @@ export class BatchedFrames extends Readable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    // Stopping the frames stops the run behind them: the upstream is aborted and what was used is settled.
+    // Stopping the events stops the run behind them: the upstream is aborted and what was used is settled.
     this.#wake?.();
-    Promise.resolve(this.#frames.return?.()).then(
+    Promise.resolve(this.#events.return?.()).then(
       () => callback(error),
       (failure: unknown) => callback(error ?? (failure as Error)),
     );
@@ -73,9 +76,9 @@ export class BatchedFrames extends Readable {
           await new Promise<void>((resolve) => (this.#wake = resolve));
           if (this.destroyed) break;
         }
-        const step = await this.#frames.next();
+        const step = await this.#events.next();
         if (step.done || this.destroyed) break;
-        this.#batch += step.value;
+        this.#batch += this.#encode(step.value);
         if (!this.#flushScheduled) {
           this.#flushScheduled = true;
           setImmediate(this.#flush);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { StreamEvent } from '../../src/canonical/index.ts';
 import { GatewayError } from '../../src/core/errors.ts';
-import { chatEventStream } from '../../src/dialects/chat/stream.ts';
+import { chatFrameEncoder } from '../../src/dialects/chat/stream.ts';
 import type { ServedCall, Settlement, StreamRun } from '../../src/pipeline/types.ts';
 import { chatRequest, endpoint, routeOf } from './helpers.ts';
 
@@ -29,7 +29,7 @@ async function frames(events: StreamEvent[], includeUsage: boolean, request = ca
     })(),
   };
   const out: unknown[] = [];
-  for await (const frame of chatEventStream(run, includeUsage)) {
+  for await (const frame of framesOf(run, includeUsage)) {
     assert.match(frame, /^data: .*\n\n$/s);
     const data = frame.slice(6, -2);
     out.push(data === '[DONE]' ? data : JSON.parse(data));
@@ -37,9 +37,15 @@ async function frames(events: StreamEvent[], includeUsage: boolean, request = ca
   return out;
 }
 
+/** Each SSE frame the encoder writes for the run's events, one string per frame (JSON never holds a raw blank line). */
+async function* framesOf(run: StreamRun, includeUsage: boolean): AsyncGenerator<string> {
+  const encode = chatFrameEncoder(run, includeUsage);
+  for await (const event of run.events) yield* encode(event).split(/(?<=\n\n)/).filter(Boolean);
+}
+
 const deltas = (chunks: unknown[]) => chunks.filter((chunk): chunk is { choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }> } => typeof chunk === 'object' && (chunk as { choices?: unknown[] }).choices?.length === 1);
 
-describe('chatEventStream', () => {
+describe('chatFrameEncoder', () => {
   test('role first, text deltas, one finish chunk, the usage chunk with cost, then [DONE]', async () => {
     const out = await frames(
       [
@@ -89,7 +95,7 @@ describe('chatEventStream', () => {
         })(),
       };
       const raw: string[] = [];
-      for await (const frame of chatEventStream(run, includeUsage)) raw.push(frame);
+      for await (const frame of framesOf(run, includeUsage)) raw.push(frame);
       const expected = {
         id: 'chatcmpl-abc',
         object: 'chat.completion.chunk',
@@ -114,7 +120,7 @@ describe('chatEventStream', () => {
       })(),
     };
     const raw: string[] = [];
-    for await (const frame of chatEventStream(run, true)) raw.push(frame);
+    for await (const frame of framesOf(run, true)) raw.push(frame);
     const head = { id: 'chatcmpl-abc', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gateway/m' };
     const logprobs = { content: [{ token: 'Hi', logprob: -0.25, bytes: [72, 105], top_logprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }], refusal: null };
     assert.equal(raw[1], `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs, finish_reason: null }], usage: null })}\n\n`);

@@ -8,7 +8,9 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchedFrames } from '../../src/pipeline/http.ts';
 
-async function chunksOf(body: BatchedFrames): Promise<string[]> {
+const asIs = (frame: string): string => frame;
+
+async function chunksOf(body: BatchedFrames<string>): Promise<string[]> {
   const chunks: string[] = [];
   for await (const chunk of body) chunks.push(String(chunk));
   return chunks;
@@ -16,7 +18,7 @@ async function chunksOf(body: BatchedFrames): Promise<string[]> {
 
 describe('BatchedFrames', () => {
   test('frames produced together are one chunk; a frame after a pause is the next one', async () => {
-    async function* frames() {
+    async function* frames(): AsyncGenerator<string> {
       yield 'a';
       yield 'b';
       yield 'c';
@@ -25,7 +27,7 @@ describe('BatchedFrames', () => {
       await Promise.resolve();
       yield 'e';
     }
-    assert.deepEqual(await chunksOf(new BatchedFrames(frames())), ['abc', 'de']);
+    assert.deepEqual(await chunksOf(new BatchedFrames(frames(), asIs)), ['abc', 'de']);
   });
 
   test('a body destroyed while its reader is behind stops the frames at once (their finally runs)', async () => {
@@ -43,7 +45,7 @@ describe('BatchedFrames', () => {
         stopped = true;
       }
     }
-    const body = new BatchedFrames(frames());
+    const body = new BatchedFrames(frames(), asIs);
     await sleep(50);
     assert.ok(produced <= 2, `the body kept pulling frames nobody read (${produced})`);
     body.destroy();
@@ -56,6 +58,6 @@ describe('BatchedFrames', () => {
       yield 'x';
       throw new Error('boom');
     }
-    await assert.rejects(chunksOf(new BatchedFrames(frames())), /boom/);
+    await assert.rejects(chunksOf(new BatchedFrames(frames(), asIs)), /boom/);
   });
 });

@@ -14,7 +14,7 @@ import type { AppDeps } from '../../server/deps.ts';
 import { decodeChatRequest } from './decode.ts';
 import { encodeChatCompletion } from './encode.ts';
 import { ChatCompletionRequest, type ChatCompletionBody } from './schema.ts';
-import { chatEventStream } from './stream.ts';
+import { chatFrameEncoder } from './stream.ts';
 
 export const COST_HEADER = 'x-gateway-cost-usd';
 
@@ -49,7 +49,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
         return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).send(completed.body);
       }
       const run = await pipeline.stream(input, encodeChatCompletion);
-      return sendEventStream(reply, chatEventStream(run, canonical.includeUsage === true));
+      return sendEventStream(reply, run.events, chatFrameEncoder(run, canonical.includeUsage === true));
     },
   );
 }

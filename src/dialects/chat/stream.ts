@@ -6,7 +6,7 @@
  * `cost`; then `data: [DONE]`. An error after the stream started is one `data: {"error":…}` event
  * and the stream ends there.
  */
-import type { ContentLogprob, WebSearchInfo } from '../../canonical/index.ts';
+import type { ContentLogprob, StreamEvent, WebSearchInfo } from '../../canonical/index.ts';
 import { formatUsd } from '../../core/money.ts';
 import type { StreamRun } from '../../pipeline/types.ts';
 import { completionId, encodeCitation, encodeFinishReason, encodeLogprobs, encodeUsage, encodeWebSearch, type ChatUsage } from './encode.ts';
@@ -14,7 +14,12 @@ import { extraContentOf } from './extra-content.ts';
 
 type Delta = Record<string, unknown>;
 
-export async function* chatEventStream(run: StreamRun, includeUsage: boolean): AsyncGenerator<string> {
+/**
+ * The frames of each canonical event, in order: a function of one event (with the stream's state
+ * in its closure) rather than a generator, so that the body sending the stream pulls events and
+ * frames them in one step per event (pipeline/http.ts).
+ */
+export function chatFrameEncoder(run: StreamRun, includeUsage: boolean): (event: StreamEvent) => string {
   const { call } = run;
   const base = { id: completionId(call.requestId), object: 'chat.completion.chunk', created: Math.floor(call.createdAt / 1000), model: call.modelId };
   const usageField = includeUsage ? { usage: null } : {};
@@ -32,79 +37,64 @@ export async function* chatEventStream(run: StreamRun, includeUsage: boolean): A
   const toolIndexes = new Map<number, number>();
   let roleSent = false;
   let webSearchInfo: WebSearchInfo | undefined;
-  const role = function* (): Generator<string> {
-    if (!roleSent) {
-      roleSent = true;
-      yield chunk({ role: 'assistant', content: '' });
-    }
+  const role = (): string => {
+    if (roleSent) return '';
+    roleSent = true;
+    return chunk({ role: 'assistant', content: '' });
   };
 
-  for await (const event of run.events) {
+  return (event) => {
     switch (event.type) {
       case 'start':
-        yield* role();
-        break;
+        return role();
       case 'text-delta':
-        yield* role();
-        if (event.logprobs?.length) yield logprobsChunk({ content: event.text }, event.logprobs);
-        else if (event.text) yield chunk({ content: event.text });
-        break;
+        if (event.logprobs?.length) return role() + logprobsChunk({ content: event.text }, event.logprobs);
+        return event.text ? role() + chunk({ content: event.text }) : role();
       case 'text-end':
-        if (event.citations?.length) {
-          yield* role();
-          yield chunk({ annotations: event.citations.map(encodeCitation) });
-        }
-        break;
+        return event.citations?.length ? role() + chunk({ annotations: event.citations.map(encodeCitation) }) : '';
       case 'reasoning-delta':
-        yield* role();
-        if (event.text) yield chunk({ reasoning_content: event.text });
-        break;
+        return event.text ? role() + chunk({ reasoning_content: event.text }) : role();
       case 'tool-call-start': {
-        yield* role();
         const index = toolIndexes.size;
         toolIndexes.set(event.index, index);
         const extra = extraContentOf(event.extraContent, event.signature);
-        yield chunk({
+        return role() + chunk({
           tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' }, ...(extra ? { extra_content: extra } : {}) }],
         });
-        break;
       }
       case 'tool-call-delta': {
         const index = toolIndexes.get(event.index);
-        if (index !== undefined && event.argumentsDelta) yield chunk({ tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] });
-        break;
+        return index !== undefined && event.argumentsDelta ? chunk({ tool_calls: [{ index, function: { arguments: event.argumentsDelta } }] }) : '';
       }
       case 'finish': {
-        yield* role();
+        // The pipeline settles before it hands out the terminal event, so the cost is known here.
         const settlement = run.settlement;
         const webSearch = settlement ? encodeWebSearch(call, webSearchInfo, settlement) : undefined;
-        yield lastChunk(encodeFinishReason(event.finish.reason), webSearch ? { x_gateway: { web_search: webSearch } } : {});
+        let frames = role() + lastChunk(encodeFinishReason(event.finish.reason), webSearch ? { x_gateway: { web_search: webSearch } } : {});
         if (includeUsage && settlement) {
           const usage: ChatUsage & { cost: string } = { ...encodeUsage(settlement.usage), cost: formatUsd(settlement.charged) };
-          yield frame({ ...base, choices: [], usage });
+          frames += frame({ ...base, choices: [], usage });
         }
-        yield 'data: [DONE]\n\n';
-        return;
+        return frames + 'data: [DONE]\n\n';
       }
       case 'error':
-        yield frame(event.error.toEnvelope());
-        return;
+        return frame(event.error.toEnvelope());
       case 'web-search':
         webSearchInfo = event.webSearch;
-        break;
+        return '';
       case 'text-start':
       case 'reasoning-start':
       case 'reasoning-end':
       case 'tool-call-end':
       case 'usage':
         // Nothing on the chat wire: parts have no explicit boundaries, and usage comes at the end.
-        break;
+        return '';
       default: {
         const unreachable: never = event;
         return unreachable;
       }
     }
-  }
+  };
 }
 
 function frame(payload: unknown): string {
