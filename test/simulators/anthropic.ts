@@ -22,6 +22,11 @@ export interface AnthropicSimulatorOptions {
   apiKey?: string;
   /** How many searches the model tries when the web search tool is present (default 1). */
   searchQueries?: number;
+  /**
+   * Reports this many of the uncached input tokens as cache reads instead, whatever the request's
+   * breakpoints (a prefix another request wrote, in effect); the prompt's total is unchanged.
+   */
+  cachedTokens?: number;
 }
 
 export interface AnthropicSimulator extends Simulator {
@@ -75,7 +80,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
   const plan = planReply(input, `toolu_sim${counter}`);
   const signature = input.reasoning ? `sig-sim-${counter}` : undefined;
   if (signature !== undefined) state.signatures.add(signature);
-  const usage = messageUsage(body, plan, state);
+  const usage = messageUsage(body, plan, state, options.cachedTokens ?? 0);
   const stopReason = plan.toolCalls.length > 0 ? 'tool_use' : plan.truncated ? 'max_tokens' : 'end_turn';
   const id = `msg_sim${counter}`;
   const search = planSearch(body, input.lastUserText, options.searchQueries ?? 1, counter);
@@ -246,7 +251,7 @@ function streamEvents(
  * later request whose prefix (up to its last breakpoint) starts with a written one reads that part
  * from the cache and writes only the rest; `input_tokens` is what follows the last breakpoint.
  */
-function messageUsage(body: any, plan: ReplyPlan, state: State) {
+function messageUsage(body: any, plan: ReplyPlan, state: State, extraCached: number) {
   const pieces: any[] = [...(body.tools ?? []), ...(Array.isArray(body.system) ? body.system : [body.system ?? ''])];
   for (const message of body.messages) pieces.push(...(Array.isArray(message.content) ? message.content : [message.content]));
   // Breakpoints move between turns; the cached content is what counts, not where the marks sit.
@@ -260,10 +265,12 @@ function messageUsage(body: any, plan: ReplyPlan, state: State) {
     if (piece?.cache_control !== undefined) state.cached.add(prefixKey(end));
   });
   const readTokens = read < 0 ? 0 : tokens(prefixKey(read));
+  const uncached = Math.max(1, tokens(JSON.stringify(plain.slice(last + 1))));
+  const moved = Math.min(extraCached, uncached - 1);
   return {
-    input_tokens: Math.max(1, tokens(JSON.stringify(plain.slice(last + 1)))),
+    input_tokens: uncached - moved,
     cache_creation_input_tokens: last < 0 ? 0 : tokens(prefixKey(last)) - readTokens,
-    cache_read_input_tokens: readTokens,
+    cache_read_input_tokens: readTokens + moved,
     output_tokens: plan.outputTokens,
     output_tokens_details: { thinking_tokens: plan.reasoningTokens },
     service_tier: 'standard',

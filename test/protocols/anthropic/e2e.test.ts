@@ -17,6 +17,11 @@ const context = chatEndToEndSuite({
   kind: 'anthropic',
   startSimulator: (apiKey) => startAnthropicSimulator({ apiKey }),
   identify: (request) => ({ model: request.body?.model, credential: request.headers['x-api-key'] }),
+  capabilities: {
+    cachedTokens: (simulator, tokens) => {
+      simulator.options.cachedTokens = tokens;
+    },
+  },
 });
 
 /** Chat bodies with the gateway's own request options, which the SDK's types do not know. */
