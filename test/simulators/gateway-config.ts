@@ -60,3 +60,27 @@ export function chatModelsConfig(models: E2EModels): GatewayConfig {
     })),
   };
 }
+
+/** The two web-search models of the protocol tests: one billing each query, one each search request. */
+export const SEARCH_PER_QUERY = 'gateway/search-per-query';
+export const SEARCH_PER_REQUEST = 'gateway/search-per-request';
+
+/**
+ * Chat models with web search on every route at `priceUsd` per search unit, billed per query or
+ * per request as `models` says (both search models by default).
+ */
+export function webSearchConfig(
+  provider: E2EProvider,
+  priceUsd: string,
+  models: Readonly<Record<string, 'per_query' | 'per_request'>> = { [SEARCH_PER_QUERY]: 'per_query', [SEARCH_PER_REQUEST]: 'per_request' },
+): GatewayConfig {
+  const config = chatModelsConfig(Object.fromEntries(Object.keys(models).map((id) => [id, [provider]])));
+  for (const entry of config.models) {
+    for (const route of entry.endpoints) {
+      route.capabilities = { ...route.capabilities, web_search: true, web_search_with_tools: true };
+      route.search_price_per_query = Number(priceUsd);
+      route.search_billing = models[entry.id];
+    }
+  }
+  return config;
+}

@@ -5,12 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
 import { chatEndToEndSuite, FALLBACK_MODEL, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
-import { chatModelsConfig } from '../../simulators/gateway-config.ts';
+import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
 const context = chatEndToEndSuite({
@@ -118,8 +117,8 @@ describe('anthropic upstream specifics', () => {
 type WebSearchExtension = { x_gateway?: { web_search: { queries: string[]; search_entry_point_html: string; billed_queries: number } } };
 
 describe('anthropic web search (the web_search_20250305 server tool) → x_gateway.web_search', () => {
-  const PER_QUERY = 'gateway/search-per-query';
-  const PER_REQUEST = 'gateway/search-per-request';
+  const PER_QUERY = SEARCH_PER_QUERY;
+  const PER_REQUEST = SEARCH_PER_REQUEST;
   const SEARCH_PRICE = 0.01;
   let sim: AnthropicSimulator;
   let gateway: TestGateway;
@@ -128,15 +127,7 @@ describe('anthropic web search (the web_search_20250305 server tool) → x_gatew
   before(async () => {
     // The model tries seven searches; the gateway's max_uses lets five run, the sixth is refused.
     sim = await startAnthropicSimulator({ apiKey: 'a-key', searchQueries: 7 });
-    const provider = { id: 'anthropic', kind: 'anthropic' as const, baseUrl: sim.baseUrl, apiKeyEnv: 'ANTHROPIC_KEY' };
-    const config: GatewayConfig = chatModelsConfig({ [PER_QUERY]: [provider], [PER_REQUEST]: [provider] });
-    for (const entry of config.models) {
-      for (const route of entry.endpoints) {
-        route.capabilities = { ...route.capabilities, web_search: true, web_search_with_tools: true };
-        route.search_price_per_query = SEARCH_PRICE;
-        route.search_billing = entry.id === PER_QUERY ? 'per_query' : 'per_request';
-      }
-    }
+    const config = webSearchConfig({ id: 'anthropic', kind: 'anthropic', baseUrl: sim.baseUrl, apiKeyEnv: 'ANTHROPIC_KEY' }, String(SEARCH_PRICE));
     gateway = await startGateway({ config, env: { ANTHROPIC_KEY: 'a-key' }, creditUsd: '10' });
     client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
   });

@@ -7,11 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { assertCharges, chatEndToEndSuite, ledger, readChatStream, requestIdOf, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
-import { chatModelsConfig } from '../../simulators/gateway-config.ts';
+import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
@@ -94,23 +93,15 @@ describe('gemini upstream specifics', () => {
 });
 
 describe('gemini web search (grounding) → x_gateway.web_search', () => {
-  const PER_QUERY = 'gateway/search-per-query';
-  const PER_REQUEST = 'gateway/search-per-request';
+  const PER_QUERY = SEARCH_PER_QUERY;
+  const PER_REQUEST = SEARCH_PER_REQUEST;
   let sim: GeminiSimulator;
   let gateway: TestGateway;
   let client: OpenAI;
 
   before(async () => {
     sim = await startGeminiSimulator({ apiKey: 'g-key', searchQueries: 3 });
-    const provider = { id: 'google', kind: 'gemini' as const, baseUrl: sim.baseUrl, apiKeyEnv: 'GEMINI_KEY' };
-    const config: GatewayConfig = chatModelsConfig({ [PER_QUERY]: [provider], [PER_REQUEST]: [provider] });
-    for (const entry of config.models) {
-      for (const route of entry.endpoints) {
-        route.capabilities = { ...route.capabilities, web_search: true, web_search_with_tools: true };
-        route.search_price_per_query = 0.035;
-        route.search_billing = entry.id === PER_QUERY ? 'per_query' : 'per_request';
-      }
-    }
+    const config = webSearchConfig({ id: 'google', kind: 'gemini', baseUrl: sim.baseUrl, apiKeyEnv: 'GEMINI_KEY' }, '0.035');
     gateway = await startGateway({ config, env: { GEMINI_KEY: 'g-key' }, creditUsd: '10' });
     client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
   });

@@ -6,12 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { formatUsd, usdToPicos } from '../../../src/core/money.ts';
 import { eventually, ledger, newCharges, openai, picosPerToken } from '../../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
-import { chatModelsConfig } from '../../simulators/gateway-config.ts';
+import { webSearchConfig } from '../../simulators/gateway-config.ts';
 import { chatTokenLogprob, opaqueExtraContent, searchAnnotations, startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
 import { tokenize } from '../../simulators/reply.ts';
 
@@ -137,13 +136,8 @@ describe('openai chat web search (search models) → annotations and x_gateway.w
 
   before(async () => {
     sim = await startOpenAIChatSimulator({ apiKey: 'o-key' });
-    const config: GatewayConfig = chatModelsConfig({ [SEARCH_MODEL]: [{ id: 'openai', kind: 'openai', baseUrl: sim.baseUrl, apiKeyEnv: 'OPENAI_KEY' }] });
-    for (const route of config.models[0].endpoints) {
-      route.capabilities = { ...route.capabilities, web_search: true };
-      route.search_price_per_query = Number(SEARCH_PRICE);
-      // Chat Completions reports no query count: a search model is billed once per search request.
-      route.search_billing = 'per_request';
-    }
+    // Chat Completions reports no query count: a search model is billed once per search request.
+    const config = webSearchConfig({ id: 'openai', kind: 'openai', baseUrl: sim.baseUrl, apiKeyEnv: 'OPENAI_KEY' }, SEARCH_PRICE, { [SEARCH_MODEL]: 'per_request' });
     gateway = await startGateway({ config, env: { OPENAI_KEY: 'o-key' }, creditUsd: '10' });
     client = openai(gateway);
   });

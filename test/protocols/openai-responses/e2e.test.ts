@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { GatewayConfig } from '../../../src/config/schema.ts';
 import { formatUsd, usdToPicos } from '../../../src/core/money.ts';
 import { picosPerToken } from '../../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { assertCharges, chatEndToEndSuite, ledger, readChatStream, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
-import { chatModelsConfig } from '../../simulators/gateway-config.ts';
+import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { SEARCH_RESULT, startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
@@ -112,8 +111,8 @@ describe('openai responses upstream specifics', () => {
 });
 
 describe('openai responses web search → x_gateway.web_search', () => {
-  const PER_QUERY = 'gateway/search-per-query';
-  const PER_REQUEST = 'gateway/search-per-request';
+  const PER_QUERY = SEARCH_PER_QUERY;
+  const PER_REQUEST = SEARCH_PER_REQUEST;
   const SEARCH_PRICE_USD = '0.035';
   const QUESTION = 'Who won Euro 2024';
   let sim: OpenAIResponsesSimulator;
@@ -122,15 +121,7 @@ describe('openai responses web search → x_gateway.web_search', () => {
 
   before(async () => {
     sim = await startOpenAIResponsesSimulator({ apiKey: 'sk-search', searchQueries: 2 });
-    const provider = { id: 'openai', kind: 'openai-responses' as const, baseUrl: sim.baseUrl, apiKeyEnv: 'OPENAI_KEY' };
-    const config: GatewayConfig = chatModelsConfig({ [PER_QUERY]: [provider], [PER_REQUEST]: [provider] });
-    for (const entry of config.models) {
-      for (const route of entry.endpoints) {
-        route.capabilities = { ...route.capabilities, web_search: true, web_search_with_tools: true };
-        route.search_price_per_query = Number(SEARCH_PRICE_USD);
-        route.search_billing = entry.id === PER_QUERY ? 'per_query' : 'per_request';
-      }
-    }
+    const config = webSearchConfig({ id: 'openai', kind: 'openai-responses', baseUrl: sim.baseUrl, apiKeyEnv: 'OPENAI_KEY' }, SEARCH_PRICE_USD);
     gateway = await startGateway({ config, env: { OPENAI_KEY: 'sk-search' }, creditUsd: '10' });
     client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
   });
