@@ -6,7 +6,7 @@
  * - preHandler (after authentication and body validation): claims the record of (API key, route,
  *   key) for the hash of the body and the key's authorization policy, or answers without running
  *   the handler: a replay of the stored result, or a 409. A replay reserves, charges and calls
- *   nothing.
+ *   nothing; it leaves a request log row of its own, at no cost.
  * - onSend: the claimed request's answer decides the record. A success is stored (a JSON body up
  *   to 300 KiB for replay; a stream or a larger body as a non-replayable success); any error
  *   answer gives the claim up, so the client may retry with the same key.
@@ -20,6 +20,7 @@ import { reservationTtlMs } from '../billing/credit.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { AppDeps } from '../server/deps.ts';
 import type { IdempotencyBegin } from '../storage/store.ts';
+import { pipelineFor } from './pipeline.ts';
 
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -93,6 +94,8 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
         claims.set(request, claim);
         return undefined;
       case 'replay':
+        // The replay is a request of its own in the key's history, at no cost.
+        pipelineFor(deps).recordAnswered(request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
         return reply.headers(begun.headers).header(REPLAYED_HEADER, 'true').code(begun.status).send(begun.body);
       case 'in_progress':
         throw conflict('A request with this Idempotency-Key is still in progress; retry once it has finished.', 'idempotency_key_in_use');
@@ -134,6 +137,15 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
   }
 
   return { ...options, schema: { ...options.schema, headers: IdempotencyKeyHeaders }, preHandler, onSend };
+}
+
+/** The stored body as the output of the replay's row: the JSON the client received. */
+function replayedOutput(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
 }
 
 function conflict(message: string, code: 'idempotency_key_in_use' | 'idempotency_key_reused' | 'idempotency_not_replayable'): GatewayError {

@@ -7,7 +7,7 @@
  * real cost after it (the settlement is awaited, so the cost header, the stream's usage `cost` and
  * the ledger charge are one number); any failure releases the whole reservation.
  */
-import type { FastifyBaseLogger, onErrorHookHandler } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onErrorHookHandler } from 'fastify';
 import type { AuthContext } from '../auth/context.ts';
 import { performance } from 'node:perf_hooks';
 import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
@@ -192,37 +192,46 @@ export class Pipeline {
    */
   rejectionRecorder(route: string): onErrorHookHandler {
     return (request, reply, error, done) => {
-      const auth = request.auth as AuthContext | null;
       const failure = error instanceof GatewayError ? error : null;
-      if (auth !== null && (failure === null || !this.recordedFailures.has(failure))) {
+      if (failure === null || !this.recordedFailures.has(failure)) {
         // The error handler has not set the reply's status yet; the envelope's error has it.
         const answered = failure ?? toGatewayError(error, request);
-        const body = request.body as { stream?: unknown } | null | undefined;
-        const now = this.deps.now();
-        this.log.add(
-          requestLogRecord({
-            requestId: request.gatewayRequestId,
-            owner: auth.owner,
-            keyId: auth.key.id,
-            route,
-            stream: typeof body === 'object' && body !== null && body.stream === true,
-            createdAt: now - Math.round(reply.elapsedTime),
-            durationMs: reply.elapsedTime,
-            firstByteMs: null,
-            modelId: null,
-            endpoint: undefined,
-            status: 'failed',
-            httpStatus: answered.status,
-            usage: undefined,
-            searchUnits: 0,
-            cost: 0n,
-            errorCode: answered.code,
-            output: null,
-          }),
-        );
+        this.recordAnswered(request, reply, route, { status: 'failed', httpStatus: answered.status, errorCode: answered.code });
       }
       done();
     };
+  }
+
+  /**
+   * The row of a request answered without the pipeline (refused early, or replayed from an
+   * Idempotency-Key): no model, no route, no usage, no cost. Requests without an API key have no
+   * owner and leave none.
+   */
+  recordAnswered(request: FastifyRequest, reply: FastifyReply, route: string, outcome: Pick<Outcome, 'status' | 'httpStatus' | 'errorCode' | 'output'>): void {
+    const auth = request.auth as AuthContext | null;
+    if (auth === null) return;
+    const body = request.body as { stream?: unknown } | null | undefined;
+    this.log.add(
+      requestLogRecord({
+        requestId: request.gatewayRequestId,
+        owner: auth.owner,
+        keyId: auth.key.id,
+        route,
+        stream: typeof body === 'object' && body !== null && body.stream === true,
+        createdAt: this.deps.now() - Math.round(reply.elapsedTime),
+        durationMs: reply.elapsedTime,
+        firstByteMs: null,
+        modelId: null,
+        endpoint: undefined,
+        status: outcome.status,
+        httpStatus: outcome.httpStatus,
+        usage: undefined,
+        searchUnits: 0,
+        cost: 0n,
+        errorCode: outcome.errorCode ?? null,
+        output: outcome.output ?? null,
+      }),
+    );
   }
 
   /** Prices the usage on the route that served it and turns the reservation into a charge. */

@@ -15,7 +15,7 @@ import { assertError, call } from '../helpers/http.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startSimulator, type Simulator } from '../simulators/harness.ts';
 import { chatErrorBody, startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
-import { eventually, ledger, newCharges, openai } from './helpers.ts';
+import { eventually, flushRequestLog, ledger, newCharges, openai } from './helpers.ts';
 
 const MODEL = 'gateway/idempotent';
 const HELD_MODEL = 'gateway/held';
@@ -108,6 +108,17 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const after = await ledger(gateway);
       assert.equal(before.balance.balance - after.balance.balance, charges[0].amount);
       assert.equal(after.balance.reserved, 0n);
+
+      // Both are in the key's request history: the replay as a completed request at no cost.
+      await flushRequestLog(gateway);
+      const original = await gateway.store.getRequest(first.response.headers.get('x-gateway-request-id')!);
+      const replay = await gateway.store.getRequest(second.response.headers.get('x-gateway-request-id')!);
+      assert.equal(original?.cost, charges[0].amount);
+      assert.deepEqual(
+        [replay?.status, replay?.httpStatus, replay?.cost, replay?.inputTokens, replay?.keyId],
+        ['completed', 200, 0n, 0, original?.keyId],
+      );
+      assert.deepEqual(replay?.output, JSON.parse(JSON.stringify(second.data)));
     });
 
     test('the body is compared as JSON: the same fields in another order replay', async () => {
