@@ -4,6 +4,7 @@
  * the same whether routing keeps config order or sorts by price.
  */
 import type { GatewayConfig, ProviderConfig } from '../../src/config/schema.ts';
+import { model } from '../chat/helpers.ts';
 
 export interface E2EProvider {
   readonly id: string;
@@ -29,35 +30,31 @@ export function chatModelsConfig(models: E2EModels): GatewayConfig {
       ...(provider.apiKeyEnv !== undefined && { api_key_env: provider.apiKeyEnv }),
       ...(provider.timeoutMs !== undefined && { timeout_ms: provider.timeoutMs }),
     })),
-    models: Object.entries(models).map(([id, served]) => ({
-      id,
-      name: id,
-      owned_by: 'tests',
-      category: 'LLM',
-      type: 'chat',
-      input_modalities: ['text', 'image'],
-      output_modalities: ['text'],
-      endpoints: served.map((provider, position) => ({
-        provider: provider.id,
-        model: provider.upstreamModel ?? `${provider.id}-model`,
-        supply: 'first_party',
-        training_use: 'never',
-        pricing: { unit: 'per_1m_tokens', input_per_1m: 1 + position, output_per_1m: 2 + position, cache_read_per_1m: 0.1, cache_write_per_1m: 1.25 },
-        capabilities: {
-          streaming: true,
-          tool_use: true,
-          vision: true,
-          json_mode: true,
-          structured_outputs: true,
-          json_mode_with_tools: true,
-          sampling: true,
-          parallel_tool_calls: true,
-          reasoning: true,
-          strict_tools: true,
-        },
-        limits: { max_tokens: 4096, context_window: 128000, reasoning_efforts: ['none', 'low', 'medium', 'high'] },
-      })),
-    })),
+    models: Object.entries(models).map(([id, served]) =>
+      model(
+        id,
+        served.map((provider, position) => ({
+          provider: provider.id,
+          model: provider.upstreamModel ?? `${provider.id}-model`,
+          supply: 'first_party',
+          training_use: 'never',
+          pricing: { unit: 'per_1m_tokens', input_per_1m: 1 + position, output_per_1m: 2 + position, cache_read_per_1m: 0.1, cache_write_per_1m: 1.25 },
+          capabilities: {
+            streaming: true,
+            tool_use: true,
+            vision: true,
+            json_mode: true,
+            structured_outputs: true,
+            json_mode_with_tools: true,
+            sampling: true,
+            parallel_tool_calls: true,
+            reasoning: true,
+            strict_tools: true,
+          },
+          limits: { max_tokens: 4096, context_window: 128000, reasoning_efforts: ['none', 'low', 'medium', 'high'] },
+        })),
+      ),
+    ),
   };
 }
 
