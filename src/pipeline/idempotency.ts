@@ -20,7 +20,7 @@ import { reservationTtlMs } from '../billing/credit.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { AppDeps } from '../server/deps.ts';
 import type { IdempotencyBegin } from '../storage/store.ts';
-import { pipelineFor } from './pipeline.ts';
+import type { Pipeline } from './pipeline.ts';
 
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -49,6 +49,8 @@ export interface IdempotentRoute {
   readonly route: string;
   /** Response headers that belong to the result and are replayed with it; content-type always is. */
   readonly resultHeaders: readonly string[];
+  /** The route's pipeline, whose request log gets a row for each replay. */
+  readonly pipeline: Pipeline;
 }
 
 /** What a route's options may hold for `withIdempotency` to own the header schema and both hooks. */
@@ -95,7 +97,7 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
         return undefined;
       case 'replay':
         // The replay is a request of its own in the key's history, at no cost.
-        pipelineFor(deps).recordAnswered(request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
+        idempotent.pipeline.recordAnswered(request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
         return reply.headers(begun.headers).header(REPLAYED_HEADER, 'true').code(begun.status).send(begun.body);
       case 'in_progress':
         throw conflict('A request with this Idempotency-Key is still in progress; retry once it has finished.', 'idempotency_key_in_use');

@@ -8,8 +8,8 @@
  * the ledger charge are one number); any failure releases the whole reservation.
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onErrorHookHandler } from 'fastify';
-import type { AuthContext } from '../auth/context.ts';
 import { performance } from 'node:perf_hooks';
+import type { AuthContext } from '../auth/context.ts';
 import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
@@ -192,10 +192,9 @@ export class Pipeline {
    */
   rejectionRecorder(route: string): onErrorHookHandler {
     return (request, reply, error, done) => {
-      const failure = error instanceof GatewayError ? error : null;
-      if (failure === null || !this.recordedFailures.has(failure)) {
+      if (!(error instanceof GatewayError && this.recordedFailures.has(error))) {
         // The error handler has not set the reply's status yet; the envelope's error has it.
-        const answered = failure ?? toGatewayError(error, request);
+        const answered = toGatewayError(error, request);
         this.recordAnswered(request, reply, route, { status: 'failed', httpStatus: answered.status, errorCode: answered.code });
       }
       done();
@@ -220,16 +219,7 @@ export class Pipeline {
         stream: typeof body === 'object' && body !== null && body.stream === true,
         createdAt: this.deps.now() - Math.round(reply.elapsedTime),
         durationMs: reply.elapsedTime,
-        firstByteMs: null,
-        modelId: null,
-        endpoint: undefined,
-        status: outcome.status,
-        httpStatus: outcome.httpStatus,
-        usage: undefined,
-        searchUnits: 0,
-        cost: 0n,
-        errorCode: outcome.errorCode ?? null,
-        output: outcome.output ?? null,
+        ...outcome,
       }),
     );
   }
@@ -263,16 +253,16 @@ export class Pipeline {
         stream: input.request.stream,
         createdAt: context.createdAt,
         durationMs: performance.now() - context.startedAt,
-        firstByteMs: outcome.firstByteMs ?? null,
+        firstByteMs: outcome.firstByteMs,
         modelId: context.modelId,
         endpoint: outcome.endpoint,
         status: outcome.status,
         httpStatus: outcome.httpStatus,
         usage: outcome.settlement?.usage,
-        searchUnits: outcome.settlement?.searchUnits ?? 0,
-        cost: outcome.settlement?.charged ?? 0n,
-        errorCode: outcome.errorCode ?? null,
-        output: outcome.output ?? null,
+        searchUnits: outcome.settlement?.searchUnits,
+        cost: outcome.settlement?.charged,
+        errorCode: outcome.errorCode,
+        output: outcome.output,
       }),
     );
   }

@@ -16,6 +16,7 @@ export const REQUEST_LOG_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const FLUSH_INTERVAL_MS = 5;
 const MAX_BATCH = 500;
 
+/** What a row records; what a request never reached (a model, a route, usage, a cost) may be left out. */
 export interface RequestFacts {
   readonly requestId: string;
   readonly owner: OwnerRef;
@@ -24,16 +25,16 @@ export interface RequestFacts {
   readonly stream: boolean;
   readonly createdAt: number;
   readonly durationMs: number;
-  readonly firstByteMs: number | null;
-  readonly modelId: string | null;
-  readonly endpoint: RouteEndpoint | undefined;
+  readonly firstByteMs?: number | null;
+  readonly modelId?: string | null;
+  readonly endpoint?: RouteEndpoint;
   readonly status: RequestStatus;
   readonly httpStatus: number;
-  readonly usage: Usage | undefined;
-  readonly searchUnits: number;
-  readonly cost: Picos;
-  readonly errorCode: string | null;
-  readonly output: unknown;
+  readonly usage?: Usage;
+  readonly searchUnits?: number;
+  readonly cost?: Picos;
+  readonly errorCode?: string | null;
+  readonly output?: unknown;
 }
 
 export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
@@ -43,7 +44,7 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     owner: facts.owner,
     keyId: facts.keyId,
     route: facts.route,
-    model: facts.modelId,
+    model: facts.modelId ?? null,
     provider: facts.endpoint?.provider.id ?? null,
     upstreamModel: facts.endpoint?.upstreamModel ?? null,
     status: facts.status,
@@ -54,13 +55,13 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     cacheWriteTokens: usage.cacheWriteTokens,
     outputTokens: usage.outputTokens,
     reasoningTokens: usage.reasoningTokens,
-    searchUnits: facts.searchUnits,
-    cost: facts.cost,
-    errorCode: facts.errorCode,
+    searchUnits: facts.searchUnits ?? 0,
+    cost: facts.cost ?? 0n,
+    errorCode: facts.errorCode ?? null,
     createdAt: facts.createdAt,
     durationMs: Math.round(facts.durationMs),
-    firstByteMs: facts.firstByteMs === null ? null : Math.round(facts.firstByteMs),
-    output: facts.output,
+    firstByteMs: facts.firstByteMs == null ? null : Math.round(facts.firstByteMs),
+    output: facts.output ?? null,
     blobKeys: [],
     expiresAt: facts.createdAt + REQUEST_LOG_LIFETIME_MS,
   };

@@ -24,7 +24,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
   app.addHook('onClose', () => pipeline.close());
   app.post<{ Body: ChatCompletionBody }>(
     '/v1/chat/completions',
-    withIdempotency(deps, { route: 'chat', resultHeaders: [COST_HEADER] }, {
+    withIdempotency(deps, { route: 'chat', resultHeaders: [COST_HEADER], pipeline }, {
       schema: {
         summary: 'Create a chat completion',
         tags: ['chat'],
