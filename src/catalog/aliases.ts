@@ -41,15 +41,14 @@ export function versionVariant(name: string): string | undefined {
   return hyphenated !== name ? hyphenated : undefined;
 }
 
-/** A config rule the catalog relies on, broken: reported as a ConfigError with this path. */
-export interface ConfigConflict {
-  /** JSON path of the offending field. */
+export interface AliasConflict {
+  /** JSON path of the field that introduces the conflicting name. */
   readonly path: string;
   readonly message: string;
 }
 
 /** The first public name that would lead to two models, or undefined when every name is unique. */
-export function findAliasConflict(models: readonly AliasSource[]): ConfigConflict | undefined {
+export function findAliasConflict(models: readonly AliasSource[]): AliasConflict | undefined {
   const owners = new Map<string, string>();
   for (const model of models) owners.set(model.id, model.id);
   for (const [index, model] of models.entries()) {

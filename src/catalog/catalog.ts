@@ -38,8 +38,8 @@ interface View {
 
 /**
  * Derives the catalog. The config is validated first (the loader's checks, alias conflicts
- * included, then one search billing unit per model), so a config assembled in code obeys the
- * same rules as a file; a bad one throws ConfigError with the path of the offending field.
+ * included), so a config assembled in code obeys the same rules as a file; a bad one throws
+ * ConfigError with the path of the offending field.
  */
 export function buildCatalog(config: GatewayConfig, options: CatalogOptions = {}): Catalog {
   validateConfig(config);

@@ -75,7 +75,7 @@ function pricingUnit(model: ModelConfig): PricingUnit {
 
 /**
  * The lowest search price among non-pinned endpoints; null when none states one (never 0). The
- * prices share one billing unit: buildCatalog refuses a model whose search prices do not.
+ * prices share one billing unit: the config loader refuses a model whose search prices do not.
  */
 function searchPrice(endpoints: readonly CatalogEndpoint[]): number | null {
   const prices = endpoints.flatMap((endpoint) =>

@@ -8,7 +8,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { findAliasConflict } from '../catalog/aliases.ts';
-import { findSearchBillingConflict } from '../catalog/search-billing.ts';
+import { searchBillingOf } from '../catalog/prices.ts';
 import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
 import { GatewayConfig } from './schema.ts';
 
@@ -83,6 +83,8 @@ function checkReferences(config: GatewayConfig): void {
     if (models.has(model.id)) throw new ConfigError(`${base}/id`, `duplicate model id '${model.id}'`);
     models.add(model.id);
     const routeKeys = new Set<string>();
+    // Search prices are per search unit; units counted differently cannot be compared or shown as one.
+    let searchUnit: string | undefined;
     model.endpoints.forEach((endpoint, endpointIndex) => {
       const at = `${base}/endpoints/${endpointIndex}`;
       if (!providers.has(endpoint.provider)) {
@@ -99,11 +101,18 @@ function checkReferences(config: GatewayConfig): void {
       }
       checkVariantKeys(endpoint.pricing.variants ?? [], `${at}/pricing/variants`);
       checkAmounts(endpoint.pricing as Record<string, unknown>, `${at}/pricing`);
-      if (endpoint.search_price_per_query !== undefined) exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
+      if (endpoint.search_price_per_query !== undefined) {
+        exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
+        const billing = searchBillingOf(endpoint);
+        searchUnit ??= billing;
+        if (billing !== searchUnit) {
+          throw new ConfigError(`${at}/search_billing`, `all search-priced endpoints of a model bill search in one unit ('${searchUnit}')`);
+        }
+      }
     });
   });
-  const conflict = findAliasConflict(config.models) ?? findSearchBillingConflict(config.models);
-  if (conflict) throw new ConfigError(conflict.path, conflict.message);
+  const aliasConflict = findAliasConflict(config.models);
+  if (aliasConflict) throw new ConfigError(aliasConflict.path, aliasConflict.message);
 }
 
 function checkVariantKeys(variants: readonly { key: string }[], path: string): void {

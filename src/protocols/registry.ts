@@ -2,7 +2,7 @@
  * The upstream protocols that serve text generation, by provider kind. Adding a provider kind is
  * one line here and one folder beside this file.
  */
-import type { ProviderKind } from '../config/schema.ts';
+import type { ModelConfig, ProviderKind } from '../config/schema.ts';
 import type { ChatProtocol } from './protocol.ts';
 import { anthropicProtocol } from './anthropic/index.ts';
 import { geminiProtocol } from './gemini/index.ts';
@@ -19,3 +19,11 @@ export const CHAT_PROTOCOLS: ChatProtocolRegistry = {
   anthropic: anthropicProtocol,
   gemini: geminiProtocol,
 };
+
+/**
+ * Whether the gateway can call a route of this provider kind for a model of this category today:
+ * text generation, through one of the protocols above. The catalog's `available` follows it.
+ */
+export function callableRoute(kind: ProviderKind, category: ModelConfig['category']): boolean {
+  return category === 'LLM' && CHAT_PROTOCOLS[kind] !== undefined;
+}

@@ -10,7 +10,7 @@ import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { parseRateMultiplier } from '../core/money.ts';
-import { CHAT_PROTOCOLS } from '../protocols/registry.ts';
+import { callableRoute } from '../protocols/registry.ts';
 import { startMaintenance } from '../storage/maintenance.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
@@ -80,7 +80,7 @@ export function createDeps(input: {
 
 export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
   const now = options.now ?? Date.now;
-  const catalog = buildCatalog(options.config, { servable: (kind, category) => category === 'LLM' && CHAT_PROTOCOLS[kind] !== undefined });
+  const catalog = buildCatalog(options.config, { servable: callableRoute });
   const store = await openStore({ ...options.storage, backgroundCheckpoints: true, logger: options.logger, now });
   const defaultRate = options.config.billing?.default_rate;
   const authenticator = createAuthenticator(store, {
