@@ -20,6 +20,10 @@ export interface E2EProvider {
 /** Model id → the providers serving it, first choice first. */
 export type E2EModels = Readonly<Record<string, readonly E2EProvider[]>>;
 
+/** `extra_body` options every end-to-end route allows (integers ≥ 1), as the upstream names them. */
+export const EXTRA_OPTION_SNAKE = 'extra_body.cloud_a.top_k';
+export const EXTRA_OPTION_CAMEL = 'extra_body.cloud_a.topK';
+
 export function chatModelsConfig(models: E2EModels): GatewayConfig {
   const providers = [...new Map(Object.values(models).flat().map((provider) => [provider.id, provider])).values()];
   return {
@@ -52,6 +56,8 @@ export function chatModelsConfig(models: E2EModels): GatewayConfig {
             strict_tools: true,
           },
           limits: { max_tokens: 4096, context_window: 128000, reasoning_efforts: ['none', 'low', 'medium', 'high'] },
+          // One provider option per naming style, for the extra_body tests: Chat's and Gemini's.
+          parameters: { chat: { [EXTRA_OPTION_SNAKE]: { type: 'integer', minimum: 1 }, [EXTRA_OPTION_CAMEL]: { type: 'integer', minimum: 1 } } },
         })),
       ),
     ),

@@ -33,6 +33,19 @@ const tools: OpenAI.ChatCompletionTool[] = [
 ];
 
 describe('gemini upstream specifics', () => {
+  test('an extra_body option the route allows reaches the upstream in generationConfig', async () => {
+    const { client, primary } = context();
+    await client.chat.completions.create({
+      model: SINGLE_MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 0.5,
+      extra_body: { cloud_a: { topK: 7 } },
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const config = primary.requests.at(-1)!.body.generationConfig;
+    assert.equal(config.topK, 7);
+    assert.equal(config.temperature, 0.5);
+  });
+
   test('tool loop: the thought signature reaches the client as extra_content and goes back on its functionCall part', async () => {
     const { client, primary } = context();
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];

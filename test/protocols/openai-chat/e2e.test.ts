@@ -36,6 +36,19 @@ describe('openai chat upstream specifics', () => {
     assert.deepEqual(primary.requests.at(-1)!.body.stream_options, { include_usage: true });
   });
 
+  test('an extra_body option the route allows reaches the upstream body at its top level; one it does not allow is a 400', async () => {
+    const { client, primary } = context();
+    const sent = primary.requests.length;
+    const ask = (extra_body: unknown) =>
+      client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], extra_body } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    await ask({ cloud_a: { top_k: 5 } });
+    const body = primary.requests.at(-1)!.body;
+    assert.equal(body.top_k, 5);
+    assert.equal(body.cloud_a, undefined);
+    await assert.rejects(ask({ cloud_a: { top_p: 0.5 } }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400 && error.param === 'extra_body.cloud_a.top_p');
+    assert.equal(primary.requests.length, sent + 1);
+  });
+
   test('request fields reach the upstream under their Chat names', async () => {
     const { client, primary } = context();
     await client.chat.completions.create({
