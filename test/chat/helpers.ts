@@ -13,20 +13,21 @@ import { pipelineFor } from '../../src/pipeline/pipeline.ts';
 import type { Balance, LedgerEntry, OwnerRef } from '../../src/storage/store.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
 
-export const FULL_CAPABILITIES: NonNullable<EndpointConfig['capabilities']> = {
+/** Every capability of a text route but web search. */
+export const TEXT_CAPABILITIES: NonNullable<EndpointConfig['capabilities']> = {
   streaming: true,
   tool_use: true,
   vision: true,
   json_mode: true,
   structured_outputs: true,
   json_mode_with_tools: true,
-  web_search_with_tools: true,
   sampling: true,
   parallel_tool_calls: true,
   reasoning: true,
-  web_search: true,
   strict_tools: true,
 };
+
+export const FULL_CAPABILITIES: NonNullable<EndpointConfig['capabilities']> = { ...TEXT_CAPABILITIES, web_search: true, web_search_with_tools: true };
 
 /** One simulated endpoint; fields not given take plain defaults (1 $/M in, 2 $/M out). */
 export function endpoint(model: string, overrides: Partial<EndpointConfig> = {}): EndpointConfig {

@@ -4,7 +4,7 @@
  * the same whether routing keeps config order or sorts by price.
  */
 import type { GatewayConfig, ProviderConfig } from '../../src/config/schema.ts';
-import { model } from '../chat/helpers.ts';
+import { model, TEXT_CAPABILITIES } from '../chat/helpers.ts';
 
 export interface E2EProvider {
   readonly id: string;
@@ -43,18 +43,7 @@ export function chatModelsConfig(models: E2EModels): GatewayConfig {
           supply: 'first_party',
           training_use: 'never',
           pricing: { unit: 'per_1m_tokens', input_per_1m: 1 + position, output_per_1m: 2 + position, cache_read_per_1m: 0.1, cache_write_per_1m: 1.25 },
-          capabilities: {
-            streaming: true,
-            tool_use: true,
-            vision: true,
-            json_mode: true,
-            structured_outputs: true,
-            json_mode_with_tools: true,
-            sampling: true,
-            parallel_tool_calls: true,
-            reasoning: true,
-            strict_tools: true,
-          },
+          capabilities: TEXT_CAPABILITIES,
           limits: { max_tokens: 4096, context_window: 128000, reasoning_efforts: ['none', 'low', 'medium', 'high'] },
           // One provider option per naming style, for the extra_body tests: Chat's and Gemini's.
           parameters: { chat: { [EXTRA_OPTION_SNAKE]: { type: 'integer', minimum: 1 }, [EXTRA_OPTION_CAMEL]: { type: 'integer', minimum: 1 } } },
