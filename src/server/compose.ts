@@ -81,7 +81,7 @@ export function createDeps(input: {
 export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
   const now = options.now ?? Date.now;
   const catalog = buildCatalog(options.config, { servable: callableRoute });
-  const store = await openStore({ ...options.storage, backgroundCheckpoints: true, logger: options.logger, now });
+  const store = await openStore({ ...options.storage, backgroundCheckpoints: true, exclusiveServer: true, logger: options.logger, now });
   const defaultRate = options.config.billing?.default_rate;
   const authenticator = createAuthenticator(store, {
     defaultRate: defaultRate === undefined ? undefined : parseRateMultiplier(defaultRate),

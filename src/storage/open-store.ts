@@ -20,6 +20,11 @@ export interface OpenStoreOptions {
   readonly sqliteFile?: string;
   /** SQLite only: checkpoint the WAL from a worker thread (the server process). */
   readonly backgroundCheckpoints?: boolean;
+  /**
+   * SQLite only: this process is the file's one server; opening fails while another holds it
+   * (the ledger is decided in the server's memory; see sqlite/ledger.ts).
+   */
+  readonly exclusiveServer?: boolean;
   /** PostgreSQL only: a schema of its own, created when missing (lowercase letters, digits, `_`). */
   readonly schema?: string;
   /** PostgreSQL only: connections in the pool (default 10). */
@@ -46,6 +51,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
       logger,
       now,
       backgroundCheckpoints: options.backgroundCheckpoints ?? false,
+      exclusiveServer: options.exclusiveServer ?? false,
     });
   }
   if (!POSTGRES_URL.test(options.databaseUrl)) {

@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GROUP_COMMIT_MS } from '../../src/storage/sqlite/database.ts';
+import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/ledger.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { storeContract } from './contract.ts';
@@ -58,27 +59,80 @@ describe('sqlite specifics', () => {
     await assert.rejects(openStore({ dataDir: dir }), /newer than this build supports/);
   });
 
-  test('grouped writes are visible to the writer at once and to other connections within the group window', async () => {
+  test('the ledger decides in memory and writes behind: a closed reservation within a group, an open one once it has aged', async () => {
     const dir = join(dataDir, 'grouped');
     const store = await openStore({ dataDir: dir });
     const account = await store.createAccount({ name: 'grouped' });
     const owner = { kind: 'account', id: account.id } as const;
     await store.addCredit(owner, 1_000n);
     const other = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { readOnly: true });
-    const openReservations = other.prepare("SELECT count(*) AS n FROM reservations WHERE status = 'open'");
+    const reservationRows = other.prepare('SELECT status, count(*) AS n FROM reservations GROUP BY status ORDER BY status');
+    const walletRow = other.prepare('SELECT balance, reserved FROM wallets WHERE owner_id = ?');
     try {
-      const reservation = await store.reserve({ owner, amount: 400n, requestId: null, expiresAt: Date.now() + 60_000 });
-      assert.ok(reservation);
-      assert.equal((await store.getBalance(owner)).reserved, 400n, 'the writer sees its own group');
-      assert.equal(openReservations.get()?.n, 0, 'not committed yet');
+      const settled = await store.reserve({ owner, amount: 400n, requestId: null, expiresAt: Date.now() + 60_000 });
+      assert.ok(settled);
+      assert.equal((await store.getBalance(owner)).reserved, 400n, 'the writer sees its own reservation at once');
+      assert.deepEqual(reservationRows.all(), [], 'nothing written yet');
+      await store.settle(settled.id, 150n);
       await sleep(GROUP_COMMIT_MS * 10);
-      assert.equal(openReservations.get()?.n, 1, 'committed by the group timer');
-      await store.release(reservation.id);
+      assert.deepEqual(reservationRows.all().map((row) => ({ ...row })), [{ status: 'settled', n: 1 }], 'written once, closed, by the group timer');
+      assert.deepEqual({ ...walletRow.get(account.id) }, { balance: 850, reserved: 0 });
+
+      const held = await store.reserve({ owner, amount: 300n, requestId: null, expiresAt: Date.now() + 60_000 });
+      assert.ok(held);
+      const deadline = Date.now() + WRITE_OPEN_AFTER_MS + 5_000;
+      while (reservationRows.all().length < 2 && Date.now() < deadline) await sleep(50);
+      assert.deepEqual(reservationRows.all().map((row) => ({ ...row })), [{ status: 'open', n: 1 }, { status: 'settled', n: 1 }], 'an aged reservation is written open');
+      assert.deepEqual({ ...walletRow.get(account.id) }, { balance: 850, reserved: 300 }, 'with its hold on the wallet row');
+      await store.release(held.id);
       await store.close();
-      assert.equal(openReservations.get()?.n, 0, 'close commits the open group');
+      assert.deepEqual(reservationRows.all().map((row) => ({ ...row })), [{ status: 'released', n: 1 }, { status: 'settled', n: 1 }], 'close writes what is pending');
+      assert.deepEqual({ ...walletRow.get(account.id) }, { balance: 850, reserved: 0 });
     } finally {
       other.close();
     }
+  });
+
+  test('a credit from another process reaches the balance the server holds in memory', async () => {
+    const dir = join(dataDir, 'credit-elsewhere');
+    const store = await openStore({ dataDir: dir });
+    const account = await store.createAccount({ name: 'credited elsewhere' });
+    const owner = { kind: 'account', id: account.id } as const;
+    await store.addCredit(owner, 100n);
+    const held = await store.reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + 60_000 });
+    assert.ok(held);
+    assert.equal(await store.reserve({ owner, amount: 50n, requestId: null, expiresAt: Date.now() + 60_000 }), null);
+    // The `gateway credit` command in another process: its own connection, its own commit.
+    const cli = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { timeout: 5_000 });
+    try {
+      cli.prepare('UPDATE wallets SET balance = balance + 500 WHERE owner_id = ?').run(account.id);
+    } finally {
+      cli.close();
+    }
+    const deadline = Date.now() + 5_000;
+    let second = null;
+    while (second === null && Date.now() < deadline) {
+      second = await store.reserve({ owner, amount: 50n, requestId: null, expiresAt: Date.now() + 60_000 });
+      if (second === null) await sleep(20);
+    }
+    assert.ok(second, 'the credit became available');
+    assert.deepEqual(await store.getBalance(owner), { balance: 600n, reserved: 150n, available: 450n });
+    await store.close();
+  });
+
+  test('one server per file: a second server process is refused while the first holds the file', async () => {
+    const dir = join(dataDir, 'server-lock');
+    const first = await openStore({ dataDir: dir, exclusiveServer: true });
+    try {
+      await assert.rejects(openStore({ dataDir: dir, exclusiveServer: true }), /another gateway server is already running/);
+      const command = await openStore({ dataDir: dir });
+      await command.createOrganization({ name: 'the command line still works' });
+      await command.close();
+    } finally {
+      await first.close();
+    }
+    const next = await openStore({ dataDir: dir, exclusiveServer: true });
+    await next.close();
   });
 
   test('two handles in one process share the connection and see each other at once', async () => {

@@ -3,16 +3,19 @@
  *
  * - WAL with synchronous=NORMAL: a commit is a WAL append without an fsync. It survives a process
  *   crash; a power loss may lose the last commits.
- * - Group commit: the writes of the request path (reservations, settlements, request log rows,
- *   idempotency claims) run in a transaction that stays open for GROUP_COMMIT_MS and is committed
- *   once for everything written meanwhile. Each unit of work is atomic on its own (a savepoint) and
- *   visible at once to this connection, which is the only writer in this process: a reservation
- *   is checked against everything written before it. What a crash can lose is the last few
- *   milliseconds of writes — never half of one. A commit per request costs more than everything
- *   else the gateway does for it (docs/performance.md).
+ * - Group commit: the writes of the request path are committed together every GROUP_COMMIT_MS
+ *   instead of one commit per request (a commit costs more than everything else the gateway does
+ *   for a request; docs/performance.md). Two kinds of writes join a group:
+ *   - `grouped` units (idempotency claims) run at once in a transaction that stays open until the
+ *     group commits, each atomic on its own (a savepoint) and visible at once to this connection;
+ *   - deferred writers (`deferWrites`: the ledger, which decides in memory and writes behind,
+ *     ledger.ts) run inside the group's transaction just before it commits, so the request path
+ *     itself executes no statement at all.
+ *   What a crash can lose is the last few milliseconds of writes, never half of one.
  * - Normal (not EXCLUSIVE) locking, so that a second process (the `gateway` command) can read and
  *   write the file while the server runs; busy_timeout makes it wait for the lock, which a group
- *   holds for a few milliseconds at a time.
+ *   holds for a few milliseconds at a time. `changedElsewhere` tells the ledger when such a
+ *   process committed, so that it re-reads the balances it holds in memory.
  * - Checkpoints: the server moves them to a worker thread (startBackgroundCheckpoints), so that the
  *   fsync of a checkpoint never blocks the event loop; other processes keep SQLite's automatic ones.
  * - node:sqlite is synchronous, so a unit of work that runs without awaiting is atomic within the
@@ -48,11 +51,32 @@ export interface SqliteDatabase {
    * connection at once, committed within GROUP_COMMIT_MS. Rolled back alone when it throws.
    */
   grouped<T>(work: () => T): T;
-  /** Commits the open group now (before reads by another connection, at close). */
+  /**
+   * Registers a writer that the next group commit runs inside its transaction, before COMMIT (and
+   * that `transaction` runs first, so that its work sees every earlier write). Registering the same
+   * writer again before it ran does nothing.
+   */
+  deferWrites(writer: DeferredWriter): void;
+  /** Commits the open group, and runs the deferred writers, now (before reads of their tables, at close). */
   flush(): void;
+  /** True when another connection (another process) committed changes since the last call. */
+  changedElsewhere(): boolean;
+  /**
+   * The one instance of `create()` for this connection: state that every store sharing the
+   * connection (the handles of one process on one file) must share, such as the ledger's.
+   */
+  shared<T>(name: string, create: () => T): T;
   /** Runs a script of statements (migrations). */
   exec(sql: string): void;
   close(): void;
+}
+
+/** Writes kept in memory until the next group commit (see deferWrites). */
+export interface DeferredWriter {
+  /** Executes the pending writes; runs inside the group's transaction. */
+  write(): void;
+  /** The group that `write` ran in was rolled back: what it wrote is not in the database. */
+  lost(): void;
 }
 
 export interface SqliteDatabaseOptions {
@@ -105,7 +129,19 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
   const savepoint = db.prepare('SAVEPOINT unit');
   const releaseSavepoint = db.prepare('RELEASE unit');
   const rollbackSavepoint = db.prepare('ROLLBACK TO unit');
+  const dataVersion = db.prepare('PRAGMA data_version');
+  let lastDataVersion = readDataVersion();
+  /** Set while a group's transaction is open (a `grouped` unit began it). */
+  let groupOpen = false;
   let groupTimer: NodeJS.Timeout | undefined;
+  const writers = new Set<DeferredWriter>();
+  /** The writers that ran in the open group, told when it is rolled back. */
+  const wroteInGroup = new Set<DeferredWriter>();
+  const sharedState = new Map<string, unknown>();
+
+  function readDataVersion(): number {
+    return Number((dataVersion.get() as { data_version: number | bigint }).data_version);
+  }
 
   function inUnit<T>(work: () => T): T {
     savepoint.run();
@@ -120,16 +156,50 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     }
   }
 
-  function commitGroup(): void {
-    if (groupTimer === undefined) return;
+  function scheduleCommit(): void {
+    groupTimer ??= setTimeout(commitGroupFromTimer, GROUP_COMMIT_MS);
+  }
+
+  function openGroup(): void {
+    if (groupOpen) return;
+    begin.run();
+    groupOpen = true;
+  }
+
+  /** Runs the deferred writers in the open group; each runs once per registration. */
+  function runWriters(): void {
+    for (const writer of writers) {
+      writers.delete(writer);
+      wroteInGroup.add(writer);
+      writer.write();
+    }
+  }
+
+  /** Rolls the open group back and tells the writers that wrote in it. */
+  function abandonGroup(): void {
     clearTimeout(groupTimer);
     groupTimer = undefined;
+    groupOpen = false;
+    if (db.isTransaction) rollback.run();
+    const lost = [...wroteInGroup];
+    wroteInGroup.clear();
+    for (const writer of lost) writer.lost();
+  }
+
+  function commitGroup(): void {
+    clearTimeout(groupTimer);
+    groupTimer = undefined;
+    if (!groupOpen && writers.size === 0) return;
     try {
+      openGroup();
+      runWriters();
       commit.run();
     } catch (error) {
-      if (db.isTransaction) rollback.run();
+      abandonGroup();
       throw error;
     }
+    groupOpen = false;
+    wroteInGroup.clear();
   }
 
   function commitGroupFromTimer(): void {
@@ -148,14 +218,23 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
       return statement;
     },
     grouped(work) {
-      if (groupTimer === undefined) {
-        begin.run();
-        groupTimer = setTimeout(commitGroupFromTimer, GROUP_COMMIT_MS);
-      }
+      openGroup();
+      scheduleCommit();
       return inUnit(work);
     },
+    deferWrites(writer) {
+      writers.add(writer);
+      scheduleCommit();
+    },
     transaction(work) {
-      if (groupTimer !== undefined) {
+      if (groupOpen || writers.size > 0) {
+        try {
+          openGroup();
+          runWriters();
+        } catch (error) {
+          abandonGroup();
+          throw error;
+        }
         const result = inUnit(work);
         commitGroup();
         return result;
@@ -171,6 +250,16 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
       }
     },
     flush: commitGroup,
+    changedElsewhere() {
+      const version = readDataVersion();
+      if (version === lastDataVersion) return false;
+      lastDataVersion = version;
+      return true;
+    },
+    shared<T>(name: string, create: () => T): T {
+      if (!sharedState.has(name)) sharedState.set(name, create());
+      return sharedState.get(name) as T;
+    },
     exec(sql) {
       db.exec(sql);
     },

@@ -12,6 +12,7 @@ import { sqliteJobs } from './jobs.ts';
 import { sqliteLedger } from './ledger.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
+import { lockServerFile } from './server-lock.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private throwaway database. */
@@ -20,9 +21,12 @@ export interface SqliteStoreOptions {
   readonly now: () => number;
   /** Checkpoint from a worker thread instead of inside commits (the server; see checkpoints.ts). */
   readonly backgroundCheckpoints?: boolean;
+  /** Hold the file's server lock: this process is its one server (server-lock.ts). */
+  readonly exclusiveServer?: boolean;
 }
 
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const serverLock = options.exclusiveServer && options.file !== MEMORY_DATABASE ? lockServerFile(options.file) : null;
   const database = openSqliteDatabase(options.file, {
     onGroupCommitError: (error) => options.logger.error({ err: error }, 'SQLite group commit failed; its writes are lost'),
   });
@@ -30,6 +34,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     migrateSqlite(database, options.logger, options.now());
   } catch (error) {
     database.close();
+    serverLock?.release();
     throw error;
   }
   const checkpoints =
@@ -48,6 +53,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       database.flush();
       await checkpoints?.stop();
       database.close();
+      serverLock?.release();
     },
   };
 }
