@@ -60,7 +60,8 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
     return context ? { ok: true, context } : { ok: false, reason: 'unknown' };
   }
 
-  async function authenticate(request: FastifyRequest): Promise<AuthContext> {
+  /** The request's key resolved: at once from the cache, or after a store lookup. Throws a 401. */
+  function resolve(request: FastifyRequest): AuthContext | Promise<AuthContext> {
     const credential = presentedCredential(request.headers);
     switch (credential.kind) {
       case 'missing':
@@ -77,20 +78,51 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
     // Anything not shaped like our keys is refused without touching the store.
     if (!credential.key.startsWith(API_KEY_PREFIX)) throw authenticationFailed();
     const hash = hashApiKey(credential.key);
-    const result = cache.peek(hash) ?? (await cache.load(hash, () => lookup(hash)));
+    const cached = cache.peek(hash);
+    return cached ? contextOf(cached) : cache.load(hash, () => lookup(hash)).then(contextOf);
+  }
+
+  function contextOf(result: KeyLookup): AuthContext {
     if (result.ok) return result.context;
     throw authenticationFailed(result.reason === 'revoked' ? 'This API key has been revoked.' : 'Invalid API key.');
   }
 
+  function checkScope(context: AuthContext, scope: Scope): AuthContext {
+    if (context.scopes !== null && !context.scopes.has(scope)) {
+      throw permissionDenied(`This API key does not have the '${scope}' scope required by this endpoint.`);
+    }
+    return context;
+  }
+
   return {
-    authenticate,
+    authenticate: async (request) => resolve(request),
     require(scope: Scope) {
-      return async (request: FastifyRequest) => {
-        const context = await authenticate(request);
-        if (context.scopes !== null && !context.scopes.has(scope)) {
-          throw permissionDenied(`This API key does not have the '${scope}' scope required by this endpoint.`);
+      // Callback style, so that a cached key (every request but the first) costs no promise.
+      return (request, _reply, done) => {
+        let resolved: AuthContext | Promise<AuthContext>;
+        try {
+          resolved = resolve(request);
+          if (!(resolved instanceof Promise)) request.auth = checkScope(resolved, scope);
+        } catch (error) {
+          done(error as Error);
+          return;
         }
-        request.auth = context;
+        if (!(resolved instanceof Promise)) {
+          done();
+          return;
+        }
+        resolved.then(
+          (context) => {
+            try {
+              request.auth = checkScope(context, scope);
+            } catch (error) {
+              done(error as Error);
+              return;
+            }
+            done();
+          },
+          (error: unknown) => done(error as Error),
+        );
       };
     },
     invalidate: () => cache.clear(),

@@ -26,13 +26,16 @@ declare module 'fastify' {
   }
 }
 
+/** A Fastify hook in callback style (onRequest or preHandler). */
+export type AuthHook = (request: import('fastify').FastifyRequest, reply: unknown, done: (error?: Error) => void) => void;
+
 /**
  * Resolves API keys (Authorization: Bearer or x-api-key) to an AuthContext. Route modules use
- * `{ preHandler: deps.authenticator.require('chat') }`; the handler then reads `request.auth`.
+ * `{ onRequest: deps.authenticator.require('chat') }`; the handler then reads `request.auth`.
  */
 export interface Authenticator {
-  /** A preHandler that authenticates (401) and checks the scope when the key restricts scopes (403). */
-  require(scope: Scope): (request: import('fastify').FastifyRequest) => Promise<void>;
+  /** A hook that authenticates (401) and checks the scope when the key restricts scopes (403). */
+  require(scope: Scope): AuthHook;
   /** Drops cached keys and owners (called after an admin change; other instances poll the change feed). */
   invalidate(): void;
 }

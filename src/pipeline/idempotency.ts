@@ -73,9 +73,7 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
   // A request that outlives its credit hold is presumed dead: past that, its claim may be taken over.
   const lockMs = reservationTtlMs(deps.config);
 
-  async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const idempotencyKey = request.headers[HEADER_FIELD];
-    if (typeof idempotencyKey !== 'string') return undefined;
+  async function claimOrAnswer(request: FastifyRequest, reply: FastifyReply, idempotencyKey: string): Promise<FastifyReply | undefined> {
     const claim: Claim = { keyId: request.auth.key.id, route: idempotent.route, idempotencyKey };
     const now = deps.now();
     let begun: IdempotencyBegin;
@@ -116,10 +114,7 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
   }
 
   // Awaited before the answer leaves, so a client that retries at once finds the record settled.
-  async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-    const claim = claims.get(request);
-    if (!claim) return payload;
-    claims.delete(request);
+  async function settleClaim(request: FastifyRequest, reply: FastifyReply, payload: unknown, claim: Claim): Promise<unknown> {
     try {
       if (reply.statusCode >= 200 && reply.statusCode < 300) {
         await deps.store.completeIdempotent({
@@ -136,6 +131,21 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
       request.log.warn({ err: error }, 'could not record the idempotency outcome');
     }
     return payload;
+  }
+
+  // Both hooks are callback style and return at once for a request without a key: most requests
+  // never pay for a promise here.
+  function preHandler(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+    const idempotencyKey = request.headers[HEADER_FIELD];
+    if (typeof idempotencyKey !== 'string') return done();
+    claimOrAnswer(request, reply, idempotencyKey).then(() => done(), done);
+  }
+
+  function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void): void {
+    const claim = claims.get(request);
+    if (!claim) return done(null, payload);
+    claims.delete(request);
+    settleClaim(request, reply, payload, claim).then((settled) => done(null, settled), done);
   }
 
   return { ...options, schema: { ...options.schema, headers: IdempotencyKeyHeaders }, preHandler, onSend };

@@ -13,6 +13,7 @@ import type { AuthContext } from '../auth/context.ts';
 import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
 import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit.ts';
 import { costOfCall } from '../billing/cost.ts';
 import { PromptSize } from '../billing/estimate.ts';
@@ -137,8 +138,9 @@ export class Pipeline {
       const call = this.servedCall(prepared, endpoint);
       const settlement = await this.settle(prepared, endpoint, result.usage, result.webSearch, true);
       const body = render(result, call, settlement);
-      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, settlement, output: body });
-      return { body, call, settlement };
+      const json = JsonText.of(body);
+      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, settlement, output: json });
+      return { body, json: json.text, call, settlement };
     } catch (error) {
       throw await this.fail(prepared, error, endpoint);
     }

@@ -45,6 +45,8 @@ export type RenderResult<T> = (result: CanonicalResult, call: ServedCall, settle
 
 export interface CompletedCall<T> {
   readonly body: T;
+  /** `body` serialized: what the client receives and the request log keeps. */
+  readonly json: string;
   readonly call: ServedCall;
   readonly settlement: Settlement;
 }

@@ -5,6 +5,7 @@
  * COUNT), booleans as 0/1 or true/false, and JSON columns as text in both engines.
  */
 import { notFound, type GatewayError } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type {
   Account,
@@ -51,7 +52,8 @@ export function overflowError(owner: OwnerRef): RangeError {
 
 /** JSON text for a JSON column; undefined and null are SQL NULL. */
 export function jsonText(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
+  if (value === undefined || value === null) return null;
+  return value instanceof JsonText ? value.text : JSON.stringify(value);
 }
 
 /** Booleans as 1/0: SQLite stores them so, and PostgreSQL's boolean input accepts '1' and '0'. */

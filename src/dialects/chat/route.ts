@@ -17,6 +17,8 @@ import { ChatCompletionRequest, type ChatCompletionBody } from './schema.ts';
 import { chatFrameEncoder } from './stream.ts';
 
 export const COST_HEADER = 'x-gateway-cost-usd';
+/** What Fastify sets for a body it serializes itself; the completion arrives serialized. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export const chatRoutes: RouteModule = (app, deps) => registerChatRoutes(app, deps, pipelineFor(deps));
 
@@ -46,7 +48,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
       };
       if (!canonical.stream) {
         const completed = await pipeline.complete(input, encodeChatCompletion);
-        return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).send(completed.body);
+        return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).type(JSON_CONTENT_TYPE).send(completed.json);
       }
       const run = await pipeline.stream(input, encodeChatCompletion);
       return sendEventStream(reply, run.events, chatFrameEncoder(run, canonical.includeUsage === true));

@@ -2,6 +2,7 @@
  * The request log on PostgreSQL. A batch of any size is one prepared statement with one parameter:
  * the rows as a JSON array that json_populate_recordset turns into request_log rows by column name.
  */
+import { JsonText } from '../../core/json-text.ts';
 import { requestColumns, requestFromRow, usageFromRow } from '../rows.ts';
 import type { RequestLogRecord, RequestLogStore } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
@@ -29,10 +30,16 @@ const DELETE_EXPIRED: Statement = {
   text: 'DELETE FROM request_log WHERE expires_at < $1',
 };
 
-/** One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT exactly. */
+/**
+ * One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT
+ * exactly. An output that is already JSON text is spliced in as it is.
+ */
 function rowJson(record: RequestLogRecord): string {
   const columns = requestColumns(record);
-  return JSON.stringify({ ...columns, cost: columns.cost.toString() });
+  const { output } = columns;
+  if (!(output instanceof JsonText)) return JSON.stringify({ ...columns, cost: columns.cost.toString() });
+  const rest = JSON.stringify({ ...columns, cost: columns.cost.toString(), output: undefined });
+  return `${rest.slice(0, -1)},"output":${output.text}}`;
 }
 
 export function postgresRequestLog(database: PostgresDatabase): RequestLogStore {
