@@ -11,8 +11,16 @@
 import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
-import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
-import { parseJsonBody, readBodyText, sendUpstream, transportError, type UpstreamResponse } from './transport/http-client.ts';
+import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder, UpstreamHttpRequest } from './protocol.ts';
+import {
+  fetchUpstreamText,
+  parseJsonBody,
+  readBodyText,
+  sendUpstream,
+  transportError,
+  type UpstreamCall,
+  type UpstreamResponse,
+} from './transport/http-client.ts';
 import { readSseMessages, type SseMessage } from './transport/sse.ts';
 import { malformedUpstream } from './transport/upstream-errors.ts';
 
@@ -33,9 +41,10 @@ async function complete(
   endpoint: RouteEndpoint,
   context: CallContext,
 ): Promise<CanonicalResult> {
-  const response = await send(translator, request, endpoint, context, false);
-  const text = await readBodyText(response, context.signal);
-  return translator.parseResponse(parseJsonBody(text));
+  const wire = translator.buildRequest(request, endpoint, context.apiKey, false);
+  const response = await fetchUpstreamText(upstreamCall(wire, endpoint, context));
+  if (!isSuccess(response.status)) throw translator.parseError(response.status, response.headers, response.text);
+  return translator.parseResponse(parseJsonBody(response.text));
 }
 
 async function* streamEvents(
@@ -44,7 +53,7 @@ async function* streamEvents(
   endpoint: RouteEndpoint,
   context: CallContext,
 ): AsyncGenerator<StreamEvent> {
-  const response = await send(translator, request, endpoint, context, true);
+  const response = await openStream(translator, request, endpoint, context);
   const decoder = translator.createStreamDecoder();
   let started = false;
   let finished = false;
@@ -89,16 +98,8 @@ async function* streamEvents(
   }
 }
 
-/** Builds and sends the upstream request; a non-2xx answer is read and mapped by the translator. */
-async function send(
-  translator: HttpChatTranslator,
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  context: CallContext,
-  stream: boolean,
-): Promise<UpstreamResponse> {
-  const wire = translator.buildRequest(request, endpoint, context.apiKey, stream);
-  const response = await sendUpstream({
+function upstreamCall(wire: UpstreamHttpRequest, endpoint: RouteEndpoint, context: CallContext): UpstreamCall {
+  return {
     method: 'POST',
     url: wire.url,
     headers: wire.headers,
@@ -106,8 +107,21 @@ async function send(
     timeoutMs: endpoint.provider.timeout_ms,
     signal: context.signal,
     requestId: context.requestId,
-  });
-  if (response.status >= 200 && response.status <= 299) return response;
+  };
+}
+
+const isSuccess = (status: number) => status >= 200 && status <= 299;
+
+/** Sends a streaming request; a non-2xx answer is read and mapped by the translator. */
+async function openStream(
+  translator: HttpChatTranslator,
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  context: CallContext,
+): Promise<UpstreamResponse> {
+  const wire = translator.buildRequest(request, endpoint, context.apiKey, true);
+  const response = await sendUpstream(upstreamCall(wire, endpoint, context));
+  if (isSuccess(response.status)) return response;
   const text = await readBodyText(response, context.signal);
   throw translator.parseError(response.status, response.headers, text);
 }
