@@ -77,6 +77,38 @@ describe('first start', () => {
   });
 });
 
+describe('one server per data dir', () => {
+  test('a second server on the same data dir is refused; the command line credits the running one, which spends it at once', async () => {
+    const admin = 'admin-secret-for-tests';
+    const env = { PORT: '0', GATEWAY_DATA_DIR: join(workDir, 'one-server'), LOG_LEVEL: 'warn', GATEWAY_ADMIN_KEY: admin };
+    const first = startProcess(['src/main.ts'], env);
+    try {
+      const [, baseUrl] = await first.waitFor(/curl (http:\/\/127\.0\.0\.1:\d+)\/v1\/models/);
+
+      const second = await runProcess(['src/main.ts'], env);
+      assert.notEqual(second.code, 0);
+      assert.match(second.stdout + second.stderr, /another gateway server is already running/);
+
+      // An account without credit is refused; credited from the command line in another process,
+      // it is served by the running server, which holds wallets in memory, without a restart.
+      const account = await call(baseUrl, 'POST', '/admin/v1/accounts', { key: admin, json: { name: 'credited elsewhere' } });
+      const accountId: string = account.body.id;
+      const issued = await call(baseUrl, 'POST', '/admin/v1/keys', { key: admin, json: { account_id: accountId } });
+      const chat = () =>
+        call(baseUrl, 'POST', '/v1/chat/completions', { key: issued.body.key, json: { model: 'gateway/atlas-4-5', messages: [{ role: 'user', content: 'Hi' }] } });
+      assert.equal((await chat()).status, 402);
+      const credited = await runProcess(['bin/gateway.js', 'credit', 'add', '--account', accountId, '10000', '--json'], env);
+      assert.equal(credited.code, 0, credited.stderr);
+      let answered = await chat();
+      const deadline = Date.now() + 5_000;
+      while (answered.status === 402 && Date.now() < deadline) answered = await chat();
+      assert.equal(answered.status, 200, answered.text);
+    } finally {
+      assert.equal((await first.stop('SIGTERM')).code, 0);
+    }
+  });
+});
+
 describe('graceful stop', () => {
   test('SIGTERM lets a stream in flight finish, then exits 0', async () => {
     const config = loadConfigFile(DEMO_CONFIG_PATH);
