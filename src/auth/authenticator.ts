@@ -99,30 +99,19 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
     require(scope: Scope) {
       // Callback style, so that a cached key (every request but the first) costs no promise.
       return (request, _reply, done) => {
+        const admit = (context: AuthContext) => {
+          request.auth = checkScope(context, scope);
+        };
         let resolved: AuthContext | Promise<AuthContext>;
         try {
           resolved = resolve(request);
-          if (!(resolved instanceof Promise)) request.auth = checkScope(resolved, scope);
+          if (!(resolved instanceof Promise)) admit(resolved);
         } catch (error) {
           done(error as Error);
           return;
         }
-        if (!(resolved instanceof Promise)) {
-          done();
-          return;
-        }
-        resolved.then(
-          (context) => {
-            try {
-              request.auth = checkScope(context, scope);
-            } catch (error) {
-              done(error as Error);
-              return;
-            }
-            done();
-          },
-          (error: unknown) => done(error as Error),
-        );
+        if (resolved instanceof Promise) resolved.then(admit).then(() => done(), done);
+        else done();
       };
     },
     invalidate: () => cache.clear(),

@@ -11,7 +11,7 @@
 import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
-import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder, UpstreamHttpRequest } from './protocol.ts';
+import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
 import {
   fetchUpstreamText,
   parseJsonBody,
@@ -41,8 +41,7 @@ async function complete(
   endpoint: RouteEndpoint,
   context: CallContext,
 ): Promise<CanonicalResult> {
-  const wire = translator.buildRequest(request, endpoint, context.apiKey, false);
-  const response = await fetchUpstreamText(upstreamCall(wire, endpoint, context));
+  const response = await fetchUpstreamText(upstreamCall(translator, request, endpoint, context, false));
   if (!isSuccess(response.status)) throw translator.parseError(response.status, response.headers, response.text);
   return translator.parseResponse(parseJsonBody(response.text));
 }
@@ -98,7 +97,15 @@ async function* streamEvents(
   }
 }
 
-function upstreamCall(wire: UpstreamHttpRequest, endpoint: RouteEndpoint, context: CallContext): UpstreamCall {
+/** The upstream request of a call, built by the protocol's translator. */
+function upstreamCall(
+  translator: HttpChatTranslator,
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  context: CallContext,
+  stream: boolean,
+): UpstreamCall {
+  const wire = translator.buildRequest(request, endpoint, context.apiKey, stream);
   return {
     method: 'POST',
     url: wire.url,
@@ -119,8 +126,7 @@ async function openStream(
   endpoint: RouteEndpoint,
   context: CallContext,
 ): Promise<UpstreamResponse> {
-  const wire = translator.buildRequest(request, endpoint, context.apiKey, true);
-  const response = await sendUpstream(upstreamCall(wire, endpoint, context));
+  const response = await sendUpstream(upstreamCall(translator, request, endpoint, context, true));
   if (isSuccess(response.status)) return response;
   const text = await readBodyText(response, context.signal);
   throw translator.parseError(response.status, response.headers, text);

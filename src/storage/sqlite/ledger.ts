@@ -175,9 +175,19 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
 
   function reread(): void {
     database.flush();
+    syncWithRows();
+  }
+
+  /**
+   * Takes each held wallet's balance and written holds from its row (after a commit by another
+   * process, or after a lost group); a wallet without open holds is dropped and read when next used.
+   */
+  function syncWithRows(): void {
     for (const wallet of wallets.values()) {
-      const row = readRow(wallet.owner);
-      if (!row || wallet.holds === 0) {
+      wallet.balanceDelta = 0n;
+      wallet.reservedDelta = 0n;
+      const row = wallet.holds === 0 ? undefined : readRow(wallet.owner);
+      if (!row) {
         wallets.delete(wallet.key);
         continue;
       }
@@ -299,16 +309,8 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
         entry.wallet.unwritten += entry.reservation.amount;
       }
       writtenInGroup = [];
-      for (const wallet of wallets.values()) {
-        wallet.balanceDelta = 0n;
-        wallet.reservedDelta = 0n;
-        const row = readRow(wallet.owner);
-        if (!row) wallets.delete(wallet.key);
-        else {
-          wallet.balance = row.balance;
-          wallet.reserved = row.reserved + wallet.unwritten;
-        }
-      }
+      dirty.clear();
+      syncWithRows();
       scheduleOpenWrites();
     },
   };
@@ -353,7 +355,12 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
       checkAmount('reservation', amount, 0n);
       noticeOtherWriters();
       const wallet = held(owner);
-      if (!wallet || wallet.balance - wallet.reserved < amount) return null;
+      if (!wallet) return null;
+      if (wallet.balance - wallet.reserved < amount) {
+        // A refused owner is not kept in memory: only wallets in use are.
+        if (wallet.holds === 0 && !dirty.has(wallet)) wallets.delete(wallet.key);
+        return null;
+      }
       const reservation: Reservation = {
         id: timeOrderedId('res'),
         owner,

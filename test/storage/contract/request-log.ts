@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { timeOrderedId } from '../../../src/core/ids.ts';
+import { JsonText } from '../../../src/core/json-text.ts';
 import type { OwnerRef, RequestLogRecord } from '../../../src/storage/store.ts';
 import { newAccount, type ContractContext } from './context.ts';
 
@@ -59,6 +60,14 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       assert.deepEqual(await peer().getRequest(text.id), text);
       assert.equal(await store().getRequest('req_missing'), null);
       await store().recordRequests([]);
+    });
+
+    test('an output given as JSON text is stored as that JSON, not as a string', async () => {
+      const owner = await newAccount(store());
+      const output = { id: 'chatcmpl-2', choices: [{ message: { role: 'assistant', content: 'serialized once' } }] };
+      const serialized = record(owner, { output: JsonText.of(output) });
+      await store().recordRequests([serialized]);
+      assert.deepEqual(await peer().getRequest(serialized.id), { ...serialized, output });
     });
 
     test('a record written twice keeps its first version', async () => {
