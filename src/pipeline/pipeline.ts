@@ -148,8 +148,13 @@ export class Pipeline {
 
   async streamPrepared<T>(prepared: PreparedRequest, render: RenderResult<T>): Promise<StreamRun> {
     // The run aborts the upstream itself when its consumer stops early, not only on disconnect.
+    // Not AbortSignal.any: a composite signal with an abort listener is held by the runtime until
+    // it aborts, and with it the whole finished stream (one leak per streamed request).
     const upstream = new AbortController();
-    const signal = AbortSignal.any([prepared.input.signal, upstream.signal]);
+    const client = prepared.input.signal;
+    if (client.aborted) upstream.abort(client.reason);
+    else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
+    const signal = upstream.signal;
     try {
       const opened = await openStreamWithFallback(this.attemptContext(prepared, signal));
       return new PipelineStream({

@@ -5,12 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { queryObjects } from 'node:v8';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayAuthenticator } from '../../src/auth/authenticator.ts';
 import { timeOrderedId } from '../../src/core/ids.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import { encodeChatCompletion } from '../../src/dialects/chat/encode.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
+import { PipelineStream } from '../../src/pipeline/stream-run.ts';
 import { REQUEST_LOG_LIFETIME_MS } from '../../src/pipeline/request-log.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
@@ -77,6 +79,18 @@ describe('request lifecycle', () => {
     assert.equal(output.object, 'chat.completion');
     assert.match(output.choices[0].message.content, /stream and log me/);
     assert.equal(output.choices[0].finish_reason, 'stop');
+  });
+
+  test('a finished stream leaves nothing of itself in memory', async () => {
+    // queryObjects collects garbage first: what it counts is still referenced from somewhere.
+    const live = () => queryObjects(PipelineStream, { format: 'count' });
+    const before = live();
+    for (let index = 0; index < 20; index += 1) {
+      const response = await post({ model: 'gateway/quick', stream: true, messages: [{ role: 'user', content: `stream ${index}` }] });
+      assert.equal(response.status, 200);
+    }
+    await flushRequestLog(gateway);
+    await eventually(async () => assert.ok(live() <= before, `${live() - before} of 20 finished streams still referenced`));
   });
 
   test('a streamed request’s row keeps the logprobs the client was sent', async () => {
