@@ -2,7 +2,7 @@
  * API key material. A key is `gateway_` + base64url of 32 random bytes; only its SHA-256 is stored,
  * so a database leak does not leak usable keys, and the plaintext is shown once at creation.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { randomToken } from '../core/ids.ts';
 
 export const API_KEY_PREFIX = 'gateway_';
@@ -26,5 +26,5 @@ export function generateApiKey(): GeneratedApiKey {
 }
 
 export function hashApiKey(plaintext: string): string {
-  return createHash('sha256').update(plaintext).digest('hex');
+  return hash('sha256', plaintext, 'hex');
 }

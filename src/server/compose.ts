@@ -73,7 +73,9 @@ export function createDeps(input: {
     logger: input.logger,
     authenticator: input.authenticator,
     adminKey: input.adminKey,
-    env: input.env,
+    // A plain copy: reading process.env calls into the runtime on every access, and the credentials
+    // are read per upstream call. The environment of a running process does not change anyway.
+    env: Object.freeze({ ...input.env }),
     now: input.now ?? Date.now,
   };
 }
