@@ -120,6 +120,34 @@ describe('sqlite specifics', () => {
     await store.close();
   });
 
+  test('a wallet kept in memory between requests, with no hold open, also sees a credit from another process', async () => {
+    const dir = join(dataDir, 'credit-idle');
+    const store = await openStore({ dataDir: dir });
+    const account = await store.createAccount({ name: 'idle between requests' });
+    const owner = { kind: 'account', id: account.id } as const;
+    await store.addCredit(owner, 100n);
+    const first = await store.reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + 60_000 });
+    assert.ok(first);
+    await store.settle(first.id, 100n);
+    await sleep(GROUP_COMMIT_MS * 10);
+    assert.equal(await store.reserve({ owner, amount: 1n, requestId: null, expiresAt: Date.now() + 60_000 }), null, 'spent');
+    const cli = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { timeout: 5_000 });
+    try {
+      cli.prepare('UPDATE wallets SET balance = balance + 70 WHERE owner_id = ?').run(account.id);
+    } finally {
+      cli.close();
+    }
+    const deadline = Date.now() + 5_000;
+    let balance = await store.getBalance(owner);
+    while (balance.balance === 0n && Date.now() < deadline) {
+      await sleep(20);
+      balance = await store.getBalance(owner);
+    }
+    assert.deepEqual(balance, { balance: 70n, reserved: 0n, available: 70n });
+    assert.ok(await store.reserve({ owner, amount: 70n, requestId: null, expiresAt: Date.now() + 60_000 }));
+    await store.close();
+  });
+
   test('one server per file: a second server process is refused while the first holds the file', async () => {
     const dir = join(dataDir, 'server-lock');
     const first = await openStore({ dataDir: dir, exclusiveServer: true });

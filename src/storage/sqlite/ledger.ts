@@ -43,6 +43,12 @@ import type { DeferredWriter, SqliteDatabase } from './database.ts';
 export const WRITE_OPEN_AFTER_MS = 1_000;
 /** How often, at most, the request path asks SQLite whether another process committed. */
 const CHANGE_CHECK_MS = 100;
+/**
+ * A wallet without open holds stays held this long after its last use: a client sending one
+ * request at a time has no hold at most group commits, and its wallet row would otherwise be read
+ * again on nearly every request. Idle wallets are dropped so that memory follows the active owners.
+ */
+const IDLE_WALLET_MS = 60_000;
 
 /** One owner's wallet as this process knows it: the row plus what is not written yet. */
 interface HeldWallet {
@@ -58,6 +64,8 @@ interface HeldWallet {
   /** What the next group adds to the row. */
   balanceDelta: bigint;
   reservedDelta: bigint;
+  /** When a request last used it (for dropping idle wallets). */
+  usedAt: number;
 }
 
 interface HeldReservation {
@@ -145,7 +153,10 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
   function held(owner: OwnerRef): HeldWallet | undefined {
     const key = walletKey(owner);
     const known = wallets.get(key);
-    if (known) return known;
+    if (known) {
+      known.usedAt = now();
+      return known;
+    }
     const row = readRow(owner);
     if (!row) return undefined;
     const wallet: HeldWallet = {
@@ -157,6 +168,7 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
       holds: 0,
       balanceDelta: 0n,
       reservedDelta: 0n,
+      usedAt: now(),
     };
     wallets.set(key, wallet);
     return wallet;
@@ -259,6 +271,18 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
     }
   }
 
+  let idleCheckAt = 0;
+
+  /** Drops, at most once per IDLE_WALLET_MS, the wallets unused for that long (nothing of them is unwritten). */
+  function dropIdleWallets(): void {
+    const at = now();
+    if (at < idleCheckAt) return;
+    idleCheckAt = at + IDLE_WALLET_MS;
+    for (const wallet of wallets.values()) {
+      if (wallet.holds === 0 && wallet.usedAt <= at - IDLE_WALLET_MS) wallets.delete(wallet.key);
+    }
+  }
+
   /** Wakes the writer when the oldest unwritten reservation comes of age. */
   function scheduleOpenWrites(): void {
     if (writeOpenTimer !== undefined) return;
@@ -295,10 +319,9 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
         applyDeltas.run(wallet.balanceDelta, wallet.reservedDelta, wallet.owner.kind, wallet.owner.id);
         wallet.balanceDelta = 0n;
         wallet.reservedDelta = 0n;
-        // A wallet without open holds is read again when next used: nothing of it stays unwritten.
-        if (wallet.holds === 0) wallets.delete(wallet.key);
       }
       dirty.clear();
+      dropIdleWallets();
       scheduleOpenWrites();
     },
     lost() {
