@@ -35,3 +35,15 @@ export type StreamEvent =
   | { readonly type: 'web-search'; readonly webSearch: WebSearchInfo }
   | { readonly type: 'finish'; readonly finish: Finish }
   | { readonly type: 'error'; readonly error: GatewayError };
+
+/**
+ * Events that arrived together (one upstream read), in stream order; never empty. Streams hand
+ * events over a batch at a time: one asynchronous step per read instead of one per event, which
+ * was most of what a streamed request cost in promises and garbage.
+ */
+export type StreamBatch = readonly [StreamEvent, ...StreamEvent[]];
+
+/** Whether collected events make a batch (they are not none). */
+export function isBatch(events: readonly StreamEvent[]): events is StreamBatch {
+  return events.length > 0;
+}

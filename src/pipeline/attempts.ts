@@ -5,7 +5,7 @@
  * an upstream that accepts the connection and then fails can still be replaced.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
+import { isBatch, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol } from '../protocols/protocol.ts';
@@ -41,15 +41,15 @@ export async function completeWithFallback(context: AttemptContext): Promise<Com
 
 export interface OpenedStream {
   readonly endpoint: RouteEndpoint;
-  readonly iterator: AsyncIterator<StreamEvent>;
-  /** The events read so far (a held-back `start`, then the first forwarded event). */
-  readonly firstEvents: readonly StreamEvent[];
+  readonly iterator: AsyncIterator<StreamBatch>;
+  /** The events read so far: a held-back `start`, the first forwarded event, and what came with it. */
+  readonly firstEvents: StreamBatch;
 }
 
 export async function openStreamWithFallback(context: AttemptContext): Promise<OpenedStream> {
   for (let index = 0; ; index++) {
     const endpoint = context.attempts[index];
-    let iterator: AsyncIterator<StreamEvent> | undefined;
+    let iterator: AsyncIterator<StreamBatch> | undefined;
     try {
       iterator = protocolFor(context, endpoint).stream(context.request, endpoint, callContext(context, endpoint))[Symbol.asyncIterator]();
       return { endpoint, iterator, firstEvents: await readFirstEvents(iterator) };
@@ -60,16 +60,22 @@ export async function openStreamWithFallback(context: AttemptContext): Promise<O
   }
 }
 
-/** Reads up to the first event worth forwarding; an error before it is thrown (fallback still possible). */
-async function readFirstEvents(iterator: AsyncIterator<StreamEvent>): Promise<StreamEvent[]> {
+/**
+ * Reads batches up to the first event worth forwarding (anything but `start`); an error before it is
+ * thrown (fallback still possible).
+ */
+async function readFirstEvents(iterator: AsyncIterator<StreamBatch>): Promise<StreamBatch> {
   const events: StreamEvent[] = [];
+  let forwardable = false;
   while (true) {
     const step = await iterator.next();
     if (step.done) throw upstreamEndedEarly();
-    const event = step.value;
-    if (event.type === 'error') throw event.error;
-    events.push(event);
-    if (event.type !== 'start') return events;
+    for (const event of step.value) {
+      if (event.type === 'error' && !forwardable) throw event.error;
+      events.push(event);
+      if (event.type !== 'start') forwardable = true;
+    }
+    if (forwardable && isBatch(events)) return events;
   }
 }
 
@@ -85,7 +91,7 @@ export function upstreamErrorFinish(raw: string | null): GatewayError {
   return new GatewayError(502, `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`, { code: 'upstream_error' });
 }
 
-export async function closeQuietly(iterator: AsyncIterator<StreamEvent>): Promise<void> {
+export async function closeQuietly(iterator: AsyncIterator<StreamBatch>): Promise<void> {
   try {
     await iterator.return?.();
   } catch {

@@ -21,7 +21,7 @@ export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
  * produces once an upstream route has answered, so a failure before that is still a plain JSON
  * error with its real status.
  */
-export function sendEventStream<Event>(reply: FastifyReply, events: AsyncIterable<Event>, encode: (event: Event) => string): FastifyReply {
+export function sendEventStream<Event>(reply: FastifyReply, events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string): FastifyReply {
   return reply
     .header('content-type', 'text/event-stream; charset=utf-8')
     .header('cache-control', 'no-cache')
@@ -38,7 +38,7 @@ export function sendEventStream<Event>(reply: FastifyReply, events: AsyncIterabl
  * the batch is flushed as soon as the loop turn that produced it ends.
  */
 export class BatchedFrames<Event> extends Readable {
-  readonly #events: AsyncIterator<Event>;
+  readonly #events: AsyncIterator<readonly Event[]>;
   readonly #encode: (event: Event) => string;
   #batch = '';
   #flushScheduled = false;
@@ -46,7 +46,7 @@ export class BatchedFrames<Event> extends Readable {
   #wake: (() => void) | undefined;
   #consumerFull = false;
 
-  constructor(events: AsyncIterable<Event>, encode: (event: Event) => string) {
+  constructor(events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string) {
     super();
     this.#events = events[Symbol.asyncIterator]();
     this.#encode = encode;
@@ -78,7 +78,7 @@ export class BatchedFrames<Event> extends Readable {
         }
         const step = await this.#events.next();
         if (step.done || this.destroyed) break;
-        this.#batch += this.#encode(step.value);
+        for (const event of step.value) this.#batch += this.#encode(event);
         if (!this.#flushScheduled) {
           this.#flushScheduled = true;
           setImmediate(this.#flush);

@@ -8,7 +8,7 @@
  * soon as the client goes away, so nothing generated after that is billed.
  */
 import { performance } from 'node:perf_hooks';
-import type { Finish, StreamEvent } from '../canonical/index.ts';
+import { isBatch, type Finish, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
 import type { GatewayError } from '../core/errors.ts';
 import { usageOfUnfinishedStream } from '../billing/partial-usage.ts';
 import { asGatewayError } from '../routing/fallback.ts';
@@ -34,7 +34,7 @@ type Ending =
 
 export class PipelineStream<T> implements StreamRun {
   readonly call: ServedCall;
-  readonly events: AsyncIterable<StreamEvent>;
+  readonly events: AsyncIterable<StreamBatch>;
   private settled: Settlement | undefined;
   private readonly input: PipelineStreamInput<T>;
   private readonly accumulator = new StreamAccumulator();
@@ -70,36 +70,40 @@ export class PipelineStream<T> implements StreamRun {
     await this.finish({ kind: 'cancelled' });
   }
 
-  private async *run(): AsyncGenerator<StreamEvent> {
+  private async *run(): AsyncGenerator<StreamBatch> {
     if (this.started) return;
     this.started = true;
     const { opened, signal } = this.input;
     let ending: Ending | undefined;
     try {
-      let pending: readonly StreamEvent[] = opened.firstEvents;
+      let pending: StreamBatch = opened.firstEvents;
       while (true) {
+        const batch: StreamEvent[] = [];
         for (const raw of pending) {
           const event = raw.type === 'finish' && raw.finish.reason === 'error' ? { type: 'error' as const, error: upstreamErrorFinish(raw.finish.raw) } : raw;
           this.accumulator.observe(event);
           if (event.type === 'finish' || event.type === 'error') {
             ending = event.type === 'finish' ? { kind: 'finished', finish: event.finish } : { kind: 'failed', error: event.error };
-            await this.finish(ending);
-            yield event;
-            return;
+          } else {
+            this.firstByteMs ??= performance.now() - this.input.prepared.startedAt;
           }
-          this.firstByteMs ??= performance.now() - this.input.prepared.startedAt;
-          yield event;
+          batch.push(event);
+          if (ending) break;
         }
+        // Settled before the terminal event is handed out, so that a dialect can render the charge.
+        if (ending) await this.finish(ending);
+        if (isBatch(batch)) yield batch;
+        if (ending) return;
         if (signal.aborted) return;
-        let step: IteratorResult<StreamEvent>;
+        let step: IteratorResult<StreamBatch>;
         try {
           step = await opened.iterator.next();
         } catch (error) {
           if (signal.aborted) return;
-          step = { done: false, value: { type: 'error', error: asGatewayError(error) } };
+          step = { done: false, value: [{ type: 'error', error: asGatewayError(error) }] };
         }
         if (signal.aborted) return;
-        pending = step.done ? [{ type: 'error', error: upstreamEndedEarly() }] : [step.value];
+        pending = step.done ? [{ type: 'error', error: upstreamEndedEarly() }] : step.value;
       }
     } finally {
       if (!ending) {

@@ -3,7 +3,7 @@
  * a ParamNamer, and renders what comes back; everything between is the same for every dialect.
  */
 import type { AuthContext } from '../auth/context.ts';
-import type { CanonicalRequest, CanonicalResult, StreamEvent, Usage } from '../canonical/index.ts';
+import type { CanonicalRequest, CanonicalResult, StreamBatch, StreamEvent, Usage } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { Picos } from '../core/money.ts';
 import type { ParamNamer } from '../policy/violation.ts';
@@ -55,10 +55,11 @@ export interface CompletedCall<T> {
 export interface StreamRun {
   readonly call: ServedCall;
   /**
-   * Canonical events for the client, the terminal `finish` or `error` last. The request is settled
-   * before the terminal event is handed out, so `settlement` is set when a dialect renders it.
+   * Canonical events for the client, in batches of those that arrived together, the terminal
+   * `finish` or `error` last. The request is settled before the terminal event is handed out, so
+   * `settlement` is set when a dialect renders it.
    * Stopping the iteration early (client gone) aborts the upstream and settles what was used.
    */
-  readonly events: AsyncIterable<StreamEvent>;
+  readonly events: AsyncIterable<StreamBatch>;
   readonly settlement: Settlement | undefined;
 }

@@ -8,7 +8,7 @@
  *   still fall back); after that the failure is one final `error` event and the stream ends;
  * - a malformed chunk or an early end is an error event, never an exception out of the decoder.
  */
-import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
+import { isBatch, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
@@ -51,39 +51,53 @@ async function* streamEvents(
   request: CanonicalRequest,
   endpoint: RouteEndpoint,
   context: CallContext,
-): AsyncGenerator<StreamEvent> {
+): AsyncGenerator<StreamBatch> {
   const response = await openStream(translator, request, endpoint, context);
   const decoder = translator.createStreamDecoder();
   let started = false;
   let finished = false;
-  // Yields events in order. An error before anything was yielded is thrown instead (routing may
-  // still fall back); an error ends the stream. Returns true once the stream has ended.
-  const deliver = function* (events: readonly StreamEvent[]): Generator<StreamEvent, boolean> {
+  let batch: StreamEvent[] = [];
+  // Adds the events of one read to its batch, in order; true at an error, which ends the stream.
+  // An error before anything was handed out is thrown instead (routing may still fall back).
+  const add = (events: readonly StreamEvent[]): boolean => {
     for (const event of events) {
-      if (event.type === 'error' && !started) throw event.error;
-      started = true;
+      if (event.type === 'error' && !started && batch.length === 0) throw event.error;
+      batch.push(event);
       if (event.type === 'finish') finished = true;
-      yield event;
       if (event.type === 'error') return true;
     }
     return false;
   };
+  const handOut = function* (): Generator<StreamBatch> {
+    const events = batch;
+    batch = [];
+    if (isBatch(events)) {
+      started = true;
+      yield events;
+    }
+  };
   try {
-    const batches = readSseMessages(response.body);
+    const reads = readSseMessages(response.body);
     while (true) {
       let next: IteratorResult<readonly SseMessage[]>;
       try {
-        next = await batches.next();
+        next = await reads.next();
       } catch (error) {
-        yield* deliver([{ type: 'error', error: transportError(error, context.signal) }]);
+        add([{ type: 'error', error: transportError(error, context.signal) }]);
+        yield* handOut();
         return;
       }
       if (next.done) break;
+      let ended = false;
       for (const message of next.value) {
-        if (yield* deliver(decode(decoder, message))) return;
+        ended = add(decode(decoder, message));
+        if (ended) break;
       }
+      yield* handOut();
+      if (ended) return;
     }
-    yield* deliver(finishDecoding(decoder));
+    add(finishDecoding(decoder));
+    yield* handOut();
   } finally {
     if (finished) {
       // The answer is complete; what may remain is the stream's end (a `[DONE]`, the last chunk

@@ -4,7 +4,7 @@
  * response, stream decoder, error mapping) by `httpChatProtocol` in ./http-protocol.ts; the built-in
  * simulated provider implements the contract directly.
  */
-import type { CanonicalRequest, CanonicalResult, StreamEvent } from '../canonical/index.ts';
+import type { CanonicalRequest, CanonicalResult, StreamBatch, StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
 
@@ -43,10 +43,11 @@ export interface ChatProtocol {
   readonly unsupportedParameters: readonly CanonicalParam[];
   complete(request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<CanonicalResult>;
   /**
-   * Streams canonical events. An upstream failure before the first event is thrown from the first
-   * `next()` (so routing can fall back); after that it arrives as a final `error` event.
+   * Streams canonical events, in batches of those that arrived together. An upstream failure
+   * before the first event is thrown from the first `next()` (so routing can fall back); after
+   * that it arrives as a final `error` event.
    */
-  stream(request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): AsyncIterable<StreamEvent>;
+  stream(request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): AsyncIterable<StreamBatch>;
 }
 
 /** A wire request built by a pure translator; the transport adds nothing but the connection. */

@@ -1,7 +1,7 @@
 /** The chat stream encoder alone, fed canonical events: ordering, tool call indexes, errors, usage. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { StreamEvent } from '../../src/canonical/index.ts';
+import type { StreamBatch, StreamEvent } from '../../src/canonical/index.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import { chatFrameEncoder } from '../../src/dialects/chat/stream.ts';
 import type { ServedCall, Settlement, StreamRun } from '../../src/pipeline/types.ts';
@@ -25,7 +25,7 @@ async function frames(events: StreamEvent[], includeUsage: boolean, request = ca
     call: { ...call, request },
     settlement,
     events: (async function* () {
-      yield* events;
+      for (const event of events) yield [event] as const;
     })(),
   };
   const out: unknown[] = [];
@@ -40,7 +40,7 @@ async function frames(events: StreamEvent[], includeUsage: boolean, request = ca
 /** Each SSE frame the encoder writes for the run's events, one string per frame (JSON never holds a raw blank line). */
 async function* framesOf(run: StreamRun, includeUsage: boolean): AsyncGenerator<string> {
   const encode = chatFrameEncoder(run, includeUsage);
-  for await (const event of run.events) yield* encode(event).split(/(?<=\n\n)/).filter(Boolean);
+  for await (const batch of run.events) for (const event of batch) yield* encode(event).split(/(?<=\n\n)/).filter(Boolean);
 }
 
 const deltas = (chunks: unknown[]) => chunks.filter((chunk): chunk is { choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }> } => typeof chunk === 'object' && (chunk as { choices?: unknown[] }).choices?.length === 1);
@@ -89,9 +89,9 @@ describe('chatFrameEncoder', () => {
       const run: StreamRun = {
         call,
         settlement,
-        events: (async function* (): AsyncGenerator<StreamEvent> {
-          yield { type: 'text-delta', index: 0, text: 'a "quoted"\nline' };
-          yield { type: 'finish', finish: { reason: 'stop', raw: 'stop' } };
+        events: (async function* (): AsyncGenerator<StreamBatch> {
+          yield [{ type: 'text-delta', index: 0, text: 'a "quoted"\nline' }];
+          yield [{ type: 'finish', finish: { reason: 'stop', raw: 'stop' } }];
         })(),
       };
       const raw: string[] = [];
@@ -113,10 +113,12 @@ describe('chatFrameEncoder', () => {
     const run: StreamRun = {
       call,
       settlement,
-      events: (async function* (): AsyncGenerator<StreamEvent> {
-        yield { type: 'text-delta', index: 0, text: 'Hi', logprobs: [{ ...hi, topLogprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }] };
-        yield { type: 'text-delta', index: 0, text: '!' };
-        yield { type: 'finish', finish: { reason: 'stop', raw: 'stop' } };
+      events: (async function* (): AsyncGenerator<StreamBatch> {
+        yield [
+          { type: 'text-delta', index: 0, text: 'Hi', logprobs: [{ ...hi, topLogprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }] },
+          { type: 'text-delta', index: 0, text: '!' },
+        ];
+        yield [{ type: 'finish', finish: { reason: 'stop', raw: 'stop' } }];
       })(),
     };
     const raw: string[] = [];

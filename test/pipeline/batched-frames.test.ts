@@ -17,15 +17,14 @@ async function chunksOf(body: BatchedFrames<string>): Promise<string[]> {
 }
 
 describe('BatchedFrames', () => {
-  test('frames produced together are one chunk; a frame after a pause is the next one', async () => {
-    async function* frames(): AsyncGenerator<string> {
-      yield 'a';
-      yield 'b';
-      yield 'c';
+  test('the frames of batches produced together are one chunk; a frame after a pause is the next one', async () => {
+    async function* frames(): AsyncGenerator<readonly string[]> {
+      yield ['a', 'b'];
+      yield ['c'];
       await sleep(10);
-      yield 'd';
+      yield ['d'];
       await Promise.resolve();
-      yield 'e';
+      yield ['e'];
     }
     assert.deepEqual(await chunksOf(new BatchedFrames(frames(), asIs)), ['abc', 'de']);
   });
@@ -38,7 +37,7 @@ describe('BatchedFrames', () => {
         // More than the body buffers: it stops asking for frames until its reader catches up.
         while (true) {
           produced++;
-          yield 'x'.repeat(64 * 1024);
+          yield ['x'.repeat(64 * 1024)];
           await sleep(1);
         }
       } finally {
@@ -55,7 +54,7 @@ describe('BatchedFrames', () => {
 
   test('a failure of the frames destroys the body with it', async () => {
     async function* frames() {
-      yield 'x';
+      yield ['x'];
       throw new Error('boom');
     }
     await assert.rejects(chunksOf(new BatchedFrames(frames(), asIs)), /boom/);

@@ -4,7 +4,7 @@
  * anything is produced; `break-after-text` streams some text and then fails; anything else is
  * answered by the simulated provider. It records which routes were called.
  */
-import type { StreamEvent } from '../../src/canonical/index.ts';
+import type { StreamBatch } from '../../src/canonical/index.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import type { ChatProtocol } from '../../src/protocols/protocol.ts';
 import { simulatedProtocol } from '../../src/protocols/simulated/protocol.ts';
@@ -37,20 +37,19 @@ export function scriptedProtocol(): ScriptedProtocol {
       if (error) throw error;
       return simulatedProtocol.complete(request, endpoint, context);
     },
-    async *stream(request, endpoint, context): AsyncGenerator<StreamEvent> {
+    async *stream(request, endpoint, context): AsyncGenerator<StreamBatch> {
       calls.push(endpoint.upstreamModel);
       const error = failure(endpoint.upstreamModel);
       if (error) throw error;
       if (endpoint.upstreamModel === 'start-then-503') {
-        yield { type: 'start' };
-        yield { type: 'error', error: failure('fail-503')! };
+        yield [{ type: 'start' }];
+        yield [{ type: 'error', error: failure('fail-503')! }];
         return;
       }
       if (endpoint.upstreamModel === 'break-after-text') {
-        yield { type: 'start' };
-        yield { type: 'text-start', index: 0 };
-        yield { type: 'text-delta', index: 0, text: 'partial answer' };
-        yield { type: 'error', error: failure('fail-503')! };
+        yield [{ type: 'start' }, { type: 'text-start', index: 0 }];
+        yield [{ type: 'text-delta', index: 0, text: 'partial answer' }];
+        yield [{ type: 'error', error: failure('fail-503')! }];
         return;
       }
       yield* simulatedProtocol.stream(request, endpoint, context);

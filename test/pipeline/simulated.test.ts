@@ -15,7 +15,7 @@ const context = (signal = new AbortController().signal) => ({ apiKey: undefined,
 
 async function collect(request: CanonicalRequest, at: RouteEndpoint = route, signal?: AbortSignal): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
-  for await (const event of createSimulatedProtocol().stream(request, at, context(signal))) events.push(event);
+  for await (const batch of createSimulatedProtocol().stream(request, at, context(signal))) events.push(...batch);
   return events;
 }
 
@@ -112,9 +112,9 @@ describe('simulated protocol', () => {
     const paced = { ...slow, provider: { ...slow.provider, simulated: { chunk_delay_ms: 5 } } };
     const controller = new AbortController();
     const events: StreamEvent[] = [];
-    for await (const event of createSimulatedProtocol().stream(chatRequest({ messages: [{ role: 'user', content: 'a '.repeat(40) }] }), paced, context(controller.signal))) {
-      events.push(event);
-      if (event.type === 'text-delta') controller.abort();
+    for await (const batch of createSimulatedProtocol().stream(chatRequest({ messages: [{ role: 'user', content: 'a '.repeat(40) }] }), paced, context(controller.signal))) {
+      events.push(...batch);
+      if (batch.some((event) => event.type === 'text-delta')) controller.abort();
     }
     assert.equal(events.filter((event) => event.type === 'text-delta').length, 1);
     assert.ok(!events.some((event) => event.type === 'finish'));

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
-import type { AssistantContentPart, CanonicalRequest, CanonicalResult, Finish, FinishReason, OpaqueProviderData, StreamEvent, Usage } from '../../src/canonical/index.ts';
+import type { AssistantContentPart, CanonicalRequest, CanonicalResult, Finish, FinishReason, OpaqueProviderData, StreamBatch, StreamEvent, Usage } from '../../src/canonical/index.ts';
 import { SINGLE_MODEL, type ChatEndToEndContext } from '../simulators/chat-e2e.ts';
 import { readJsonFixture } from '../simulators/fixtures.ts';
 
@@ -15,9 +15,10 @@ export function canonicalRequest(fields: Partial<CanonicalRequest> = {}, text = 
   return { dialect: 'chat', model: 'alias', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text }] }], stream: false, ...fields };
 }
 
-export async function collect(events: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+/** Every event of a stream, its batches taken apart. */
+export async function collect(batches: AsyncIterable<StreamBatch>): Promise<StreamEvent[]> {
   const all: StreamEvent[] = [];
-  for await (const event of events) all.push(event);
+  for await (const batch of batches) all.push(...batch);
   return all;
 }
 

@@ -3,7 +3,7 @@
  * and paced by the provider's `simulated.chunk_delay_ms`. An aborted call stops between deltas.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { StreamEvent, Usage } from '../../canonical/index.ts';
+import { isBatch, type StreamBatch, type StreamEvent, type Usage } from '../../canonical/index.ts';
 import { simulatedLogprobs } from './logprobs.ts';
 import type { SimulatedReply } from './request.ts';
 
@@ -21,7 +21,17 @@ export async function* simulatedStream(
   signal: AbortSignal,
   /** Set when the request asked for logprobs: each text delta then carries its tokens'. */
   topLogprobs?: number,
-): AsyncGenerator<StreamEvent> {
+): AsyncGenerator<StreamBatch> {
+  // Events between two pauses travel together, as the events of one network read would.
+  let batch: StreamEvent[] = [];
+  const emit = (event: StreamEvent) => {
+    batch.push(event);
+  };
+  const handOut = function* (): Generator<StreamBatch> {
+    const events = batch;
+    batch = [];
+    if (isBatch(events)) yield events;
+  };
   const pause = async (): Promise<boolean> => {
     if (delayMs > 0) {
       try {
@@ -33,36 +43,40 @@ export async function* simulatedStream(
     return !signal.aborted;
   };
   if (signal.aborted) return;
-  yield { type: 'start', providerResponseId: start.responseId, providerModel: start.model };
+  emit({ type: 'start', providerResponseId: start.responseId, providerModel: start.model });
   let index = 0;
   if (reply.reasoning) {
-    yield { type: 'reasoning-start', index };
+    emit({ type: 'reasoning-start', index });
     for (const delta of textDeltas(reply.reasoning)) {
+      yield* handOut();
       if (!(await pause())) return;
-      yield { type: 'reasoning-delta', index, text: delta };
+      emit({ type: 'reasoning-delta', index, text: delta });
     }
-    yield { type: 'reasoning-end', index };
+    emit({ type: 'reasoning-end', index });
     index++;
   }
   if (reply.text !== undefined) {
-    yield { type: 'text-start', index };
+    emit({ type: 'text-start', index });
     for (const delta of textDeltas(reply.text)) {
+      yield* handOut();
       if (!(await pause())) return;
-      yield { type: 'text-delta', index, text: delta, ...(topLogprobs !== undefined && { logprobs: simulatedLogprobs(delta, topLogprobs) }) };
+      emit({ type: 'text-delta', index, text: delta, ...(topLogprobs !== undefined && { logprobs: simulatedLogprobs(delta, topLogprobs) }) });
     }
-    yield { type: 'text-end', index, ...(reply.citations ? { citations: reply.citations } : {}) };
+    emit({ type: 'text-end', index, ...(reply.citations ? { citations: reply.citations } : {}) });
     index++;
   }
   for (const call of reply.toolCalls) {
+    yield* handOut();
     if (!(await pause())) return;
-    yield { type: 'tool-call-start', index, id: call.id, name: call.name, ...(call.extraContent ? { extraContent: call.extraContent } : {}) };
-    for (const delta of splitEvenly(call.arguments, ARGUMENT_DELTAS)) yield { type: 'tool-call-delta', index, argumentsDelta: delta };
-    yield { type: 'tool-call-end', index };
+    emit({ type: 'tool-call-start', index, id: call.id, name: call.name, ...(call.extraContent ? { extraContent: call.extraContent } : {}) });
+    for (const delta of splitEvenly(call.arguments, ARGUMENT_DELTAS)) emit({ type: 'tool-call-delta', index, argumentsDelta: delta });
+    emit({ type: 'tool-call-end', index });
     index++;
   }
-  if (reply.webSearch) yield { type: 'web-search', webSearch: reply.webSearch };
-  yield { type: 'usage', usage };
-  yield { type: 'finish', finish: reply.finish };
+  if (reply.webSearch) emit({ type: 'web-search', webSearch: reply.webSearch });
+  emit({ type: 'usage', usage });
+  emit({ type: 'finish', finish: reply.finish });
+  yield* handOut();
 }
 
 function textDeltas(text: string): string[] {

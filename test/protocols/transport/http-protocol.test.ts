@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import type { CanonicalRequest, StreamEvent } from '../../../src/canonical/index.ts';
+import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { GatewayError } from '../../../src/core/errors.ts';
 import { openAIChatProtocol } from '../../../src/protocols/openai-chat/index.ts';
 import { openAIResponsesProtocol } from '../../../src/protocols/openai-responses/index.ts';
 import { closeUpstreamPools } from '../../../src/protocols/transport/pools.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
+import { collect } from '../helpers.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
 import { startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
 
@@ -17,12 +18,6 @@ const request: CanonicalRequest = {
   messages: [{ role: 'user', content: [{ type: 'text', text: 'one two three four' }] }],
   stream: true,
 };
-
-async function collect(stream: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
-  const events: StreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
 
 /** The error a promise rejects with (asserting it is a GatewayError). */
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
@@ -62,8 +57,8 @@ describe('http chat protocol over the simulator harness', () => {
     for (let call = 0; call < 3; call++) {
       // Like the pipeline, stop reading at the finish event, before the upstream's `[DONE]` and end.
       let finished = false;
-      for await (const event of openAIChatProtocol.stream(request, endpoint(), callContext())) {
-        if (event.type !== 'finish') continue;
+      for await (const batch of openAIChatProtocol.stream(request, endpoint(), callContext())) {
+        if (!batch.some((event) => event.type === 'finish')) continue;
         finished = true;
         break;
       }
@@ -176,8 +171,8 @@ describe('http chat protocol over the simulator harness', () => {
   });
 
   test('a consumer that stops early releases the connection; the pool keeps working', async () => {
-    for await (const event of openAIChatProtocol.stream(request, endpoint(), callContext())) {
-      if (event.type === 'text-start') break;
+    for await (const batch of openAIChatProtocol.stream(request, endpoint(), callContext())) {
+      if (batch.some((event) => event.type === 'text-start')) break;
     }
     const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
     assert.equal(events.at(-1)?.type, 'finish');
