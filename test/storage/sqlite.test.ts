@@ -93,58 +93,61 @@ describe('sqlite specifics', () => {
     }
   });
 
-  test('a credit from another process reaches the balance the server holds in memory', async () => {
-    const dir = join(dataDir, 'credit-elsewhere');
+  /** A store in its own directory with one account holding `credit`. */
+  async function fundedAccount(name: string, credit: bigint) {
+    const dir = join(dataDir, name);
     const store = await openStore({ dataDir: dir });
-    const account = await store.createAccount({ name: 'credited elsewhere' });
+    const account = await store.createAccount({ name });
     const owner = { kind: 'account', id: account.id } as const;
-    await store.addCredit(owner, 100n);
-    const held = await store.reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + 60_000 });
-    assert.ok(held);
-    assert.equal(await store.reserve({ owner, amount: 50n, requestId: null, expiresAt: Date.now() + 60_000 }), null);
+    await store.addCredit(owner, credit);
+    const reserve = (amount: bigint) => store.reserve({ owner, amount, requestId: null, expiresAt: Date.now() + 60_000 });
     // The `gateway credit` command in another process: its own connection, its own commit.
-    const cli = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { timeout: 5_000 });
-    try {
-      cli.prepare('UPDATE wallets SET balance = balance + 500 WHERE owner_id = ?').run(account.id);
-    } finally {
-      cli.close();
-    }
+    const creditElsewhere = (amount: number) => {
+      const cli = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { timeout: 5_000 });
+      try {
+        cli.prepare('UPDATE wallets SET balance = balance + ? WHERE owner_id = ?').run(amount, account.id);
+      } finally {
+        cli.close();
+      }
+    };
+    return { store, owner, reserve, creditElsewhere };
+  }
+
+  /** Polls until `found` returns something other than null (or five seconds pass). */
+  async function eventually<T>(found: () => Promise<T | null>): Promise<T | null> {
     const deadline = Date.now() + 5_000;
-    let second = null;
-    while (second === null && Date.now() < deadline) {
-      second = await store.reserve({ owner, amount: 50n, requestId: null, expiresAt: Date.now() + 60_000 });
-      if (second === null) await sleep(20);
+    let value = await found();
+    while (value === null && Date.now() < deadline) {
+      await sleep(20);
+      value = await found();
     }
-    assert.ok(second, 'the credit became available');
+    return value;
+  }
+
+  test('a credit from another process reaches the balance the server holds in memory', async () => {
+    const { store, owner, reserve, creditElsewhere } = await fundedAccount('credited elsewhere', 100n);
+    assert.ok(await reserve(100n));
+    assert.equal(await reserve(50n), null);
+    creditElsewhere(500);
+    assert.ok(await eventually(() => reserve(50n)), 'the credit became available');
     assert.deepEqual(await store.getBalance(owner), { balance: 600n, reserved: 150n, available: 450n });
     await store.close();
   });
 
   test('a wallet kept in memory between requests, with no hold open, also sees a credit from another process', async () => {
-    const dir = join(dataDir, 'credit-idle');
-    const store = await openStore({ dataDir: dir });
-    const account = await store.createAccount({ name: 'idle between requests' });
-    const owner = { kind: 'account', id: account.id } as const;
-    await store.addCredit(owner, 100n);
-    const first = await store.reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + 60_000 });
+    const { store, owner, reserve, creditElsewhere } = await fundedAccount('idle between requests', 100n);
+    const first = await reserve(100n);
     assert.ok(first);
     await store.settle(first.id, 100n);
     await sleep(GROUP_COMMIT_MS * 10);
-    assert.equal(await store.reserve({ owner, amount: 1n, requestId: null, expiresAt: Date.now() + 60_000 }), null, 'spent');
-    const cli = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { timeout: 5_000 });
-    try {
-      cli.prepare('UPDATE wallets SET balance = balance + 70 WHERE owner_id = ?').run(account.id);
-    } finally {
-      cli.close();
-    }
-    const deadline = Date.now() + 5_000;
-    let balance = await store.getBalance(owner);
-    while (balance.balance === 0n && Date.now() < deadline) {
-      await sleep(20);
-      balance = await store.getBalance(owner);
-    }
+    assert.equal(await reserve(1n), null, 'spent');
+    creditElsewhere(70);
+    const balance = await eventually(async () => {
+      const current = await store.getBalance(owner);
+      return current.balance === 0n ? null : current;
+    });
     assert.deepEqual(balance, { balance: 70n, reserved: 0n, available: 70n });
-    assert.ok(await store.reserve({ owner, amount: 70n, requestId: null, expiresAt: Date.now() + 60_000 }));
+    assert.ok(await reserve(70n));
     await store.close();
   });
 
