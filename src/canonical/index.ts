@@ -4,4 +4,4 @@ export type * from './result.ts';
 export type * from './stream.ts';
 export type * from './usage.ts';
 export { ZERO_USAGE, totalInputTokens } from './usage.ts';
-export { isBatch } from './stream.ts';
+export { BatchCollector } from './stream.ts';

@@ -43,7 +43,25 @@ export type StreamEvent =
  */
 export type StreamBatch = readonly [StreamEvent, ...StreamEvent[]];
 
-/** Whether collected events make a batch (they are not none). */
-export function isBatch(events: readonly StreamEvent[]): events is StreamBatch {
-  return events.length > 0;
+const isBatch = (events: readonly StreamEvent[]): events is StreamBatch => events.length > 0;
+
+/** Collects events as they are decoded; `take` hands them out as one batch and starts the next. */
+export class BatchCollector {
+  #events: StreamEvent[] = [];
+
+  get size(): number {
+    return this.#events.length;
+  }
+
+  push(event: StreamEvent): void {
+    this.#events.push(event);
+  }
+
+  /** The events collected since the last take, or undefined when there are none. */
+  take(): StreamBatch | undefined {
+    const events = this.#events;
+    if (!isBatch(events)) return undefined;
+    this.#events = [];
+    return events;
+  }
 }

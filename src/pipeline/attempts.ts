@@ -5,7 +5,7 @@
  * an upstream that accepts the connection and then fails can still be replaced.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { isBatch, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
+import { BatchCollector, type CanonicalRequest, type CanonicalResult, type StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol } from '../protocols/protocol.ts';
@@ -65,7 +65,7 @@ export async function openStreamWithFallback(context: AttemptContext): Promise<O
  * thrown (fallback still possible).
  */
 async function readFirstEvents(iterator: AsyncIterator<StreamBatch>): Promise<StreamBatch> {
-  const events: StreamEvent[] = [];
+  const events = new BatchCollector();
   let forwardable = false;
   while (true) {
     const step = await iterator.next();
@@ -75,7 +75,7 @@ async function readFirstEvents(iterator: AsyncIterator<StreamBatch>): Promise<St
       events.push(event);
       if (event.type !== 'start') forwardable = true;
     }
-    if (forwardable && isBatch(events)) return events;
+    if (forwardable) return events.take()!;
   }
 }
 

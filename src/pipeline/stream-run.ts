@@ -8,7 +8,7 @@
  * soon as the client goes away, so nothing generated after that is billed.
  */
 import { performance } from 'node:perf_hooks';
-import { isBatch, type Finish, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
+import { BatchCollector, type Finish, type StreamBatch } from '../canonical/index.ts';
 import type { GatewayError } from '../core/errors.ts';
 import { usageOfUnfinishedStream } from '../billing/partial-usage.ts';
 import { asGatewayError } from '../routing/fallback.ts';
@@ -78,7 +78,7 @@ export class PipelineStream<T> implements StreamRun {
     try {
       let pending: StreamBatch = opened.firstEvents;
       while (true) {
-        const batch: StreamEvent[] = [];
+        const batch = new BatchCollector();
         for (const raw of pending) {
           const event = raw.type === 'finish' && raw.finish.reason === 'error' ? { type: 'error' as const, error: upstreamErrorFinish(raw.finish.raw) } : raw;
           this.accumulator.observe(event);
@@ -92,7 +92,8 @@ export class PipelineStream<T> implements StreamRun {
         }
         // Settled before the terminal event is handed out, so that a dialect can render the charge.
         if (ending) await this.finish(ending);
-        if (isBatch(batch)) yield batch;
+        const events = batch.take();
+        if (events !== undefined) yield events;
         if (ending) return;
         if (signal.aborted) return;
         let step: IteratorResult<StreamBatch>;

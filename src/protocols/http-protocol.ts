@@ -8,7 +8,7 @@
  *   still fall back); after that the failure is one final `error` event and the stream ends;
  * - a malformed chunk or an early end is an error event, never an exception out of the decoder.
  */
-import { isBatch, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
+import { BatchCollector, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
@@ -56,12 +56,12 @@ async function* streamEvents(
   const decoder = translator.createStreamDecoder();
   let started = false;
   let finished = false;
-  let batch: StreamEvent[] = [];
+  const batch = new BatchCollector();
   // Adds the events of one read to its batch, in order; true at an error, which ends the stream.
   // An error before anything was handed out is thrown instead (routing may still fall back).
   const add = (events: readonly StreamEvent[]): boolean => {
     for (const event of events) {
-      if (event.type === 'error' && !started && batch.length === 0) throw event.error;
+      if (event.type === 'error' && !started && batch.size === 0) throw event.error;
       batch.push(event);
       if (event.type === 'finish') finished = true;
       if (event.type === 'error') return true;
@@ -69,12 +69,10 @@ async function* streamEvents(
     return false;
   };
   const handOut = function* (): Generator<StreamBatch> {
-    const events = batch;
-    batch = [];
-    if (isBatch(events)) {
-      started = true;
-      yield events;
-    }
+    const events = batch.take();
+    if (events === undefined) return;
+    started = true;
+    yield events;
   };
   try {
     const reads = readSseMessages(response.body);

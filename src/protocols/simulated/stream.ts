@@ -3,7 +3,7 @@
  * and paced by the provider's `simulated.chunk_delay_ms`. An aborted call stops between deltas.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isBatch, type StreamBatch, type StreamEvent, type Usage } from '../../canonical/index.ts';
+import { BatchCollector, type StreamBatch, type Usage } from '../../canonical/index.ts';
 import { simulatedLogprobs } from './logprobs.ts';
 import type { SimulatedReply } from './request.ts';
 
@@ -23,14 +23,11 @@ export async function* simulatedStream(
   topLogprobs?: number,
 ): AsyncGenerator<StreamBatch> {
   // Events between two pauses travel together, as the events of one network read would.
-  let batch: StreamEvent[] = [];
-  const emit = (event: StreamEvent) => {
-    batch.push(event);
-  };
+  const batch = new BatchCollector();
+  const emit = batch.push.bind(batch);
   const handOut = function* (): Generator<StreamBatch> {
-    const events = batch;
-    batch = [];
-    if (isBatch(events)) yield events;
+    const events = batch.take();
+    if (events !== undefined) yield events;
   };
   const pause = async (): Promise<boolean> => {
     if (delayMs > 0) {
