@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import type { CanonicalRequest } from '../../../src/canonical/index.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CanonicalRequest, StreamBatch } from '../../../src/canonical/index.ts';
 import { GatewayError } from '../../../src/core/errors.ts';
 import { openAIChatProtocol } from '../../../src/protocols/openai-chat/index.ts';
 import { openAIResponsesProtocol } from '../../../src/protocols/openai-responses/index.ts';
@@ -168,6 +170,37 @@ describe('http chat protocol over the simulator harness', () => {
     sim.enqueue({ kind: 'malformed', afterEvents: 0 });
     const error = await failure(openAIChatProtocol.complete(request, endpoint(), callContext()));
     assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_error', true]);
+  });
+
+  test('the events of one network read come as one batch; events written apart come apart', async () => {
+    const batchesFrom = async (baseUrl: string) => {
+      const batches: StreamBatch[] = [];
+      for await (const batch of openAIChatProtocol.stream(request, simulatorEndpoint({ kind: 'openai', base_url: baseUrl }), callContext())) batches.push(batch);
+      return batches;
+    };
+    // The simulator writes each event on its own; the same bytes, sent in one write, arrive in one read.
+    const apart = await batchesFrom(sim.baseUrl);
+    const wire = await (
+      await fetch(`${sim.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two three four' }] }),
+      })
+    ).text();
+    const oneWrite = createServer((_incoming, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': Buffer.byteLength(wire) }).end(wire);
+    });
+    await new Promise<void>((resolve) => oneWrite.listen(0, '127.0.0.1', resolve));
+    try {
+      const together = await batchesFrom(`http://127.0.0.1:${(oneWrite.address() as AddressInfo).port}`);
+      assert.equal(together.length, 1);
+      assert.ok(apart.length > 1, `${apart.length} batches`);
+      const types = (batches: StreamBatch[]) => batches.flat().map((event) => event.type);
+      assert.deepEqual(types(together), types(apart));
+      assert.deepEqual([together[0][0].type, together[0].at(-1)?.type], ['start', 'finish']);
+    } finally {
+      await new Promise((resolve) => oneWrite.close(resolve));
+    }
   });
 
   test('a consumer that stops early releases the connection; the pool keeps working', async () => {
