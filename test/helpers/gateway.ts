@@ -75,7 +75,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       config,
       storage: storage.settings,
       adminKey: options.adminKey,
-      env: { ...options.env },
+      env: options.env ?? {},
       logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
       routes: options.routes,
     });
