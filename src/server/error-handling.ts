@@ -53,7 +53,12 @@ export function toGatewayError(error: unknown, request: FastifyRequest): Gateway
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const gatewayError = toGatewayError(error, request);
-    if (gatewayError.status >= 500) {
+    if (reply.raw.destroyed && !reply.raw.writableEnded) {
+      // The client closed the connection before its answer (the upstream call was cancelled with
+      // it): nobody will read this error, and it is no fault of the server. Logged without the
+      // cause's stack, which would otherwise be an error line per impatient client.
+      request.log.info({ code: gatewayError.code }, 'client closed the connection before the answer');
+    } else if (gatewayError.status >= 500) {
       // The request's logger already carries its id (`requestId`), which the client saw in its header.
       request.log.error({ err: gatewayError.cause ?? error }, 'request failed');
     }

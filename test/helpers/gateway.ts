@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import pg from 'pg';
 import { issueKey } from '../../src/admin/issue-key.ts';
 import { DEMO_CONFIG_PATH, loadConfigFile, parseConfig, validateConfig } from '../../src/config/load.ts';
@@ -41,6 +42,8 @@ export interface StartGatewayOptions {
   readonly adminKey?: string;
   /** Replaces the service's route modules (e.g. to add a test-only route). Default: every route. */
   readonly routes?: readonly RouteModule[];
+  /** Where the gateway logs; silent unless TEST_LOG_LEVEL says otherwise. */
+  readonly logger?: Logger;
 }
 
 export interface CreateKeyOptions {
@@ -76,7 +79,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       storage: storage.settings,
       adminKey: options.adminKey,
       env: options.env ?? {},
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
       routes: options.routes,
     });
   } catch (error) {

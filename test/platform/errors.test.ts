@@ -10,9 +10,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
+import { closeUpstreamPools } from '../../src/protocols/transport/pools.ts';
 import { createRuntime } from '../../src/server/compose.ts';
+import { eventually } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
+import { chatModelsConfig } from '../simulators/gateway-config.ts';
+import { startOpenAIChatSimulator } from '../simulators/openai-chat.ts';
 import { ROUTES_WITH_PROBES } from './probe-routes.ts';
 
 describe('error envelope for framework errors', () => {
@@ -144,6 +148,38 @@ describe('logging of failures', () => {
       }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a client that leaves while the upstream answers is logged at info, not as a failure', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const upstream = await startOpenAIChatSimulator();
+    const gateway = await startGateway({
+      logger,
+      config: chatModelsConfig({ 'gateway/slow': [{ id: 'slow', kind: 'openai', baseUrl: upstream.baseUrl }] }),
+    });
+    try {
+      upstream.enqueue({ kind: 'delay', ms: 5_000 });
+      const client = new AbortController();
+      const answer = fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gateway/slow', messages: [{ role: 'user', content: 'never mind' }] }),
+        signal: client.signal,
+      });
+      await eventually(async () => assert.equal(upstream.requests.length, 1));
+      client.abort();
+      await assert.rejects(answer, { name: 'AbortError' });
+      await eventually(async () => assert.ok(lines.some((line) => line.msg === 'client closed the connection before the answer'), JSON.stringify(lines)));
+      const left = lines.find((line) => line.msg === 'client closed the connection before the answer')!;
+      assert.equal(left.level, 30);
+      assert.equal(left.err, undefined, 'no error object, no stack');
+      assert.equal(lines.filter((line) => (line.level as number) >= 50).length, 0, JSON.stringify(lines));
+    } finally {
+      await gateway.close();
+      await upstream.close();
+      await closeUpstreamPools();
     }
   });
 });
