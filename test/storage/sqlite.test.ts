@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GROUP_COMMIT_MS } from '../../src/storage/sqlite/database.ts';
+import { timeOrderedId } from '../../src/core/ids.ts';
+import { requestLogRecord } from '../../src/pipeline/request-log.ts';
+import { silentLogger } from '../../src/storage/logger.ts';
+import { GROUP_COMMIT_MS, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
+import { openSqliteStore } from '../../src/storage/sqlite/store.ts';
 import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/ledger.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
@@ -192,4 +196,78 @@ describe('sqlite specifics', () => {
     assert.ok(statSync(file).size > sizeBefore, 'the worker checkpointed');
     await store.close();
   });
+
+  test('while writes are held, grouped units wait and nothing commits; the release runs and commits them', async () => {
+    const file = join(dataDir, 'hold.sqlite');
+    const database = openSqliteDatabase(file);
+    const reader = () => new DatabaseSync(file, { readOnly: true });
+    try {
+      database.exec('CREATE TABLE marks (mark TEXT)');
+      const insert = database.prepare('INSERT INTO marks (mark) VALUES (?)');
+      await database.grouped(() => insert.run('before'));
+      database.holdWrites();
+      let ran = false;
+      const waiting = database.grouped(() => {
+        ran = true;
+        return insert.run('during');
+      });
+      await sleep(4 * GROUP_COMMIT_MS);
+      assert.equal(ran, false, 'the unit waits for the release');
+      const outside = reader();
+      assert.deepEqual(outside.prepare('SELECT mark FROM marks').all().map((row) => row.mark), ['before'], 'the hold committed what was open');
+      database.releaseWrites();
+      await waiting;
+      await sleep(4 * GROUP_COMMIT_MS);
+      assert.deepEqual(outside.prepare('SELECT mark FROM marks ORDER BY rowid').all().map((row) => row.mark), ['before', 'during']);
+      outside.close();
+    } finally {
+      database.close();
+    }
+  });
+
+  test('under steady writes, the WAL is rewound after checkpoints instead of growing with every frame', async () => {
+    const file = join(dataDir, 'rewind.sqlite');
+    const store = await openSqliteStore({ file, logger: silentLogger, now: Date.now, backgroundCheckpoints: true, checkpoints: { intervalMs: 40, rewindFrames: 1 } });
+    try {
+      const account = await store.createAccount({ name: 'steady' });
+      const output = { text: 'x'.repeat(1_000) };
+      const written: string[] = [];
+      // The first row creates the WAL; its header's first salt goes up by one at every rewind.
+      const write = () => {
+        const id = timeOrderedId('req');
+        written.push(id);
+        const facts = { requestId: id, owner: { kind: 'account', id: account.id }, keyId: 'key_steady', route: 'chat', stream: false } as const;
+        return store.recordRequests([requestLogRecord({ ...facts, createdAt: Date.now(), durationMs: 1, status: 'completed', httpStatus: 200, output })]);
+      };
+      await write();
+      await sleep(2 * GROUP_COMMIT_MS);
+      const saltBefore = walSalt(`${file}-wal`);
+      // Commits every few milliseconds for over a second: never a quiet moment of their own.
+      const until = Date.now() + 1_200;
+      while (Date.now() < until) {
+        await write();
+        await sleep(2);
+      }
+      const rewinds = (walSalt(`${file}-wal`) - saltBefore) >>> 0;
+      assert.ok(rewinds >= 3, `the WAL was rewound ${rewinds} times`);
+      // Nothing written was lost on the way.
+      for (const id of [written[0], written[Math.floor(written.length / 2)], written.at(-1)!]) {
+        assert.equal((await store.getRequest(id))?.id, id);
+      }
+    } finally {
+      await store.close();
+    }
+  });
 });
+
+/** The first salt of a WAL file's header (bytes 16–19, big-endian), which SQLite increments at each rewind. */
+function walSalt(walFile: string): number {
+  const header = Buffer.alloc(32);
+  const fd = openSync(walFile, 'r');
+  try {
+    readSync(fd, header, 0, 32, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return header.readUInt32BE(16);
+}

@@ -6,8 +6,9 @@
  * - Group commit: the writes of the request path are committed together every GROUP_COMMIT_MS
  *   instead of one commit per request (a commit costs more than everything else the gateway does
  *   for a request; docs/performance.md). Two kinds of writes join a group:
- *   - `grouped` units (idempotency claims) run at once in a transaction that stays open until the
- *     group commits, each atomic on its own (a savepoint) and visible at once to this connection;
+ *   - `grouped` units (idempotency claims, request log rows) run at once in a transaction that
+ *     stays open until the group commits, each atomic on its own (a savepoint) and visible at once
+ *     to this connection (unless writes are held, below: then they wait);
  *   - deferred writers (`deferWrites`: the ledger, which decides in memory and writes behind,
  *     ledger.ts) run inside the group's transaction just before it commits, so the request path
  *     itself executes no statement at all.
@@ -18,6 +19,10 @@
  *   process committed, so that it re-reads the balances it holds in memory.
  * - Checkpoints: the server moves them to a worker thread (startBackgroundCheckpoints), so that the
  *   fsync of a checkpoint never blocks the event loop; other processes keep SQLite's automatic ones.
+ *   SQLite rewinds the WAL only when a write transaction begins after a checkpoint that copied
+ *   every frame, which commits every few milliseconds never allow: `holdWrites` keeps the file
+ *   quiet (no group opens or commits) for the few milliseconds the worker needs to finish one,
+ *   whenever the WAL has grown past 16 MB (checkpoints.ts).
  * - node:sqlite is synchronous, so a unit of work that runs without awaiting is atomic within the
  *   process; BEGIN IMMEDIATE takes the write lock up front, which keeps it atomic against other
  *   processes too and rules out a failed read-to-write lock upgrade halfway through.
@@ -32,6 +37,8 @@ export const MEMORY_DATABASE = ':memory:';
 const BUSY_TIMEOUT_MS = 5_000;
 /** How long a group of writes stays open before it is committed. */
 export const GROUP_COMMIT_MS = 5;
+/** The WAL file is cut back to this size when it is rewound after a burst of writes. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export interface SqliteDatabase {
   /** The file, or MEMORY_DATABASE. */
@@ -48,9 +55,10 @@ export interface SqliteDatabase {
   transaction<T>(work: () => T): T;
   /**
    * Runs `work` atomically in the open group (opening one when there is none): visible to this
-   * connection at once, committed within GROUP_COMMIT_MS. Rolled back alone when it throws.
+   * connection once the promise resolves, committed within GROUP_COMMIT_MS. Rolled back alone when
+   * it throws. It waits while writes are held (holdWrites).
    */
-  grouped<T>(work: () => T): T;
+  grouped<T>(work: () => T): Promise<T>;
   /**
    * Registers a writer that the next group commit runs inside its transaction, before COMMIT (and
    * that `transaction` runs first, so that its work sees every earlier write). Registering the same
@@ -59,6 +67,13 @@ export interface SqliteDatabase {
   deferWrites(writer: DeferredWriter): void;
   /** Commits the open group, and runs the deferred writers, now (before reads of their tables, at close). */
   flush(): void;
+  /**
+   * Commits the open group and opens no other until releaseWrites: grouped units wait and
+   * deferred writers keep their writes in memory. For the checkpoint that lets the WAL rewind.
+   */
+  holdWrites(): void;
+  /** Ends holdWrites: waiting units run, and pending writes are committed in the next group. */
+  releaseWrites(): void;
   /** True when another connection (another process) committed changes since the last call. */
   changedElsewhere(): boolean;
   /**
@@ -123,6 +138,7 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
   const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
+  db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
@@ -135,6 +151,8 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
   let groupOpen = false;
   let groupTimer: NodeJS.Timeout | undefined;
   const writers = new Set<DeferredWriter>();
+  /** Set between holdWrites and releaseWrites; resolved by releaseWrites. */
+  let held: { readonly released: Promise<void>; readonly release: () => void } | undefined;
   /** The writers that ran in the open group, told when it is rolled back. */
   const wroteInGroup = new Set<DeferredWriter>();
   const sharedState = new Map<string, unknown>();
@@ -202,12 +220,19 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     wroteInGroup.clear();
   }
 
-  function commitGroupFromTimer(): void {
+  /** A commit nobody awaits (the timer's, a hold's): a failure is reported, its writes are lost. */
+  function commitGroupReporting(): void {
     try {
       commitGroup();
     } catch (error) {
       options.onGroupCommitError?.(error);
     }
+  }
+
+  function commitGroupFromTimer(): void {
+    groupTimer = undefined;
+    // A hold commits nothing; releaseWrites schedules the commit of what waited.
+    if (!held) commitGroupReporting();
   }
 
   return {
@@ -217,7 +242,8 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
       if (statementOptions.bigints) statement.setReadBigInts(true);
       return statement;
     },
-    grouped(work) {
+    async grouped(work) {
+      while (held) await held.released;
       openGroup();
       scheduleCommit();
       return inUnit(work);
@@ -250,6 +276,20 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
       }
     },
     flush: commitGroup,
+    holdWrites() {
+      if (held) return;
+      commitGroupReporting();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      held = { released, release };
+    },
+    releaseWrites() {
+      const current = held;
+      if (!current) return;
+      held = undefined;
+      current.release();
+      if (writers.size > 0) scheduleCommit();
+    },
     changedElsewhere() {
       const version = readDataVersion();
       if (version === lastDataVersion) return false;

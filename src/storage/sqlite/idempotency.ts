@@ -49,7 +49,7 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
       });
     },
     async completeIdempotent(input) {
-      database.grouped(() => complete.run({
+      await database.grouped(() => complete.run({
         key_id: input.keyId,
         route: input.route,
         idempotency_key: input.idempotencyKey,
@@ -59,7 +59,7 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
       }));
     },
     async abandonIdempotent(input) {
-      database.grouped(() => abandon.run(input.keyId, input.route, input.idempotencyKey));
+      await database.grouped(() => abandon.run(input.keyId, input.route, input.idempotencyKey));
     },
     async deleteExpiredIdempotency(now) {
       return Number(deleteExpired.run(now).changes);

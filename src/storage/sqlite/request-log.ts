@@ -45,7 +45,7 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
         };
         return COLUMNS.map((column) => values[column]);
       });
-      database.grouped(() => {
+      await database.grouped(() => {
         for (const row of rows) insert.run(...row);
       });
     },

@@ -4,7 +4,7 @@
 import type { StorageLogger } from '../logger.ts';
 import type { Store } from '../store.ts';
 import { sqliteChangeFeed } from './change-feed.ts';
-import { startBackgroundCheckpoints } from './checkpoints.ts';
+import { startBackgroundCheckpoints, type BackgroundCheckpointOptions } from './checkpoints.ts';
 import { MEMORY_DATABASE, openSqliteDatabase } from './database.ts';
 import { sqliteDirectory } from './directory.ts';
 import { sqliteIdempotency } from './idempotency.ts';
@@ -21,6 +21,8 @@ export interface SqliteStoreOptions {
   readonly now: () => number;
   /** Checkpoint from a worker thread instead of inside commits (the server; see checkpoints.ts). */
   readonly backgroundCheckpoints?: boolean;
+  /** Tunes the background checkpoints (tests shorten and lower them); see checkpoints.ts. */
+  readonly checkpoints?: BackgroundCheckpointOptions;
   /** Hold the file's server lock: this process is its one server (server-lock.ts). */
   readonly exclusiveServer?: boolean;
 }
@@ -39,7 +41,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   }
   const checkpoints =
     options.backgroundCheckpoints && options.file !== MEMORY_DATABASE
-      ? startBackgroundCheckpoints(database, options.logger)
+      ? startBackgroundCheckpoints(database, options.logger, options.checkpoints)
       : null;
   return {
     engine: 'sqlite',
