@@ -6,9 +6,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { timeOrderedId } from '../../src/core/ids.ts';
-import { requestLogRecord } from '../../src/pipeline/request-log.ts';
+import { REQUEST_LOG_LIFETIME_MS, requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { silentLogger } from '../../src/storage/logger.ts';
 import { GROUP_COMMIT_MS, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
+import { EXPIRY_BATCH_ROWS } from '../../src/storage/sqlite/expiry.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/store.ts';
 import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/ledger.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
@@ -195,6 +196,32 @@ describe('sqlite specifics', () => {
     while (statSync(file).size === sizeBefore && Date.now() < deadline) await sleep(50);
     assert.ok(statSync(file).size > sizeBefore, 'the worker checkpointed');
     await store.close();
+  });
+
+  test('expired rows are deleted a batch at a time, with the event loop free between batches', async () => {
+    const store = await openSqliteStore({ file: join(dataDir, 'expiry.sqlite'), logger: silentLogger, now: Date.now });
+    try {
+      const account = await store.createAccount({ name: 'expiring' });
+      const owner = { kind: 'account', id: account.id } as const;
+      const rows = Array.from({ length: 2 * EXPIRY_BATCH_ROWS + 500 }, (_, index) =>
+        requestLogRecord({ requestId: timeOrderedId('req'), owner, keyId: 'key_x', route: 'chat', stream: false, createdAt: index, durationMs: 1, status: 'completed', httpStatus: 200 }),
+      );
+      const kept = requestLogRecord({ requestId: timeOrderedId('req'), owner, keyId: 'key_x', route: 'chat', stream: false, createdAt: Date.now(), durationMs: 1, status: 'completed', httpStatus: 200 });
+      await store.recordRequests([...rows, kept]);
+      let interleaved = false;
+      let interleavedBeforeTheEnd = false;
+      const deletion = store.deleteExpiredRequests(REQUEST_LOG_LIFETIME_MS + rows.length).then((count) => {
+        interleavedBeforeTheEnd = interleaved;
+        return count;
+      });
+      setImmediate(() => (interleaved = true));
+      assert.equal(await deletion, rows.length);
+      assert.ok(interleavedBeforeTheEnd, 'other work ran while the deletion went on');
+      assert.equal(await store.getRequest(rows.at(-1)!.id), null);
+      assert.equal((await store.getRequest(kept.id))?.id, kept.id);
+    } finally {
+      await store.close();
+    }
   });
 
   test('while writes are held, grouped units wait and nothing commits; the release runs and commits them', async () => {

@@ -5,6 +5,7 @@
 import { idempotencyOutcome, type Row } from '../rows.ts';
 import type { IdempotencyStore } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
+import { expiredRowsDeleter } from './expiry.ts';
 
 export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
   const find = database.prepare(
@@ -25,7 +26,7 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
     `DELETE FROM idempotency_records
      WHERE key_id = ? AND route = ? AND idempotency_key = ? AND state = 'in_progress'`,
   );
-  const deleteExpired = database.prepare('DELETE FROM idempotency_records WHERE expires_at < ?');
+  const deleteExpired = expiredRowsDeleter(database, 'idempotency_records');
 
   return {
     async beginIdempotent(input) {
@@ -61,8 +62,6 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
     async abandonIdempotent(input) {
       await database.grouped(() => abandon.run(input.keyId, input.route, input.idempotencyKey));
     },
-    async deleteExpiredIdempotency(now) {
-      return Number(deleteExpired.run(now).changes);
-    },
+    deleteExpiredIdempotency: deleteExpired,
   };
 }

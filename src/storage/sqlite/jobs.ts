@@ -5,6 +5,7 @@
 import { jobFromRow, jsonText, type Row } from '../rows.ts';
 import type { JobStore } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
+import { expiredRowsDeleter } from './expiry.ts';
 
 export function sqliteJobs(database: SqliteDatabase): JobStore {
   const insert = database.prepare(
@@ -37,7 +38,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
      WHERE id = :id AND status IN (SELECT value FROM json_each(:from_statuses))
      RETURNING *`,
   );
-  const deleteExpired = database.prepare('DELETE FROM jobs WHERE expires_at < ?');
+  const deleteExpired = expiredRowsDeleter(database, 'jobs');
 
   return {
     async createJob(job) {
@@ -80,8 +81,6 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
       }) as Row | undefined;
       return row ? jobFromRow(row) : null;
     },
-    async deleteExpiredJobs(now) {
-      return Number(deleteExpired.run(now).changes);
-    },
+    deleteExpiredJobs: deleteExpired,
   };
 }

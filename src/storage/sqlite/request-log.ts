@@ -5,6 +5,7 @@
 import { requestColumns, requestFromRow, usageFromRow, jsonText, type Row } from '../rows.ts';
 import type { RequestLogStore } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
+import { expiredRowsDeleter } from './expiry.ts';
 
 const COLUMNS = [
   'id', 'owner_kind', 'owner_id', 'key_id', 'route', 'model', 'provider', 'upstream_model', 'status', 'http_status',
@@ -30,7 +31,7 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
      GROUP BY model ORDER BY model NULLS LAST`,
     { bigints: true },
   );
-  const deleteExpired = database.prepare('DELETE FROM request_log WHERE expires_at < ?');
+  const deleteExpired = expiredRowsDeleter(database, 'request_log');
 
   return {
     async recordRequests(records) {
@@ -56,8 +57,6 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
     async usageSummary(owner, since) {
       return (summary.all(owner.kind, owner.id, since) as Row[]).map(usageFromRow);
     },
-    async deleteExpiredRequests(now) {
-      return Number(deleteExpired.run(now).changes);
-    },
+    deleteExpiredRequests: deleteExpired,
   };
 }
