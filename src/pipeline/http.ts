@@ -5,12 +5,13 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import { clientLeftBeforeAnswer } from '../server/client-connection.ts';
 
 /** Aborted when the connection closes before the response was fully written. */
 export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
+    if (clientLeftBeforeAnswer(reply.raw)) controller.abort();
   });
   return controller.signal;
 }

@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, internalError, invalidRequest, type ErrorCode } from '../core/errors.ts';
+import { clientLeftBeforeAnswer } from './client-connection.ts';
 import { MethodIndex } from './method-index.ts';
 import { ensureRequestId, newRequestId } from './request-id.ts';
 import { validationErrorToGatewayError } from './validation-errors.ts';
@@ -53,7 +54,7 @@ export function toGatewayError(error: unknown, request: FastifyRequest): Gateway
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const gatewayError = toGatewayError(error, request);
-    if (reply.raw.destroyed && !reply.raw.writableEnded) {
+    if (clientLeftBeforeAnswer(reply.raw)) {
       // The client closed the connection before its answer (the upstream call was cancelled with
       // it): nobody will read this error, and it is no fault of the server. Logged without the
       // cause's stack, which would otherwise be an error line per impatient client.

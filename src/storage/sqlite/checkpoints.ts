@@ -53,6 +53,8 @@ export function startBackgroundCheckpoints(database: SqliteDatabase, logger: Sto
   worker.on('message', (message: unknown) => {
     if (message === 'hold') {
       database.holdWrites();
+      // A worker that asks again before the release (a slow event loop) restarts the limit.
+      clearTimeout(holdLimit);
       holdLimit = setTimeout(release, MAX_HOLD_MS);
       worker.postMessage('held');
     } else if (message === 'checkpointed') release();
