@@ -4,8 +4,8 @@
  * (server/openapi.ts), which describes the customer API.
  */
 import type { FastifyInstance } from 'fastify';
-import type { RouteModule } from '../server/app.ts';
-import type { AppDeps } from '../server/deps.ts';
+import type { RouteModule } from '../http/route-module.ts';
+import type { AppDeps } from '../http/deps.ts';
 import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';

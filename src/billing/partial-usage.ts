@@ -7,7 +7,7 @@
  */
 import type { Usage } from '../canonical/index.ts';
 import { totalInputTokens } from '../canonical/index.ts';
-import { countTextTokens } from './tokenizer.ts';
+import { countTextTokens } from '../tokens/tokenizer.ts';
 
 export interface StreamedOutput {
   /** Visible text, tool names and tool arguments forwarded to the client. */

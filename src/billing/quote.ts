@@ -1,23 +1,14 @@
 /**
- * The worst-case price of a request, reserved before any provider is called: the estimated prompt
- * at the most expensive input rate the tier has, plus the largest output the request allows, plus
- * the worst-case search units, taken over every endpoint the attempt plan may use.
+ * The worst-case price of a text request, reserved before any provider is called: the estimated
+ * prompt at the most expensive input rate the tier has, plus the largest output the request
+ * allows, plus the worst-case search units, taken over every endpoint the attempt plan may use.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { RouteEndpoint, TokenRates } from '../catalog/types.ts';
 import { applyRate, type Picos, type RateMultiplier } from '../core/money.ts';
+import { maxOutputTokens } from '../catalog/request-bounds.ts';
 import { tierFor } from './cost.ts';
 import { worstCaseSearchUnits } from './search-units.ts';
-
-/**
- * Output budget assumed when neither the request nor the endpoint's `limits.max_tokens` bounds
- * it. A reply longer than this is still billed in full at settlement (as far as the balance goes).
- */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
-
-export function maxOutputTokens(request: CanonicalRequest, endpoint: RouteEndpoint): number {
-  return request.maxOutputTokens ?? endpoint.limits.max_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-}
 
 /** Reference (pre-multiplier) worst case on one endpoint. */
 export function quoteEndpoint(request: CanonicalRequest, endpoint: RouteEndpoint, promptTokens: number): Picos {
@@ -33,16 +24,14 @@ export function quoteEndpoint(request: CanonicalRequest, endpoint: RouteEndpoint
   return amount;
 }
 
-/** The reservation amount: the dearest endpoint of the plan, times the account rate. */
-export function quoteRequest(
-  request: CanonicalRequest,
-  endpoints: readonly RouteEndpoint[],
-  promptTokens: number,
-  rate: RateMultiplier,
-): Picos {
+/**
+ * The reservation amount of any kind of output: the dearest route of the attempt plan (any of them
+ * may end up serving the call), times the account rate.
+ */
+export function worstCaseQuote(endpoints: readonly RouteEndpoint[], quoteOne: (endpoint: RouteEndpoint) => Picos, rate: RateMultiplier): Picos {
   let worst = 0n;
   for (const endpoint of endpoints) {
-    const amount = quoteEndpoint(request, endpoint, promptTokens);
+    const amount = quoteOne(endpoint);
     if (amount > worst) worst = amount;
   }
   return applyRate(worst, rate);

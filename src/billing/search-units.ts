@@ -4,10 +4,8 @@
  * request even when nothing was found. The endpoint's `searchBilling` says which.
  */
 import type { WebSearchInfo } from '../canonical/index.ts';
+import { WORST_CASE_SEARCH_QUERIES } from '../catalog/request-bounds.ts';
 import type { EndpointPrices } from '../catalog/types.ts';
-
-/** Worst case assumed by the quote for per-query billing (a provider may run several queries). */
-export const WORST_CASE_SEARCH_QUERIES = 5;
 
 /**
  * Units to bill. `succeeded` is false for a failed or cut-off call: a per-request search is billed

@@ -56,6 +56,25 @@ export interface CacheOptions {
 /** The dialect that produced the request; used for parameter names in errors and for logging only. */
 export type DialectName = 'chat' | 'messages' | 'responses';
 
+/** Request fields a canonical request may carry, by canonical name (used for param rejections). */
+export type CanonicalParam =
+  | 'stop'
+  | 'seed'
+  | 'presencePenalty'
+  | 'frequencyPenalty'
+  | 'logprobs'
+  | 'topLogprobs'
+  | 'temperature'
+  | 'topP'
+  | 'topK'
+  | 'parallelToolCalls'
+  | 'responseFormat'
+  | 'reasoning'
+  | 'webSearch'
+  | 'tools'
+  | 'toolChoice'
+  | 'user';
+
 export interface CanonicalRequest {
   readonly dialect: DialectName;
   /** The model name as the client wrote it (an id or an alias), resolved by the catalog. */

@@ -5,7 +5,7 @@
  * the rest of the path, so `/v1/models/gateway/atlas-4-5` works unencoded; aliases resolve too.
  */
 import { modelNotFound } from '../core/errors.ts';
-import type { RouteModule } from '../server/app.ts';
+import type { RouteModule } from '../http/route-module.ts';
 import { ModelList, ModelParams, PublicModel } from './schemas.ts';
 
 /** Spec: Model rule 5; a key's list may be cached privately for a minute. */

@@ -2,37 +2,38 @@
  * Runs the attempt plan: each route in turn, each attempt translated afresh by its own protocol,
  * moving on only on a retryable failure and only while nothing has reached the client. For a
  * stream that means before its first event is forwarded: a `start` event alone is held back, so
- * an upstream that accepts the connection and then fails can still be replaced.
+ * an upstream that accepts the connection and then fails can still be replaced. Blind to the kind
+ * of output: the caller says how one route is called.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { BatchCollector, type CanonicalRequest, type CanonicalResult, type StreamBatch } from '../canonical/index.ts';
+import type { StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
-import type { CallContext, ChatProtocol } from '../protocols/protocol.ts';
-import type { ChatProtocolRegistry } from '../protocols/registry.ts';
+import type { GatewayError } from '../core/errors.ts';
+import type { CallContext } from '../protocols/protocol.ts';
 import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
+import { CheckedStream } from './stream-rules.ts';
 
 export interface AttemptContext {
-  readonly request: CanonicalRequest;
   readonly attempts: readonly RouteEndpoint[];
-  readonly protocols: ChatProtocolRegistry;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
   readonly signal: AbortSignal;
   readonly logger: FastifyBaseLogger;
 }
 
-export interface CompletedAttempt {
-  readonly result: CanonicalResult;
+export interface CompletedAttempt<Result> {
+  readonly result: Result;
   readonly endpoint: RouteEndpoint;
 }
 
-export async function completeWithFallback(context: AttemptContext): Promise<CompletedAttempt> {
+export async function completeWithFallback<Result>(
+  context: AttemptContext,
+  call: (endpoint: RouteEndpoint, callContext: CallContext) => Promise<Result>,
+): Promise<CompletedAttempt<Result>> {
   for (let index = 0; ; index++) {
     const endpoint = context.attempts[index];
     try {
-      const result = await protocolFor(context, endpoint).complete(context.request, endpoint, callContext(context, endpoint));
-      return { result, endpoint };
+      return { result: await call(endpoint, callContext(context, endpoint)), endpoint };
     } catch (error) {
       handleFailure(context, asGatewayError(error), index, endpoint);
     }
@@ -41,61 +42,25 @@ export async function completeWithFallback(context: AttemptContext): Promise<Com
 
 export interface OpenedStream {
   readonly endpoint: RouteEndpoint;
-  readonly iterator: AsyncIterator<StreamBatch>;
+  readonly stream: CheckedStream;
   /** The events read so far: a held-back `start`, the first forwarded event, and what came with it. */
   readonly firstEvents: StreamBatch;
 }
 
-export async function openStreamWithFallback(context: AttemptContext): Promise<OpenedStream> {
+export async function openStreamWithFallback(
+  context: AttemptContext,
+  open: (endpoint: RouteEndpoint, callContext: CallContext) => AsyncIterable<StreamBatch>,
+): Promise<OpenedStream> {
   for (let index = 0; ; index++) {
     const endpoint = context.attempts[index];
-    let iterator: AsyncIterator<StreamBatch> | undefined;
+    let stream: CheckedStream | undefined;
     try {
-      iterator = protocolFor(context, endpoint).stream(context.request, endpoint, callContext(context, endpoint))[Symbol.asyncIterator]();
-      return { endpoint, iterator, firstEvents: await readFirstEvents(iterator) };
+      stream = new CheckedStream(open(endpoint, callContext(context, endpoint))[Symbol.asyncIterator]());
+      return { endpoint, stream, firstEvents: await stream.first() };
     } catch (error) {
-      if (iterator) await closeQuietly(iterator);
+      await stream?.close();
       handleFailure(context, asGatewayError(error), index, endpoint);
     }
-  }
-}
-
-/**
- * Reads batches up to the first event worth forwarding (anything but `start`); an error before it is
- * thrown (fallback still possible).
- */
-async function readFirstEvents(iterator: AsyncIterator<StreamBatch>): Promise<StreamBatch> {
-  const events = new BatchCollector();
-  let forwardable = false;
-  while (true) {
-    const step = await iterator.next();
-    if (step.done) throw upstreamEndedEarly();
-    for (const event of step.value) {
-      if (event.type === 'error' && !forwardable) throw event.error;
-      events.push(event);
-      if (event.type !== 'start') forwardable = true;
-    }
-    if (forwardable) return events.take()!;
-  }
-}
-
-export function upstreamEndedEarly(): GatewayError {
-  return new GatewayError(502, 'The upstream provider ended the response before it was complete.', {
-    code: 'upstream_error',
-    retryable: true,
-  });
-}
-
-/** A provider that reports an error as its finish reason failed the call (not retryable: it answered). */
-export function upstreamErrorFinish(raw: string | null): GatewayError {
-  return new GatewayError(502, `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`, { code: 'upstream_error' });
-}
-
-export async function closeQuietly(iterator: AsyncIterator<StreamBatch>): Promise<void> {
-  try {
-    await iterator.return?.();
-  } catch {
-    // The upstream is being abandoned; its clean-up failure changes nothing for the client.
   }
 }
 
@@ -106,11 +71,6 @@ function handleFailure(context: AttemptContext, error: GatewayError, index: numb
     { requestId: context.requestId, provider: endpoint.provider.id, status: error.status, code: error.code },
     'upstream attempt failed; falling back to the next route',
   );
-}
-
-function protocolFor(context: AttemptContext, endpoint: RouteEndpoint): ChatProtocol {
-  // Selection only keeps routes whose protocol exists.
-  return context.protocols[endpoint.provider.kind]!;
 }
 
 function callContext(context: AttemptContext, endpoint: RouteEndpoint): CallContext {

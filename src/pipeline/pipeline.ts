@@ -1,181 +1,176 @@
 /**
- * The dialect-independent request pipeline (docs/architecture.md): resolve → validate →
- * quote/reserve → route → call → settle → log. A dialect decodes its body, hands the canonical
- * request here, and renders what comes back; it never sees prices, routes or the ledger.
+ * The metered-call core (docs/architecture.md): resolve → validate → quote and hold credit →
+ * attempts with routing and fallback → settle → record the request log row and stored output, for
+ * any kind of output. A kind (pipeline/kinds/) supplies its request, result and meter types and how
+ * to check, quote and cost them; a dialect decodes its body, hands the canonical request here, and
+ * renders what comes back. Neither sees prices, routes or the ledger.
  *
- * Credit: the worst-case quote is reserved before the first upstream call and settled with the
- * real cost after it (the settlement is awaited, so the cost header, the stream's usage `cost` and
- * the ledger charge are one number); any failure releases the whole reservation.
+ * Credit: the worst-case quote is held before the first upstream call and settled with the real
+ * cost after it (the settlement is awaited, so the cost header, a stream's usage `cost` and the
+ * ledger charge are one number); any failure releases the whole hold.
+ *
+ * Work that outlives its HTTP request: `prepare` validates, quotes and holds in the request;
+ * `toRecord` turns the prepared call into plain data that a job stores; a worker in any process
+ * `resume`s it and completes it with `completePrepared` (see ./prepared-record.ts).
  */
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onErrorHookHandler } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import { performance } from 'node:perf_hooks';
-import type { AuthContext } from '../auth/context.ts';
-import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
-import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
-import { JsonText } from '../core/json-text.ts';
 import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit.ts';
-import { costOfCall } from '../billing/cost.ts';
-import { PromptSize } from '../billing/estimate.ts';
-import { quoteRequest } from '../billing/quote.ts';
-import { searchUnits } from '../billing/search-units.ts';
-import { CHAT_PROTOCOLS, type ChatProtocolRegistry } from '../protocols/registry.ts';
+import { worstCaseQuote } from '../billing/quote.ts';
+import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import type { GatewayError } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
+import { applyRate, type Picos } from '../core/money.ts';
+import { RejectedParameter, type ParamNamer } from '../policy/violation.ts';
+import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
+import { PROTOCOLS } from '../protocols/registry.ts';
 import { asGatewayError } from '../routing/fallback.ts';
-import type { AppDeps } from '../server/deps.ts';
-import { toGatewayError } from '../server/error-handling.ts';
-import type { RequestStatus } from '../storage/store.ts';
-import { completeWithFallback, openStreamWithFallback, upstreamErrorFinish, type AttemptContext } from './attempts.ts';
+import type { LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
+import { completeWithFallback, type AttemptContext } from './attempts.ts';
+import type { KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
-import { selectRoutes, type Selection } from './select.ts';
-import { PipelineStream } from './stream-run.ts';
-import type { CompletedCall, PipelineInput, RenderResult, ServedCall, Settlement, StreamRun } from './types.ts';
+import { selectRoutes, violationError } from './select.ts';
+import type { CallInput, CompletedCall, Payer, RenderResult, ServedCall, Settlement } from './types.ts';
+
+/** What the core needs of the application; the server's dependencies satisfy it. */
+export interface PipelineDeps {
+  readonly config: GatewayConfig;
+  readonly store: LedgerStore & RequestLogStore;
+  readonly catalog: Catalog;
+  readonly logger: FastifyBaseLogger;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly now: () => number;
+}
 
 export interface PipelineOptions {
-  /** Upstream protocols by provider kind; tests substitute their own. */
-  readonly protocols?: ChatProtocolRegistry;
+  /** Upstream protocols by provider kind and capability; tests substitute their own. */
+  readonly protocols?: ProtocolRegistry;
 }
 
 /** What every request log row knows about its request, whatever became of it. */
-export interface RequestContext {
-  readonly input: PipelineInput;
+export interface RequestScope<Request extends MeteredRequest> {
+  readonly requestId: string;
+  /** The request log's route name. */
+  readonly route: string;
+  readonly request: Request;
+  /** The dialect's names for canonical references, for a 400 that names the client's field. */
+  readonly names: ParamNamer;
+  readonly payer: Payer;
+  /** Aborted when the client goes away (or the job is cancelled). */
+  readonly signal: AbortSignal;
   readonly createdAt: number;
-  /** performance.now() at arrival, for durations. */
+  /** performance.now() at arrival (or when a job resumed the call), for durations. */
   readonly startedAt: number;
   /** The model that was selected; null when selection failed. */
   readonly modelId: string | null;
 }
 
-/** A request that passed validation and holds its credit. */
-export interface PreparedRequest extends RequestContext {
+/** A call that passed validation and holds its credit; its routes are fixed. */
+export interface PreparedCall<T extends KindTypes> extends RequestScope<T['request']> {
+  readonly kind: OutputKind<T>;
   readonly modelId: string;
-  readonly selection: Selection;
+  /** The routes to try, in order; never empty. */
+  readonly attempts: readonly RouteEndpoint[];
   readonly hold: CreditHold;
-  readonly prompt: PromptSize;
+  readonly estimate: T['estimate'];
 }
 
-/** Facts of a finished request that differ between outcomes (see RequestFacts). */
+/** Facts of a finished request that differ between outcomes. */
 export interface Outcome {
   readonly status: RequestStatus;
   readonly httpStatus: number;
   readonly endpoint?: RouteEndpoint;
-  readonly settlement?: Settlement;
+  readonly logged?: LoggedUsage;
+  readonly cost?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
   readonly firstByteMs?: number | null;
 }
 
 export class Pipeline {
-  private readonly deps: AppDeps;
-  private readonly protocols: ChatProtocolRegistry;
-  private readonly log: RequestLogWriter;
-  /** Failures this pipeline already wrote a row for; see rejectionRecorder. */
-  private readonly recordedFailures = new WeakSet<GatewayError>();
+  readonly #deps: PipelineDeps;
+  readonly #protocols: ProtocolRegistry;
+  readonly #log: RequestLogWriter;
+  readonly #reservationTtlMs: number;
+  /** Failures this pipeline already wrote a row for (see http/request-recording.ts). */
+  readonly #recordedFailures = new WeakSet<GatewayError>();
 
-  constructor(deps: AppDeps, options: PipelineOptions = {}) {
-    this.deps = deps;
-    this.protocols = options.protocols ?? CHAT_PROTOCOLS;
-    this.log = new RequestLogWriter(deps.store, deps.logger);
+  constructor(deps: PipelineDeps, options: PipelineOptions = {}) {
+    this.#deps = deps;
+    this.#protocols = options.protocols ?? PROTOCOLS;
+    this.#log = new RequestLogWriter(deps.store, deps.logger);
+    this.#reservationTtlMs = reservationTtlMs(deps.config);
   }
 
   get logger(): FastifyBaseLogger {
-    return this.deps.logger;
+    return this.#deps.logger;
   }
 
-  /** A non-streaming call: the rendered body with what was charged. */
-  async complete<T>(input: PipelineInput, render: RenderResult<T>): Promise<CompletedCall<T>> {
-    return this.completePrepared(await this.prepare(input), render);
+  get catalog(): Catalog {
+    return this.#deps.catalog;
   }
 
-  /**
-   * A streaming call, started: throws (nothing sent yet, the dialect answers with a normal error)
-   * until a route produced its first event; after that, failures arrive as the terminal event.
-   */
-  async stream<T>(input: PipelineInput, render: RenderResult<T>): Promise<StreamRun> {
-    return this.streamPrepared(await this.prepare(input), render);
+  get ledger(): LedgerStore {
+    return this.#deps.store;
   }
 
-  /**
-   * Resolve, validate, quote and reserve; every failure here happens before any credit moves.
-   * Public for callers that answer before calling upstream (a queued background response holds
-   * its credit at submission and runs later with completePrepared).
-   */
-  async prepare(input: PipelineInput): Promise<PreparedRequest> {
-    const createdAt = this.deps.now();
+  /** A call answered in one piece: the rendered body with what was charged. */
+  async complete<T extends KindTypes, Body>(kind: OutputKind<T>, input: CallInput<T['request']>, render: RenderResult<T, Body>): Promise<CompletedCall<T, Body>> {
+    return this.completePrepared(await this.prepare(kind, input), render);
+  }
+
+  /** Resolve, validate, quote and hold; every failure here happens before any credit moves. */
+  async prepare<T extends KindTypes>(kind: OutputKind<T>, input: CallInput<T['request']>): Promise<PreparedCall<T>> {
+    const createdAt = this.#deps.now();
     const startedAt = performance.now();
-    const prompt = new PromptSize(input.request);
-    let selection: Selection | undefined;
+    const { auth, request } = input;
+    const payer: Payer = { owner: auth.owner, keyId: auth.key.id, rate: auth.rate };
+    const estimate = kind.estimate(request);
+    let modelId: string | null = null;
     try {
-      selection = selectRoutes({
-        request: input.request,
-        names: input.names,
-        auth: input.auth,
-        catalog: this.deps.catalog,
-        protocols: this.protocols,
-        prompt,
-      });
-      const hold = await holdCredit(this.deps.store, {
-        owner: input.auth.owner,
-        amount: quoteRequest(input.request, selection.attempts, prompt.forQuote, input.auth.rate),
+      const selection = selectRoutes({ kind, request, estimate, names: input.names, auth, catalog: this.#deps.catalog, protocols: this.#protocols });
+      modelId = selection.modelId;
+      const hold = await holdCredit(this.#deps.store, {
+        owner: auth.owner,
+        amount: worstCaseQuote(selection.attempts, (endpoint) => kind.quote(request, endpoint, estimate), auth.rate),
         requestId: input.requestId,
         now: createdAt,
-        ttlMs: reservationTtlMs(this.deps.config),
+        ttlMs: this.#reservationTtlMs,
       });
-      return { input, createdAt, startedAt, modelId: selection.modelId, selection, hold, prompt };
+      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate };
     } catch (error) {
       const failure = asGatewayError(error);
-      const modelId = selection?.modelId ?? null;
-      this.record({ input, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
-      throw this.recorded(failure);
+      this.record({ ...input, payer, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
+      throw this.#recorded(failure);
     }
   }
 
-  async completePrepared<T>(prepared: PreparedRequest, render: RenderResult<T>): Promise<CompletedCall<T>> {
+  async completePrepared<T extends KindTypes, Body>(prepared: PreparedCall<T>, render: RenderResult<T, Body>): Promise<CompletedCall<T, Body>> {
+    const { kind, request } = prepared;
     let endpoint: RouteEndpoint | undefined;
     try {
-      const attempt = await completeWithFallback(this.attemptContext(prepared, prepared.input.signal));
+      const attempt = await completeWithFallback(this.attemptContext(prepared, prepared.signal), (route, context) =>
+        this.protocolFor(prepared, route).complete(request, route, context),
+      );
       endpoint = attempt.endpoint;
-      const result = failOnErrorFinish(attempt.result);
+      const meter = kind.meter(request, attempt.result, endpoint);
       const call = this.servedCall(prepared, endpoint);
-      const settlement = await this.settle(prepared, endpoint, result.usage, result.webSearch, true);
-      const body = render(result, call, settlement);
+      const settlement = await this.settle(prepared, endpoint, meter);
+      const body = render(attempt.result, call, settlement);
       const json = JsonText.of(body);
-      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, settlement, output: json });
+      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...this.settled(prepared, settlement), output: json });
       return { body, json: json.text, call, settlement };
     } catch (error) {
       throw await this.fail(prepared, error, endpoint);
     }
   }
 
-  async streamPrepared<T>(prepared: PreparedRequest, render: RenderResult<T>): Promise<StreamRun> {
-    // The run aborts the upstream itself when its consumer stops early, not only on disconnect.
-    // Not AbortSignal.any: a composite signal with an abort listener is held by the runtime until
-    // it aborts, and with it the whole finished stream (one leak per streamed request).
-    const upstream = new AbortController();
-    const client = prepared.input.signal;
-    if (client.aborted) upstream.abort(client.reason);
-    else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
-    const signal = upstream.signal;
-    try {
-      const opened = await openStreamWithFallback(this.attemptContext(prepared, signal));
-      return new PipelineStream({
-        pipeline: this,
-        prepared,
-        opened,
-        call: this.servedCall(prepared, opened.endpoint),
-        render,
-        signal,
-        abortUpstream: () => upstream.abort(),
-      });
-    } catch (error) {
-      throw await this.fail(prepared, error);
-    }
-  }
-
-  /** A call that produced nothing for the client: the whole reservation goes back. */
-  private async fail(prepared: PreparedRequest, error: unknown, endpoint?: RouteEndpoint): Promise<GatewayError> {
+  /** A call that produced nothing for the client: the whole hold goes back. */
+  async fail<T extends KindTypes>(prepared: PreparedCall<T>, error: unknown, endpoint?: RouteEndpoint): Promise<GatewayError> {
     await prepared.hold.release();
-    const failure = asGatewayError(error);
-    const cancelled = prepared.input.signal.aborted;
+    const failure = this.#named(prepared.names, error);
+    const cancelled = prepared.signal.aborted;
     this.record(prepared, {
       status: cancelled ? 'cancelled' : 'failed',
       // 499: the client closed the connection before the answer (nothing was charged).
@@ -183,141 +178,99 @@ export class Pipeline {
       endpoint,
       errorCode: failure.code,
     });
-    return this.recorded(failure);
+    return this.#recorded(failure);
   }
 
-  private recorded(failure: GatewayError): GatewayError {
-    this.recordedFailures.add(failure);
-    return failure;
-  }
-
-  /**
-   * A route's onError hook that gives a request log row to an authenticated request refused before
-   * the pipeline saw it (the body schema, the dialect's decoding, an Idempotency-Key conflict), so
-   * that every request a key made is in its history. Unauthenticated requests have no owner to
-   * file them under; failures the pipeline recorded itself are not recorded twice.
-   */
-  rejectionRecorder(route: string): onErrorHookHandler {
-    return (request, reply, error, done) => {
-      if (!(error instanceof GatewayError && this.recordedFailures.has(error))) {
-        // The error handler has not set the reply's status yet; the envelope's error has it.
-        const answered = toGatewayError(error, request);
-        this.recordAnswered(request, reply, route, { status: 'failed', httpStatus: answered.status, errorCode: answered.code });
-      }
-      done();
-    };
-  }
-
-  /**
-   * The row of a request answered without the pipeline (refused early, or replayed from an
-   * Idempotency-Key): no model, no route, no usage, no cost. Requests without an API key have no
-   * owner and leave none.
-   */
-  recordAnswered(request: FastifyRequest, reply: FastifyReply, route: string, outcome: Pick<Outcome, 'status' | 'httpStatus' | 'errorCode' | 'output'>): void {
-    const auth = request.auth as AuthContext | null;
-    if (auth === null) return;
-    const body = request.body as { stream?: unknown } | null | undefined;
-    this.log.add(
-      requestLogRecord({
-        requestId: request.gatewayRequestId,
-        owner: auth.owner,
-        keyId: auth.key.id,
-        route,
-        stream: typeof body === 'object' && body !== null && body.stream === true,
-        createdAt: this.deps.now() - Math.round(reply.elapsedTime),
-        durationMs: reply.elapsedTime,
-        ...outcome,
-      }),
-    );
-  }
-
-  /** Prices the usage on the route that served it and turns the reservation into a charge. */
-  async settle(
-    prepared: PreparedRequest,
-    endpoint: RouteEndpoint,
-    usage: Usage,
-    webSearch: WebSearchInfo | undefined,
-    succeeded: boolean,
-  ): Promise<Settlement> {
-    const units = searchUnits(endpoint.prices, prepared.input.request.webSearch === true, webSearch, succeeded);
-    const cost = costOfCall(endpoint.prices, usage, units, prepared.input.auth.rate);
+  /** Prices the meter on the route that served it and turns the hold into a charge. */
+  async settle<T extends KindTypes>(prepared: PreparedCall<T>, endpoint: RouteEndpoint, meter: T['meter']): Promise<Settlement<T['meter']>> {
+    const cost = applyRate(prepared.kind.cost(endpoint.prices, meter), prepared.payer.rate);
     const charged = await prepared.hold.settle(cost);
     if (charged !== cost) {
-      this.deps.logger.warn({ requestId: prepared.input.requestId, cost: String(cost), charged: String(charged) }, 'charge capped by the balance or an expired reservation');
+      this.#deps.logger.warn({ requestId: prepared.requestId, cost: String(cost), charged: String(charged) }, 'charge capped by the balance or an expired reservation');
     }
-    return { usage, searchUnits: units, charged };
+    return { ...meter, charged };
+  }
+
+  /** The outcome fields of a settled call. */
+  settled<T extends KindTypes>(prepared: PreparedCall<T>, settlement: Settlement<T['meter']>): Pick<Outcome, 'logged' | 'cost'> {
+    return { logged: prepared.kind.logged(settlement), cost: settlement.charged };
   }
 
   /** Queues the request log row of a finished request. */
-  record(context: RequestContext, outcome: Outcome): void {
-    const { input } = context;
-    this.log.add(
+  record<Request extends MeteredRequest>(scope: RequestScope<Request>, outcome: Outcome): void {
+    this.#log.add(
       requestLogRecord({
-        requestId: input.requestId,
-        owner: input.auth.owner,
-        keyId: input.auth.key.id,
-        route: input.route,
-        stream: input.request.stream,
-        createdAt: context.createdAt,
-        durationMs: performance.now() - context.startedAt,
+        requestId: scope.requestId,
+        owner: scope.payer.owner,
+        keyId: scope.payer.keyId,
+        route: scope.route,
+        stream: scope.request.stream,
+        createdAt: scope.createdAt,
+        durationMs: performance.now() - scope.startedAt,
         firstByteMs: outcome.firstByteMs,
-        modelId: context.modelId,
+        modelId: scope.modelId,
         endpoint: outcome.endpoint,
         status: outcome.status,
         httpStatus: outcome.httpStatus,
-        usage: outcome.settlement?.usage,
-        searchUnits: outcome.settlement?.searchUnits,
-        cost: outcome.settlement?.charged,
+        usage: outcome.logged?.usage,
+        searchUnits: outcome.logged?.searchUnits,
+        cost: outcome.cost,
         errorCode: outcome.errorCode,
         output: outcome.output,
       }),
     );
   }
 
+  /** Queues a row of a request answered without a metered call (refused early, or replayed). */
+  recordRow(record: RequestLogRecord): void {
+    this.#log.add(record);
+  }
+
+  /** Whether this failure already has its request log row (so the route does not write a second). */
+  hasRecorded(failure: GatewayError): boolean {
+    return this.#recordedFailures.has(failure);
+  }
+
   /** Writes the queued request log rows (tests; shutdown). */
   flush(): Promise<void> {
-    return this.log.flush();
+    return this.#log.flush();
   }
 
   close(): Promise<void> {
-    return this.log.flush();
+    return this.#log.flush();
   }
 
-  private attemptContext(prepared: PreparedRequest, signal: AbortSignal): AttemptContext {
-    return {
-      request: prepared.input.request,
-      attempts: prepared.selection.attempts,
-      protocols: this.protocols,
-      env: this.deps.env,
-      requestId: prepared.input.requestId,
-      signal,
-      logger: this.deps.logger,
-    };
+  attemptContext<T extends KindTypes>(prepared: PreparedCall<T>, signal: AbortSignal): AttemptContext {
+    return { attempts: prepared.attempts, env: this.#deps.env, requestId: prepared.requestId, signal, logger: this.#deps.logger };
   }
 
-  private servedCall(prepared: PreparedRequest, endpoint: RouteEndpoint): ServedCall {
-    return {
-      requestId: prepared.input.requestId,
-      request: prepared.input.request,
-      modelId: prepared.selection.modelId,
-      endpoint,
-      createdAt: prepared.createdAt,
-    };
+  /** The protocol of a route of the plan (selection only keeps routes whose protocol exists). */
+  protocolFor<T extends KindTypes>(prepared: PreparedCall<T>, endpoint: RouteEndpoint): T['protocol'] {
+    return protocolOf(this.#protocols, endpoint.provider.kind, prepared.kind.capability)!;
+  }
+
+  servedCall<T extends KindTypes>(prepared: PreparedCall<T>, endpoint: RouteEndpoint): ServedCall<T['request']> {
+    return { requestId: prepared.requestId, request: prepared.request, modelId: prepared.modelId, endpoint, createdAt: prepared.createdAt };
+  }
+
+  /** A protocol's rejection names the parameter in the dialect's terms. */
+  #named(names: ParamNamer, error: unknown): GatewayError {
+    return error instanceof RejectedParameter ? violationError(error.violation, names) : asGatewayError(error);
+  }
+
+  #recorded(failure: GatewayError): GatewayError {
+    this.#recordedFailures.add(failure);
+    return failure;
   }
 }
 
-function failOnErrorFinish(result: CanonicalResult): CanonicalResult {
-  if (result.finish.reason === 'error') throw upstreamErrorFinish(result.finish.raw);
-  return result;
-}
-
-const pipelines = new WeakMap<AppDeps, Pipeline>();
+const pipelines = new WeakMap<PipelineDeps, Pipeline>();
 
 /**
  * The pipeline of an app: one per set of dependencies, shared by every dialect's routes so that
  * they share one request-log writer.
  */
-export function pipelineFor(deps: AppDeps): Pipeline {
+export function pipelineFor(deps: PipelineDeps): Pipeline {
   let pipeline = pipelines.get(deps);
   if (!pipeline) {
     pipeline = new Pipeline(deps);

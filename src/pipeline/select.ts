@@ -1,18 +1,16 @@
 /**
- * Resolution and validation: which model and which of its routes may serve the request. The
- * `models` fallback list is walked here, before any credit is reserved (DESIGN: fallbacks): the
- * first model with at least one route that can serve the request as asked wins. When none can, the
+ * Resolution and validation, for any kind of output: which model and which of its routes may serve
+ * the request. The `models` fallback list is walked here, before any credit is reserved: the first
+ * model with at least one route that can serve the request as asked wins. When none can, the
  * error of the first candidate (the requested model) is returned.
  */
 import type { AuthContext } from '../auth/context.ts';
-import type { PromptSize } from '../billing/estimate.ts';
-import type { CanonicalRequest } from '../canonical/index.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError, modelNotFound } from '../core/errors.ts';
-import { checkRoute } from '../policy/validate.ts';
 import type { ParamNamer, PolicyViolation } from '../policy/violation.ts';
-import type { ChatProtocolRegistry } from '../protocols/registry.ts';
+import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import { attemptPlan, orderRoutes } from '../routing/plan.ts';
+import type { KindTypes, OutputKind } from './kind.ts';
 
 export interface Selection {
   readonly modelId: string;
@@ -20,16 +18,17 @@ export interface Selection {
   readonly attempts: readonly RouteEndpoint[];
 }
 
-export interface SelectionInput {
-  readonly request: CanonicalRequest;
+export interface SelectionInput<T extends KindTypes> {
+  readonly kind: OutputKind<T>;
+  readonly request: T['request'];
+  readonly estimate: T['estimate'];
   readonly names: ParamNamer;
   readonly auth: AuthContext;
   readonly catalog: Catalog;
-  readonly protocols: ChatProtocolRegistry;
-  readonly prompt: PromptSize;
+  readonly protocols: ProtocolRegistry;
 }
 
-export function selectRoutes(input: SelectionInput): Selection {
+export function selectRoutes<T extends KindTypes>(input: SelectionInput<T>): Selection {
   let firstError: GatewayError | undefined;
   for (const name of [input.request.model, ...input.request.fallbackModels]) {
     const outcome = selectModel(name, input);
@@ -39,11 +38,11 @@ export function selectRoutes(input: SelectionInput): Selection {
   throw firstError!;
 }
 
-function selectModel(name: string, input: SelectionInput): Selection | GatewayError {
-  const { catalog, auth, request } = input;
+function selectModel<T extends KindTypes>(name: string, input: SelectionInput<T>): Selection | GatewayError {
+  const { catalog, auth, request, kind } = input;
   const modelId = catalog.resolve(name);
-  // A model outside the key's list behaves as unknown (DESIGN: status → type).
-  if (modelId === undefined || (auth.allowedModels && !auth.allowedModels.has(modelId)) || catalog.category(modelId) !== 'LLM') {
+  // A model outside the key's list behaves as unknown, and so does a model of another kind.
+  if (modelId === undefined || (auth.allowedModels && !auth.allowedModels.has(modelId)) || catalog.category(modelId) !== kind.category) {
     return modelNotFound(name);
   }
   const routes = catalog.routes(modelId, auth.consent);
@@ -51,17 +50,12 @@ function selectModel(name: string, input: SelectionInput): Selection | GatewayEr
   const eligible: RouteEndpoint[] = [];
   let firstError: GatewayError | undefined;
   for (const endpoint of orderRoutes(routes, request.provider?.sort)) {
-    const protocol = input.protocols[endpoint.provider.kind];
+    const protocol = protocolOf(input.protocols, endpoint.provider.kind, kind.capability);
     if (!protocol) {
-      firstError ??= new GatewayError(503, `The provider for '${modelId}' cannot serve text generation.`, { code: 'upstream_unavailable' });
+      firstError ??= new GatewayError(503, `The provider for '${modelId}' cannot serve ${kind.unservable}.`, { code: 'upstream_unavailable' });
       continue;
     }
-    const violation = checkRoute({
-      request,
-      endpoint,
-      unsupportedParameters: protocol.unsupportedParameters,
-      prompt: input.prompt,
-    });
+    const violation = kind.check(request, endpoint, protocol, input.estimate);
     if (violation) firstError ??= violationError(violation, input.names);
     else eligible.push(endpoint);
   }

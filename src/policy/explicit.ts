@@ -3,7 +3,7 @@
  * explicit (and rejected where logprobs cannot be expressed), an absent `logprobs` is not.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
-import type { CanonicalParam } from '../protocols/protocol.ts';
+import type { CanonicalParam } from '../canonical/index.ts';
 
 export function isExplicit(request: CanonicalRequest, param: CanonicalParam): boolean {
   switch (param) {

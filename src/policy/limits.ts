@@ -4,7 +4,7 @@
  * estimate; a provider may still refuse one that is close.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
-import type { PromptSize } from '../billing/estimate.ts';
+import type { PromptSize } from '../tokens/estimate.ts';
 import type { LimitsConfig } from '../config/schema.ts';
 import { fieldRef, type PolicyViolation } from './violation.ts';
 

@@ -4,7 +4,7 @@
  * top_logprobs). Dropping them silently would change the result without telling the client.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
-import type { CanonicalParam } from '../protocols/protocol.ts';
+import type { CanonicalParam } from '../canonical/index.ts';
 import { isExplicit } from './explicit.ts';
 import { fieldRef, notSupported, type PolicyViolation } from './violation.ts';
 

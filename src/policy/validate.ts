@@ -2,10 +2,10 @@
  * Whether one route can serve a request as asked. Runs before any credit moves; the pipeline drops
  * routes that cannot and, when none is left, reports the first route's violation.
  */
-import type { PromptSize } from '../billing/estimate.ts';
+import type { PromptSize } from '../tokens/estimate.ts';
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import type { CanonicalParam } from '../protocols/protocol.ts';
+import type { CanonicalParam } from '../canonical/index.ts';
 import { checkCapabilities } from './capabilities.ts';
 import { checkConstraints } from './constraints.ts';
 import { checkLimits } from './limits.ts';

@@ -3,8 +3,8 @@
  * format; each dialect names the reference in its client's terms (`max_completion_tokens`,
  * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
  */
-import type { CanonicalParam } from '../protocols/protocol.ts';
-import type { ErrorCode } from '../core/errors.ts';
+import type { CanonicalParam } from '../canonical/index.ts';
+import { GatewayError, type ErrorCode } from '../core/errors.ts';
 
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
 export type PolicyField = CanonicalParam | 'maxOutputTokens' | 'stream' | 'messages';
@@ -37,4 +37,25 @@ export const fieldRef = (field: PolicyField): ParamRef => ({ kind: 'field', fiel
 
 export function notSupported(ref: ParamRef, why = 'is not supported by this model'): PolicyViolation {
   return { ref, message: (param) => `'${param}' ${why}.` };
+}
+
+/**
+ * A value a protocol's wire format cannot express, found while translating: thrown by the protocol
+ * with a canonical reference, and named in the client's terms by the pipeline (which knows the
+ * dialect's ParamNamer). Protocols thus never know which dialect a request came from. Until it is
+ * named it is an ordinary 400 with no `param`.
+ */
+export class RejectedParameter extends GatewayError {
+  readonly violation: PolicyViolation;
+
+  constructor(violation: PolicyViolation) {
+    const code = violation.code ?? 'unsupported_parameter';
+    super(400, violation.message(''), { code });
+    this.violation = violation;
+  }
+}
+
+/** A rejection with a fixed message (it does not mention the parameter's name). */
+export function rejectParameter(field: PolicyField, message: string, code: ErrorCode = 'unsupported_parameter'): RejectedParameter {
+  return new RejectedParameter({ ref: fieldRef(field), message: () => message, code });
 }

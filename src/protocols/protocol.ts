@@ -4,28 +4,10 @@
  * response, stream decoder, error mapping) by `httpChatProtocol` in ./http-protocol.ts; the built-in
  * simulated provider implements the contract directly.
  */
-import type { CanonicalRequest, CanonicalResult, StreamBatch, StreamEvent } from '../canonical/index.ts';
+import type { CanonicalParam, CanonicalRequest, CanonicalResult, StreamBatch, StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
-
-/** Request fields a canonical request may carry, by canonical name (used for param rejections). */
-export type CanonicalParam =
-  | 'stop'
-  | 'seed'
-  | 'presencePenalty'
-  | 'frequencyPenalty'
-  | 'logprobs'
-  | 'topLogprobs'
-  | 'temperature'
-  | 'topP'
-  | 'topK'
-  | 'parallelToolCalls'
-  | 'responseFormat'
-  | 'reasoning'
-  | 'webSearch'
-  | 'tools'
-  | 'toolChoice'
-  | 'user';
+import { defineCapability } from './capability.ts';
 
 export interface CallContext {
   /** The provider credential, read from the environment variable the config names. */
@@ -35,6 +17,7 @@ export interface CallContext {
   readonly requestId: string;
 }
 
+/** Text generation: what the chat, messages and responses dialects call. */
 export interface ChatProtocol {
   /**
    * Canonical parameters this protocol cannot express at all. Policy rejects them with 400
@@ -73,3 +56,5 @@ export interface HttpChatTranslator {
   /** Maps a non-2xx upstream answer to a gateway error; `retryable` drives provider fallback. */
   parseError(status: number, headers: Readonly<Record<string, string | undefined>>, bodyText: string): GatewayError;
 }
+
+export const CHAT = defineCapability<ChatProtocol>('chat');

@@ -5,8 +5,7 @@
  * (PROTOCOLS.md §9.2), which would run the tool with inputs nobody gave.
  */
 import type { CanonicalRequest, ToolCallPart } from '../canonical/index.ts';
-import { invalidRequest } from '../core/errors.ts';
-import { conversationParam } from './param-names.ts';
+import { rejectParameter } from '../policy/violation.ts';
 
 export function toolArgumentsObject(call: ToolCallPart, request: CanonicalRequest): Record<string, unknown> {
   let parsed: unknown;
@@ -16,9 +15,10 @@ export function toolArgumentsObject(call: ToolCallPart, request: CanonicalReques
     parsed = undefined;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw invalidRequest(
+    throw rejectParameter(
+      'messages',
       `The arguments of tool call '${call.id}' (${call.name}) are not a JSON object; this model needs them as one.`,
-      conversationParam(request.dialect),
+      'invalid_value',
     );
   }
   return parsed as Record<string, unknown>;

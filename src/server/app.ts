@@ -5,7 +5,8 @@
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/context.ts';
-import type { AppDeps } from './deps.ts';
+import type { AppDeps } from '../http/deps.ts';
+import type { RouteModule } from '../http/route-module.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { frameworkErrorOptions, installErrorHandling } from './error-handling.ts';
 import { installMetrics } from './metrics.ts';
@@ -14,7 +15,6 @@ import { installRequestIds, newRequestId } from './request-id.ts';
 import { registerServiceRoutes } from './service-routes.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
-export type RouteModule = (app: FastifyInstance, deps: AppDeps) => Promise<void> | void;
 
 export interface BuildAppOptions {
   /** Route modules in registration order; main.ts passes ALL_ROUTES. */

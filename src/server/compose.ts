@@ -14,8 +14,9 @@ import { callableRoute } from '../protocols/registry.ts';
 import { startMaintenance } from '../storage/maintenance.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
-import { buildApp, type RouteModule } from './app.ts';
-import type { AppDeps } from './deps.ts';
+import { buildApp } from './app.ts';
+import type { RouteModule } from '../http/route-module.ts';
+import type { AppDeps } from '../http/deps.ts';
 import { ALL_ROUTES } from './routes.ts';
 import type { StorageSettings } from './settings.ts';
 

@@ -7,48 +7,17 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, internalError, invalidRequest, type ErrorCode } from '../core/errors.ts';
-import { clientLeftBeforeAnswer } from './client-connection.ts';
+import { GatewayError, type ErrorCode } from '../core/errors.ts';
+import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
 import { MethodIndex } from './method-index.ts';
 import { ensureRequestId, newRequestId } from './request-id.ts';
-import { validationErrorToGatewayError } from './validation-errors.ts';
+import { toGatewayError } from '../http/error-mapping.ts';
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   // Official SDKs retry every 5xx unless told not to; a failure we know is final says so.
   if (error.status >= 500 && !error.retryable) reply.header('x-should-retry', 'false');
   return reply.code(error.status).type('application/json').send(error.toEnvelope());
-}
-
-const tooLarge = () => new GatewayError(413, 'The request body is too large.', { code: 'request_too_large' });
-const badJson = () => invalidRequest('The request body is not valid JSON.', null, 'invalid_json');
-
-export function toGatewayError(error: unknown, request: FastifyRequest): GatewayError {
-  if (error instanceof GatewayError) return error;
-  const fastifyError = error as FastifyError;
-  if (fastifyError.validation) return validationErrorToGatewayError(fastifyError);
-  switch (fastifyError.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return badJson();
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError(415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}. Send application/json.`, {
-        code: 'unsupported_media_type',
-      });
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return invalidRequest('The Content-Length header does not match the body.', null, 'invalid_value');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return tooLarge();
-    case 'FST_ERR_BAD_URL':
-      return invalidRequest('The request URL is malformed.', null, 'invalid_value');
-  }
-  if (fastifyError.statusCode === 413) return tooLarge();
-  // JSON.parse failures from a custom parser, or a malformed body the framework flagged as 400.
-  if (fastifyError instanceof SyntaxError || fastifyError.statusCode === 400) return badJson();
-  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return new GatewayError(fastifyError.statusCode, 'The request could not be processed.', { code: 'invalid_value' });
-  }
-  return internalError(error);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

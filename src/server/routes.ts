@@ -5,7 +5,7 @@
 import { adminRoutes } from '../admin/routes.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import { chatRoutes } from '../dialects/chat/route.ts';
-import type { RouteModule } from './app.ts';
+import type { RouteModule } from '../http/route-module.ts';
 
 export const ALL_ROUTES: readonly RouteModule[] = [
   adminRoutes,

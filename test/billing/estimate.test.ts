@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { estimatePromptTokens, PromptSize, QUOTE_AT_BOUND_MAX_TOKENS } from '../../src/billing/estimate.ts';
+import { estimatePromptTokens, PromptSize, QUOTE_AT_BOUND_MAX_TOKENS } from '../../src/tokens/estimate.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 
 function requestWith(content: string) {

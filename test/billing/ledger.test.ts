@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type OpenAI from 'openai';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import type { ChatCompletionBody } from '../../src/dialects/chat/schema.ts';
-import { estimatePromptTokens } from '../../src/billing/estimate.ts';
+import { estimatePromptTokens } from '../../src/tokens/estimate.ts';
 import { formatUsd, parseRateMultiplier } from '../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { endpoint, eventually, ledger, model, newCharges, openai, ownerOf, picosPerToken, simulatedConfig } from '../chat/helpers.ts';

@@ -1,10 +1,11 @@
 /** The worst-case quote reserved before a call. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { estimatePromptTokens, IMAGE_TOKEN_ESTIMATE } from '../../src/billing/estimate.ts';
-import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokens, quoteEndpoint, quoteRequest } from '../../src/billing/quote.ts';
+import { estimatePromptTokens, IMAGE_TOKEN_ESTIMATE } from '../../src/tokens/estimate.ts';
+import { quoteEndpoint, worstCaseQuote } from '../../src/billing/quote.ts';
+import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokens } from '../../src/catalog/request-bounds.ts';
 import { usageOfUnfinishedStream } from '../../src/billing/partial-usage.ts';
-import { countTextTokens } from '../../src/billing/tokenizer.ts';
+import { countTextTokens } from '../../src/tokens/tokenizer.ts';
 import { parseRateMultiplier } from '../../src/core/money.ts';
 import { chatRequest, endpoint, routeOf } from '../chat/helpers.ts';
 
@@ -50,12 +51,12 @@ describe('quoteEndpoint', () => {
   });
 });
 
-describe('quoteRequest', () => {
+describe('worstCaseQuote', () => {
   test('the dearest route of the plan, times the account rate', () => {
     const request = chatRequest({ max_tokens: 10 });
     const worst = quoteEndpoint(request, dear, 20);
-    assert.equal(quoteRequest(request, [cheap, dear], 20, parseRateMultiplier('2')), worst * 2n);
-    assert.equal(quoteRequest(request, [cheap], 20, parseRateMultiplier('1')), quoteEndpoint(request, cheap, 20));
+    assert.equal(worstCaseQuote([cheap, dear], (endpoint) => quoteEndpoint(request, endpoint, 20), parseRateMultiplier('2')), worst * 2n);
+    assert.equal(worstCaseQuote([cheap], (endpoint) => quoteEndpoint(request, endpoint, 20), parseRateMultiplier('1')), quoteEndpoint(request, cheap, 20));
   });
 });
 

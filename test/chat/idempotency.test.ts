@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { usdToPicos } from '../../src/core/money.ts';
-import { MAX_REPLAY_BYTES } from '../../src/pipeline/idempotency.ts';
+import { MAX_REPLAY_BYTES } from '../../src/http/idempotency.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';

@@ -9,9 +9,11 @@ import type { FastifyInstance } from 'fastify';
 import type { CapabilitiesConfig } from '../../src/config/schema.ts';
 import { registerChatRoutes } from '../../src/dialects/chat/route.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
-import type { CanonicalParam } from '../../src/protocols/protocol.ts';
+import { implement, provides } from '../../src/protocols/capability.ts';
+import { CHAT } from '../../src/protocols/protocol.ts';
+import type { CanonicalParam } from '../../src/canonical/index.ts';
 import { simulatedProtocol } from '../../src/protocols/simulated/protocol.ts';
-import type { AppDeps } from '../../src/server/deps.ts';
+import type { AppDeps } from '../../src/http/deps.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { endpoint, FULL_CAPABILITIES, ledger, model, simulatedConfig } from './helpers.ts';
@@ -56,7 +58,10 @@ const config = simulatedConfig([
 /** The chat routes over the simulated protocol, with a responses-style route that cannot express rule 3's fields. */
 function chatRoutesWithResponsesStyle(app: FastifyInstance, deps: AppDeps): void {
   registerChatRoutes(app, deps, new Pipeline(deps, {
-    protocols: { simulated: simulatedProtocol, 'openai-responses': { ...simulatedProtocol, unsupportedParameters: RESPONSES_STYLE } },
+    protocols: {
+      simulated: provides(implement(CHAT, simulatedProtocol)),
+      'openai-responses': provides(implement(CHAT, { ...simulatedProtocol, unsupportedParameters: RESPONSES_STYLE })),
+    },
   }));
 }
 

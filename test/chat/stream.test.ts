@@ -4,17 +4,18 @@ import { describe, test } from 'node:test';
 import type { StreamBatch, StreamEvent } from '../../src/canonical/index.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import { chatFrameEncoder } from '../../src/dialects/chat/stream.ts';
-import type { ServedCall, Settlement, StreamRun } from '../../src/pipeline/types.ts';
+import type { TextCall, TextSettlement } from '../../src/pipeline/kinds/text.ts';
+import type { StreamRun } from '../../src/pipeline/text-stream.ts';
 import { chatRequest, endpoint, routeOf } from './helpers.ts';
 
-const call: ServedCall = {
+const call: TextCall = {
   requestId: 'req_abc',
   request: chatRequest({ stream: true }),
   modelId: 'gateway/m',
   endpoint: routeOf(endpoint('m')),
   createdAt: 1_700_000_000_500,
 };
-const settlement: Settlement = {
+const settlement: TextSettlement = {
   usage: { inputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, outputTokens: 7, reasoningTokens: 3 },
   searchUnits: 0,
   charged: 123_456n,

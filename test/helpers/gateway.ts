@@ -18,9 +18,9 @@ import { issueKey } from '../../src/admin/issue-key.ts';
 import { DEMO_CONFIG_PATH, loadConfigFile, parseConfig, validateConfig } from '../../src/config/load.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { usdToPicos } from '../../src/core/money.ts';
-import type { RouteModule } from '../../src/server/app.ts';
+import type { RouteModule } from '../../src/http/route-module.ts';
 import { createLogger, createRuntime } from '../../src/server/compose.ts';
-import type { AppDeps } from '../../src/server/deps.ts';
+import type { AppDeps } from '../../src/http/deps.ts';
 import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/storage/store.ts';
 
 /** The test database; override with TEST_DATABASE_URL. */

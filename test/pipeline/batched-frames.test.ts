@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchedFrames } from '../../src/pipeline/http.ts';
+import { BatchedFrames } from '../../src/http/event-stream.ts';
 
 const asIs = (frame: string): string => frame;
 

@@ -12,7 +12,7 @@ import { timeOrderedId } from '../../src/core/ids.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import { encodeChatCompletion } from '../../src/dialects/chat/encode.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
-import { PipelineStream } from '../../src/pipeline/stream-run.ts';
+import { PipelineStream, streamText } from '../../src/pipeline/text-stream.ts';
 import { REQUEST_LOG_LIFETIME_MS } from '../../src/pipeline/request-log.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
@@ -191,7 +191,7 @@ describe('request lifecycle', () => {
     const client = new AbortController();
     const pipeline = new Pipeline(gateway.deps);
     try {
-      const run = await pipeline.stream({ request, names, auth, requestId: timeOrderedId('req'), route: 'chat', signal: client.signal }, encodeChatCompletion);
+      const run = await streamText(pipeline, { request, names, auth, requestId: timeOrderedId('req'), route: 'chat', signal: client.signal }, encodeChatCompletion);
       assert.ok((await ledger(gateway)).balance.reserved > 0n, 'the stream holds its reservation');
       client.abort();
       await eventually(async () => assert.equal((await ledger(gateway)).balance.reserved, 0n));

@@ -7,7 +7,9 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { registerChatRoutes } from '../../src/dialects/chat/route.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
-import type { AppDeps } from '../../src/server/deps.ts';
+import { implement, provides } from '../../src/protocols/capability.ts';
+import { CHAT } from '../../src/protocols/protocol.ts';
+import type { AppDeps } from '../../src/http/deps.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { endpoint, ledger, model, newCharges, simulatedConfig } from '../chat/helpers.ts';
@@ -36,7 +38,7 @@ describe('routing and provider fallback', () => {
   before(async () => {
     gateway = await startGateway({
       config,
-      routes: [(app: FastifyInstance, deps: AppDeps) => registerChatRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: protocol } }))],
+      routes: [(app: FastifyInstance, deps: AppDeps) => registerChatRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: provides(implement(CHAT, protocol)) } }))],
     });
   });
   after(() => gateway.close());

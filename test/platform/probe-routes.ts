@@ -2,7 +2,7 @@
  * Test-only routes that expose what the platform resolved, so auth and error handling can be tested
  * over real HTTP independently of the pipeline's endpoints.
  */
-import type { RouteModule } from '../../src/server/app.ts';
+import type { RouteModule } from '../../src/http/route-module.ts';
 import { ALL_ROUTES } from '../../src/server/routes.ts';
 
 const probes: RouteModule = (app, deps) => {

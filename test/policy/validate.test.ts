@@ -11,9 +11,9 @@ import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import type { ChatCompletionBody } from '../../src/dialects/chat/schema.ts';
 import { constraintViolation } from '../../src/policy/constraints.ts';
 import { checkRoute } from '../../src/policy/validate.ts';
-import type { CanonicalParam } from '../../src/protocols/protocol.ts';
+import type { CanonicalParam } from '../../src/canonical/index.ts';
 import { endpoint, routeOf } from '../chat/helpers.ts';
-import { estimatePromptTokens, PromptSize } from '../../src/billing/estimate.ts';
+import { estimatePromptTokens, PromptSize } from '../../src/tokens/estimate.ts';
 
 /** The chat name of the rejected parameter, or null when the route accepts the request. */
 function rejected(

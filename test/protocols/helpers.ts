@@ -9,6 +9,8 @@ import OpenAI from 'openai';
 import type { AssistantContentPart, CanonicalRequest, CanonicalResult, Finish, FinishReason, OpaqueProviderData, StreamBatch, StreamEvent, Usage } from '../../src/canonical/index.ts';
 import { SINGLE_MODEL, type ChatEndToEndContext } from '../simulators/chat-e2e.ts';
 import { readJsonFixture } from '../simulators/fixtures.ts';
+import type { ErrorCode } from '../../src/core/errors.ts';
+import { fieldRef, RejectedParameter, type PolicyField } from '../../src/policy/violation.ts';
 
 /** A chat-dialect request with one user turn saying `text`; `fields` override the rest. */
 export function canonicalRequest(fields: Partial<CanonicalRequest> = {}, text = 'Hi'): CanonicalRequest {
@@ -114,4 +116,18 @@ export async function assertRefusedBeforeUpstream({ client, primary }: ChatEndTo
     },
   );
   assert.equal(primary.requests.length, before, 'nothing was sent upstream');
+}
+
+/**
+ * Matches what a protocol throws for a value its wire format cannot express: a 400 with a canonical
+ * reference to the field (the dialect names it; see test/chat for the names clients see).
+ */
+export function rejectedField(field: PolicyField, code: ErrorCode = 'unsupported_parameter'): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(error instanceof RejectedParameter, `expected a rejected parameter, got ${String(error)}`);
+    assert.equal(error.status, 400);
+    assert.equal(error.code, code);
+    assert.deepEqual(error.violation.ref, fieldRef(field));
+    return true;
+  };
 }

@@ -4,7 +4,7 @@
  */
 import type { CanonicalResult, Citation, ContentLogprob, FinishReason, TokenLogprob, ToolCallPart, Usage, WebSearchInfo } from '../../canonical/index.ts';
 import { totalInputTokens } from '../../canonical/index.ts';
-import type { ServedCall, Settlement } from '../../pipeline/types.ts';
+import type { TextCall, TextSettlement } from '../../pipeline/kinds/text.ts';
 import { extraContentOf } from './extra-content.ts';
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -81,7 +81,7 @@ export function completionId(requestId: string): string {
   return `chatcmpl-${requestId.replace(/^req_/, '')}`;
 }
 
-export function encodeChatCompletion(result: CanonicalResult, call: ServedCall, settlement: Settlement): ChatCompletion {
+export function encodeChatCompletion(result: CanonicalResult, call: TextCall, settlement: TextSettlement): ChatCompletion {
   const texts: string[] = [];
   const reasoning: string[] = [];
   const toolCalls: ChatToolCall[] = [];
@@ -182,7 +182,7 @@ export function encodeUsage(usage: Usage): ChatUsage {
 }
 
 /** Present only when the request asked for web search; `billed_queries` is what was billed. */
-export function encodeWebSearch(call: ServedCall, info: WebSearchInfo | undefined, settlement: Settlement): ChatWebSearch | undefined {
+export function encodeWebSearch(call: TextCall, info: WebSearchInfo | undefined, settlement: TextSettlement): ChatWebSearch | undefined {
   if (call.request.webSearch !== true) return undefined;
   return {
     queries: info?.queries ?? [],

@@ -1,16 +1,19 @@
 /**
  * POST /v1/chat/completions. The route only translates: the body is validated by the schema,
- * decoded to the canonical request, run through the shared pipeline, and the result rendered as a
- * chat.completion (with the `x-gateway-cost-usd` header) or as chat.completion.chunk events.
- * An `Idempotency-Key` replays the completion with its cost header (pipeline/idempotency.ts).
+ * decoded to the canonical request, run through the metered-call core as text, and the result
+ * rendered as a chat.completion (with the `x-gateway-cost-usd` header) or as chat.completion.chunk
+ * events. An `Idempotency-Key` replays the completion with its cost header (http/idempotency.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { formatUsd } from '../../core/money.ts';
-import { clientDisconnectSignal, sendEventStream } from '../../pipeline/http.ts';
-import { withIdempotency } from '../../pipeline/idempotency.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { clientDisconnectSignal, sendEventStream } from '../../http/event-stream.ts';
+import { withIdempotency } from '../../http/idempotency.ts';
+import { rejectionRecorder } from '../../http/request-recording.ts';
+import type { RouteModule } from '../../http/route-module.ts';
+import { TEXT } from '../../pipeline/kinds/text.ts';
 import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
-import type { RouteModule } from '../../server/app.ts';
-import type { AppDeps } from '../../server/deps.ts';
+import { streamText } from '../../pipeline/text-stream.ts';
 import { decodeChatRequest } from './decode.ts';
 import { encodeChatCompletion } from './encode.ts';
 import { ChatCompletionRequest, type ChatCompletionBody } from './schema.ts';
@@ -34,7 +37,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
       },
       // Authentication before body validation: an unauthenticated caller learns nothing about the body.
       onRequest: deps.authenticator.require('chat'),
-      onError: pipeline.rejectionRecorder('chat'),
+      onError: rejectionRecorder(pipeline, 'chat', deps.now),
     }),
     async (request, reply) => {
       const { request: canonical, names } = decodeChatRequest(request.body);
@@ -47,10 +50,10 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
         signal: clientDisconnectSignal(reply),
       };
       if (!canonical.stream) {
-        const completed = await pipeline.complete(input, encodeChatCompletion);
+        const completed = await pipeline.complete(TEXT, input, encodeChatCompletion);
         return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).type(JSON_CONTENT_TYPE).send(completed.json);
       }
-      const run = await pipeline.stream(input, encodeChatCompletion);
+      const run = await streamText(pipeline, input, encodeChatCompletion);
       return sendEventStream(reply, run.events, chatFrameEncoder(run, canonical.includeUsage === true));
     },
   );

@@ -8,7 +8,7 @@
  */
 import type { ContentLogprob, StreamEvent, WebSearchInfo } from '../../canonical/index.ts';
 import { formatUsd } from '../../core/money.ts';
-import type { StreamRun } from '../../pipeline/types.ts';
+import type { StreamRun } from '../../pipeline/text-stream.ts';
 import { completionId, encodeCitation, encodeFinishReason, encodeLogprobs, encodeUsage, encodeWebSearch, type ChatUsage } from './encode.ts';
 import { extraContentOf } from './extra-content.ts';
 

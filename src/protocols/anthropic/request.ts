@@ -7,7 +7,7 @@
  */
 import type { CanonicalRequest, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { maxOutputTokens } from '../../billing/quote.ts';
+import { maxOutputTokens } from '../../catalog/request-bounds.ts';
 import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { applyCacheOption } from './cache.ts';
 import { anthropicMessages, anthropicSystem } from './conversation.ts';

@@ -13,7 +13,7 @@
  * replay.
  */
 import type { WebSearchInfo } from '../../canonical/index.ts';
-import { WORST_CASE_SEARCH_QUERIES } from '../../billing/search-units.ts';
+import { WORST_CASE_SEARCH_QUERIES } from '../../catalog/request-bounds.ts';
 import type { AnthropicContentBlockWire, AnthropicUsageWire, AnthropicWebSearchTool } from './wire.ts';
 
 /**

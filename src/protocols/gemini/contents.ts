@@ -20,8 +20,7 @@ import type {
   ToolResultPart,
   UserContentPart,
 } from '../../canonical/index.ts';
-import { invalidRequest } from '../../core/errors.ts';
-import { conversationParam } from '../param-names.ts';
+import { rejectParameter } from '../../policy/violation.ts';
 import { toolArgumentsObject } from '../tool-arguments.ts';
 import { thoughtSignatureOf, upstreamCallId } from './signatures.ts';
 import type { GeminiContent, GeminiPart } from './wire.ts';
@@ -102,14 +101,15 @@ function modelParts(part: AssistantContentPart, request: CanonicalRequest): Gemi
 function functionResponsePart(part: ToolResultPart, request: CanonicalRequest, callNames: ReadonlyMap<string, string>): GeminiPart {
   const name = part.name ?? callNames.get(part.toolCallId);
   if (name === undefined) {
-    throw invalidRequest(
+    throw rejectParameter(
+      'messages',
       `The tool result for call '${part.toolCallId}' names no function and answers no earlier tool call; this model needs the function name.`,
-      conversationParam(request.dialect),
+      'invalid_value',
     );
   }
   const text = part.content
     .map((item) => {
-      if (item.type === 'image') throw invalidRequest('Images inside tool results are not supported by this model.', conversationParam(request.dialect));
+      if (item.type === 'image') throw rejectParameter('messages', 'Images inside tool results are not supported by this model.', 'invalid_value');
       return item.text;
     })
     .join('');

@@ -6,9 +6,9 @@
  * request goes to `${base_url}/v1beta/models/{model}:generateContent`, or
  * `:streamGenerateContent?alt=sse` for a stream (SSE rather than the default streamed JSON array).
  */
-import type { CanonicalRequest, DialectName, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
+import type { CanonicalRequest, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { unsupportedParameter } from '../../core/errors.ts';
+import { fieldRef, RejectedParameter } from '../../policy/violation.ts';
 import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { geminiContents, geminiSystemInstruction } from './contents.ts';
 import { geminiThinkingConfig } from './thinking.ts';
@@ -31,7 +31,9 @@ function geminiPath(endpoint: RouteEndpoint, stream: boolean): string {
 
 export function geminiBody(request: CanonicalRequest): GeminiRequestBody {
   // The API has no switch for parallel calls (§9.3); allowing them is its only behaviour.
-  if (request.parallelToolCalls === false) throw unsupportedParameter(parallelToolCallsParam(request.dialect));
+  if (request.parallelToolCalls === false) {
+    throw new RejectedParameter({ ref: fieldRef('parallelToolCalls'), message: (param) => `${param} is not supported by this model` });
+  }
   const body: GeminiRequestBody = { contents: geminiContents(request) };
   const systemInstruction = geminiSystemInstruction(request);
   if (systemInstruction !== undefined) body.systemInstruction = systemInstruction;
@@ -116,16 +118,3 @@ function responseFormatConfig(format: ResponseFormat | undefined): Pick<GeminiGe
   }
 }
 
-function parallelToolCallsParam(dialect: DialectName): string {
-  switch (dialect) {
-    case 'chat':
-    case 'responses':
-      return 'parallel_tool_calls';
-    case 'messages':
-      return 'tool_choice.disable_parallel_tool_use';
-    default: {
-      const unknown: never = dialect;
-      return unknown;
-    }
-  }
-}

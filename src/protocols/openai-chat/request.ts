@@ -3,9 +3,8 @@
  * same request and endpoint always give the same bytes.
  */
 import type { CanonicalRequest, ImagePart, Message, UserContentPart } from '../../canonical/index.ts';
-import { invalidRequest } from '../../core/errors.ts';
 import { imageUrl, OPENAI_ADDRESS, openAIResponseFormat, openAIToolChoice, userTurnItems } from '../openai-request-fields.ts';
-import { conversationParam } from '../param-names.ts';
+import { rejectParameter } from '../../policy/violation.ts';
 import { reasoningEffort } from '../reasoning-effort.ts';
 import { upstreamRequestBuilder } from '../upstream-request.ts';
 import type { ChatContentPart, ChatMessage, ChatRequestBody } from './wire.ts';
@@ -115,7 +114,7 @@ function userMessages(content: readonly UserContentPart[], name: string | undefi
 function toolMessage(part: Extract<UserContentPart, { type: 'tool_result' }>, request: CanonicalRequest): ChatMessage {
   const texts = part.content.map((item) => {
     if (item.type === 'image') {
-      throw invalidRequest('Images inside tool results are not supported by this model.', conversationParam(request.dialect));
+      throw rejectParameter('messages', 'Images inside tool results are not supported by this model.', 'invalid_value');
     }
     return item.text;
   });

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Citation, CanonicalRequest, Finish, FunctionTool, ToolCallPart, WebSearchInfo } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../billing/quote.ts';
-import { countTextTokens, truncateToTokens } from '../../billing/tokenizer.ts';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../catalog/request-bounds.ts';
+import { countTextTokens, truncateToTokens } from '../../tokens/tokenizer.ts';
 import { minimalInstance } from './schema-instance.ts';
 import { SIMULATED_CALL_PREFIX, signToolCall } from './signature.ts';
 

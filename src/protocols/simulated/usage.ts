@@ -4,8 +4,8 @@
  */
 import type { CanonicalRequest, Usage } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { estimateMessagesTokens, estimatePromptTokens } from '../../billing/estimate.ts';
-import { countTextTokens } from '../../billing/tokenizer.ts';
+import { estimateMessagesTokens, estimatePromptTokens } from '../../tokens/estimate.ts';
+import { countTextTokens } from '../../tokens/tokenizer.ts';
 import type { SimulatedPromptCache } from './cache.ts';
 import type { SimulatedReply } from './request.ts';
 

@@ -4,7 +4,7 @@ import type { CanonicalRequest } from '../../../src/canonical/index.ts';
 import { buildGeminiRequest, geminiBody } from '../../../src/protocols/gemini/request.ts';
 import { simulatorEndpoint } from '../../simulators/endpoint.ts';
 import { readJsonFixture } from '../../simulators/fixtures.ts';
-import { canonicalRequest as request } from '../helpers.ts';
+import { canonicalRequest as request, rejectedField } from '../helpers.ts';
 
 const here = import.meta.dirname;
 const weatherTool = { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
@@ -129,21 +129,15 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
     assert.equal(config(undefined), undefined);
   });
 
-  test('parallel_tool_calls=false cannot be expressed: 400 naming the client field', () => {
-    assert.throws(() => geminiBody(request({ tools: [weatherTool], parallelToolCalls: false })), { status: 400, code: 'unsupported_parameter', param: 'parallel_tool_calls' });
-    assert.throws(() => geminiBody(request({ dialect: 'messages', tools: [weatherTool], parallelToolCalls: false })), {
-      param: 'tool_choice.disable_parallel_tool_use',
-    });
+  test('parallel_tool_calls=false cannot be expressed: 400 on the parallel tool calls control', () => {
+    assert.throws(() => geminiBody(request({ tools: [weatherTool], parallelToolCalls: false })), rejectedField('parallelToolCalls'));
   });
 
   test('a tool result whose function cannot be named is a 400; unparsable arguments are a 400, never {}', () => {
-    assert.throws(() => geminiBody(request({ messages: [{ role: 'tool', content: [{ type: 'tool_result', toolCallId: 'x', content: [] }] }] })), {
-      status: 400,
-      param: 'messages',
-    });
+    assert.throws(() => geminiBody(request({ messages: [{ role: 'tool', content: [{ type: 'tool_result', toolCallId: 'x', content: [] }] }] })), rejectedField('messages', 'invalid_value'));
     assert.throws(
       () => geminiBody(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }, { role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'f', arguments: '{oops' }] }] })),
-      { status: 400, code: 'invalid_value', param: 'messages' },
+      rejectedField('messages', 'invalid_value'),
     );
   });
 

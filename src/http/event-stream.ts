@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import { clientLeftBeforeAnswer } from '../server/client-connection.ts';
+import { clientLeftBeforeAnswer } from './client-connection.ts';
 
 /** Aborted when the connection closes before the response was fully written. */
 export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {

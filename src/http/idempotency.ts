@@ -18,9 +18,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { reservationTtlMs } from '../billing/credit.ts';
 import { GatewayError } from '../core/errors.ts';
-import type { AppDeps } from '../server/deps.ts';
+import type { AppDeps } from './deps.ts';
 import type { IdempotencyBegin } from '../storage/store.ts';
-import type { Pipeline } from './pipeline.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import { recordAnswered } from './request-recording.ts';
 
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -95,7 +96,7 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
         return undefined;
       case 'replay':
         // The replay is a request of its own in the key's history, at no cost.
-        idempotent.pipeline.recordAnswered(request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
+        recordAnswered(idempotent.pipeline, deps.now, request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
         return reply.headers(begun.headers).header(REPLAYED_HEADER, 'true').code(begun.status).send(begun.body);
       case 'in_progress':
         throw conflict('A request with this Idempotency-Key is still in progress; retry once it has finished.', 'idempotency_key_in_use');

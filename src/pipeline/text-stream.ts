@@ -1,6 +1,8 @@
 /**
- * A started stream: forwards the route's canonical events, settles the request exactly once when
- * the stream finishes, fails or is abandoned by its consumer, and writes the request log row.
+ * Text streams on the metered-call core: opens the first route that produces an event, forwards
+ * the route's canonical events (read under the rules of ./stream-rules.ts), settles the request
+ * exactly once when the stream finishes, fails or is abandoned by its consumer, and writes the
+ * request log row.
  *
  * What a stream costs (docs/billing.md): a finished stream is billed from the provider's final
  * usage; a stream cut off by an upstream failure or by the client is billed for the prompt and the
@@ -13,16 +15,65 @@ import type { GatewayError } from '../core/errors.ts';
 import { usageOfUnfinishedStream } from '../billing/partial-usage.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import { StreamAccumulator } from './accumulate.ts';
-import { closeQuietly, upstreamEndedEarly, upstreamErrorFinish, type OpenedStream } from './attempts.ts';
-import type { Pipeline, PreparedRequest } from './pipeline.ts';
-import type { RenderResult, ServedCall, Settlement, StreamRun } from './types.ts';
+import { openStreamWithFallback, type OpenedStream } from './attempts.ts';
+import { TEXT, textMeter, type TextCall, type TextSettlement, type TextTypes } from './kinds/text.ts';
+import type { Pipeline, PreparedCall } from './pipeline.ts';
+import type { CallInput, RenderResult } from './types.ts';
 
-export interface PipelineStreamInput<T> {
+/** A stream that has started: its first event came from this route, so no fallback remains. */
+export interface StreamRun {
+  readonly call: TextCall;
+  /**
+   * Canonical events for the client, in batches of those that arrived together, the terminal
+   * `finish` or `error` last. The request is settled before the terminal event is handed out, so
+   * `settlement` is set when a dialect renders it.
+   * Stopping the iteration early (client gone) aborts the upstream and settles what was used.
+   */
+  readonly events: AsyncIterable<StreamBatch>;
+  readonly settlement: TextSettlement | undefined;
+}
+
+/**
+ * A streaming text call, started: throws (nothing sent yet, the dialect answers with a normal
+ * error) until a route produced its first event; after that, failures arrive as the terminal event.
+ */
+export async function streamText<Body>(pipeline: Pipeline, input: CallInput<TextTypes['request']>, render: RenderResult<TextTypes, Body>): Promise<StreamRun> {
+  return streamPrepared(pipeline, await pipeline.prepare(TEXT, input), render);
+}
+
+export async function streamPrepared<Body>(pipeline: Pipeline, prepared: PreparedCall<TextTypes>, render: RenderResult<TextTypes, Body>): Promise<StreamRun> {
+  // The run aborts the upstream itself when its consumer stops early, not only on disconnect.
+  // Not AbortSignal.any: a composite signal with an abort listener is held by the runtime until
+  // it aborts, and with it the whole finished stream (one leak per streamed request).
+  const upstream = new AbortController();
+  const client = prepared.signal;
+  if (client.aborted) upstream.abort(client.reason);
+  else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
+  const signal = upstream.signal;
+  try {
+    const opened = await openStreamWithFallback(pipeline.attemptContext(prepared, signal), (endpoint, context) =>
+      pipeline.protocolFor(prepared, endpoint).stream(prepared.request, endpoint, context),
+    );
+    return new PipelineStream({
+      pipeline,
+      prepared,
+      opened,
+      call: pipeline.servedCall(prepared, opened.endpoint),
+      render,
+      signal,
+      abortUpstream: () => upstream.abort(),
+    });
+  } catch (error) {
+    throw await pipeline.fail(prepared, error);
+  }
+}
+
+interface PipelineStreamInput<Body> {
   readonly pipeline: Pipeline;
-  readonly prepared: PreparedRequest;
+  readonly prepared: PreparedCall<TextTypes>;
   readonly opened: OpenedStream;
-  readonly call: ServedCall;
-  readonly render: RenderResult<T>;
+  readonly call: TextCall;
+  readonly render: RenderResult<TextTypes, Body>;
   readonly signal: AbortSignal;
   readonly abortUpstream: () => void;
 }
@@ -32,17 +83,17 @@ type Ending =
   | { readonly kind: 'failed'; readonly error: GatewayError }
   | { readonly kind: 'cancelled' };
 
-export class PipelineStream<T> implements StreamRun {
-  readonly call: ServedCall;
+export class PipelineStream<Body> implements StreamRun {
+  readonly call: TextCall;
   readonly events: AsyncIterable<StreamBatch>;
-  private settled: Settlement | undefined;
-  private readonly input: PipelineStreamInput<T>;
+  private settled: TextSettlement | undefined;
+  private readonly input: PipelineStreamInput<Body>;
   private readonly accumulator = new StreamAccumulator();
   private firstByteMs: number | null = null;
   /** Set when the events start being consumed, or when the run is abandoned before that. */
   private started = false;
 
-  constructor(input: PipelineStreamInput<T>) {
+  constructor(input: PipelineStreamInput<Body>) {
     this.input = input;
     this.call = input.call;
     // One generator: the events can be consumed once, so the request is settled and logged once.
@@ -52,7 +103,7 @@ export class PipelineStream<T> implements StreamRun {
     input.signal.addEventListener('abort', () => void this.abandonUnstarted(), { once: true });
   }
 
-  get settlement(): Settlement | undefined {
+  get settlement(): TextSettlement | undefined {
     return this.settled;
   }
 
@@ -66,7 +117,7 @@ export class PipelineStream<T> implements StreamRun {
   /** Stops the upstream and bills what was used. */
   private async cancel(): Promise<void> {
     this.input.abortUpstream();
-    await closeQuietly(this.input.opened.iterator);
+    await this.input.opened.stream.close();
     await this.finish({ kind: 'cancelled' });
   }
 
@@ -76,35 +127,28 @@ export class PipelineStream<T> implements StreamRun {
     const { opened, signal } = this.input;
     let ending: Ending | undefined;
     try {
-      let pending: StreamBatch = opened.firstEvents;
-      while (true) {
+      let pending: StreamBatch | undefined = opened.firstEvents;
+      while (pending !== undefined) {
         const batch = new BatchCollector();
-        for (const raw of pending) {
-          const event = raw.type === 'finish' && raw.finish.reason === 'error' ? { type: 'error' as const, error: upstreamErrorFinish(raw.finish.raw) } : raw;
+        for (const event of pending) {
           this.accumulator.observe(event);
-          if (event.type === 'finish' || event.type === 'error') {
-            ending = event.type === 'finish' ? { kind: 'finished', finish: event.finish } : { kind: 'failed', error: event.error };
-          } else {
-            this.firstByteMs ??= performance.now() - this.input.prepared.startedAt;
-          }
+          if (event.type === 'finish') ending = { kind: 'finished', finish: event.finish };
+          else if (event.type === 'error') ending = { kind: 'failed', error: event.error };
+          else this.firstByteMs ??= performance.now() - this.input.prepared.startedAt;
           batch.push(event);
-          if (ending) break;
         }
         // Settled before the terminal event is handed out, so that a dialect can render the charge.
         if (ending) await this.finish(ending);
         const events = batch.take();
         if (events !== undefined) yield events;
-        if (ending) return;
-        if (signal.aborted) return;
-        let step: IteratorResult<StreamBatch>;
+        if (ending || signal.aborted) return;
         try {
-          step = await opened.iterator.next();
+          pending = await opened.stream.next();
         } catch (error) {
           if (signal.aborted) return;
-          step = { done: false, value: [{ type: 'error', error: asGatewayError(error) }] };
+          pending = [{ type: 'error', error: asGatewayError(error) }];
         }
         if (signal.aborted) return;
-        pending = step.done ? [{ type: 'error', error: upstreamEndedEarly() }] : step.value;
       }
     } finally {
       if (!ending) {
@@ -112,7 +156,7 @@ export class PipelineStream<T> implements StreamRun {
         ending = { kind: 'cancelled' };
         await this.cancel();
       } else {
-        await closeQuietly(opened.iterator);
+        await opened.stream.close();
       }
       this.log(ending);
     }
@@ -126,12 +170,13 @@ export class PipelineStream<T> implements StreamRun {
     const usage =
       succeeded && accumulator.usage
         ? accumulator.usage
-        : usageOfUnfinishedStream(accumulator.usage, prepared.prompt.tokens, accumulator.streamedOutput());
+        : usageOfUnfinishedStream(accumulator.usage, prepared.estimate.tokens, accumulator.streamedOutput());
     try {
-      this.settled = await pipeline.settle(prepared, opened.endpoint, usage, accumulator.webSearch, succeeded);
+      const meter = textMeter(prepared.request, opened.endpoint, usage, accumulator.webSearch, succeeded);
+      this.settled = await pipeline.settle(prepared, opened.endpoint, meter);
     } catch (error) {
       // The ledger is unreachable: the reservation stays open and expires; the client still gets its stream.
-      pipeline.logger.error({ err: error, requestId: prepared.input.requestId }, 'stream settlement failed');
+      pipeline.logger.error({ err: error, requestId: prepared.requestId }, 'stream settlement failed');
     }
   }
 
@@ -145,7 +190,7 @@ export class PipelineStream<T> implements StreamRun {
       // The status line was 200: the stream had started before anything went wrong.
       httpStatus: 200,
       endpoint: opened.endpoint,
-      settlement,
+      ...(settlement && pipeline.settled(prepared, settlement)),
       errorCode: ending.kind === 'failed' ? ending.error.code : null,
       output,
       firstByteMs: this.firstByteMs,
