@@ -52,6 +52,9 @@ export function buildCatalog(config: GatewayConfig, options: CatalogOptions = {}
   }));
   const names = nameIndex(config.models);
   const categories = new Map(config.models.map((model) => [model.id, model.category]));
+  const routesByKey = new Map(
+    entries.map(({ model, endpoints }) => [model.id, new Map(endpoints.map((endpoint) => [endpoint.route.key, endpoint.route]))]),
+  );
   const globalDiscountPercent = config.promotions?.discount_percent;
   const views = new Map(
     CONSENT_CLASSES.map((consent) => [consentClassKey(consent), buildView(entries, consent, servable, globalDiscountPercent)]),
@@ -71,6 +74,7 @@ export function buildCatalog(config: GatewayConfig, options: CatalogOptions = {}
       return viewFor(consent).rowsById.get(id);
     },
     routes: (modelId, consent) => viewFor(consent).routesById.get(modelId) ?? [],
+    route: (modelId, key) => routesByKey.get(modelId)?.get(key),
     category: (modelId) => categories.get(modelId),
   };
 }

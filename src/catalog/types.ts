@@ -91,6 +91,12 @@ export interface Catalog {
   getModel(name: string, consent: Consent, allowedModels: ReadonlySet<string> | null): PublicModel | undefined;
   /** Enabled endpoints of a model that an owner with this consent may use, in config order. */
   routes(modelId: string, consent: Consent): readonly RouteEndpoint[];
+  /**
+   * One enabled route of a model by its key, whatever the consent (checked when the call was
+   * prepared): how a job finds the routes its stored plan names. Undefined when the config no
+   * longer has it.
+   */
+  route(modelId: string, key: string): RouteEndpoint | undefined;
   /** The model's category (LLM, IMAGE, VIDEO), or undefined when unknown. */
   category(modelId: string): 'LLM' | 'IMAGE' | 'VIDEO' | undefined;
 }
