@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { BatchCollector, type CanonicalRequest, type CanonicalResult, type StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol } from '../protocols/protocol.ts';
 import type { ChatProtocolRegistry } from '../protocols/registry.ts';
 import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
@@ -69,7 +69,7 @@ async function readFirstEvents(iterator: AsyncIterator<StreamBatch>): Promise<St
   let forwardable = false;
   while (true) {
     const step = await iterator.next();
-    if (step.done) throw upstreamEndedEarly();
+    if (step.done) throw errors.upstreamEndedEarly();
     for (const event of step.value) {
       if (event.type === 'error' && !forwardable) throw event.error;
       events.push(event);
@@ -77,18 +77,6 @@ async function readFirstEvents(iterator: AsyncIterator<StreamBatch>): Promise<St
     }
     if (forwardable) return events.take()!;
   }
-}
-
-export function upstreamEndedEarly(): GatewayError {
-  return new GatewayError(502, 'The upstream provider ended the response before it was complete.', {
-    code: 'upstream_error',
-    retryable: true,
-  });
-}
-
-/** A provider that reports an error as its finish reason failed the call (not retryable: it answered). */
-export function upstreamErrorFinish(raw: string | null): GatewayError {
-  return new GatewayError(502, `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`, { code: 'upstream_error' });
 }
 
 export async function closeQuietly(iterator: AsyncIterator<StreamBatch>): Promise<void> {

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import type { AuthContext } from '../auth/context.ts';
 import type { CanonicalResult, Usage, WebSearchInfo } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import { JsonText } from '../core/json-text.ts';
 import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit.ts';
 import { costOfCall } from '../billing/cost.ts';
@@ -24,7 +24,7 @@ import { asGatewayError } from '../routing/fallback.ts';
 import type { AppDeps } from '../server/deps.ts';
 import { toGatewayError } from '../server/error-handling.ts';
 import type { RequestStatus } from '../storage/store.ts';
-import { completeWithFallback, openStreamWithFallback, upstreamErrorFinish, type AttemptContext } from './attempts.ts';
+import { completeWithFallback, openStreamWithFallback, type AttemptContext } from './attempts.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
 import { selectRoutes, type Selection } from './select.ts';
 import { PipelineStream } from './stream-run.ts';
@@ -307,7 +307,7 @@ export class Pipeline {
 }
 
 function failOnErrorFinish(result: CanonicalResult): CanonicalResult {
-  if (result.finish.reason === 'error') throw upstreamErrorFinish(result.finish.raw);
+  if (result.finish.reason === 'error') throw errors.upstreamErrorFinish(result.finish.raw);
   return result;
 }
 

@@ -8,7 +8,7 @@ import type { AuthContext } from '../auth/context.ts';
 import type { PromptSize } from '../billing/estimate.ts';
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError, modelNotFound } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import { checkRoute } from '../policy/validate.ts';
 import type { ParamNamer, PolicyViolation } from '../policy/violation.ts';
 import type { ChatProtocolRegistry } from '../protocols/registry.ts';
@@ -44,16 +44,16 @@ function selectModel(name: string, input: SelectionInput): Selection | GatewayEr
   const modelId = catalog.resolve(name);
   // A model outside the key's list behaves as unknown (DESIGN: status → type).
   if (modelId === undefined || (auth.allowedModels && !auth.allowedModels.has(modelId)) || catalog.category(modelId) !== 'LLM') {
-    return modelNotFound(name);
+    return errors.modelNotFound(name);
   }
   const routes = catalog.routes(modelId, auth.consent);
-  if (routes.length === 0) return modelNotFound(name);
+  if (routes.length === 0) return errors.modelNotFound(name);
   const eligible: RouteEndpoint[] = [];
   let firstError: GatewayError | undefined;
   for (const endpoint of orderRoutes(routes, request.provider?.sort)) {
     const protocol = input.protocols[endpoint.provider.kind];
     if (!protocol) {
-      firstError ??= new GatewayError(503, `The provider for '${modelId}' cannot serve text generation.`, { code: 'upstream_unavailable' });
+      firstError ??= errors.noTextProtocol(modelId);
       continue;
     }
     const violation = checkRoute({
@@ -71,5 +71,5 @@ function selectModel(name: string, input: SelectionInput): Selection | GatewayEr
 
 export function violationError(violation: PolicyViolation, names: ParamNamer): GatewayError {
   const param = names.name(violation.ref);
-  return new GatewayError(400, violation.message(param), { code: violation.code ?? 'unsupported_parameter', param });
+  return errors.policyViolation(violation.code ?? 'unsupported_parameter', param, violation.message(param));
 }

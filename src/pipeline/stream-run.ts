@@ -9,11 +9,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { BatchCollector, type Finish, type StreamBatch } from '../canonical/index.ts';
-import type { GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { usageOfUnfinishedStream } from '../billing/partial-usage.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import { StreamAccumulator } from './accumulate.ts';
-import { closeQuietly, upstreamEndedEarly, upstreamErrorFinish, type OpenedStream } from './attempts.ts';
+import { closeQuietly, type OpenedStream } from './attempts.ts';
 import type { Pipeline, PreparedRequest } from './pipeline.ts';
 import type { RenderResult, ServedCall, Settlement, StreamRun } from './types.ts';
 
@@ -80,7 +80,7 @@ export class PipelineStream<T> implements StreamRun {
       while (true) {
         const batch = new BatchCollector();
         for (const raw of pending) {
-          const event = raw.type === 'finish' && raw.finish.reason === 'error' ? { type: 'error' as const, error: upstreamErrorFinish(raw.finish.raw) } : raw;
+          const event = raw.type === 'finish' && raw.finish.reason === 'error' ? { type: 'error' as const, error: errors.upstreamErrorFinish(raw.finish.raw) } : raw;
           this.accumulator.observe(event);
           if (event.type === 'finish' || event.type === 'error') {
             ending = event.type === 'finish' ? { kind: 'finished', finish: event.finish } : { kind: 'failed', error: event.error };
@@ -104,7 +104,7 @@ export class PipelineStream<T> implements StreamRun {
           step = { done: false, value: [{ type: 'error', error: asGatewayError(error) }] };
         }
         if (signal.aborted) return;
-        pending = step.done ? [{ type: 'error', error: upstreamEndedEarly() }] : step.value;
+        pending = step.done ? [{ type: 'error', error: errors.upstreamEndedEarly() }] : step.value;
       }
     } finally {
       if (!ending) {

@@ -4,7 +4,6 @@
  * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
  */
 import type { CanonicalParam } from '../protocols/protocol.ts';
-import type { ErrorCode } from '../core/errors.ts';
 
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
 export type PolicyField = CanonicalParam | 'maxOutputTokens' | 'stream' | 'messages';
@@ -25,7 +24,7 @@ export interface PolicyViolation {
   /** Builds the message from the parameter's name in the client's terms. */
   readonly message: (param: string) => string;
   /** Default `unsupported_parameter` (spec: chat rule 9); `invalid_value` for size limits. */
-  readonly code?: ErrorCode;
+  readonly code?: 'unsupported_parameter' | 'invalid_value';
 }
 
 /** A dialect's naming of canonical references, built while decoding one request. */

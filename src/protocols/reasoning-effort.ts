@@ -5,7 +5,7 @@
  * converting between them is a policy decision, not translation).
  */
 import type { CanonicalRequest, ReasoningEffort } from '../canonical/index.ts';
-import { unsupportedParameter } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { reasoningParam } from './param-names.ts';
 
 export function reasoningEffort(request: CanonicalRequest): ReasoningEffort | undefined {
@@ -18,7 +18,7 @@ export function reasoningEffort(request: CanonicalRequest): ReasoningEffort | un
       return undefined;
     case 'budget':
     case 'adaptive':
-      throw unsupportedParameter(reasoningParam(request.dialect), `This model takes a reasoning effort level, not ${reasoning.kind} thinking.`);
+      throw errors.unsupportedParameter(reasoningParam(request.dialect), `This model takes a reasoning effort level, not ${reasoning.kind} thinking.`);
     default: {
       const unknown: never = reasoning;
       throw new Error(`unknown reasoning request ${JSON.stringify(unknown)}`);

@@ -5,7 +5,7 @@
  * (PROTOCOLS.md §9.2), which would run the tool with inputs nobody gave.
  */
 import type { CanonicalRequest, ToolCallPart } from '../canonical/index.ts';
-import { invalidRequest } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { conversationParam } from './param-names.ts';
 
 export function toolArgumentsObject(call: ToolCallPart, request: CanonicalRequest): Record<string, unknown> {
@@ -16,9 +16,9 @@ export function toolArgumentsObject(call: ToolCallPart, request: CanonicalReques
     parsed = undefined;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw invalidRequest(
-      `The arguments of tool call '${call.id}' (${call.name}) are not a JSON object; this model needs them as one.`,
+    throw errors.invalidValue(
       conversationParam(request.dialect),
+      `The arguments of tool call '${call.id}' (${call.name}) are not a JSON object; this model needs them as one.`,
     );
   }
   return parsed as Record<string, unknown>;

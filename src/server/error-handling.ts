@@ -7,7 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, internalError, invalidRequest, type ErrorCode } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import { clientLeftBeforeAnswer } from './client-connection.ts';
 import { MethodIndex } from './method-index.ts';
 import { ensureRequestId, newRequestId } from './request-id.ts';
@@ -20,9 +20,6 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
   return reply.code(error.status).type('application/json').send(error.toEnvelope());
 }
 
-const tooLarge = () => new GatewayError(413, 'The request body is too large.', { code: 'request_too_large' });
-const badJson = () => invalidRequest('The request body is not valid JSON.', null, 'invalid_json');
-
 export function toGatewayError(error: unknown, request: FastifyRequest): GatewayError {
   if (error instanceof GatewayError) return error;
   const fastifyError = error as FastifyError;
@@ -30,25 +27,28 @@ export function toGatewayError(error: unknown, request: FastifyRequest): Gateway
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return badJson();
+      return errors.invalidJson();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError(415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}. Send application/json.`, {
-        code: 'unsupported_media_type',
-      });
+      return errors.unsupportedMediaType(request.headers['content-type']);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return invalidRequest('The Content-Length header does not match the body.', null, 'invalid_value');
+      return errors.contentLengthMismatch();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return tooLarge();
+      return errors.bodyTooLarge();
     case 'FST_ERR_BAD_URL':
-      return invalidRequest('The request URL is malformed.', null, 'invalid_value');
+      return errors.malformedUrl();
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // A path segment over the router's length limit (an id of hundreds of characters).
+      return errors.requestNotProcessable(414);
   }
-  if (fastifyError.statusCode === 413) return tooLarge();
+  if (fastifyError.statusCode === 413) return errors.bodyTooLarge();
   // JSON.parse failures from a custom parser, or a malformed body the framework flagged as 400.
-  if (fastifyError instanceof SyntaxError || fastifyError.statusCode === 400) return badJson();
+  if (fastifyError instanceof SyntaxError || fastifyError.statusCode === 400) return errors.invalidJson();
+  // Any other client error the framework (or a plugin) raised: none is known today, and a status the
+  // catalogue does not list for the code would be one no client expects.
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return new GatewayError(fastifyError.statusCode, 'The request could not be processed.', { code: 'invalid_value' });
+    return errors.requestNotProcessable(400);
   }
-  return internalError(error);
+  return errors.internalError(error);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
@@ -76,7 +76,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', (_request, reply, done) => {
     if (!closing) return done();
     reply.header('connection', 'close');
-    sendError(reply, new GatewayError(503, 'The server is shutting down; retry the request.', { retryable: true }));
+    sendError(reply, errors.shuttingDown());
   });
 
   const methods = new MethodIndex();
@@ -85,31 +85,25 @@ export function installErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0];
     const allowed = methods.allowedFor(path);
     if (allowed.length === 0) {
-      return sendError(reply, new GatewayError(404, `Unknown path ${request.method} ${path}.`, { code: 'not_found' }));
+      return sendError(reply, errors.unknownPath(request.method, path));
     }
     reply.header('allow', allowed.join(', '));
-    return sendError(reply, new GatewayError(405, `Method ${request.method} is not allowed on ${path}.`, { code: 'method_not_allowed' }));
+    return sendError(reply, errors.methodNotAllowed(request.method, path));
   });
 }
 
 interface ClientErrorAnswer {
-  readonly status: number;
+  /** The status line's reason phrase for the error's status. */
   readonly reason: string;
-  readonly message: string;
-  readonly code: ErrorCode;
+  readonly error: () => GatewayError;
 }
 
-const NOT_HTTP: ClientErrorAnswer = { status: 400, reason: 'Bad Request', message: 'The request is not valid HTTP.', code: 'invalid_value' };
+const NOT_HTTP: ClientErrorAnswer = { reason: 'Bad Request', error: errors.notHttp };
 
 /** Node's parser error codes that deserve a more precise answer than 400. */
 const CLIENT_ERRORS: Readonly<Record<string, ClientErrorAnswer>> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    reason: 'Request Header Fields Too Large',
-    message: 'The request headers are too large.',
-    code: 'request_too_large',
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', message: 'The request took too long to arrive.', code: 'invalid_value' },
+  HPE_HEADER_OVERFLOW: { reason: 'Request Header Fields Too Large', error: errors.headersTooLarge },
+  ERR_HTTP_REQUEST_TIMEOUT: { reason: 'Request Timeout', error: errors.requestTimedOut },
 };
 
 /** Fastify options for failures that happen before routing (the error handler never sees them). */
@@ -123,9 +117,10 @@ export const frameworkErrorOptions = {
   clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
     if (error.code === 'ECONNRESET' || !socket.writable) return;
     const answer = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
-    const body = JSON.stringify(new GatewayError(answer.status, answer.message, { code: answer.code }).toEnvelope());
+    const refusal = answer.error();
+    const body = JSON.stringify(refusal.toEnvelope());
     socket.end(
-      `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `HTTP/1.1 ${refusal.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `x-gateway-request-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
     );
   },

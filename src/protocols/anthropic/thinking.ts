@@ -15,7 +15,7 @@
  */
 import type { CanonicalRequest, ReasoningEffort } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { unsupportedParameter } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { reasoningParam } from '../param-names.ts';
 import type { AnthropicEffort, AnthropicThinking } from './wire.ts';
 
@@ -54,7 +54,7 @@ function effortReasoning(request: CanonicalRequest, effort: ReasoningEffort, end
   if (endpoint.capabilities.thinking_manual === false) return { thinking: { type: 'adaptive' }, effort };
   const budget = Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * BUDGET_SHARE[effort]));
   if (budget >= maxTokens) {
-    throw unsupportedParameter(
+    throw errors.unsupportedParameter(
       reasoningParam(request.dialect),
       `A reasoning effort of '${effort}' needs a thinking budget of at least ${MIN_THINKING_BUDGET} tokens below the output limit, which is ${maxTokens} here; raise the maximum output tokens.`,
     );
@@ -64,7 +64,7 @@ function effortReasoning(request: CanonicalRequest, effort: ReasoningEffort, end
 
 function checkBudget(request: CanonicalRequest, budget: number, maxTokens: number): void {
   if (budget >= MIN_THINKING_BUDGET && budget < maxTokens) return;
-  throw unsupportedParameter(
+  throw errors.unsupportedParameter(
     reasoningParam(request.dialect),
     `The thinking budget must be at least ${MIN_THINKING_BUDGET} tokens and below max_tokens (${maxTokens}); got ${budget}.`,
   );

@@ -20,7 +20,7 @@ import type {
   ToolResultPart,
   UserContentPart,
 } from '../../canonical/index.ts';
-import { invalidRequest } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { conversationParam } from '../param-names.ts';
 import { toolArgumentsObject } from '../tool-arguments.ts';
 import { thoughtSignatureOf, upstreamCallId } from './signatures.ts';
@@ -102,14 +102,14 @@ function modelParts(part: AssistantContentPart, request: CanonicalRequest): Gemi
 function functionResponsePart(part: ToolResultPart, request: CanonicalRequest, callNames: ReadonlyMap<string, string>): GeminiPart {
   const name = part.name ?? callNames.get(part.toolCallId);
   if (name === undefined) {
-    throw invalidRequest(
-      `The tool result for call '${part.toolCallId}' names no function and answers no earlier tool call; this model needs the function name.`,
+    throw errors.invalidValue(
       conversationParam(request.dialect),
+      `The tool result for call '${part.toolCallId}' names no function and answers no earlier tool call; this model needs the function name.`,
     );
   }
   const text = part.content
     .map((item) => {
-      if (item.type === 'image') throw invalidRequest('Images inside tool results are not supported by this model.', conversationParam(request.dialect));
+      if (item.type === 'image') throw errors.invalidValue(conversationParam(request.dialect), 'Images inside tool results are not supported by this model.');
       return item.text;
     })
     .join('');

@@ -8,7 +8,7 @@
  */
 import type { CanonicalRequest, DialectName, FunctionTool, ResponseFormat, ToolChoice } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { unsupportedParameter } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { upstreamRequestBuilder } from '../upstream-request.ts';
 import { geminiContents, geminiSystemInstruction } from './contents.ts';
 import { geminiThinkingConfig } from './thinking.ts';
@@ -31,7 +31,7 @@ function geminiPath(endpoint: RouteEndpoint, stream: boolean): string {
 
 export function geminiBody(request: CanonicalRequest): GeminiRequestBody {
   // The API has no switch for parallel calls (§9.3); allowing them is its only behaviour.
-  if (request.parallelToolCalls === false) throw unsupportedParameter(parallelToolCallsParam(request.dialect));
+  if (request.parallelToolCalls === false) throw errors.unsupportedParameter(parallelToolCallsParam(request.dialect));
   const body: GeminiRequestBody = { contents: geminiContents(request) };
   const systemInstruction = geminiSystemInstruction(request);
   if (systemInstruction !== undefined) body.systemInstruction = systemInstruction;

@@ -3,7 +3,7 @@
  * same request and endpoint always give the same bytes.
  */
 import type { CanonicalRequest, ImagePart, Message, UserContentPart } from '../../canonical/index.ts';
-import { invalidRequest } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { imageUrl, OPENAI_ADDRESS, openAIResponseFormat, openAIToolChoice, userTurnItems } from '../openai-request-fields.ts';
 import { conversationParam } from '../param-names.ts';
 import { reasoningEffort } from '../reasoning-effort.ts';
@@ -115,7 +115,7 @@ function userMessages(content: readonly UserContentPart[], name: string | undefi
 function toolMessage(part: Extract<UserContentPart, { type: 'tool_result' }>, request: CanonicalRequest): ChatMessage {
   const texts = part.content.map((item) => {
     if (item.type === 'image') {
-      throw invalidRequest('Images inside tool results are not supported by this model.', conversationParam(request.dialect));
+      throw errors.invalidValue(conversationParam(request.dialect), 'Images inside tool results are not supported by this model.');
     }
     return item.text;
   });

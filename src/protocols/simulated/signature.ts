@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CanonicalRequest, ToolCallPart } from '../../canonical/index.ts';
-import { invalidRequest } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { conversationParam } from '../param-names.ts';
 
 export const SIMULATED_CALL_PREFIX = 'call_sim_';
@@ -22,7 +22,7 @@ export function verifyReplayedSignatures(request: CanonicalRequest): void {
       if (part.type !== 'tool_call' || !part.id.startsWith(SIMULATED_CALL_PREFIX)) continue;
       const sent = signatureOf(part);
       if (sent !== undefined && sent !== signature(part.id, part.name, part.arguments)) {
-        throw invalidRequest(`The tool call '${part.id}' was replayed with a changed signature; send it back unchanged.`, conversationParam(request.dialect));
+        throw errors.invalidValue(conversationParam(request.dialect), `The tool call '${part.id}' was replayed with a changed signature; send it back unchanged.`);
       }
     }
   }
