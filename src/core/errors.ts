@@ -17,7 +17,8 @@ export type ErrorType =
   | 'api_error';
 
 /** The statuses the gateway answers an error with. */
-export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 405 | 408 | 409 | 413 | 414 | 415 | 429 | 431 | 500 | 502 | 503;
+export const ERROR_STATUSES = [400, 401, 402, 403, 404, 405, 408, 409, 413, 414, 415, 429, 431, 500, 502, 503] as const;
+export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
 /**
  * Every stable `error.code` and the statuses it may take. A code with two statuses lists both
