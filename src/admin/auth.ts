@@ -5,16 +5,16 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { authenticationFailed } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 
 export function adminGuard(adminKey: string): (request: FastifyRequest) => Promise<void> {
   // Comparing fixed-length digests keeps the comparison constant-time whatever the input length.
   const expected = digest(adminKey);
   return async (request) => {
     const authorization = request.headers.authorization;
-    if (!authorization) throw authenticationFailed('The admin API needs `Authorization: Bearer <GATEWAY_ADMIN_KEY>`.', 'missing_api_key');
+    if (!authorization) throw errors.missingAdminKey();
     const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
-    if (!match || !timingSafeEqual(digest(match[1]), expected)) throw authenticationFailed('Invalid admin key.');
+    if (!match || !timingSafeEqual(digest(match[1]), expected)) throw errors.invalidAdminKey();
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { SCOPES, type Scope } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
-import { invalidRequest, notFound } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { formatUsd, type Picos, type RateMultiplier } from '../core/money.ts';
 import type {
   Account,
@@ -47,13 +47,13 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
 
   async function requireOrganization(id: string): Promise<Organization> {
     const organization = await store.getOrganization(id);
-    if (!organization) throw notFound(`Organization '${id}'`);
+    if (!organization) throw errors.notFound('Organization', id);
     return organization;
   }
 
   async function requireAccount(id: string): Promise<Account> {
     const account = await store.getAccount(id);
-    if (!account) throw notFound(`Account '${id}'`);
+    if (!account) throw errors.notFound('Account', id);
     return account;
   }
 
@@ -80,7 +80,7 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
     listOrganizations: () => store.listOrganizations(),
     async updateOrganization(id: string, patch: OwnerPatch): Promise<Organization> {
       const organization = await store.updateOrganization(id, patch);
-      if (!organization) throw notFound(`Organization '${id}'`);
+      if (!organization) throw errors.notFound('Organization', id);
       await changed();
       return organization;
     },
@@ -95,7 +95,7 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
     listAccounts: () => store.listAccounts(),
     async updateAccount(id: string, patch: OwnerPatch): Promise<Account> {
       const account = await store.updateAccount(id, patch);
-      if (!account) throw notFound(`Account '${id}'`);
+      if (!account) throw errors.notFound('Account', id);
       await changed();
       return account;
     },
@@ -129,7 +129,7 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
     },
     async getKey(id: string): Promise<ApiKeyRecord> {
       const key = await store.getKey(id);
-      if (!key) throw notFound(`API key '${id}'`);
+      if (!key) throw errors.notFound('API key', id);
       return key;
     },
     async listKeys(owner?: OwnerRef): Promise<ApiKeyRecord[]> {
@@ -139,10 +139,10 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
     /** Revoking twice keeps the first revocation time. */
     async revokeKey(id: string, now: number): Promise<ApiKeyRecord> {
       const existing = await store.getKey(id);
-      if (!existing) throw notFound(`API key '${id}'`);
+      if (!existing) throw errors.notFound('API key', id);
       if (existing.revokedAt !== null) return existing;
       const revoked = await store.revokeKey(id, now);
-      if (!revoked) throw notFound(`API key '${id}'`);
+      if (!revoked) throw errors.notFound('API key', id);
       await changed();
       return revoked;
     },
@@ -158,13 +158,13 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
 const MAX_CREDIT = 9_223_372_036_854_775_807n;
 
 const creditTooLarge = () =>
-  invalidRequest(`The credit would take the balance beyond the maximum of ${formatUsd(MAX_CREDIT)} USD.`, 'amount_usd');
+  errors.invalidValue('amount_usd', `The credit would take the balance beyond the maximum of ${formatUsd(MAX_CREDIT)} USD.`);
 
 function checkScopes(scopes: readonly string[]): Scope[] {
   const known = new Set<string>(SCOPES);
   scopes.forEach((scope, index) => {
     if (!known.has(scope)) {
-      throw invalidRequest(`Unknown scope '${scope}'. Scopes: ${SCOPES.join(', ')}.`, `scopes[${index}]`);
+      throw errors.invalidValue(`scopes[${index}]`, `Unknown scope '${scope}'. Scopes: ${SCOPES.join(', ')}.`);
     }
   });
   return [...new Set(scopes)] as Scope[];
@@ -173,7 +173,7 @@ function checkScopes(scopes: readonly string[]): Scope[] {
 function resolveModels(catalog: Pick<Catalog, 'resolve'>, names: readonly string[]): string[] {
   const ids = names.map((name, index) => {
     const id = catalog.resolve(name);
-    if (id === undefined) throw invalidRequest(`Unknown model '${name}'.`, `allowed_models[${index}]`);
+    if (id === undefined) throw errors.invalidValue(`allowed_models[${index}]`, `Unknown model '${name}'.`);
     return id;
   });
   return [...new Set(ids)];

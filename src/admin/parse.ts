@@ -2,7 +2,7 @@
  * Wire values of the admin interfaces (HTTP and CLI) to domain values. Money arrives as a decimal
  * string and is converted exactly or refused: an amount is never rounded.
  */
-import { invalidRequest } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { parseRateMultiplier, usdToPicos, type Picos, type RateMultiplier } from '../core/money.ts';
 import type { OwnerRef } from '../storage/store.ts';
 
@@ -12,9 +12,9 @@ export function parseCreditAmount(text: string, param: string): Picos {
   try {
     amount = usdToPicos(text);
   } catch {
-    throw invalidRequest(`'${param}' must be a decimal USD amount with at most 12 decimal places, like "10.50".`, param);
+    throw errors.invalidValue(param, `'${param}' must be a decimal USD amount with at most 12 decimal places, like "10.50".`);
   }
-  if (amount <= 0n) throw invalidRequest(`'${param}' must be greater than zero.`, param);
+  if (amount <= 0n) throw errors.invalidValue(param, `'${param}' must be greater than zero.`);
   return amount;
 }
 
@@ -28,9 +28,9 @@ export function parseRate(value: string | number | null, param: string): RateMul
   try {
     rate = parseRateMultiplier(value);
   } catch {
-    throw invalidRequest(`'${param}' must be a non-negative decimal with at most 6 decimal places, like "1.15".`, param);
+    throw errors.invalidValue(param, `'${param}' must be a non-negative decimal with at most 6 decimal places, like "1.15".`);
   }
-  if (rate.numerator > MAX_RATE * rate.denominator) throw invalidRequest(`'${param}' may be at most ${MAX_RATE}.`, param);
+  if (rate.numerator > MAX_RATE * rate.denominator) throw errors.invalidValue(param, `'${param}' may be at most ${MAX_RATE}.`);
   return rate;
 }
 
@@ -41,7 +41,7 @@ export function parseRate(value: string | number | null, param: string): RateMul
 export function parseSince(text: string, param: string): number {
   if (/^\d+$/.test(text)) return Number(text) * 1000;
   const millis = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
-  if (Number.isNaN(millis)) throw invalidRequest(`'${param}' must be epoch seconds or an ISO 8601 date.`, param);
+  if (Number.isNaN(millis)) throw errors.invalidValue(param, `'${param}' must be epoch seconds or an ISO 8601 date.`);
   return millis;
 }
 
@@ -52,10 +52,10 @@ export function ownerFromFields(
 ): OwnerRef | undefined {
   const { account_id: accountId, organization_id: organizationId } = fields;
   if (accountId !== undefined && organizationId !== undefined) {
-    throw invalidRequest("Give either 'account_id' or 'organization_id', not both.", 'organization_id');
+    throw errors.invalidValue('organization_id', "Give either 'account_id' or 'organization_id', not both.");
   }
   if (accountId !== undefined) return { kind: 'account', id: accountId };
   if (organizationId !== undefined) return { kind: 'organization', id: organizationId };
-  if (required) throw invalidRequest("Missing required parameter: 'account_id' (or 'organization_id').", 'account_id', 'missing_required_parameter');
+  if (required) throw errors.missingParameter('account_id', 'organization_id');
   return undefined;
 }

@@ -5,7 +5,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import { authenticationFailed, permissionDenied } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import { UNIT_RATE, type RateMultiplier } from '../core/money.ts';
 import type { ApiKeyRecord, Store } from '../storage/store.ts';
 import { watchChanges, type ChangeWatcher } from './change-watcher.ts';
@@ -31,9 +31,6 @@ export interface GatewayAuthenticator extends Authenticator {
   /** Stops polling the change feed. */
   stop(): void;
 }
-
-const MISSING_KEY_MESSAGE =
-  'No API key provided. Send it as `Authorization: Bearer <API_KEY>` or in the `x-api-key` header.';
 
 export function createAuthenticator(store: Store, options: AuthenticatorOptions = {}): GatewayAuthenticator {
   const defaultRate = options.defaultRate ?? UNIT_RATE;
@@ -65,9 +62,9 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
     const credential = presentedCredential(request.headers);
     switch (credential.kind) {
       case 'missing':
-        throw authenticationFailed(MISSING_KEY_MESSAGE, 'missing_api_key');
+        throw errors.missingApiKey();
       case 'malformed':
-        throw authenticationFailed();
+        throw errors.invalidApiKey();
       case 'key':
         break;
       default: {
@@ -76,7 +73,7 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
       }
     }
     // Anything not shaped like our keys is refused without touching the store.
-    if (!credential.key.startsWith(API_KEY_PREFIX)) throw authenticationFailed();
+    if (!credential.key.startsWith(API_KEY_PREFIX)) throw errors.invalidApiKey();
     const hash = hashApiKey(credential.key);
     const cached = cache.peek(hash);
     return cached ? contextOf(cached) : cache.load(hash, () => lookup(hash)).then(contextOf);
@@ -84,12 +81,12 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
 
   function contextOf(result: KeyLookup): AuthContext {
     if (result.ok) return result.context;
-    throw authenticationFailed(result.reason === 'revoked' ? 'This API key has been revoked.' : 'Invalid API key.');
+    throw result.reason === 'revoked' ? errors.revokedApiKey() : errors.invalidApiKey();
   }
 
   function checkScope(context: AuthContext, scope: Scope): AuthContext {
     if (context.scopes !== null && !context.scopes.has(scope)) {
-      throw permissionDenied(`This API key does not have the '${scope}' scope required by this endpoint.`);
+      throw errors.insufficientScope(scope);
     }
     return context;
   }

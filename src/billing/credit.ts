@@ -4,7 +4,7 @@
  * once; the store itself refuses a second settlement, so a retry can never charge twice.
  */
 import type { GatewayConfig } from '../config/schema.ts';
-import { insufficientQuota } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
 import type { LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
 
@@ -34,7 +34,7 @@ export async function holdCredit(
     requestId: input.requestId,
     expiresAt: input.now + input.ttlMs,
   });
-  if (!reservation) throw insufficientQuota();
+  if (!reservation) throw errors.insufficientQuota();
   return creditHoldFor(ledger, reservation, input.requestId);
 }
 

@@ -4,7 +4,7 @@
  * models; nothing is computed per request. A model id contains slashes and is taken as-is from
  * the rest of the path, so `/v1/models/gateway/atlas-4-5` works unencoded; aliases resolve too.
  */
-import { modelNotFound } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { RouteModule } from '../http/route-module.ts';
 import { ModelList, ModelParams, PublicModel } from './schemas.ts';
 
@@ -32,7 +32,7 @@ export const catalogRoutes: RouteModule = (app, deps) => {
     async (request) => {
       const name = request.params['*'];
       const row = deps.catalog.getModel(name, request.auth.consent, request.auth.allowedModels);
-      if (!row) throw modelNotFound(name);
+      if (!row) throw errors.modelNotFound(name);
       return row;
     },
   );

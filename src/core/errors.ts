@@ -1,8 +1,12 @@
 /**
- * The one error catalogue. Every failure the gateway reports is a GatewayError; each dialect renders
- * it in its own envelope (the spec's `{error:{message,type,param,code}}` for chat/responses/images/
+ * The one error catalogue. Every failure the gateway reports is a GatewayError built by one of the
+ * constructors in `errors` below, each binding a wording to its `error.code` and status; each dialect
+ * renders it in its own envelope (`{error:{message,type,param,code}}` for chat/responses/images/
  * videos, Anthropic's `{type:"error",error:{type,message}}` shape for messages), and mid-stream as an
- * error event. The status → type mapping is fixed by the design notes.
+ * error event. docs/errors.md lists the codes for humans; test/core/error-catalogue.test.ts keeps
+ * that list and `CODE_STATUSES` the same. In the spirit of Fastify's `lib/errors.js`
+ * (https://github.com/fastify/fastify/blob/main/lib/errors.js): call sites name an error, never a
+ * status.
  */
 export type ErrorType =
   | 'invalid_request_error'
@@ -12,73 +16,121 @@ export type ErrorType =
   | 'rate_limit_error'
   | 'api_error';
 
-/** Stable `error.code` values. Document any new one in docs/errors.md. */
-export type ErrorCode =
-  | 'invalid_json'
-  | 'invalid_value'
-  | 'missing_required_parameter'
-  | 'unsupported_parameter'
-  | 'unsupported_media_type'
-  | 'request_too_large'
-  | 'model_not_found'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'invalid_api_key'
-  | 'missing_api_key'
-  | 'insufficient_scope'
-  | 'insufficient_quota'
-  | 'rate_limit_exceeded'
-  | 'idempotency_key_in_use'
-  | 'idempotency_key_reused'
-  | 'idempotency_not_replayable'
-  | 'invalid_state'
-  | 'upstream_error'
-  | 'upstream_rate_limited'
-  | 'upstream_timeout'
-  | 'upstream_unavailable'
-  | 'storage_unavailable'
-  | 'internal_error';
+/** The statuses the gateway answers an error with. */
+export const ERROR_STATUSES = [400, 401, 402, 403, 404, 405, 408, 409, 413, 414, 415, 429, 431, 500, 502, 503] as const;
+export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
-export function errorTypeForStatus(status: number): ErrorType {
+/**
+ * Every stable `error.code` and the statuses it may take. A code with two statuses lists both
+ * (`upstream_error` is the provider's verdict on the request as a 400, or a failure the client cannot
+ * fix as a 502); which one an error takes is fixed by its constructor in `errors`.
+ */
+export const CODE_STATUSES = {
+  invalid_json: [400],
+  // 408: the request took too long to arrive; 414: a path segment over the router's length limit.
+  invalid_value: [400, 408, 414],
+  missing_required_parameter: [400],
+  unsupported_parameter: [400],
+  unsupported_media_type: [415],
+  // 431: the headers rather than the body.
+  request_too_large: [413, 431],
+  not_found: [404],
+  method_not_allowed: [405],
+  model_not_found: [404],
+  missing_api_key: [401],
+  invalid_api_key: [401],
+  insufficient_scope: [403],
+  insufficient_quota: [402],
+  rate_limit_exceeded: [429],
+  idempotency_key_in_use: [409],
+  idempotency_key_reused: [409],
+  idempotency_not_replayable: [409],
+  invalid_state: [409],
+  upstream_error: [400, 502],
+  upstream_rate_limited: [429],
+  upstream_timeout: [502],
+  // 503: the provider said it is overloaded; 502: it could not be reached, or the call was cancelled.
+  upstream_unavailable: [502, 503],
+  storage_unavailable: [503],
+  internal_error: [500],
+} as const satisfies Readonly<Record<string, readonly ErrorStatus[]>>;
+
+export type ErrorCode = keyof typeof CODE_STATUSES;
+
+/** The statuses `code` may take. */
+export type StatusOf<Code extends ErrorCode> = (typeof CODE_STATUSES)[Code][number];
+
+export function errorTypeForStatus(status: ErrorStatus): ErrorType {
   switch (status) {
-    case 401: return 'authentication_error';
-    case 402: return 'insufficient_quota_error';
-    case 403: return 'permission_error';
-    case 429: return 'rate_limit_error';
-    default: return status >= 500 ? 'api_error' : 'invalid_request_error';
+    case 400:
+    case 404:
+    case 405:
+    case 408:
+    case 409:
+    case 413:
+    case 414:
+    case 415:
+    case 431:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'insufficient_quota_error';
+    case 403:
+      return 'permission_error';
+    case 429:
+      return 'rate_limit_error';
+    case 500:
+    case 502:
+    case 503:
+      return 'api_error';
+    default: {
+      const unknown: never = status;
+      throw new Error(`no error type for status ${String(unknown)}`);
+    }
   }
 }
 
-export interface GatewayErrorOptions {
-  code?: ErrorCode | null;
-  param?: string | null;
+/** What an error carries besides its code, status and message. */
+interface ErrorFacts {
+  readonly param?: string | null;
   /** True when another endpoint (or a later retry) may succeed: drives provider fallback. */
-  retryable?: boolean;
+  readonly retryable?: boolean;
   /** Seconds the client should wait, sent as Retry-After. */
-  retryAfterSeconds?: number;
-  cause?: unknown;
+  readonly retryAfterSeconds?: number;
+  readonly cause?: unknown;
 }
 
+/**
+ * One error: a code with a status it may take, so that a status the code's row does not list does
+ * not compile. The only error without a code is a request refused while the server drains.
+ */
+export type ErrorSpec = (
+  | { [Code in ErrorCode]: { readonly code: Code; readonly status: StatusOf<Code>; readonly message: string } }[ErrorCode]
+  | { readonly code: null; readonly status: 503; readonly message: string }
+) &
+  ErrorFacts;
+
 export class GatewayError extends Error {
-  readonly status: number;
+  readonly status: ErrorStatus;
   readonly type: ErrorType;
   readonly code: ErrorCode | null;
   readonly param: string | null;
   readonly retryable: boolean;
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(status: number, message: string, options: GatewayErrorOptions = {}) {
-    super(message, { cause: options.cause });
+  constructor(spec: ErrorSpec) {
+    super(spec.message, { cause: spec.cause });
     this.name = 'GatewayError';
-    this.status = status;
-    this.type = errorTypeForStatus(status);
-    this.code = options.code ?? null;
-    this.param = options.param ?? null;
-    this.retryable = options.retryable ?? false;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.status = spec.status;
+    this.type = errorTypeForStatus(spec.status);
+    this.code = spec.code;
+    this.param = spec.param ?? null;
+    this.retryable = spec.retryable ?? false;
+    this.retryAfterSeconds = spec.retryAfterSeconds;
   }
 
-  /** The spec's envelope. */
+  /** The envelope every dialect but messages sends. */
   toEnvelope(): ErrorEnvelope {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
@@ -88,31 +140,263 @@ export interface ErrorEnvelope {
   error: { message: string; type: ErrorType; param: string | null; code: string | null };
 }
 
-export const invalidRequest = (message: string, param: string | null = null, code: ErrorCode = 'invalid_value') =>
-  new GatewayError(400, message, { code, param });
+/** A catalogue entry: the wording's variable parts in, the error out. */
+const entry =
+  <Args extends unknown[]>(build: (...args: Args) => ErrorSpec) =>
+  (...args: Args): GatewayError =>
+    new GatewayError(build(...args));
 
-export const unsupportedParameter = (param: string, message?: string) =>
-  new GatewayError(400, message ?? `${param} is not supported by this model`, { code: 'unsupported_parameter', param });
+/** `: <the provider's message>`, or nothing when it gave none. */
+const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
 
-export const modelNotFound = (model: string) =>
-  new GatewayError(404, `The model '${model}' does not exist or you do not have access to it.`, {
+/** What `notFound` can name. */
+export type NotFoundKind = 'Organization' | 'Account' | 'API key';
+
+export const errors = {
+  // The request as HTTP: framework failures before any route logic ran.
+  invalidJson: entry(() => ({ code: 'invalid_json', status: 400, message: 'The request body is not valid JSON.' })),
+  unsupportedMediaType: entry((contentType: string | undefined) => ({
+    code: 'unsupported_media_type',
+    status: 415,
+    message: `Unsupported Content-Type: ${contentType ?? 'none'}. Send application/json.`,
+  })),
+  contentLengthMismatch: entry(() => ({ code: 'invalid_value', status: 400, message: 'The Content-Length header does not match the body.' })),
+  malformedUrl: entry(() => ({ code: 'invalid_value', status: 400, message: 'The request URL is malformed.' })),
+  notHttp: entry(() => ({ code: 'invalid_value', status: 400, message: 'The request is not valid HTTP.' })),
+  requestTimedOut: entry(() => ({ code: 'invalid_value', status: 408, message: 'The request took too long to arrive.' })),
+  /** A client error the framework raised that no entry above describes. */
+  requestNotProcessable: entry((status: StatusOf<'invalid_value'>) => ({ code: 'invalid_value', status, message: 'The request could not be processed.' })),
+  bodyTooLarge: entry(() => ({ code: 'request_too_large', status: 413, message: 'The request body is too large.' })),
+  headersTooLarge: entry(() => ({ code: 'request_too_large', status: 431, message: 'The request headers are too large.' })),
+  unknownPath: entry((method: string, path: string) => ({ code: 'not_found', status: 404, message: `Unknown path ${method} ${path}.` })),
+  methodNotAllowed: entry((method: string, path: string) => ({
+    code: 'method_not_allowed',
+    status: 405,
+    message: `Method ${method} is not allowed on ${path}.`,
+  })),
+  /** No code: nothing is wrong with the request, and the SDKs retry it (on another instance). */
+  shuttingDown: entry(() => ({ code: null, status: 503, message: 'The server is shutting down; retry the request.', retryable: true })),
+
+  // The request's content.
+  missingParameter: entry((param: string, alternative?: string) => ({
+    code: 'missing_required_parameter',
+    status: 400,
+    message: `Missing required parameter: '${param}'${alternative === undefined ? '' : ` (or '${alternative}')`}.`,
+    param,
+  })),
+  unrecognizedArgument: entry((param: string) => ({
+    code: 'invalid_value',
+    status: 400,
+    message: `Unrecognized request argument supplied: ${param}`,
+    param,
+  })),
+  /** A schema rule's failure; `reason` is the validator's. */
+  schemaViolation: entry((param: string | null, reason: string) => ({
+    code: 'invalid_value',
+    status: 400,
+    message: `Invalid value for '${param ?? 'body'}': ${reason}.`,
+    param,
+  })),
+  /** A rule of the route's own (a combination, a format, a range); `message` says which. */
+  invalidValue: entry((param: string | null, message: string) => ({ code: 'invalid_value', status: 400, message, param })),
+  unsupportedParameter: entry((param: string, message: string = `${param} is not supported by this model`) => ({
+    code: 'unsupported_parameter',
+    status: 400,
+    message,
+    param,
+  })),
+  /** What policy rejected: an unsupported parameter or value, or a value over a model's limit. */
+  policyViolation: entry((code: 'unsupported_parameter' | 'invalid_value', param: string, message: string) => ({ code, status: 400, message, param })),
+  modelNotFound: entry((model: string) => ({
     code: 'model_not_found',
+    status: 404,
+    message: `The model '${model}' does not exist or you do not have access to it.`,
     param: 'model',
-  });
+  })),
+  notFound: entry((kind: NotFoundKind, id?: string) => ({
+    code: 'not_found',
+    status: 404,
+    message: `${kind}${id === undefined ? '' : ` '${id}'`} not found`,
+  })),
 
-export const notFound = (what: string) => new GatewayError(404, `${what} not found`, { code: 'not_found' });
+  // Credentials and credit.
+  missingApiKey: entry(() => ({
+    code: 'missing_api_key',
+    status: 401,
+    message: 'No API key provided. Send it as `Authorization: Bearer <API_KEY>` or in the `x-api-key` header.',
+  })),
+  invalidApiKey: entry(() => ({ code: 'invalid_api_key', status: 401, message: 'Invalid API key.' })),
+  revokedApiKey: entry(() => ({ code: 'invalid_api_key', status: 401, message: 'This API key has been revoked.' })),
+  missingAdminKey: entry(() => ({
+    code: 'missing_api_key',
+    status: 401,
+    message: 'The admin API needs `Authorization: Bearer <GATEWAY_ADMIN_KEY>`.',
+  })),
+  invalidAdminKey: entry(() => ({ code: 'invalid_api_key', status: 401, message: 'Invalid admin key.' })),
+  insufficientScope: entry((scope: string) => ({
+    code: 'insufficient_scope',
+    status: 403,
+    message: `This API key does not have the '${scope}' scope required by this endpoint.`,
+  })),
+  insufficientQuota: entry(() => ({
+    code: 'insufficient_quota',
+    status: 402,
+    message: 'Insufficient credit for this request. Add credit to continue.',
+  })),
 
-export const authenticationFailed = (message = 'Invalid API key.', code: ErrorCode = 'invalid_api_key') =>
-  new GatewayError(401, message, { code });
+  // Idempotency-Key conflicts; `param` is the header as the request presented it.
+  idempotencyKeyInUse: entry((param: string) => ({
+    code: 'idempotency_key_in_use',
+    status: 409,
+    message: 'A request with this Idempotency-Key is still in progress; retry once it has finished.',
+    param,
+  })),
+  idempotencyKeyReused: entry((param: string) => ({
+    code: 'idempotency_key_reused',
+    status: 409,
+    message: 'This Idempotency-Key was already used with a different request body.',
+    param,
+  })),
+  idempotencyNotReplayable: entry((param: string) => ({
+    code: 'idempotency_not_replayable',
+    status: 409,
+    message: 'The request with this Idempotency-Key succeeded, but its result (a stream, or larger than 300 KiB) cannot be replayed.',
+    param,
+  })),
 
-export const permissionDenied = (message: string) => new GatewayError(403, message, { code: 'insufficient_scope' });
+  // The upstream provider: `retryable` follows its answer (see transport/upstream-errors.ts).
+  upstreamRateLimited: entry((message: string | undefined, retryable: boolean, retryAfterSeconds: number | undefined) => ({
+    code: 'upstream_rate_limited',
+    status: 429,
+    message: `The upstream provider is rate limiting requests${providerSays(message)}`,
+    retryable,
+    retryAfterSeconds,
+  })),
+  upstreamTimedOut: entry((message: string | undefined, retryable: boolean) => ({
+    code: 'upstream_timeout',
+    status: 502,
+    message: `The upstream provider timed out${providerSays(message)}`,
+    retryable,
+  })),
+  upstreamOverloaded: entry((message: string | undefined, retryable: boolean, retryAfterSeconds: number | undefined) => ({
+    code: 'upstream_unavailable',
+    status: 503,
+    message: `The upstream provider is overloaded or unavailable${providerSays(message)}`,
+    retryable,
+    retryAfterSeconds,
+  })),
+  /** The provider's message may quote part of the gateway's key, so it is not passed on. */
+  upstreamCredentialsRejected: entry((status: number, retryable: boolean) => ({
+    code: 'upstream_error',
+    status: 502,
+    message: `The upstream provider rejected the gateway's credentials (status ${status}).`,
+    retryable,
+  })),
+  upstreamSpendLimit: entry(() => ({
+    code: 'upstream_error',
+    status: 502,
+    message: 'The upstream provider account has reached its spend limit.',
+    retryable: false,
+  })),
+  upstreamTooLarge: entry((message: string | undefined, retryable: boolean) => ({
+    code: 'request_too_large',
+    status: 413,
+    message: `The upstream provider rejected the request as too large${providerSays(message)}`,
+    retryable,
+  })),
+  /** The provider judged the request itself invalid: the client can act on its message and param. */
+  upstreamRejected: entry((message: string | undefined, param: string | null, retryable: boolean) => ({
+    code: 'upstream_error',
+    status: 400,
+    message: `The upstream provider rejected the request${providerSays(message)}`,
+    param,
+    retryable,
+  })),
+  upstreamStatus: entry((status: number, message: string | undefined, retryable: boolean) => ({
+    code: 'upstream_error',
+    status: 502,
+    message: `The upstream provider returned status ${status}${providerSays(message)}`,
+    retryable,
+  })),
+  /** An error the provider reported inside a 200 (a stream event, a failed response). */
+  upstreamReported: entry((message: string | undefined, retryable: boolean) => ({
+    code: 'upstream_error',
+    status: 502,
+    message: `The upstream provider reported an error${providerSays(message)}`,
+    retryable,
+  })),
+  /** `what`: the thing it sent that the gateway could not read ("a response body that is not valid JSON"). */
+  malformedUpstream: entry((what: string, cause?: unknown) => ({
+    code: 'upstream_error',
+    status: 502,
+    message: `The upstream provider sent ${what}.`,
+    retryable: true,
+    cause,
+  })),
+  upstreamEndedEarly: entry(() => ({
+    code: 'upstream_error',
+    status: 502,
+    message: 'The upstream provider ended the response before it was complete.',
+    retryable: true,
+  })),
+  /** Not retryable: the provider answered, with an error as its finish reason. */
+  upstreamErrorFinish: entry((raw: string | null) => ({
+    code: 'upstream_error',
+    status: 502,
+    message: `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`,
+  })),
+  /** The client went away, so there is nothing to fall back to. */
+  upstreamCancelled: entry((cause: unknown) => ({ code: 'upstream_unavailable', status: 502, message: 'The upstream request was cancelled.', cause })),
+  upstreamNoAnswer: entry((cause: unknown) => ({
+    code: 'upstream_timeout',
+    status: 502,
+    message: 'The upstream provider did not answer in time.',
+    retryable: true,
+    cause,
+  })),
+  upstreamUnreachable: entry((cause: unknown) => ({
+    code: 'upstream_unavailable',
+    status: 502,
+    message: 'The upstream provider could not be reached or closed the connection.',
+    retryable: true,
+    cause,
+  })),
+  /**
+   * The model's configured provider does not implement the capability the request needs (`what`:
+   * "text generation"): a configuration the operator must fix.
+   */
+  noProtocol: entry((modelId: string, what: string) => ({
+    code: 'upstream_unavailable',
+    status: 503,
+    message: `The provider for '${modelId}' cannot serve ${what}.`,
+  })),
+  /** A job's prepared call whose credit hold expired or was settled elsewhere: it is not run. */
+  holdNotOpen: entry(() => ({
+    code: 'invalid_state',
+    status: 409,
+    message: 'The credit held for this call is no longer reserved; it was not run.',
+  })),
+  /** A job's prepared call whose every planned route has left the config. */
+  plannedRoutesGone: entry((modelId: string) => ({
+    code: 'upstream_unavailable',
+    status: 503,
+    message: `No route of '${modelId}' that this call was planned on is configured any more.`,
+  })),
 
-export const insufficientQuota = () =>
-  new GatewayError(402, 'Insufficient credit for this request. Add credit to continue.', { code: 'insufficient_quota' });
-
-export const internalError = (cause?: unknown) =>
-  new GatewayError(500, 'The server had an error while processing your request.', { code: 'internal_error', cause });
-
-export function isGatewayError(value: unknown): value is GatewayError {
-  return value instanceof GatewayError;
-}
+  // The gateway itself.
+  storageUnavailable: entry((cause: unknown) => ({
+    code: 'storage_unavailable',
+    status: 503,
+    message: 'The storage backend is temporarily unavailable.',
+    retryable: true,
+    cause,
+  })),
+  /** GET /healthz's answer when its probe of the store fails. */
+  storeProbeFailed: entry(() => ({ code: 'storage_unavailable', status: 503, message: 'The store is unavailable.', retryable: true })),
+  internalError: entry((cause?: unknown) => ({
+    code: 'internal_error',
+    status: 500,
+    message: 'The server had an error while processing your request.',
+    cause,
+  })),
+};

@@ -4,11 +4,8 @@
  * their meaning. The server's error handler answers with it; a route's request log row records it.
  */
 import type { FastifyError, FastifyRequest } from 'fastify';
-import { GatewayError, internalError, invalidRequest } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import { validationErrorToGatewayError } from './validation-errors.ts';
-
-const tooLarge = () => new GatewayError(413, 'The request body is too large.', { code: 'request_too_large' });
-const badJson = () => invalidRequest('The request body is not valid JSON.', null, 'invalid_json');
 
 export function toGatewayError(error: unknown, request: FastifyRequest): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -17,23 +14,26 @@ export function toGatewayError(error: unknown, request: FastifyRequest): Gateway
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return badJson();
+      return errors.invalidJson();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError(415, `Unsupported Content-Type: ${request.headers['content-type'] ?? 'none'}. Send application/json.`, {
-        code: 'unsupported_media_type',
-      });
+      return errors.unsupportedMediaType(request.headers['content-type']);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return invalidRequest('The Content-Length header does not match the body.', null, 'invalid_value');
+      return errors.contentLengthMismatch();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return tooLarge();
+      return errors.bodyTooLarge();
     case 'FST_ERR_BAD_URL':
-      return invalidRequest('The request URL is malformed.', null, 'invalid_value');
+      return errors.malformedUrl();
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // A path segment over the router's length limit (an id of hundreds of characters).
+      return errors.requestNotProcessable(414);
   }
-  if (fastifyError.statusCode === 413) return tooLarge();
+  if (fastifyError.statusCode === 413) return errors.bodyTooLarge();
   // JSON.parse failures from a custom parser, or a malformed body the framework flagged as 400.
-  if (fastifyError instanceof SyntaxError || fastifyError.statusCode === 400) return badJson();
+  if (fastifyError instanceof SyntaxError || fastifyError.statusCode === 400) return errors.invalidJson();
+  // Any other client error the framework (or a plugin) raised: none is known today, and a status the
+  // catalogue does not list for the code would be one no client expects.
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return new GatewayError(fastifyError.statusCode, 'The request could not be processed.', { code: 'invalid_value' });
+    return errors.requestNotProcessable(400);
   }
-  return internalError(error);
+  return errors.internalError(error);
 }

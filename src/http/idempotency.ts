@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { reservationTtlMs } from '../billing/credit.ts';
-import { GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { AppDeps } from './deps.ts';
 import type { IdempotencyBegin } from '../storage/store.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
@@ -99,14 +99,11 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
         recordAnswered(idempotent.pipeline, deps.now, request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
         return reply.headers(begun.headers).header(REPLAYED_HEADER, 'true').code(begun.status).send(begun.body);
       case 'in_progress':
-        throw conflict('A request with this Idempotency-Key is still in progress; retry once it has finished.', 'idempotency_key_in_use');
+        throw errors.idempotencyKeyInUse(HEADER_FIELD);
       case 'body_mismatch':
-        throw conflict('This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
+        throw errors.idempotencyKeyReused(HEADER_FIELD);
       case 'not_replayable':
-        throw conflict(
-          'The request with this Idempotency-Key succeeded, but its result (a stream, or larger than 300 KiB) cannot be replayed.',
-          'idempotency_not_replayable',
-        );
+        throw errors.idempotencyNotReplayable(HEADER_FIELD);
       default: {
         const unknown: never = begun;
         throw new Error(`unknown idempotency state ${JSON.stringify(unknown)}`);
@@ -159,10 +156,6 @@ function replayedOutput(body: string): unknown {
   } catch {
     return body;
   }
-}
-
-function conflict(message: string, code: 'idempotency_key_in_use' | 'idempotency_key_reused' | 'idempotency_not_replayable'): GatewayError {
-  return new GatewayError(409, message, { code, param: HEADER_FIELD });
 }
 
 /**

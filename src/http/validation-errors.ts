@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify';
-import { invalidRequest, type GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 
 /**
  * Ajv's first error as a 400 naming the field in the client's terms: `messages[3].role`,
@@ -7,21 +7,19 @@ import { invalidRequest, type GatewayError } from '../core/errors.ts';
  */
 export function validationErrorToGatewayError(error: FastifyError): GatewayError {
   const first = error.validation?.[0];
-  if (!first) return invalidRequest(error.message);
+  if (!first) return errors.invalidValue(null, error.message);
   const params = first.params as Record<string, unknown>;
   let path = instancePathToParam(first.instancePath);
   if (first.keyword === 'required') {
     const missing = String(params.missingProperty);
-    const param = path ? `${path}.${missing}` : missing;
-    return invalidRequest(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+    return errors.missingParameter(path ? `${path}.${missing}` : missing);
   }
   if (first.keyword === 'additionalProperties') {
     const extra = String(params.additionalProperty);
     path = path ? `${path}.${extra}` : extra;
-    return invalidRequest(`Unrecognized request argument supplied: ${path}`, path, 'invalid_value');
+    return errors.unrecognizedArgument(path);
   }
-  const where = path || 'body';
-  return invalidRequest(`Invalid value for '${where}': ${first.message ?? 'invalid'}.`, path || null, 'invalid_value');
+  return errors.schemaViolation(path || null, first.message ?? 'invalid');
 }
 
 /** `/messages/3/role` → `messages[3].role` */

@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { creditHoldFor } from '../billing/credit.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { OwnerRef } from '../storage/store.ts';
 import type { KindTypes, OutputKind } from './kind.ts';
@@ -76,7 +76,7 @@ export async function resumePrepared<T extends KindTypes>(
   if (record.kind !== kind.name) throw new Error(`a ${record.kind} call cannot be resumed as ${kind.name}`);
   const reservation = await pipeline.ledger.getReservation(record.reservationId);
   if (reservation === null || reservation.status !== 'open') {
-    throw new GatewayError(409, 'The credit held for this call is no longer reserved; it was not run.', { code: 'invalid_state' });
+    throw errors.holdNotOpen();
   }
   const hold = creditHoldFor(pipeline.ledger, reservation, record.requestId);
   const attempts: RouteEndpoint[] = [];
@@ -86,9 +86,7 @@ export async function resumePrepared<T extends KindTypes>(
   }
   if (attempts.length === 0) {
     await hold.release();
-    throw new GatewayError(503, `No route of '${record.modelId}' that this call was planned on is configured any more.`, {
-      code: 'upstream_unavailable',
-    });
+    throw errors.plannedRoutesGone(record.modelId);
   }
   const { payer } = record;
   return {

@@ -6,7 +6,7 @@
  */
 import type { AuthContext } from '../auth/context.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError, modelNotFound } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import type { ParamNamer, PolicyViolation } from '../policy/violation.ts';
 import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import { attemptPlan, orderRoutes } from '../routing/plan.ts';
@@ -43,16 +43,16 @@ function selectModel<T extends KindTypes>(name: string, input: SelectionInput<T>
   const modelId = catalog.resolve(name);
   // A model outside the key's list behaves as unknown, and so does a model of another kind.
   if (modelId === undefined || (auth.allowedModels && !auth.allowedModels.has(modelId)) || catalog.category(modelId) !== kind.category) {
-    return modelNotFound(name);
+    return errors.modelNotFound(name);
   }
   const routes = catalog.routes(modelId, auth.consent);
-  if (routes.length === 0) return modelNotFound(name);
+  if (routes.length === 0) return errors.modelNotFound(name);
   const eligible: RouteEndpoint[] = [];
   let firstError: GatewayError | undefined;
   for (const endpoint of orderRoutes(routes, request.provider?.sort)) {
     const protocol = protocolOf(input.protocols, endpoint.provider.kind, kind.capability);
     if (!protocol) {
-      firstError ??= new GatewayError(503, `The provider for '${modelId}' cannot serve ${kind.unservable}.`, { code: 'upstream_unavailable' });
+      firstError ??= errors.noProtocol(modelId, kind.unservable);
       continue;
     }
     const violation = kind.check(request, endpoint, protocol, input.estimate);
@@ -65,5 +65,5 @@ function selectModel<T extends KindTypes>(name: string, input: SelectionInput<T>
 
 export function violationError(violation: PolicyViolation, names: ParamNamer): GatewayError {
   const param = names.name(violation.ref);
-  return new GatewayError(400, violation.message(param), { code: violation.code ?? 'unsupported_parameter', param });
+  return errors.policyViolation(violation.code ?? 'unsupported_parameter', param, violation.message(param));
 }

@@ -7,27 +7,15 @@
  * A complete (non-streamed) result obeys the same finish rule.
  */
 import { BatchCollector, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
-import { GatewayError } from '../core/errors.ts';
-
-export function upstreamEndedEarly(): GatewayError {
-  return new GatewayError(502, 'The upstream provider ended the response before it was complete.', {
-    code: 'upstream_error',
-    retryable: true,
-  });
-}
-
-/** A provider that reports an error as its finish reason failed the call (not retryable: it answered). */
-export function upstreamErrorFinish(raw: string | null): GatewayError {
-  return new GatewayError(502, `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`, { code: 'upstream_error' });
-}
+import { errors } from '../core/errors.ts';
 
 export function failOnErrorFinish(result: CanonicalResult): CanonicalResult {
-  if (result.finish.reason === 'error') throw upstreamErrorFinish(result.finish.raw);
+  if (result.finish.reason === 'error') throw errors.upstreamErrorFinish(result.finish.raw);
   return result;
 }
 
 function checked(event: StreamEvent): StreamEvent {
-  return event.type === 'finish' && event.finish.reason === 'error' ? { type: 'error', error: upstreamErrorFinish(event.finish.raw) } : event;
+  return event.type === 'finish' && event.finish.reason === 'error' ? { type: 'error', error: errors.upstreamErrorFinish(event.finish.raw) } : event;
 }
 
 const isTerminal = (event: StreamEvent): boolean => event.type === 'finish' || event.type === 'error';
@@ -50,7 +38,7 @@ export class CheckedStream {
     let forwardable = false;
     while (!forwardable) {
       const step = await this.#iterator.next();
-      if (step.done) throw upstreamEndedEarly();
+      if (step.done) throw errors.upstreamEndedEarly();
       for (const raw of step.value) {
         const event = checked(raw);
         if (event.type === 'error' && !forwardable) throw event.error;
@@ -75,7 +63,7 @@ export class CheckedStream {
     const step = await this.#iterator.next();
     if (step.done) {
       this.#ended = true;
-      return [{ type: 'error', error: upstreamEndedEarly() }];
+      return [{ type: 'error', error: errors.upstreamEndedEarly() }];
     }
     const events = new BatchCollector();
     for (const raw of step.value) {

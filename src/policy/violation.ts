@@ -4,7 +4,7 @@
  * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
  */
 import type { CanonicalParam } from '../canonical/index.ts';
-import { GatewayError, type ErrorCode } from '../core/errors.ts';
+import { GatewayError } from '../core/errors.ts';
 
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
 export type PolicyField = CanonicalParam | 'maxOutputTokens' | 'stream' | 'messages';
@@ -25,7 +25,7 @@ export interface PolicyViolation {
   /** Builds the message from the parameter's name in the client's terms. */
   readonly message: (param: string) => string;
   /** Default `unsupported_parameter` (spec: chat rule 9); `invalid_value` for size limits. */
-  readonly code?: ErrorCode;
+  readonly code?: 'unsupported_parameter' | 'invalid_value';
 }
 
 /** A dialect's naming of canonical references, built while decoding one request. */
@@ -49,13 +49,12 @@ export class RejectedParameter extends GatewayError {
   readonly violation: PolicyViolation;
 
   constructor(violation: PolicyViolation) {
-    const code = violation.code ?? 'unsupported_parameter';
-    super(400, violation.message(''), { code });
+    super({ code: violation.code ?? 'unsupported_parameter', status: 400, message: violation.message('') });
     this.violation = violation;
   }
 }
 
 /** A rejection with a fixed message (it does not mention the parameter's name). */
-export function rejectParameter(field: PolicyField, message: string, code: ErrorCode = 'unsupported_parameter'): RejectedParameter {
+export function rejectParameter(field: PolicyField, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {
   return new RejectedParameter({ ref: fieldRef(field), message: () => message, code });
 }

@@ -10,7 +10,7 @@
  */
 import { BatchCollector, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
 import {
   fetchUpstreamText,
@@ -22,7 +22,6 @@ import {
   type UpstreamResponse,
 } from './transport/http-client.ts';
 import { readSseMessages, type SseMessage } from './transport/sse.ts';
-import { malformedUpstream } from './transport/upstream-errors.ts';
 
 /** What a finished stream may still send after its last event before its connection is given up. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
@@ -162,5 +161,5 @@ function finishDecoding(decoder: StreamDecoder): readonly StreamEvent[] {
 }
 
 function asUpstreamFault(error: unknown): GatewayError {
-  return error instanceof GatewayError ? error : malformedUpstream('a stream event the gateway could not read', error);
+  return error instanceof GatewayError ? error : errors.malformedUpstream('a stream event the gateway could not read', error);
 }

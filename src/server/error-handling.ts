@@ -7,11 +7,11 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, type ErrorCode } from '../core/errors.ts';
+import { errors, GatewayError } from '../core/errors.ts';
 import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
+import { toGatewayError } from '../http/error-mapping.ts';
 import { MethodIndex } from './method-index.ts';
 import { ensureRequestId, newRequestId } from './request-id.ts';
-import { toGatewayError } from '../http/error-mapping.ts';
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
@@ -45,7 +45,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', (_request, reply, done) => {
     if (!closing) return done();
     reply.header('connection', 'close');
-    sendError(reply, new GatewayError(503, 'The server is shutting down; retry the request.', { retryable: true }));
+    sendError(reply, errors.shuttingDown());
   });
 
   const methods = new MethodIndex();
@@ -54,31 +54,25 @@ export function installErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0];
     const allowed = methods.allowedFor(path);
     if (allowed.length === 0) {
-      return sendError(reply, new GatewayError(404, `Unknown path ${request.method} ${path}.`, { code: 'not_found' }));
+      return sendError(reply, errors.unknownPath(request.method, path));
     }
     reply.header('allow', allowed.join(', '));
-    return sendError(reply, new GatewayError(405, `Method ${request.method} is not allowed on ${path}.`, { code: 'method_not_allowed' }));
+    return sendError(reply, errors.methodNotAllowed(request.method, path));
   });
 }
 
 interface ClientErrorAnswer {
-  readonly status: number;
+  /** The status line's reason phrase for the error's status. */
   readonly reason: string;
-  readonly message: string;
-  readonly code: ErrorCode;
+  readonly error: () => GatewayError;
 }
 
-const NOT_HTTP: ClientErrorAnswer = { status: 400, reason: 'Bad Request', message: 'The request is not valid HTTP.', code: 'invalid_value' };
+const NOT_HTTP: ClientErrorAnswer = { reason: 'Bad Request', error: errors.notHttp };
 
 /** Node's parser error codes that deserve a more precise answer than 400. */
 const CLIENT_ERRORS: Readonly<Record<string, ClientErrorAnswer>> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    reason: 'Request Header Fields Too Large',
-    message: 'The request headers are too large.',
-    code: 'request_too_large',
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', message: 'The request took too long to arrive.', code: 'invalid_value' },
+  HPE_HEADER_OVERFLOW: { reason: 'Request Header Fields Too Large', error: errors.headersTooLarge },
+  ERR_HTTP_REQUEST_TIMEOUT: { reason: 'Request Timeout', error: errors.requestTimedOut },
 };
 
 /** Fastify options for failures that happen before routing (the error handler never sees them). */
@@ -92,9 +86,10 @@ export const frameworkErrorOptions = {
   clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
     if (error.code === 'ECONNRESET' || !socket.writable) return;
     const answer = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
-    const body = JSON.stringify(new GatewayError(answer.status, answer.message, { code: answer.code }).toEnvelope());
+    const refusal = answer.error();
+    const body = JSON.stringify(refusal.toEnvelope());
     socket.end(
-      `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `HTTP/1.1 ${refusal.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `x-gateway-request-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
     );
   },

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { GatewayError } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 import type { Store } from '../storage/store.ts';
 import { sendError } from './error-handling.ts';
 
@@ -15,7 +15,7 @@ export function registerServiceRoutes(app: FastifyInstance, store: Store, metric
       await store.currentVersion();
     } catch (error) {
       request.log.warn({ err: error }, 'health check: store unavailable');
-      return sendError(reply, new GatewayError(503, 'The store is unavailable.', { code: 'storage_unavailable', retryable: true }));
+      return sendError(reply, errors.storeProbeFailed());
     }
     return { status: 'ok', store: store.engine };
   });

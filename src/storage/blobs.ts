@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { invalidRequest } from '../core/errors.ts';
+import { errors } from '../core/errors.ts';
 
 export interface StoredBlob {
   readonly bytes: Uint8Array;
@@ -45,14 +45,14 @@ export function createFileBlobStore(dataDir: string): BlobStore {
   const root = join(dataDir, BLOB_FOLDER);
 
   function pathOf(key: string): string {
-    if (!isSafeBlobKey(key)) throw invalidRequest(`invalid blob key ${JSON.stringify(key)}`);
+    if (!isSafeBlobKey(key)) throw errors.invalidValue(null, `invalid blob key ${JSON.stringify(key)}`);
     return join(root, ...key.split('/'));
   }
 
   return {
     async put(key, bytes, contentType) {
       const path = pathOf(key);
-      if (!CONTENT_TYPE.test(contentType)) throw invalidRequest(`invalid content type ${JSON.stringify(contentType)}`);
+      if (!CONTENT_TYPE.test(contentType)) throw errors.invalidValue(null, `invalid content type ${JSON.stringify(contentType)}`);
       await mkdir(dirname(path), { recursive: true });
       // Written aside under a name no key can have (keys never start with '.'), then renamed in place.
       const temporary = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);

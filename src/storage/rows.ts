@@ -4,7 +4,7 @@
  * integers arrive as number or bigint (SQLite) or as decimal strings (PostgreSQL BIGINT, SUM and
  * COUNT), booleans as 0/1 or true/false, and JSON columns as text in both engines.
  */
-import { notFound, type GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { JsonText } from '../core/json-text.ts';
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type {
@@ -41,7 +41,7 @@ export function checkAmount(what: string, amount: Picos, minimum: bigint): Picos
 }
 
 export function ownerNotFound(owner: OwnerRef): GatewayError {
-  return notFound(owner.kind === 'account' ? 'Account' : 'Organization');
+  return errors.notFound(owner.kind === 'account' ? 'Account' : 'Organization');
 }
 
 export function overflowError(owner: OwnerRef): RangeError {

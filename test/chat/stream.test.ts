@@ -164,7 +164,7 @@ describe('chatFrameEncoder', () => {
         { type: 'start' },
         { type: 'text-start', index: 0 },
         { type: 'text-delta', index: 0, text: 'partial' },
-        { type: 'error', error: new GatewayError(502, 'The upstream provider failed.', { code: 'upstream_error' }) },
+        { type: 'error', error: new GatewayError({ code: 'upstream_error', status: 502, message: 'The upstream provider failed.' }) },
       ],
       true,
     );

@@ -16,11 +16,11 @@ export interface ScriptedProtocol extends ChatProtocol {
 function failure(upstreamModel: string): GatewayError | undefined {
   switch (upstreamModel) {
     case 'fail-503':
-      return new GatewayError(503, 'upstream unavailable', { code: 'upstream_unavailable', retryable: true });
+      return new GatewayError({ code: 'upstream_unavailable', status: 503, message: 'upstream unavailable', retryable: true });
     case 'fail-429':
-      return new GatewayError(429, 'upstream rate limited', { code: 'upstream_rate_limited', retryable: true, retryAfterSeconds: 1 });
+      return new GatewayError({ code: 'upstream_rate_limited', status: 429, message: 'upstream rate limited', retryable: true, retryAfterSeconds: 1 });
     case 'fail-400':
-      return new GatewayError(400, 'upstream refused the request', { code: 'invalid_value' });
+      return new GatewayError({ code: 'invalid_value', status: 400, message: 'upstream refused the request' });
     default:
       return undefined;
   }

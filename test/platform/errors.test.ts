@@ -85,6 +85,18 @@ describe('error envelope for framework errors', () => {
     assertError(await call(gateway.baseUrl, 'GET', '/v1/probe/%E0%A4%A'), { status: 400, type: 'invalid_request_error' });
   });
 
+  test('a path parameter over the router limit (100 characters) is 414 invalid_value', async () => {
+    // The admin API has the only `:id` parameters; it answers only when switched on.
+    const withAdmin = await startGateway({ adminKey: 'admin-secret-for-tests' });
+    try {
+      const response = await call(withAdmin.baseUrl, 'GET', `/admin/v1/accounts/${'a'.repeat(101)}`);
+      assertError(response, { status: 414, type: 'invalid_request_error', code: 'invalid_value', param: null });
+      assert.equal(response.body.error.message, 'The request could not be processed.');
+    } finally {
+      await withAdmin.close();
+    }
+  });
+
   test('an unexpected exception is 500 api_error without internals', async () => {
     const response = await call(gateway.baseUrl, 'POST', '/v1/probe/crash', { json: {} });
     assertError(response, { status: 500, type: 'api_error', code: 'internal_error' });

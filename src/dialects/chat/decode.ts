@@ -19,7 +19,7 @@ import type {
   UserContentPart,
   DocumentPart,
 } from '../../canonical/index.ts';
-import { invalidRequest } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { signatureOf } from './extra-content.ts';
 import { chatParamNames } from './param-names.ts';
@@ -36,7 +36,7 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
   const maxTokensField = body.max_tokens !== undefined || body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
   checkStreamOptions(body);
   if (body.top_logprobs !== undefined && body.logprobs !== true) {
-    throw invalidRequest("'top_logprobs' requires 'logprobs' to be true.", 'top_logprobs');
+    throw errors.invalidValue('top_logprobs', "'top_logprobs' requires 'logprobs' to be true.");
   }
   const request: CanonicalRequest = {
     dialect: 'chat',
@@ -79,7 +79,7 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
 
 function checkStreamOptions(body: ChatCompletionBody): void {
   if (body.stream_options !== undefined && body.stream !== true) {
-    throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
+    throw errors.invalidValue('stream_options', "'stream_options' is only allowed when 'stream' is true.");
   }
 }
 
@@ -188,14 +188,14 @@ function decodeImage(image: { url: string; detail?: 'auto' | 'low' | 'high' }, p
   if (/^https?:\/\//i.test(image.url)) return { type: 'image', source: { kind: 'url', url: image.url }, ...detail };
   const data = parseDataUrl(image.url);
   if (!data || !data.mediaType.startsWith('image/')) {
-    throw invalidRequest(`'${param}' must be an http(s) URL or a data:image/...;base64 URL.`, param);
+    throw errors.invalidValue(param, `'${param}' must be an http(s) URL or a data:image/...;base64 URL.`);
   }
   return { type: 'image', source: { kind: 'base64', mediaType: data.mediaType, data: data.data }, ...detail };
 }
 
 function decodeFile(file: { file_data: string; filename?: string }, param: string): DocumentPart {
   const data = parseDataUrl(file.file_data);
-  if (!data) throw invalidRequest(`'${param}' must be a data URL (data:<media type>;base64,<data>).`, param);
+  if (!data) throw errors.invalidValue(param, `'${param}' must be a data URL (data:<media type>;base64,<data>).`);
   const title = file.filename === undefined ? {} : { title: file.filename };
   // The canonical document holds plain text for text/plain and base64 for everything else.
   const content = data.mediaType === 'text/plain' ? Buffer.from(data.data, 'base64').toString('utf8') : data.data;
@@ -231,7 +231,7 @@ function decodeAssistantContent(message: AssistantWire, at: string): AssistantCo
   }
   for (const call of message.tool_calls ?? []) content.push(decodeToolCall(call));
   if (content.length === 0) {
-    throw invalidRequest(`'${at}.content' must be set unless the assistant message has tool_calls.`, `${at}.content`);
+    throw errors.invalidValue(`${at}.content`, `'${at}.content' must be set unless the assistant message has tool_calls.`);
   }
   return content;
 }
@@ -266,7 +266,7 @@ function decodeTools(wire: ChatCompletionBody['tools']): DecodedTools {
   let webSearchIndex: number | undefined;
   (wire ?? []).forEach((tool, index) => {
     if (tool.type === 'web_search') {
-      if (webSearchIndex !== undefined) throw invalidRequest(`Only one web_search tool is allowed; 'tools[${index}]' repeats it.`, `tools[${index}]`);
+      if (webSearchIndex !== undefined) throw errors.invalidValue(`tools[${index}]`, `Only one web_search tool is allowed; 'tools[${index}]' repeats it.`);
       webSearchIndex = index;
       return;
     }
@@ -290,14 +290,14 @@ function decodeToolChoice(choice: ChatCompletionBody['tool_choice'], tools: read
   if (choice === undefined) return undefined;
   if (typeof choice === 'string') {
     if (tools.length === 0) {
-      if (choice === 'required') throw invalidRequest("'tool_choice' = 'required' needs at least one function tool.", 'tool_choice');
+      if (choice === 'required') throw errors.invalidValue('tool_choice', "'tool_choice' = 'required' needs at least one function tool.");
       return undefined;
     }
     return { kind: choice };
   }
   const name = choice.function.name;
   if (!tools.some((tool) => tool.name === name)) {
-    throw invalidRequest(`'tool_choice.function.name' names '${name}', which is not one of the function tools.`, 'tool_choice.function.name');
+    throw errors.invalidValue('tool_choice.function.name', `'tool_choice.function.name' names '${name}', which is not one of the function tools.`);
   }
   return { kind: 'tool', name };
 }

@@ -9,7 +9,7 @@
  * `enforced_spend_limit_reached` is the operator's provider account hitting its spend limit, not a
  * rate limit a wait would lift; it is reported like a credential problem, non-retryable.
  */
-import { GatewayError } from '../../core/errors.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
 import { bodyExcerpt, upstreamReportedError, upstreamStatusError, type UpstreamHeaders } from '../transport/upstream-errors.ts';
 import type { AnthropicErrorWire } from './wire.ts';
 
@@ -18,7 +18,7 @@ const SPEND_LIMIT = 'enforced_spend_limit_reached';
 export function parseAnthropicError(status: number, headers: UpstreamHeaders, bodyText: string): GatewayError {
   const error = errorObject(bodyText);
   if (status === 429 && error?.details?.error_code === SPEND_LIMIT) {
-    return new GatewayError(502, 'The upstream provider account has reached its spend limit.', { code: 'upstream_error', retryable: false });
+    return errors.upstreamSpendLimit();
   }
   return upstreamStatusError({ status, headers, message: error?.message ?? bodyExcerpt(bodyText) });
 }

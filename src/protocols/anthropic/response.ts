@@ -1,7 +1,7 @@
 /** An Anthropic Message body → canonical result (PROTOCOLS.md §3 "Response"). */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { errors } from '../../core/errors.ts';
 import { anthropicCitations, anthropicSignature, thinkingBlockOf, toolCallSignature, type ThinkingBlock } from './blocks.ts';
 import { anthropicFinish } from './finish.ts';
 import { anthropicUsage } from './usage.ts';
@@ -11,7 +11,7 @@ import type { AnthropicContentBlockWire, AnthropicMessageWire } from './wire.ts'
 export function parseAnthropicResponse(body: unknown): CanonicalResult {
   const wire = body as AnthropicMessageWire | null;
   if (typeof wire !== 'object' || wire === null || !Array.isArray(wire.content)) {
-    throw malformedUpstream('a message without content');
+    throw errors.malformedUpstream('a message without content');
   }
   const content: AssistantContentPart[] = [];
   const citations: Citation[] = [];

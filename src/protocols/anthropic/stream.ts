@@ -15,11 +15,10 @@
  * and the `message_delta` whose usage carries the billed count gives the final one (web-search.ts).
  */
 import type { Finish, StreamEvent } from '../../canonical/index.ts';
-import type { GatewayError } from '../../core/errors.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { anthropicCitations, anthropicSignature, toolCallSignature, type ThinkingBlock } from './blocks.ts';
 import { anthropicStreamError } from './errors.ts';
 import { anthropicFinish } from './finish.ts';
@@ -161,7 +160,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   const onEvent = (event: AnthropicEventWire): StreamEvent[] => {
     switch (event.type) {
       case 'message_start': {
-        if (started) return fail(malformedUpstream('a second message_start in one stream'));
+        if (started) return fail(errors.malformedUpstream('a second message_start in one stream'));
         started = true;
         const message = event.message ?? {};
         usage = mergeAnthropicUsage({}, message.usage);
@@ -188,7 +187,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         searches.usage(event.usage);
         return [{ type: 'usage', usage: anthropicUsage(usage) }, ...webSearchEvents()];
       case 'message_stop': {
-        if (pendingFinish === undefined) return fail(malformedUpstream('a message_stop without a stop_reason'));
+        if (pendingFinish === undefined) return fail(errors.malformedUpstream('a message_stop without a stop_reason'));
         const events = [...blocks.values()].flatMap(stopBlock);
         blocks.clear();
         finished = true;
@@ -212,7 +211,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       return onEvent({ ...event, type });
     },
     end() {
-      return finished ? [] : fail(malformedUpstream('a stream that ended before message_stop'));
+      return finished ? [] : fail(errors.malformedUpstream('a stream that ended before message_stop'));
     },
   };
 }

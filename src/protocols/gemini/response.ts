@@ -7,7 +7,7 @@
  */
 import type { AssistantContentPart, CanonicalResult, Finish, ReasoningPart, TextPart } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { errors } from '../../core/errors.ts';
 import { geminiStreamError } from './errors.ts';
 import { blockedPromptFinish, geminiFinish } from './finish.ts';
 import { geminiCitations, geminiWebSearch } from './grounding.ts';
@@ -17,7 +17,7 @@ import type { GeminiPartWire, GeminiResponseWire } from './wire.ts';
 
 export function parseGeminiResponse(body: unknown): CanonicalResult {
   const wire = body as GeminiResponseWire | null;
-  if (typeof wire !== 'object' || wire === null) throw malformedUpstream('a response that is not an object');
+  if (typeof wire !== 'object' || wire === null) throw errors.malformedUpstream('a response that is not an object');
   if (wire.error !== undefined) throw geminiStreamError(wire.error);
   const candidate = wire.candidates?.[0];
   const content = candidate === undefined ? [] : contentParts(candidate.content?.parts ?? []);
@@ -39,7 +39,7 @@ function finishOf(wire: GeminiResponseWire, content: readonly AssistantContentPa
   if (raw) return geminiFinish(raw, content.some((part) => part.type === 'tool_call'));
   const blockReason = wire.promptFeedback?.blockReason;
   if (blockReason) return blockedPromptFinish(blockReason);
-  throw malformedUpstream('a response without a finish reason');
+  throw errors.malformedUpstream('a response without a finish reason');
 }
 
 function contentParts(parts: readonly GeminiPartWire[]): AssistantContentPart[] {

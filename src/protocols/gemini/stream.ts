@@ -10,11 +10,10 @@
  * still follow; a body that ends without a finish reason was cut short and ends in an error.
  */
 import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
-import type { GatewayError } from '../../core/errors.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { geminiStreamError } from './errors.ts';
 import { blockedPromptFinish, geminiFinish } from './finish.ts';
 import { geminiCitations, geminiWebSearch } from './grounding.ts';
@@ -100,7 +99,7 @@ export function createGeminiStreamDecoder(): StreamDecoder {
       const parsed = parseEventJson(message.data);
       if (!parsed.ok) return fail(parsed.error);
       const chunk = parsed.value as GeminiResponseWire | null;
-      if (typeof chunk !== 'object' || chunk === null) return fail(malformedUpstream('a stream chunk that is not an object'));
+      if (typeof chunk !== 'object' || chunk === null) return fail(errors.malformedUpstream('a stream chunk that is not an object'));
       if (chunk.error !== undefined) return fail(geminiStreamError(chunk.error));
       const events: StreamEvent[] = [];
       if (!started) {
@@ -116,7 +115,7 @@ export function createGeminiStreamDecoder(): StreamDecoder {
     },
     end() {
       if (finished) return [];
-      if (pendingFinish === undefined) return fail(malformedUpstream('a stream that ended before its finish reason'));
+      if (pendingFinish === undefined) return fail(errors.malformedUpstream('a stream that ended before its finish reason'));
       finished = true;
       return [{ type: 'finish', finish: pendingFinish }];
     },

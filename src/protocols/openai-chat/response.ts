@@ -1,7 +1,7 @@
 /** A Chat Completions response body → canonical result (PROTOCOLS.md §1). */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { errors } from '../../core/errors.ts';
 import { chatStreamError } from './errors.ts';
 import { chatFinish } from './finish.ts';
 import { chatLogprobs } from './logprobs.ts';
@@ -13,7 +13,7 @@ export function parseChatResponse(body: unknown): CanonicalResult {
   // Some compatible servers answer 200 with an error envelope.
   if (wire?.error !== undefined && wire.error !== null) throw chatStreamError(wire.error);
   const choice = wire?.choices?.[0];
-  if (choice === undefined) throw malformedUpstream('a chat completion without choices');
+  if (choice === undefined) throw errors.malformedUpstream('a chat completion without choices');
   const message = choice.message ?? {};
   const content: AssistantContentPart[] = [];
   // Compatible servers (vLLM, DeepSeek) return the reasoning text beside the answer.

@@ -7,11 +7,10 @@
  * been seen, because the canonical stream ends with exactly one finish.
  */
 import type { Citation, ContentLogprob, Finish, StreamEvent } from '../../canonical/index.ts';
-import type { GatewayError } from '../../core/errors.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
 import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
 import { chatStreamError } from './errors.ts';
 import { chatFinish } from './finish.ts';
 import { chatLogprobs } from './logprobs.ts';
@@ -91,7 +90,7 @@ export function createChatStreamDecoder(): StreamDecoder {
   };
 
   const complete = (): StreamEvent[] => {
-    if (pendingFinish === undefined) return fail(malformedUpstream('a stream that ended before its finish_reason'));
+    if (pendingFinish === undefined) return fail(errors.malformedUpstream('a stream that ended before its finish_reason'));
     finished = true;
     return [{ type: 'finish', finish: pendingFinish }];
   };

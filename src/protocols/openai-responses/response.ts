@@ -5,7 +5,7 @@
  */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { errors } from '../../core/errors.ts';
 import { responsesReportedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
 import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
@@ -16,7 +16,7 @@ import type { ResponsesAnnotationWire, ResponsesContentWire, ResponseObjectWire,
 export function parseResponsesResponse(body: unknown): CanonicalResult {
   const response = body as ResponseObjectWire;
   if (typeof response !== 'object' || response === null || !Array.isArray(response.output)) {
-    throw malformedUpstream('a response object without output');
+    throw errors.malformedUpstream('a response object without output');
   }
   if (response.status === 'failed' || response.status === 'cancelled') throw responsesReportedError(response.error);
   const content: AssistantContentPart[] = [];

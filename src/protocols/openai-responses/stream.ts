@@ -12,7 +12,7 @@ import type { StreamEvent } from '../../canonical/index.ts';
 import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
-import { malformedUpstream } from '../transport/upstream-errors.ts';
+import { errors } from '../../core/errors.ts';
 import { responsesReportedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
 import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
@@ -173,7 +173,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       return handle(event, event?.type ?? message.event ?? '');
     },
     end() {
-      return finished ? [] : [{ type: 'error', error: malformedUpstream('a stream that ended before its terminal event') }];
+      return finished ? [] : [{ type: 'error', error: errors.malformedUpstream('a stream that ended before its terminal event') }];
     },
   };
 }

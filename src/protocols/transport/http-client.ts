@@ -4,9 +4,9 @@
  * build the request (url, headers, body) and interpret the answer; nothing here knows a provider.
  */
 import type { Dispatcher } from 'undici';
-import { GatewayError } from '../../core/errors.ts';
+import { errors, GatewayError } from '../../core/errors.ts';
 import { poolFor } from './pools.ts';
-import { malformedUpstream, type UpstreamHeaders } from './upstream-errors.ts';
+import type { UpstreamHeaders } from './upstream-errors.ts';
 
 /** Used when the provider config sets no `timeout_ms` (the official OpenAI client's default). */
 export const DEFAULT_TIMEOUT_MS = 600_000;
@@ -152,7 +152,7 @@ export function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw malformedUpstream('a response body that is not valid JSON', error);
+    throw errors.malformedUpstream('a response body that is not valid JSON', error);
   }
 }
 
@@ -163,20 +163,10 @@ export function parseJsonBody(text: string): unknown {
 export function transportError(error: unknown, callerSignal: AbortSignal): GatewayError {
   if (error instanceof GatewayError) return error;
   if (callerSignal.aborted) {
-    return new GatewayError(502, 'The upstream request was cancelled.', { code: 'upstream_unavailable', cause: error });
+    return errors.upstreamCancelled(error);
   }
-  if (isTimeout(error)) {
-    return new GatewayError(502, 'The upstream provider did not answer in time.', {
-      code: 'upstream_timeout',
-      retryable: true,
-      cause: error,
-    });
-  }
-  return new GatewayError(502, 'The upstream provider could not be reached or closed the connection.', {
-    code: 'upstream_unavailable',
-    retryable: true,
-    cause: error,
-  });
+  if (isTimeout(error)) return errors.upstreamNoAnswer(error);
+  return errors.upstreamUnreachable(error);
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);

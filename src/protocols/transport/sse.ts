@@ -3,8 +3,7 @@
  * straddle chunks, carry several data lines, CRLF endings or comments).
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { malformedUpstream } from './upstream-errors.ts';
-import type { GatewayError } from '../../core/errors.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
 
 export type SseMessage = Pick<EventSourceMessage, 'event' | 'data'>;
 
@@ -33,6 +32,6 @@ export function parseEventJson(data: string): { readonly ok: true; readonly valu
   try {
     return { ok: true, value: JSON.parse(data) };
   } catch (cause) {
-    return { ok: false, error: malformedUpstream('a stream chunk that is not valid JSON', cause) };
+    return { ok: false, error: errors.malformedUpstream('a stream chunk that is not valid JSON', cause) };
   }
 }

@@ -4,7 +4,7 @@
  * (which gateway status, which code, whether another endpoint may succeed, how long to wait) lives
  * here once.
  */
-import { GatewayError } from '../../core/errors.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
 
 export type UpstreamHeaders = Readonly<Record<string, string | undefined>>;
 
@@ -51,62 +51,21 @@ export function parseRetryAfter(headers: UpstreamHeaders, now: number = Date.now
 /** The gateway error for a non-2xx upstream answer. */
 export function upstreamStatusError(failure: UpstreamFailure): GatewayError {
   const { status, headers } = failure;
+  const { message } = failure;
   const retryable = isRetryableStatus(status, headers);
-  const detail = failure.message ? `: ${failure.message}` : '';
-  if (status === 429) {
-    return new GatewayError(429, `The upstream provider is rate limiting requests${detail}`, {
-      code: 'upstream_rate_limited',
-      retryable,
-      retryAfterSeconds: parseRetryAfter(headers),
-    });
-  }
-  if (status === 408 || status === 504) {
-    return new GatewayError(502, `The upstream provider timed out${detail}`, { code: 'upstream_timeout', retryable });
-  }
-  if (status === 503 || status === 529) {
-    return new GatewayError(503, `The upstream provider is overloaded or unavailable${detail}`, {
-      code: 'upstream_unavailable',
-      retryable,
-      retryAfterSeconds: parseRetryAfter(headers),
-    });
-  }
-  if (status === 401 || status === 403) {
-    // A bad or unauthorised provider key is the operator's problem, not the client's; the provider's
-    // message may quote part of the key, so it is not passed on.
-    return new GatewayError(502, `The upstream provider rejected the gateway's credentials (status ${status}).`, {
-      code: 'upstream_error',
-      retryable,
-    });
-  }
-  if (status === 413) {
-    return new GatewayError(413, `The upstream provider rejected the request as too large${detail}`, {
-      code: 'request_too_large',
-      retryable,
-    });
-  }
-  if (status === 400 || status === 422) {
-    // The provider judged the request itself invalid: the client can act on its message and param.
-    return new GatewayError(400, `The upstream provider rejected the request${detail}`, {
-      code: 'upstream_error',
-      param: failure.param ?? null,
-      retryable,
-    });
-  }
-  const what = failure.reported ? 'reported an error' : `returned status ${status}`;
-  return new GatewayError(502, `The upstream provider ${what}${detail}`, {
-    code: 'upstream_error',
-    retryable,
-  });
+  if (status === 429) return errors.upstreamRateLimited(message, retryable, parseRetryAfter(headers));
+  if (status === 408 || status === 504) return errors.upstreamTimedOut(message, retryable);
+  if (status === 503 || status === 529) return errors.upstreamOverloaded(message, retryable, parseRetryAfter(headers));
+  // A bad or unauthorised provider key is the operator's problem, not the client's.
+  if (status === 401 || status === 403) return errors.upstreamCredentialsRejected(status, retryable);
+  if (status === 413) return errors.upstreamTooLarge(message, retryable);
+  if (status === 400 || status === 422) return errors.upstreamRejected(message, failure.param ?? null, retryable);
+  return failure.reported ? errors.upstreamReported(message, retryable) : errors.upstreamStatus(status, message, retryable);
 }
 
 /** An error the provider reported inside a 200 stream or body, mapped by the status it implies. */
 export function upstreamReportedError(status: number, message: string | undefined): GatewayError {
   return upstreamStatusError({ status, headers: {}, message, reported: true });
-}
-
-/** An upstream answer the gateway could not read (invalid JSON, an unknown shape, a cut-off body). */
-export function malformedUpstream(what: string, cause?: unknown): GatewayError {
-  return new GatewayError(502, `The upstream provider sent ${what}.`, { code: 'upstream_error', retryable: true, cause });
 }
 
 /** A short piece of an error body that is not the provider's JSON (an HTML page from a proxy, say). */

@@ -12,7 +12,7 @@
  *   they are.
  */
 import pg from 'pg';
-import { GatewayError } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import type { StorageLogger } from '../logger.ts';
 import type { Row } from '../rows.ts';
 
@@ -76,7 +76,7 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
       try {
         return await pool.query<Row>({ name: statement.name, text: statement.text, values: values as unknown[] });
       } catch (error) {
-        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+        throw isConnectionFailure(error) ? errors.storageUnavailable(error) : error;
       }
     },
     async transaction(work) {
@@ -84,7 +84,7 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
       try {
         client = await pool.connect();
       } catch (error) {
-        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+        throw isConnectionFailure(error) ? errors.storageUnavailable(error) : error;
       }
       try {
         await client.query('BEGIN');
@@ -93,7 +93,7 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
-        throw isConnectionFailure(error) ? storageUnavailable(error) : error;
+        throw isConnectionFailure(error) ? errors.storageUnavailable(error) : error;
       } finally {
         client.release();
       }
@@ -104,13 +104,6 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
   };
 }
 
-function storageUnavailable(cause: unknown): GatewayError {
-  return new GatewayError(503, 'The storage backend is temporarily unavailable.', {
-    code: 'storage_unavailable',
-    retryable: true,
-    cause,
-  });
-}
 
 /**
  * Connection-level failures: SQLSTATE classes 08 (connection exception), 57P (server shutting

@@ -3,7 +3,7 @@
  * statement that creates it, so that its balance reads as zero and a zero-cost reservation succeeds
  * before any credit.
  */
-import { notFound } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { timeOrderedId } from '../../core/ids.ts';
 import {
   accountFromRow,
@@ -163,7 +163,7 @@ export function postgresDirectory(database: PostgresDatabase, now: () => number)
     async createAccount(input) {
       const values = [...ownerValues(timeOrderedId('acct'), newOwnerColumns(input), now()), input.organizationId ?? null];
       const row = (await database.query(INSERT_ACCOUNT, values)).rows[0];
-      if (!row) throw notFound('Organization');
+      if (!row) throw errors.notFound('Organization');
       return accountFromRow(row);
     },
     async getAccount(id) {

@@ -2,7 +2,7 @@
  * Organizations, accounts and API keys on SQLite. Every owner gets its wallet row when it is
  * created, so that its balance reads as zero and a zero-cost reservation succeeds before any credit.
  */
-import { notFound } from '../../core/errors.ts';
+import { errors } from '../../core/errors.ts';
 import { timeOrderedId } from '../../core/ids.ts';
 import {
   accountFromRow,
@@ -83,7 +83,7 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
       ...newOwnerColumns(input),
       created_at: now(),
     }) as Row | undefined;
-    if (!inserted) throw notFound('Organization');
+    if (!inserted) throw errors.notFound('Organization');
     accounts.openWallet(inserted.id as string);
     return inserted;
   }
