@@ -21,8 +21,13 @@ export function attemptPlan(eligible: readonly RouteEndpoint[], preferences: Pro
 type SortKey = number | undefined;
 
 const SORT_KEYS: Record<ProviderSort, (route: RouteEndpoint) => SortKey> = {
-  // The sum of the standard input and output rates: one comparable number per route.
-  price: (route) => Number((route.prices.standard.input ?? 0n) + (route.prices.standard.output ?? 0n)),
+  // One comparable number per route: the sum of its rates. The routes of one model share a billing
+  // unit, so only the rates of that unit are set (standard input and output for tokens, the media
+  // rate for images and video, the flat rate per request).
+  price: (route) => {
+    const prices = route.prices;
+    return Number((prices.standard.input ?? 0n) + (prices.standard.output ?? 0n) + (prices.perImage ?? 0n) + (prices.perSecond ?? 0n) + (prices.perRequest ?? 0n));
+  },
   latency: (route) => route.latencyMs,
   throughput: (route) => (route.throughputTps === undefined ? undefined : -route.throughputTps),
 };

@@ -1,0 +1,240 @@
+/**
+ * A new kind of output, defined entirely in this test with a scripted protocol, gets everything
+ * from the metered-call core without touching it: selection and validation, a credit hold of its
+ * own quote, provider fallback, settlement on what was delivered, the request log row with its
+ * stored output, Idempotency-Key replays, and a prepared call stored as data and completed later by
+ * another pipeline (a job's worker). Run on both stores.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { GatewayAuthenticator } from '../../src/auth/authenticator.ts';
+import { ZERO_USAGE } from '../../src/canonical/index.ts';
+import type { GatewayConfig } from '../../src/config/schema.ts';
+import { formatUsd, usdToPicos } from '../../src/core/money.ts';
+import { timeOrderedId } from '../../src/core/ids.ts';
+import { withIdempotency } from '../../src/http/idempotency.ts';
+import { rejectionRecorder } from '../../src/http/request-recording.ts';
+import type { RouteModule } from '../../src/http/route-module.ts';
+import type { OutputKind } from '../../src/pipeline/kind.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
+import { preparedCallRecord, resumePrepared } from '../../src/pipeline/prepared-record.ts';
+import { fieldRef, type ParamNamer } from '../../src/policy/violation.ts';
+import { defineCapability, implement, provides } from '../../src/protocols/capability.ts';
+import { errors } from '../../src/core/errors.ts';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { assertError, call } from '../helpers/http.ts';
+import { endpoint, ledger, model, newCharges } from '../chat/helpers.ts';
+
+// The kind: "widgets", priced per image, `count` of them per request.
+interface WidgetRequest {
+  readonly model: string;
+  readonly fallbackModels: readonly string[];
+  readonly stream: false;
+  readonly count: number;
+}
+interface WidgetProtocol {
+  complete(request: WidgetRequest, endpoint: { readonly upstreamModel: string }): Promise<{ readonly widgets: readonly string[] }>;
+}
+interface WidgetTypes {
+  readonly request: WidgetRequest;
+  readonly result: { readonly widgets: readonly string[] };
+  readonly meter: { readonly widgets: number };
+  readonly estimate: undefined;
+  readonly protocol: WidgetProtocol;
+}
+const WIDGETS_CAPABILITY = defineCapability<WidgetProtocol>('widgets');
+const WIDGETS: OutputKind<WidgetTypes> = {
+  name: 'widgets',
+  category: 'IMAGE',
+  capability: WIDGETS_CAPABILITY,
+  unservable: 'widgets',
+  estimate: () => undefined,
+  check: (request, route) =>
+    request.count > (route.limits.max_images ?? Infinity) ? { ref: fieldRef('stream'), message: () => 'too many widgets', code: 'invalid_value' } : undefined,
+  quote: (request, route) => BigInt(request.count) * (route.prices.perImage ?? 0n),
+  meter: (_request, result) => ({ widgets: result.widgets.length }),
+  cost: (prices, meter) => BigInt(meter.widgets) * (prices.perImage ?? 0n),
+  logged: () => ({ usage: ZERO_USAGE, searchUnits: 0 }),
+};
+
+/** Fails on upstream model `fail-503`; delivers one widget fewer than asked on `short`. */
+function scriptedWidgets(): WidgetProtocol & { readonly calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    async complete(request, route) {
+      calls.push(route.upstreamModel);
+      if (route.upstreamModel === 'fail-503') throw errors.upstreamOverloaded('busy', true, undefined);
+      const delivered = route.upstreamModel === 'short' ? request.count - 1 : request.count;
+      return { widgets: Array.from({ length: delivered }, (_, index) => `widget-${index}`) };
+    },
+  };
+}
+
+const names: ParamNamer = { name: (ref) => (ref.kind === 'field' && ref.field === 'stream' ? 'count' : 'body') };
+const WidgetBody = Type.Object({ model: Type.String(), count: Type.Integer({ minimum: 1 }), models: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false });
+
+function widgetRoutes(pipeline: (deps: never) => Pipeline): RouteModule {
+  return (app, deps) => {
+    const core = pipeline(deps as never);
+    app.addHook('onClose', () => core.close());
+    app.post<{ Body: Static<typeof WidgetBody> }>(
+      '/v1/test/widgets',
+      withIdempotency(deps, { route: 'widgets', resultHeaders: ['x-gateway-cost-usd'], pipeline: core }, {
+        schema: { body: WidgetBody },
+        onRequest: deps.authenticator.require('images'),
+        onError: rejectionRecorder(core, 'widgets', deps.now),
+      }),
+      async (request, reply) => {
+        const input = {
+          request: { model: request.body.model, fallbackModels: request.body.models ?? [], stream: false as const, count: request.body.count },
+          names,
+          auth: request.auth,
+          requestId: request.gatewayRequestId,
+          route: 'widgets',
+          signal: new AbortController().signal,
+        };
+        const completed = await core.complete(WIDGETS, input, (result, served) => ({ model: served.modelId, data: result.widgets }));
+        return reply.header('x-gateway-cost-usd', formatUsd(completed.settlement.charged)).type('application/json').send(completed.json);
+      },
+    );
+  };
+}
+
+const perImage = (usd: number) => ({ unit: 'per_image' as const, per_image: usd });
+const widgetModel = (id: string, routes: ReturnType<typeof endpoint>[]) =>
+  model(id, routes, { category: 'IMAGE', type: 'image', input_modalities: ['text'], output_modalities: ['image'] });
+const config: GatewayConfig = {
+  providers: [{ id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 0 } }],
+  models: [
+    // Sorted by price: the cheaper, failing route first, so that fallback is exercised.
+    widgetModel('gateway/widgets', [
+      endpoint('fail-503', { pricing: perImage(0.1), limits: { max_images: 4 } }),
+      endpoint('healthy', { pricing: perImage(0.25), limits: { max_images: 4 } }),
+    ]),
+    widgetModel('gateway/short-widgets', [endpoint('short', { pricing: perImage(0.5), limits: { max_images: 4 } })]),
+    widgetModel('gateway/dear-widgets', [endpoint('healthy', { pricing: perImage(5), limits: { max_images: 4 } })]),
+    model('gateway/text', [endpoint('healthy')]),
+  ],
+};
+
+for (const engine of ['sqlite', 'postgres'] as const) {
+  describe(`a new kind of output on the core (${engine})`, () => {
+    const protocol = scriptedWidgets();
+    const protocols = { simulated: provides(implement(WIDGETS_CAPABILITY, protocol)) };
+    let gateway: TestGateway;
+    let core: Pipeline;
+    before(async () => {
+      gateway = await startGateway({
+        engine,
+        config,
+        creditUsd: '10',
+        routes: [widgetRoutes((deps) => (core = new Pipeline(deps, { protocols })))],
+      });
+    });
+    after(() => gateway.close());
+
+    const widgets = (body: unknown, headers: Record<string, string> = {}) =>
+      call(gateway.baseUrl, 'POST', '/v1/test/widgets', { key: gateway.apiKey, json: body, headers });
+
+    test('the quote is held, a retryable failure falls back, and the charge is what was delivered', async () => {
+      const before = await ledger(gateway);
+      protocol.calls.length = 0;
+      const response = await widgets({ model: 'gateway/widgets', count: 2 });
+      assert.equal(response.status, 200, response.text);
+      assert.deepEqual(response.body, { model: 'gateway/widgets', data: ['widget-0', 'widget-1'] });
+      assert.deepEqual(protocol.calls, ['fail-503', 'healthy']);
+      // Two widgets at the serving route's 0.25 USD each.
+      assert.equal(response.headers.get('x-gateway-cost-usd'), '0.5');
+      const charges = await newCharges(gateway, before);
+      assert.deepEqual(charges.map((entry) => entry.amount), [usdToPicos('0.5')]);
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+    });
+
+    test('a short delivery is charged for what arrived, not what was held', async () => {
+      const before = await ledger(gateway);
+      const response = await widgets({ model: 'gateway/short-widgets', count: 3 });
+      assert.equal(response.status, 200, response.text);
+      assert.equal(response.headers.get('x-gateway-cost-usd'), '1');
+      assert.deepEqual((await newCharges(gateway, before)).map((entry) => entry.amount), [usdToPicos('1')]);
+    });
+
+    test('the request log row records the model, the route, the cost and the output', async () => {
+      const response = await widgets({ model: 'gateway/widgets', count: 1 });
+      const requestId = response.headers.get('x-gateway-request-id')!;
+      await core.flush();
+      const row = await gateway.store.getRequest(requestId);
+      assert.equal(row?.route, 'widgets');
+      assert.equal(row?.model, 'gateway/widgets');
+      assert.equal(row?.upstreamModel, 'healthy');
+      assert.equal(row?.status, 'completed');
+      assert.equal(row?.cost, usdToPicos('0.25'));
+      assert.deepEqual(row?.output, { model: 'gateway/widgets', data: ['widget-0'] });
+    });
+
+    test("the kind's own validation runs before any credit moves, named by the caller", async () => {
+      const before = await ledger(gateway);
+      assertError(await widgets({ model: 'gateway/widgets', count: 5 }), { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'count' });
+      assert.deepEqual(await newCharges(gateway, before), []);
+    });
+
+    test('a model of another category is not found for this kind; the `models` fallback walks on', async () => {
+      assertError(await widgets({ model: 'gateway/text', count: 1 }), { status: 404, type: 'invalid_request_error', code: 'model_not_found' });
+      const response = await widgets({ model: 'gateway/text', models: ['gateway/widgets'], count: 1 });
+      assert.equal(response.status, 200, response.text);
+      assert.equal(response.body.model, 'gateway/widgets');
+    });
+
+    test('a quote above the balance is refused with 402 and nothing held', async () => {
+      const { balance } = await ledger(gateway);
+      const count = 4;
+      assert.ok(balance.available < usdToPicos('5') * BigInt(count), 'the test account cannot cover four dear widgets');
+      assertError(await widgets({ model: 'gateway/dear-widgets', count }), { status: 402, type: 'insufficient_quota_error', code: 'insufficient_quota' });
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+    });
+
+    test('an Idempotency-Key replays the result and its cost header, charging once', async () => {
+      const before = await ledger(gateway);
+      const headers = { 'idempotency-key': `widgets-${engine}` };
+      const first = await widgets({ model: 'gateway/widgets', count: 1 }, headers);
+      const second = await widgets({ model: 'gateway/widgets', count: 1 }, headers);
+      assert.equal(second.status, 200);
+      assert.equal(second.headers.get('idempotent-replayed'), 'true');
+      assert.equal(second.text, first.text);
+      assert.equal(second.headers.get('x-gateway-cost-usd'), '0.25');
+      assert.equal((await newCharges(gateway, before)).length, 1);
+    });
+
+    test('a prepared call stored as data is completed later by another pipeline, once', async () => {
+      const before = await ledger(gateway);
+      const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({ headers: { authorization: `Bearer ${gateway.apiKey}` } } as FastifyRequest);
+      const prepared = await core.prepare(WIDGETS, {
+        request: { model: 'gateway/widgets', fallbackModels: [], stream: false, count: 2 },
+        names,
+        auth,
+        requestId: timeOrderedId('req'),
+        route: 'widgets',
+        signal: new AbortController().signal,
+      });
+      // The hold is the worst case over the plan: two widgets at the dearer route's price.
+      assert.equal((await ledger(gateway)).balance.reserved, usdToPicos('0.5'));
+      const stored = JSON.parse(JSON.stringify(preparedCallRecord(prepared)));
+
+      const worker = new Pipeline(gateway.deps, { protocols });
+      try {
+        const resumed = await resumePrepared(worker, WIDGETS, stored, { names, signal: new AbortController().signal });
+        const completed = await worker.completePrepared(resumed, (result) => result.widgets);
+        assert.deepEqual(completed.body, ['widget-0', 'widget-1']);
+        assert.equal(completed.settlement.charged, usdToPicos('0.5'));
+        assert.equal((await ledger(gateway)).balance.reserved, 0n);
+        // A second worker that picks up the same record finds the hold settled and runs nothing.
+        await assert.rejects(resumePrepared(worker, WIDGETS, stored, { names, signal: new AbortController().signal }), { status: 409, code: 'invalid_state' });
+        assert.equal((await newCharges(gateway, before)).length, 1);
+      } finally {
+        await worker.close();
+      }
+    });
+  });
+}
