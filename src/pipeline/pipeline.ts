@@ -74,7 +74,7 @@ export class Pipeline {
   constructor(deps: AppDeps, options: PipelineOptions = {}) {
     this.deps = deps;
     this.protocols = options.protocols ?? CHAT_PROTOCOLS;
-    this.log = new RequestLogWriter(deps.store, deps.logger);
+    this.log = new RequestLogWriter(deps.store, deps.logger, deps.metrics);
   }
 
   get logger(): FastifyBaseLogger {
