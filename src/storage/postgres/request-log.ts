@@ -2,7 +2,7 @@
  * The request log on PostgreSQL. A batch of any size is one prepared statement with one parameter:
  * the rows as a JSON array that json_populate_recordset turns into request_log rows by column name.
  */
-import { jsonText, REQUEST_LOG_COLUMNS, requestColumns, requestFromRow, usageFromRow } from '../rows.ts';
+import { jsonText, REQUEST_LOG_COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow } from '../rows.ts';
 import type { RequestLogRecord, RequestLogStore } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
@@ -24,12 +24,9 @@ const INSERT: Statement = {
          ON CONFLICT (id) DO NOTHING`,
 };
 const BY_ID: Statement = { name: 'gateway_request_log_get', text: 'SELECT * FROM request_log WHERE id = $1' };
-// Input counts every input token, cached or not: the total prompt size a usage report shows.
 const SUMMARY: Statement = {
   name: 'gateway_request_log_usage',
-  text: `SELECT model, count(*) AS requests,
-                sum(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
-                sum(output_tokens) AS output_tokens, sum(cost) AS cost
+  text: `SELECT model, ${USAGE_AGGREGATES}
          FROM request_log
          WHERE owner_kind = $1 AND owner_id = $2 AND created_at >= $3
          GROUP BY model ORDER BY model COLLATE "C" NULLS LAST`,

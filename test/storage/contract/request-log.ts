@@ -119,21 +119,26 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       assert.equal((await store().getRequest(first.id))?.status, 'completed');
     });
 
-    test('usage summary groups by model since a time, counting all input tokens', async () => {
+    test('usage summary groups by model since a time, counting all input tokens, served and refused requests apart', async () => {
       const owner = await newAccount(store());
       const other = await newAccount(store());
+      const refusal = { status: 'failed', cost: 0n, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0, output: null } as const;
       await store().recordRequests([
         record(owner, { model: 'model-b', createdAt: 1_000, cost: 5n }),
         record(owner, { model: 'model-a', createdAt: 2_000, cost: 7n }),
         record(owner, { model: 'model-a', createdAt: 3_000, cost: 9n, inputTokens: 100, outputTokens: 1 }),
-        record(owner, { model: null, createdAt: 3_000, cost: 0n, status: 'failed' }),
+        // A stream that broke off after it began: served (its status line was 200) and charged.
+        record(owner, { model: 'model-b', createdAt: 3_000, cost: 3n, status: 'failed', errorCode: 'upstream_error' }),
+        record(owner, { ...refusal, model: 'model-a', createdAt: 3_000, httpStatus: 402, errorCode: 'insufficient_quota' }),
+        record(owner, { ...refusal, model: null, createdAt: 3_000, httpStatus: 404, errorCode: 'model_not_found' }),
+        record(owner, { ...refusal, model: null, createdAt: 3_000, httpStatus: 502, errorCode: 'upstream_error' }),
         record(owner, { model: 'model-a', createdAt: 999, cost: 1_000n }),
         record(other, { model: 'model-a', createdAt: 2_000, cost: 1_000n }),
       ]);
       assert.deepEqual(await store().usageSummary(owner, 1_000), [
-        { model: 'model-a', requests: 2, inputTokens: 13 + 103, outputTokens: 21, cost: 16n },
-        { model: 'model-b', requests: 1, inputTokens: 13, outputTokens: 20, cost: 5n },
-        { model: null, requests: 1, inputTokens: 13, outputTokens: 20, cost: 0n },
+        { model: 'model-a', requests: 2, refusedRequests: 1, inputTokens: 13 + 103, outputTokens: 21, cost: 16n },
+        { model: 'model-b', requests: 2, refusedRequests: 0, inputTokens: 26, outputTokens: 40, cost: 8n },
+        { model: null, requests: 0, refusedRequests: 2, inputTokens: 0, outputTokens: 0, cost: 0n },
       ]);
       assert.deepEqual(await store().usageSummary(owner, 10_000), []);
     });
