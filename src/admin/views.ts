@@ -80,18 +80,21 @@ export function creditView(entry: LedgerEntry, balance: Balance) {
   };
 }
 
+/** Served requests with their tokens and cost, and the refused ones (no usage, no cost), per model and in total. */
 export function usageView(owner: OwnerRef, since: number, rows: readonly UsageSummaryRow[]) {
   const total = rows.reduce(
     (sum, row) => ({
       requests: sum.requests + row.requests,
+      refusedRequests: sum.refusedRequests + row.refusedRequests,
       inputTokens: sum.inputTokens + row.inputTokens,
       outputTokens: sum.outputTokens + row.outputTokens,
       cost: sum.cost + row.cost,
     }),
-    { requests: 0, inputTokens: 0, outputTokens: 0, cost: 0n },
+    { requests: 0, refusedRequests: 0, inputTokens: 0, outputTokens: 0, cost: 0n },
   );
-  const line = (row: { requests: number; inputTokens: number; outputTokens: number; cost: bigint }) => ({
+  const line = (row: Omit<UsageSummaryRow, 'model'>) => ({
     requests: row.requests,
+    refused_requests: row.refusedRequests,
     input_tokens: row.inputTokens,
     output_tokens: row.outputTokens,
     cost_usd: formatUsd(row.cost),

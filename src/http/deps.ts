@@ -3,6 +3,7 @@
  * no module reaches for a global.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Authenticator } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -13,6 +14,8 @@ export interface AppDeps {
   readonly store: Store;
   readonly catalog: Catalog;
   readonly logger: FastifyBaseLogger;
+  /** The Prometheus registry GET /metrics serves; each app has its own (tests run several). */
+  readonly metrics: Registry;
   readonly authenticator: Authenticator;
   /** Admin API bearer secret; the admin API is off when undefined. */
   readonly adminKey?: string;

@@ -15,6 +15,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { performance } from 'node:perf_hooks';
+import type { Registry } from 'prom-client';
 import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit.ts';
 import { worstCaseQuote } from '../billing/quote.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
@@ -41,6 +42,8 @@ export interface PipelineDeps {
   readonly logger: FastifyBaseLogger;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly now: () => number;
+  /** Where the request log writer counts its failed and dropped rows. */
+  readonly metrics: Registry;
 }
 
 export interface PipelineOptions {
@@ -99,7 +102,7 @@ export class Pipeline {
   constructor(deps: PipelineDeps, options: PipelineOptions = {}) {
     this.#deps = deps;
     this.#protocols = options.protocols ?? PROTOCOLS;
-    this.#log = new RequestLogWriter(deps.store, deps.logger);
+    this.#log = new RequestLogWriter(deps.store, deps.logger, deps.metrics);
     this.#reservationTtlMs = reservationTtlMs(deps.config);
   }
 

@@ -1,20 +1,35 @@
 /**
  * One request log row per request, written in batches: rows are queued and flushed together on a
  * short timer (one transaction instead of one commit per request; see docs/performance.md) and at
- * shutdown. A row is not money — the ledger is written synchronously elsewhere — so a failed
- * write is logged and dropped rather than failing the request.
+ * shutdown. A row is not money — the ledger is written synchronously elsewhere — so a failed write
+ * never fails a request. But rows are what usage reports count, so a failure loses as few of them
+ * as it can (docs/operations.md, "Request history"):
+ * - a batch the store refuses is written again row by row, so that one row it cannot take never
+ *   takes the rows of other requests, other accounts' included, down with it;
+ * - rows a write failed for are held and tried again (every RETRY_INTERVAL_MS, and at each
+ *   flush); a row the store refuses on its own is given up after MAX_ROW_ATTEMPTS tries, while an
+ *   unavailable store costs no tries: its rows wait for it;
+ * - at most MAX_HELD_ROWS rows wait in memory; a row beyond that is dropped.
+ * Failed writes, held rows and dropped rows are counted in /metrics and logged.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Usage } from '../canonical/index.ts';
 import { ZERO_USAGE } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
+import { GatewayError } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
+import type { StorageLogger } from '../storage/logger.ts';
 import type { OwnerRef, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
 
 /** Request history is kept for 24 hours (spec: Limits). */
 export const REQUEST_LOG_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const FLUSH_INTERVAL_MS = 5;
 const MAX_BATCH = 500;
+/** Rows waiting in memory (new and held) beyond which new rows are dropped: about 20 MB of outputs. */
+export const MAX_HELD_ROWS = 10_000;
+/** Tries of a row the store refuses on its own (a failed batch's single-row write is the first). */
+export const MAX_ROW_ATTEMPTS = 3;
+export const RETRY_INTERVAL_MS = 1_000;
 
 /** What a row records; what a request never reached (a model, a route, usage, a cost) may be left out. */
 export interface RequestFacts {
@@ -67,46 +82,225 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
   };
 }
 
-export class RequestLogWriter {
-  private queue: RequestLogRecord[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
-  private readonly store: RequestLogStore;
-  private readonly logger: FastifyBaseLogger;
+/** Why a write failed: the store could not be reached, or it refused what it was given. */
+const WRITE_FAILURES = ['unavailable', 'refused'] as const;
+type WriteFailure = (typeof WRITE_FAILURES)[number];
+/** Why a row was given up: refused on every try, or over MAX_HELD_ROWS. */
+const DROP_REASONS = ['refused', 'overflow'] as const;
+type DropReason = (typeof DROP_REASONS)[number];
 
-  constructor(store: RequestLogStore, logger: FastifyBaseLogger) {
+interface RequestLogMetrics {
+  readonly failedWrites: Counter<'reason'>;
+  readonly droppedRows: Counter<'reason'>;
+  readonly heldRows: Gauge;
+}
+
+const metricsByRegistry = new WeakMap<Registry, RequestLogMetrics>();
+
+/** The writer's metrics in an app's registry, registered once however many writers share it. */
+function requestLogMetrics(registry: Registry): RequestLogMetrics {
+  let metrics = metricsByRegistry.get(registry);
+  if (metrics) return metrics;
+  metrics = {
+    failedWrites: new Counter({
+      name: 'gateway_request_log_write_failures_total',
+      help: 'Request log writes (a batch or a single row) that failed, by reason: the store was unavailable or refused the rows.',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    droppedRows: new Counter({
+      name: 'gateway_request_log_rows_dropped_total',
+      help: 'Request log rows given up, by reason: refused by the store on every try, or over the cap of rows waiting in memory.',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    heldRows: new Gauge({
+      name: 'gateway_request_log_rows_held',
+      help: 'Request log rows waiting to be written again after a failed write.',
+      registers: [registry],
+    }),
+  };
+  // Every series exists from the start, so that an alert on its increase sees the first one.
+  for (const reason of WRITE_FAILURES) metrics.failedWrites.inc({ reason }, 0);
+  for (const reason of DROP_REASONS) metrics.droppedRows.inc({ reason }, 0);
+  metricsByRegistry.set(registry, metrics);
+  return metrics;
+}
+
+/** A row taken for a write, with the number of times the store refused it on its own. */
+interface PendingRow {
+  readonly record: RequestLogRecord;
+  readonly refusals: number;
+}
+
+/** A write either ended for each of its rows (written, held or dropped) or found the store away. */
+type WriteOutcome = 'done' | 'unavailable';
+
+function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof GatewayError && error.code === 'storage_unavailable';
+}
+
+export class RequestLogWriter {
+  /** Rows not tried yet. */
+  private queue: RequestLogRecord[] = [];
+  /** Rows a write failed for, waiting for the next try. */
+  private held: PendingRow[] = [];
+  /** Rows taken by the write under way and not yet written, held or dropped. */
+  private writingRows = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  /** The round queued behind `writing` and not started yet, and whether it is to take the held rows. */
+  private next: Promise<void> | undefined;
+  private nextTakesHeld = false;
+  /** Rows dropped over MAX_HELD_ROWS since that was last logged. */
+  private overflowed = 0;
+  /** Whether the last write found the store unavailable: an outage is logged once, not per write. */
+  private storeAway = false;
+  private readonly store: RequestLogStore;
+  private readonly logger: StorageLogger;
+  private readonly metrics: RequestLogMetrics;
+
+  constructor(store: RequestLogStore, logger: StorageLogger, metrics: Registry) {
     this.store = store;
     this.logger = logger;
+    this.metrics = requestLogMetrics(metrics);
   }
 
   add(record: RequestLogRecord): void {
+    if (this.queue.length + this.held.length + this.writingRows >= MAX_HELD_ROWS) {
+      this.dropped('overflow');
+      this.overflowed++;
+      return;
+    }
     this.queue.push(record);
     if (this.queue.length >= MAX_BATCH) {
-      void this.flush();
+      void this.schedule(false);
     } else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
+      this.timer = setTimeout(() => void this.schedule(false), FLUSH_INTERVAL_MS);
       this.timer.unref();
     }
   }
 
-  /** Writes everything queued so far; resolves once it is readable from the store. */
+  /**
+   * Writes everything queued so far, held rows included; resolves once each row is readable from
+   * the store, held for another try, or dropped.
+   */
   flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    const batch = this.queue;
-    this.queue = [];
-    // Batches are written one after another so that a flush also waits for earlier ones.
-    this.writing = this.writing.then(() => (batch.length ? this.write(batch) : undefined));
-    return this.writing;
+    return this.schedule(true);
   }
 
-  private async write(batch: RequestLogRecord[]): Promise<void> {
-    try {
-      await this.store.recordRequests(batch);
-    } catch (error) {
-      this.logger.error({ err: error, rows: batch.length }, 'request log write failed; rows dropped');
+  /**
+   * Queues a round of writes behind the ones under way, for the new rows and, if asked, the held
+   * ones; calls before it starts share it. Rounds run one after another, so that a flush also waits
+   * for earlier ones, and each takes the rows present when it starts, so that the rows waiting
+   * behind a slow write stay counted in the queue.
+   */
+  private schedule(withHeld: boolean): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (withHeld) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+      this.nextTakesHeld = true;
     }
+    this.next ??= this.writing.then(() => {
+      const takesHeld = this.nextTakesHeld;
+      this.next = undefined;
+      this.nextTakesHeld = false;
+      return this.round(takesHeld);
+    });
+    this.writing = this.next;
+    return this.next;
+  }
+
+  private async round(withHeld: boolean): Promise<void> {
+    if (this.overflowed > 0) {
+      this.logger.error({ rows: this.overflowed, cap: MAX_HELD_ROWS }, 'request log rows dropped: too many rows were waiting for the store');
+      this.overflowed = 0;
+    }
+    const rows: PendingRow[] = withHeld ? this.takeHeld() : [];
+    for (const record of this.queue) rows.push({ record, refusals: 0 });
+    this.queue = [];
+    // A row the store refused before goes alone, so that it costs no other row a second try.
+    const batches: PendingRow[][] = rows.filter((row) => row.refusals > 0).map((row) => [row]);
+    const fresh = rows.filter((row) => row.refusals === 0);
+    for (let start = 0; start < fresh.length; start += MAX_BATCH) batches.push(fresh.slice(start, start + MAX_BATCH));
+    this.writingRows = rows.length;
+    for (const [index, batch] of batches.entries()) {
+      if ((await this.write(batch)) === 'unavailable') {
+        this.hold(batches.slice(index + 1).flat());
+        break;
+      }
+    }
+    if (this.held.length > 0 && !this.retryTimer) {
+      this.retryTimer = setTimeout(() => void this.schedule(true), RETRY_INTERVAL_MS);
+      this.retryTimer.unref();
+    }
+  }
+
+  private async write(batch: readonly PendingRow[]): Promise<WriteOutcome> {
+    try {
+      await this.store.recordRequests(batch.map((row) => row.record));
+      this.writingRows -= batch.length;
+      if (this.storeAway) this.logger.info({ held: this.held.length }, 'request log writes resumed');
+      this.storeAway = false;
+      return 'done';
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        this.failed('unavailable');
+        if (!this.storeAway) this.logger.error({ err: error, rows: batch.length }, 'request log write failed: the store is unavailable; rows are held for another try');
+        this.storeAway = true;
+        this.hold(batch);
+        return 'unavailable';
+      }
+      this.failed('refused');
+      if (batch.length === 1) {
+        this.refused(batch[0], error);
+        return 'done';
+      }
+      this.logger.warn({ err: error, rows: batch.length }, 'request log batch refused; writing its rows one by one');
+      for (const [index, row] of batch.entries()) {
+        if ((await this.write([row])) === 'unavailable') {
+          this.hold(batch.slice(index + 1));
+          return 'unavailable';
+        }
+      }
+      return 'done';
+    }
+  }
+
+  private refused(row: PendingRow, error: unknown): void {
+    const refusals = row.refusals + 1;
+    const details = { err: error, requestId: row.record.id, refusals };
+    if (refusals < MAX_ROW_ATTEMPTS) {
+      this.logger.warn(details, 'request log row refused by the store; it will be tried again');
+      this.hold([{ record: row.record, refusals }]);
+      return;
+    }
+    this.writingRows -= 1;
+    this.dropped('refused');
+    this.logger.error(details, 'request log row dropped: the store refused it on every try');
+  }
+
+  private failed(reason: WriteFailure): void {
+    this.metrics.failedWrites.inc({ reason });
+  }
+
+  private dropped(reason: DropReason): void {
+    this.metrics.droppedRows.inc({ reason });
+  }
+
+  private hold(rows: readonly PendingRow[]): void {
+    for (const row of rows) this.held.push(row);
+    this.writingRows -= rows.length;
+    this.metrics.heldRows.inc(rows.length);
+  }
+
+  private takeHeld(): PendingRow[] {
+    const rows = this.held;
+    this.held = [];
+    this.metrics.heldRows.dec(rows.length);
+    return rows;
   }
 }

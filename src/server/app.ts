@@ -47,9 +47,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installRequestIds(app);
   installBodyParsers(app);
   installErrorHandling(app);
-  const metrics = installMetrics(app);
+  installMetrics(app, deps.metrics);
   await installOpenApi(app);
-  registerServiceRoutes(app, deps.store, metrics);
+  registerServiceRoutes(app, deps.store, deps.metrics);
   for (const register of options.routes) await register(app, deps);
   return app;
 }

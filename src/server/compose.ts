@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenticator.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
@@ -72,6 +73,7 @@ export function createDeps(input: {
     store: input.store,
     catalog: input.catalog,
     logger: input.logger,
+    metrics: new Registry(),
     authenticator: input.authenticator,
     adminKey: input.adminKey,
     // A plain copy: reading process.env calls into the runtime on every access, and the credentials

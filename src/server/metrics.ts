@@ -2,16 +2,16 @@
  * Prometheus metrics at GET /metrics: request counts and a latency histogram by route and status,
  * plus the process metrics prom-client collects. The route label is the registered pattern
  * (`/v1/models/*`), never the raw URL, and unknown paths share one label, so a client cannot grow
- * the label set. Each app has its own registry (tests run several apps in one process).
+ * the label set. Each app has its own registry (tests run several apps in one process), in its
+ * dependencies, where other modules add theirs (the request log writer's, pipeline/request-log.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
 
 /** An unmatched path (404) or a pre-routing failure. */
 const UNMATCHED_ROUTE = 'unmatched';
 
-export function installMetrics(app: FastifyInstance): Registry {
-  const registry = new Registry();
+export function installMetrics(app: FastifyInstance, registry: Registry): void {
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   const labelNames = ['method', 'route', 'status'] as const;
   type LabelName = (typeof labelNames)[number];
@@ -45,5 +45,4 @@ export function installMetrics(app: FastifyInstance): Registry {
     found.duration.observe(reply.elapsedTime / 1000);
     done();
   });
-  return registry;
 }

@@ -111,6 +111,25 @@ function checkRate(rate: RateMultiplier | null): RateMultiplier | null {
   return rate;
 }
 
+/** The request log's columns, in the order of its CREATE TABLE. */
+export const REQUEST_LOG_COLUMNS = [
+  'id', 'owner_kind', 'owner_id', 'key_id', 'route', 'model', 'provider', 'upstream_model', 'status', 'http_status',
+  'stream', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens',
+  'search_units', 'cost', 'error_code', 'created_at', 'duration_ms', 'first_byte_ms', 'output', 'blob_keys', 'expires_at',
+] as const;
+
+/**
+ * The aggregates of a usage summary, in SQL both engines run. A request is served when it was
+ * answered with a success status: a stream that broke off after it began is served (its status line
+ * was 200, and it is charged for what it produced); a request answered with an error status was
+ * refused (no credit, a limit, a bad request, a failed upstream) and has no usage and no cost.
+ * Input counts every input token, cached or not: the total prompt size a usage report shows.
+ */
+export const USAGE_AGGREGATES = `count(*) FILTER (WHERE http_status < 400) AS requests,
+  count(*) FILTER (WHERE http_status >= 400) AS refused_requests,
+  sum(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
+  sum(output_tokens) AS output_tokens, sum(cost) AS cost`;
+
 /** The request log columns of one record, in engine-neutral values (each engine adapts a few). */
 export function requestColumns(record: RequestLogRecord) {
   return {
@@ -301,6 +320,7 @@ export function usageFromRow(row: Row): UsageSummaryRow {
   return {
     model: nullableText(row.model),
     requests: integer(row.requests),
+    refusedRequests: integer(row.refused_requests),
     inputTokens: integer(row.input_tokens),
     outputTokens: integer(row.output_tokens),
     cost: bigintValue(row.cost),

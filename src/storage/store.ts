@@ -221,7 +221,10 @@ export interface RequestLogRecord {
 
 export interface UsageSummaryRow {
   readonly model: string | null;
+  /** Requests served: answered with a success status (rows.ts, USAGE_AGGREGATES). */
   readonly requests: number;
+  /** Requests answered with an error status instead (402 for credit among them): no usage, no cost. */
+  readonly refusedRequests: number;
   /** Every input token, cached or not (input + cache read + cache write). */
   readonly inputTokens: number;
   readonly outputTokens: number;

@@ -64,6 +64,8 @@ export interface TestGateway {
   readonly store: Store;
   readonly app: FastifyInstance;
   readonly deps: AppDeps;
+  /** The environment in which the `gateway` command works on this gateway's database. */
+  readonly cliEnv: Record<string, string>;
   /** Issues another key (for the test account unless `owner` says otherwise); returns the plaintext. */
   createKey(options?: CreateKeyOptions): Promise<string>;
   close(): Promise<void>;
@@ -111,6 +113,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       store,
       app: runtime.app,
       deps: runtime.deps,
+      cliEnv: storage.cliEnv,
       createKey,
       close: async () => {
         try {
@@ -135,6 +138,7 @@ function resolveConfig(config: GatewayConfig | string | undefined): GatewayConfi
 
 interface TestStorage {
   readonly settings: { dataDir: string; databaseUrl: string | undefined; schema?: string };
+  readonly cliEnv: Record<string, string>;
   dispose(): Promise<void>;
 }
 
@@ -142,10 +146,14 @@ interface TestStorage {
 async function testStorage(engine: 'sqlite' | 'postgres'): Promise<TestStorage> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'));
   const removeDir = () => rm(dataDir, { recursive: true, force: true });
-  if (engine === 'sqlite') return { settings: { dataDir, databaseUrl: undefined }, dispose: removeDir };
+  if (engine === 'sqlite') return { settings: { dataDir, databaseUrl: undefined }, cliEnv: { GATEWAY_DATA_DIR: dataDir }, dispose: removeDir };
   const schema = `test_${randomBytes(6).toString('hex')}`;
+  // The command has no schema setting; the connection's search_path takes it there.
+  const cliUrl = new URL(TEST_DATABASE_URL);
+  cliUrl.searchParams.set('options', `-c search_path=${schema}`);
   return {
     settings: { dataDir, databaseUrl: TEST_DATABASE_URL, schema },
+    cliEnv: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: cliUrl.href },
     async dispose() {
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       try {

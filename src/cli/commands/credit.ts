@@ -40,7 +40,7 @@ export const ownerCommands: readonly Command[] = [
   },
   {
     name: 'usage',
-    summary: 'Requests, tokens and cost per model for an account or organization',
+    summary: 'Requests served (with their tokens and cost) and refused, per model, for an account or organization',
     usage: '--account ID | --organization ID [--since EPOCH_SECONDS|YYYY-MM-DD]',
     options: { ...OWNER_OPTIONS, since: { type: 'string' } },
     async run(command, context) {
@@ -49,7 +49,7 @@ export const ownerCommands: readonly Command[] = [
       const since = sinceText === undefined ? 0 : parseSince(sinceText, 'since');
       const view = usageView(owner, since, await (await context.operations()).usage(owner, since));
       if (context.output.json) return context.output.record(view);
-      context.output.list([...view.data, { model: 'TOTAL', ...view.total }], ['model', 'requests', 'input_tokens', 'output_tokens', 'cost_usd']);
+      context.output.list([...view.data, { model: 'TOTAL', ...view.total }], ['model', 'requests', 'refused_requests', 'input_tokens', 'output_tokens', 'cost_usd']);
     },
   },
 ];

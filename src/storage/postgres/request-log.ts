@@ -2,25 +2,31 @@
  * The request log on PostgreSQL. A batch of any size is one prepared statement with one parameter:
  * the rows as a JSON array that json_populate_recordset turns into request_log rows by column name.
  */
-import { JsonText } from '../../core/json-text.ts';
-import { requestColumns, requestFromRow, usageFromRow } from '../rows.ts';
+import { jsonText, REQUEST_LOG_COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow } from '../rows.ts';
 import type { RequestLogRecord, RequestLogStore } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
+
+/**
+ * The output travels inside the batch as a JSON string holding its JSON text, and is cast back to
+ * json here. PostgreSQL's JSON functions (json_populate_recordset, ->, ->>) turn every \u escape
+ * they read into its character and so refuse \u0000 (no PostgreSQL text holds NUL) and unpaired
+ * surrogates, both of which a client can put in a prompt and a model can repeat; the json type
+ * keeps the text it is given as it is, escapes included, so the stored output is exactly the JSON
+ * the client received (docs/operations.md, "Stored outputs").
+ */
+const INSERTED = REQUEST_LOG_COLUMNS.map((column) => (column === 'output' ? `(output #>> '{}')::json` : column));
 
 // A record written twice (a retried batch) keeps its first version.
 const INSERT: Statement = {
   name: 'gateway_request_log_insert',
-  text: `INSERT INTO request_log
-         SELECT * FROM json_populate_recordset(NULL::request_log, $1::json)
+  text: `INSERT INTO request_log (${REQUEST_LOG_COLUMNS.join(', ')})
+         SELECT ${INSERTED.join(', ')} FROM json_populate_recordset(NULL::request_log, $1::json)
          ON CONFLICT (id) DO NOTHING`,
 };
 const BY_ID: Statement = { name: 'gateway_request_log_get', text: 'SELECT * FROM request_log WHERE id = $1' };
-// Input counts every input token, cached or not: the total prompt size a usage report shows.
 const SUMMARY: Statement = {
   name: 'gateway_request_log_usage',
-  text: `SELECT model, count(*) AS requests,
-                sum(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
-                sum(output_tokens) AS output_tokens, sum(cost) AS cost
+  text: `SELECT model, ${USAGE_AGGREGATES}
          FROM request_log
          WHERE owner_kind = $1 AND owner_id = $2 AND created_at >= $3
          GROUP BY model ORDER BY model COLLATE "C" NULLS LAST`,
@@ -30,16 +36,10 @@ const DELETE_EXPIRED: Statement = {
   text: 'DELETE FROM request_log WHERE expires_at < $1',
 };
 
-/**
- * One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT
- * exactly. An output that is already JSON text is spliced in as it is.
- */
+/** One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT exactly. */
 function rowJson(record: RequestLogRecord): string {
   const columns = requestColumns(record);
-  const { output } = columns;
-  if (!(output instanceof JsonText)) return JSON.stringify({ ...columns, cost: columns.cost.toString() });
-  const rest = JSON.stringify({ ...columns, cost: columns.cost.toString(), output: undefined });
-  return `${rest.slice(0, -1)},"output":${output.text}}`;
+  return JSON.stringify({ ...columns, cost: columns.cost.toString(), output: jsonText(columns.output) });
 }
 
 export function postgresRequestLog(database: PostgresDatabase): RequestLogStore {

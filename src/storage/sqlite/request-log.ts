@@ -2,16 +2,10 @@
  * The request log on SQLite: a batch is one unit of reused single-row inserts in the group commit
  * (database.ts), committed together with the ledger writes of the same milliseconds.
  */
-import { requestColumns, requestFromRow, usageFromRow, jsonText, type Row } from '../rows.ts';
+import { REQUEST_LOG_COLUMNS as COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow, jsonText, type Row } from '../rows.ts';
 import type { RequestLogStore } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
-
-const COLUMNS = [
-  'id', 'owner_kind', 'owner_id', 'key_id', 'route', 'model', 'provider', 'upstream_model', 'status', 'http_status',
-  'stream', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens',
-  'search_units', 'cost', 'error_code', 'created_at', 'duration_ms', 'first_byte_ms', 'output', 'blob_keys', 'expires_at',
-] as const;
 
 export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
   // A record written twice (a retried batch) keeps its first version. Positional parameters: binding
@@ -21,11 +15,8 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
      ON CONFLICT (id) DO NOTHING`,
   );
   const byId = database.prepare('SELECT * FROM request_log WHERE id = ?', { bigints: true });
-  // Input counts every input token, cached or not: the total prompt size a usage report shows.
   const summary = database.prepare(
-    `SELECT model, COUNT(*) AS requests,
-            SUM(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
-            SUM(output_tokens) AS output_tokens, SUM(cost) AS cost
+    `SELECT model, ${USAGE_AGGREGATES}
      FROM request_log
      WHERE owner_kind = ? AND owner_id = ? AND created_at >= ?
      GROUP BY model ORDER BY model NULLS LAST`,

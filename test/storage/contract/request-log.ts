@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
 import { timeOrderedId } from '../../../src/core/ids.ts';
 import { JsonText } from '../../../src/core/json-text.ts';
-import type { OwnerRef, RequestLogRecord } from '../../../src/storage/store.ts';
+import { MAX_ROW_ATTEMPTS, RequestLogWriter } from '../../../src/pipeline/request-log.ts';
+import { silentLogger } from '../../../src/storage/logger.ts';
+import type { OwnerRef, RequestLogRecord, RequestStatus } from '../../../src/storage/store.ts';
+import { metricValue } from '../../helpers/metrics.ts';
 import { newAccount, type ContractContext } from './context.ts';
 
 function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): RequestLogRecord {
@@ -70,6 +74,43 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       assert.deepEqual(await peer().getRequest(serialized.id), { ...serialized, output });
     });
 
+    test('outputs holding NUL and unpaired surrogates are stored exactly, as values, as JSON text and as strings', async () => {
+      const owner = await newAccount(store());
+      const hostile = {
+        id: 'chatcmpl-\u0000',
+        choices: [{ message: { role: 'assistant', content: 'evil \u0000 \ud800 \udfff \ud83d\ude00 "\\u0000" \\ud800 \u0000\u0000' } }],
+        'key \u0000 \udc00': ['\ud800', '\u0000'],
+      };
+      const value = record(owner, { output: hostile });
+      const serialized = record(owner, { output: JsonText.of(hostile) });
+      const summary = record(owner, { output: 'summary \u0000 \ud800 \udbff' });
+      const beside = record(owner);
+      await store().recordRequests([value, serialized, summary, beside]);
+      assert.deepEqual(await peer().getRequest(value.id), value);
+      assert.deepEqual(await peer().getRequest(serialized.id), { ...serialized, output: hostile });
+      assert.deepEqual(await peer().getRequest(summary.id), summary);
+      assert.deepEqual(await peer().getRequest(beside.id), beside);
+    });
+
+    test('a batch holding a row the store refuses loses only that row, after its last try', async () => {
+      const owner = await newAccount(store());
+      const registry = new Registry();
+      const writer = new RequestLogWriter(store(), silentLogger, registry);
+      // The status CHECK constraint refuses this row in both engines.
+      const refused = record(owner, { status: 'lost' as RequestStatus });
+      const others = [record(owner), record(owner, { output: { content: 'evil \u0000 \ud800' } }), record(owner)];
+      for (const row of [others[0], refused, others[1], others[2]]) writer.add(row);
+      await writer.flush();
+      for (const row of others) assert.deepEqual(await peer().getRequest(row.id), row);
+      assert.equal(await peer().getRequest(refused.id), null);
+      assert.equal(metricValue(await registry.metrics(), 'gateway_request_log_rows_held'), 1);
+      for (let attempt = 1; attempt < MAX_ROW_ATTEMPTS; attempt++) await writer.flush();
+      assert.equal(metricValue(await registry.metrics(), 'gateway_request_log_rows_held'), 0);
+      assert.equal(metricValue(await registry.metrics(), 'gateway_request_log_rows_dropped_total', { reason: 'refused' }), 1);
+      assert.equal(metricValue(await registry.metrics(), 'gateway_request_log_write_failures_total', { reason: 'refused' }), 1 + MAX_ROW_ATTEMPTS);
+      assert.equal(await peer().getRequest(refused.id), null);
+    });
+
     test('a record written twice keeps its first version', async () => {
       const owner = await newAccount(store());
       const first = record(owner);
@@ -78,21 +119,26 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       assert.equal((await store().getRequest(first.id))?.status, 'completed');
     });
 
-    test('usage summary groups by model since a time, counting all input tokens', async () => {
+    test('usage summary groups by model since a time, counting all input tokens, served and refused requests apart', async () => {
       const owner = await newAccount(store());
       const other = await newAccount(store());
+      const refusal = { status: 'failed', cost: 0n, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0, output: null } as const;
       await store().recordRequests([
         record(owner, { model: 'model-b', createdAt: 1_000, cost: 5n }),
         record(owner, { model: 'model-a', createdAt: 2_000, cost: 7n }),
         record(owner, { model: 'model-a', createdAt: 3_000, cost: 9n, inputTokens: 100, outputTokens: 1 }),
-        record(owner, { model: null, createdAt: 3_000, cost: 0n, status: 'failed' }),
+        // A stream that broke off after it began: served (its status line was 200) and charged.
+        record(owner, { model: 'model-b', createdAt: 3_000, cost: 3n, status: 'failed', errorCode: 'upstream_error' }),
+        record(owner, { ...refusal, model: 'model-a', createdAt: 3_000, httpStatus: 402, errorCode: 'insufficient_quota' }),
+        record(owner, { ...refusal, model: null, createdAt: 3_000, httpStatus: 404, errorCode: 'model_not_found' }),
+        record(owner, { ...refusal, model: null, createdAt: 3_000, httpStatus: 502, errorCode: 'upstream_error' }),
         record(owner, { model: 'model-a', createdAt: 999, cost: 1_000n }),
         record(other, { model: 'model-a', createdAt: 2_000, cost: 1_000n }),
       ]);
       assert.deepEqual(await store().usageSummary(owner, 1_000), [
-        { model: 'model-a', requests: 2, inputTokens: 13 + 103, outputTokens: 21, cost: 16n },
-        { model: 'model-b', requests: 1, inputTokens: 13, outputTokens: 20, cost: 5n },
-        { model: null, requests: 1, inputTokens: 13, outputTokens: 20, cost: 0n },
+        { model: 'model-a', requests: 2, refusedRequests: 1, inputTokens: 13 + 103, outputTokens: 21, cost: 16n },
+        { model: 'model-b', requests: 2, refusedRequests: 0, inputTokens: 26, outputTokens: 40, cost: 8n },
+        { model: null, requests: 0, refusedRequests: 2, inputTokens: 0, outputTokens: 0, cost: 0n },
       ]);
       assert.deepEqual(await store().usageSummary(owner, 10_000), []);
     });
