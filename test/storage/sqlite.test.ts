@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/storage/logger.ts';
 import { GROUP_COMMIT_MS, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
 import { EXPIRY_BATCH_ROWS } from '../../src/storage/sqlite/expiry.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/store.ts';
-import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/ledger.ts';
+import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/wallet-book.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { storeContract } from './contract.ts';
