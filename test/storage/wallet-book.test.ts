@@ -17,6 +17,7 @@ function harness(rows: Record<string, WalletRow>) {
   let writeRequests = 0;
   const wakes: { delayMs: number; wake: () => void }[] = [];
   const book = new WalletBook({
+    holder: { kind: 'instance', id: 'ins_this' },
     now: () => clock,
     readWallet: (owner) => {
       reads.push(owner.id);
@@ -61,7 +62,7 @@ describe('wallet book', () => {
     assert.equal(reserve({ kind: 'account', id: 'acct_missing' }, 0n), null);
     const first = reserve(alice, 600n, 'req_1');
     assert.ok(first);
-    assert.deepEqual({ ...first, id: 'x' }, { id: 'x', owner: alice, amount: 600n, requestId: 'req_1', status: 'open', createdAt: 1_000_000, expiresAt: 1_060_000 });
+    assert.deepEqual({ ...first, id: 'x' }, { id: 'x', owner: alice, amount: 600n, requestId: 'req_1', status: 'open', holder: { kind: 'instance', id: 'ins_this' }, createdAt: 1_000_000, expiresAt: 1_060_000 });
     assert.equal(reserve(alice, 301n), null);
     assert.ok(reserve(alice, 300n));
     assert.deepEqual(book.balance(alice), { balance: 1_000n, reserved: 1_000n, available: 0n });
@@ -195,7 +196,7 @@ describe('wallet book', () => {
 
   test('adopt takes over a reservation written open by an earlier run: its hold is already on the row', () => {
     const h = harness({ acct_alice: { balance: 500n, reserved: 200n } });
-    const earlier: Reservation = { id: 'res_earlier', owner: alice, amount: 200n, requestId: 'req_e', status: 'open', createdAt: 1, expiresAt: 2_000_000 };
+    const earlier: Reservation = { id: 'res_earlier', owner: alice, amount: 200n, requestId: 'req_e', status: 'open', holder: null, createdAt: 1, expiresAt: 2_000_000 };
     const entry = h.book.adopt(earlier);
     assert.deepEqual(h.book.balance(alice), { balance: 500n, reserved: 200n, available: 300n });
     h.book.close(entry, 'settled', 150n, null);

@@ -16,6 +16,7 @@
  * relative UPDATEs, so nothing is overwritten, and the ledger re-reads the wallets it holds when
  * SQLite reports a commit by another connection (at most CHANGE_CHECK_MS apart).
  */
+import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { timeOrderedId } from '../../core/ids.ts';
 import {
   INT64_MAX,
@@ -35,11 +36,21 @@ import { WalletBook, type BookWrites, type HeldReservation, type WalletRow } fro
 /** How often, at most, the request path asks SQLite whether another process committed. */
 const CHANGE_CHECK_MS = 100;
 
-export function sqliteLedger(database: SqliteDatabase, now: () => number): LedgerStore {
+export interface SqliteLedger extends LedgerStore {
+  /** This process's instance: the holder of every reservation it makes. */
+  readonly instanceId: string;
+  /**
+   * Releases every open reservation held by another instance; returns how many. Only for the file's
+   * server, at start: its lock (server-lock.ts) proves that whoever made them is gone.
+   */
+  releaseHeldElsewhere(at: number): number;
+}
+
+export function sqliteLedger(database: SqliteDatabase, now: () => number): SqliteLedger {
   return database.shared('ledger', () => createLedger(database, now));
 }
 
-function createLedger(database: SqliteDatabase, now: () => number): LedgerStore {
+function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger {
   const walletRow = database.prepare('SELECT balance, reserved FROM wallets WHERE owner_kind = ? AND owner_id = ?', {
     bigints: true,
   });
@@ -55,10 +66,10 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
     { bigints: true },
   );
   // Positional parameters below: binding by name costs a lookup per column on every row.
-  // (id, owner_kind, owner_id, amount, request_id, status, created_at, expires_at, closed_at)
+  // (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at)
   const insertReservation = database.prepare(
-    `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, created_at, expires_at, closed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   // (status, closed_at, id)
   const closeWritten = database.prepare("UPDATE reservations SET status = ?, closed_at = ? WHERE id = ? AND status = 'open'");
@@ -72,13 +83,26 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
     'UPDATE wallets SET balance = balance + ?, reserved = reserved + ? WHERE owner_kind = ? AND owner_id = ?',
   );
   const openRow = database.prepare("SELECT * FROM reservations WHERE id = ? AND status = 'open'", { bigints: true });
+  // Open rows left by an earlier run of the process: expired, or held by a dead instance.
   const expiredTotals = database.prepare(
     `SELECT owner_kind, owner_id, SUM(amount) AS amount FROM reservations
-     WHERE status = 'open' AND expires_at < ? GROUP BY owner_kind, owner_id`,
+     WHERE status = 'open' AND expires_at < :now GROUP BY owner_kind, owner_id`,
     { bigints: true },
   );
   const releaseExpiredRows = database.prepare(
     "UPDATE reservations SET status = 'released', closed_at = :now WHERE status = 'open' AND expires_at < :now",
+  );
+  // Rows without a holder were written by a version that recorded none; on SQLite they too come
+  // from an earlier server.
+  const HELD_ELSEWHERE = "status = 'open' AND (holder_kind IS NULL OR (holder_kind = 'instance' AND holder_id <> :instance))";
+  const heldElsewhereTotals = database.prepare(
+    `SELECT owner_kind, owner_id, SUM(amount) AS amount FROM reservations WHERE ${HELD_ELSEWHERE} GROUP BY owner_kind, owner_id`,
+    { bigints: true },
+  );
+  // It shares releaseHeldElsewhereRows's parameters, of which it needs only some.
+  heldElsewhereTotals.setAllowUnknownNamedParameters(true);
+  const releaseHeldElsewhereRows = database.prepare(
+    `UPDATE reservations SET status = 'released', closed_at = :now WHERE ${HELD_ELSEWHERE}`,
   );
   const reservationById = database.prepare('SELECT * FROM reservations WHERE id = ?', { bigints: true });
   const entries = database.prepare('SELECT * FROM ledger_entries WHERE owner_kind = ? AND owner_id = ? ORDER BY id', {
@@ -89,7 +113,9 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
     return walletRow.get(owner.kind, owner.id) as WalletRow | undefined;
   }
 
+  const instanceId = timeOrderedId('ins');
   const book = new WalletBook({
+    holder: { kind: 'instance', id: instanceId },
     now,
     readWallet: readRow,
     requestWrite: () => database.deferWrites(writer),
@@ -98,8 +124,11 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
 
   const writes: BookWrites = {
     insertReservation(reservation, status, closedAt) {
-      const { kind, id } = reservation.owner;
-      insertReservation.run(reservation.id, kind, id, reservation.amount, reservation.requestId, status, reservation.createdAt, reservation.expiresAt, closedAt);
+      const { owner, holder } = reservation;
+      insertReservation.run(
+        reservation.id, owner.kind, owner.id, reservation.amount, reservation.requestId, status,
+        holder?.kind ?? null, holder?.id ?? null, reservation.createdAt, reservation.expiresAt, closedAt,
+      );
     },
     closeReservation(reservationId, status, closedAt) {
       closeWritten.run(status, closedAt, reservationId);
@@ -145,7 +174,29 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
     return row ? book.adopt(reservationFromRow(row)) : undefined;
   }
 
+  /**
+   * Releases, in one transaction, the open rows that `totals` sums per owner and `rows` closes
+   * (after writing the closings pending in memory); returns how many.
+   */
+  function releaseRows(totals: StatementSync, rows: StatementSync, parameters: Record<string, SQLInputValue>): number {
+    return database.transaction(() => {
+      for (const row of totals.all(parameters) as Row[]) {
+        const owner = { kind: row.owner_kind as OwnerRef['kind'], id: row.owner_id as string };
+        const amount = row.amount as bigint;
+        applyDeltas.run(0n, -amount, owner.kind, owner.id);
+        book.rowsReleased(owner, amount);
+      }
+      return Number(rows.run(parameters).changes);
+    });
+  }
+
   return {
+    instanceId,
+
+    releaseHeldElsewhere(at) {
+      return releaseRows(heldElsewhereTotals, releaseHeldElsewhereRows, { instance: instanceId, now: at });
+    },
+
     async addCredit(owner, amount, note = null) {
       checkAmount('credit', amount, 1n);
       const row = database.transaction(() => {
@@ -197,17 +248,8 @@ function createLedger(database: SqliteDatabase, now: () => number): LedgerStore 
     },
 
     async releaseExpired(at) {
-      const released = book.releaseExpired(at);
-      // Then the rows left open by an earlier run of the process (after writing the closings above).
-      return database.transaction(() => {
-        for (const row of expiredTotals.all(at) as Row[]) {
-          const owner = { kind: row.owner_kind as OwnerRef['kind'], id: row.owner_id as string };
-          const amount = row.amount as bigint;
-          applyDeltas.run(0n, -amount, owner.kind, owner.id);
-          book.rowsReleased(owner, amount);
-        }
-        return released + Number(releaseExpiredRows.run({ now: at }).changes);
-      });
+      // The reservations held in memory, then the rows left open by an earlier run of the process.
+      return book.releaseExpired(at) + releaseRows(expiredTotals, releaseExpiredRows, { now: at });
     },
 
     async getReservation(reservationId) {

@@ -10,12 +10,12 @@
  *   state, with its charge; its hold never reaches the wallet row;
  * - a reservation still open WRITE_OPEN_AFTER_MS after it was made (a long stream, a queued job) is
  *   written as open, with its hold on the wallet row, so that a crash leaves it to be released by
- *   the next server and a restarted process can still settle it;
+ *   the next server (ledger.ts) and a restarted process could still settle it;
  * - each wallet row receives one change per group with the sum of its changes.
  * The wallet rows never hold more than the balance covers: the CHECKs of the schema stay true.
  */
 import { timeOrderedId } from '../../core/ids.ts';
-import type { Balance, OwnerRef, Reservation } from '../store.ts';
+import type { Balance, HoldOwner, OwnerRef, Reservation } from '../store.ts';
 
 /** How long a reservation may stay open in memory only before it is written as open. */
 export const WRITE_OPEN_AFTER_MS = 1_000;
@@ -81,6 +81,8 @@ export interface BookWrites {
 }
 
 export interface WalletBookOptions {
+  /** The holder of every reservation the book makes: this process's instance. */
+  readonly holder: HoldOwner;
   readonly now: () => number;
   /** The owner's wallet row; undefined when there is no such owner. */
   readonly readWallet: (owner: OwnerRef) => WalletRow | undefined;
@@ -134,6 +136,7 @@ export class WalletBook {
       amount: input.amount,
       requestId: input.requestId,
       status: 'open',
+      holder: this.#options.holder,
       createdAt: this.#options.now(),
       expiresAt: input.expiresAt,
     };
