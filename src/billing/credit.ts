@@ -16,6 +16,17 @@ export function reservationTtlMs(config: GatewayConfig): number {
   return (config.billing?.reservation_ttl_seconds ?? DEFAULT_RESERVATION_TTL_SECONDS) * 1000;
 }
 
+/** How long an instance's heartbeat may be missing before its holds are released, when the config does not say. */
+const DEFAULT_INSTANCE_LAPSE_SECONDS = 30;
+
+/**
+ * How long a PostgreSQL instance may be silent before a live one releases its holds:
+ * `billing.instance_lapse_seconds`.
+ */
+export function instanceLapseMs(config: GatewayConfig): number {
+  return (config.billing?.instance_lapse_seconds ?? DEFAULT_INSTANCE_LAPSE_SECONDS) * 1000;
+}
+
 export interface CreditHold {
   readonly reservation: Reservation;
   /** Charges `cost` (capped by the store at what the balance allows); returns what was charged. */

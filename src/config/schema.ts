@@ -236,6 +236,11 @@ export const GatewayConfig = Type.Object(
           demo_credit_usd: Type.Optional(Type.Number({ minimum: 0 })),
           /** How long a credit reservation lives before the sweeper releases it (seconds). */
           reservation_ttl_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
+          /**
+           * PostgreSQL: how long an instance's heartbeat may be missing before another instance
+           * releases its credit holds (seconds; it beats every third of this).
+           */
+          instance_lapse_seconds: Type.Optional(Type.Integer({ minimum: 3 })),
         },
         { additionalProperties: false },
       ),

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenticator.ts';
+import { instanceLapseMs } from '../billing/credit.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -86,7 +87,14 @@ export function createDeps(input: {
 export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
   const now = options.now ?? Date.now;
   const catalog = buildCatalog(options.config, { servable: callableRoute });
-  const store = await openStore({ ...options.storage, backgroundCheckpoints: true, exclusiveServer: true, logger: options.logger, now });
+  const store = await openStore({
+    ...options.storage,
+    backgroundCheckpoints: true,
+    exclusiveServer: true,
+    heartbeat: { lapseMs: instanceLapseMs(options.config) },
+    logger: options.logger,
+    now,
+  });
   const defaultRate = options.config.billing?.default_rate;
   const authenticator = createAuthenticator(store, {
     defaultRate: defaultRate === undefined ? undefined : parseRateMultiplier(defaultRate),

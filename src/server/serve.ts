@@ -4,6 +4,7 @@
  */
 import { ensureDemoAccount, type DemoAccount } from '../admin/demo-account.ts';
 import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
+import { ServerLockedError } from '../storage/sqlite/server-lock.ts';
 import { configErrorLine } from './config-error.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { createLogger, createRuntime, type GatewayRuntime } from './compose.ts';
@@ -36,6 +37,11 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   try {
     runtime = await createRuntime({ config, storage: settings, adminKey: settings.adminKey, env, logger, drainOnClose: true });
   } catch (error) {
+    if (error instanceof ServerLockedError) {
+      // Not a failure of this process but an operator's mistake, said in one line.
+      console.error(error.message);
+      return 1;
+    }
     // Typically the database: a wrong DATABASE_URL, PostgreSQL down, an unwritable data dir.
     logger.fatal({ err: error }, 'gateway failed to start');
     return 1;

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { silentLogger, type StorageLogger } from './logger.ts';
+import type { HeartbeatOptions } from './postgres/instances.ts';
 import type { Store } from './store.ts';
 
 export type { StorageLogger } from './logger.ts';
@@ -25,6 +26,11 @@ export interface OpenStoreOptions {
    * (the ledger is decided in the server's memory; see sqlite/ledger.ts).
    */
   readonly exclusiveServer?: boolean;
+  /**
+   * PostgreSQL only: this store serves requests; it keeps a heartbeat and releases the holds of
+   * instances whose heartbeat lapsed (postgres/instances.ts). The `gateway` command leaves it out.
+   */
+  readonly heartbeat?: HeartbeatOptions;
   /** PostgreSQL only: a schema of its own, created when missing (lowercase letters, digits, `_`). */
   readonly schema?: string;
   /** PostgreSQL only: connections in the pool (default 10). */
@@ -64,5 +70,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     poolSize: options.poolSize ?? DEFAULT_POOL_SIZE,
     logger,
     now,
+    heartbeat: options.heartbeat,
   });
 }

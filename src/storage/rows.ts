@@ -12,6 +12,7 @@ import type {
   ApiKeyRecord,
   Balance,
   Consent,
+  HoldOwner,
   IdempotencyBegin,
   JobRecord,
   KeyLimits,
@@ -269,9 +270,21 @@ export function reservationFromRow(row: Row): Reservation {
     amount: bigintValue(row.amount),
     requestId: nullableText(row.request_id),
     status: text(row.status) as Reservation['status'],
+    holder: holderFromRow(row),
     createdAt: integer(row.created_at),
     expiresAt: integer(row.expires_at),
   };
+}
+
+function holderFromRow(row: Row): HoldOwner | null {
+  if (row.holder_kind === null) return null;
+  const kind = text(row.holder_kind) as HoldOwner['kind'];
+  switch (kind) {
+    case 'instance':
+      return { kind, id: text(row.holder_id) };
+    default:
+      throw new Error(`unknown reservation holder kind ${String(kind satisfies never)}`);
+  }
 }
 
 /** A wallet row (or its absence: an owner that never held credit) as balance and reserved. */

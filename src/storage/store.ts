@@ -100,12 +100,28 @@ export interface Balance {
 
 export type ReservationStatus = 'open' | 'settled' | 'released';
 
+/**
+ * Who keeps a reservation open, and so whose end returns it. Today every hold belongs to the
+ * gateway instance (server process) serving the request: when that instance dies, its holds are
+ * released by the next server on the SQLite file, or by a live instance once the dead one's
+ * heartbeat has lapsed on PostgreSQL (docs/billing.md). Background jobs, which outlive the process
+ * that queued them, will add a `{ kind: 'job'; id }` holder, released when the job ends or
+ * expires rather than with any instance.
+ */
+export interface HoldOwner {
+  readonly kind: 'instance';
+  /** The instance's id (Store.instanceId). */
+  readonly id: string;
+}
+
 export interface Reservation {
   readonly id: string;
   readonly owner: OwnerRef;
   readonly amount: Picos;
   readonly requestId: string | null;
   readonly status: ReservationStatus;
+  /** null for reservations made before holders were recorded: they are left to their expiry. */
+  readonly holder: HoldOwner | null;
   readonly createdAt: number;
   readonly expiresAt: number;
 }
@@ -124,7 +140,8 @@ export interface LedgerStore {
   getBalance(owner: OwnerRef): Promise<Balance>;
   /**
    * Atomic conditional hold: succeeds only when available ≥ amount, else returns null and changes
-   * nothing. Concurrent calls can never together take available below zero.
+   * nothing. Concurrent calls can never together take available below zero. The hold belongs to
+   * this store's instance (`holder`).
    */
   reserve(input: {
     owner: OwnerRef;
@@ -326,5 +343,10 @@ export interface ChangeFeed {
 
 export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, ChangeFeed {
   readonly engine: 'sqlite' | 'postgres';
+  /**
+   * This instance, the holder of the reservations it makes: one per server process on SQLite
+   * (every handle of a process on one file shares it), one per store on PostgreSQL.
+   */
+  readonly instanceId: string;
   close(): Promise<void>;
 }

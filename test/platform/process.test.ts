@@ -85,9 +85,16 @@ describe('one server per data dir', () => {
     try {
       const [, baseUrl] = await first.waitFor(/curl (http:\/\/127\.0\.0\.1:\d+)\/v1\/models/);
 
-      const second = await runProcess(['src/main.ts'], env);
-      assert.notEqual(second.code, 0);
-      assert.match(second.stdout + second.stderr, /another gateway server is already running/);
+      // Refused with one plain line (no JSON log, no stack) and exit code 1, at any log level.
+      for (const level of ['warn', 'info']) {
+        const second = await runProcess(['src/main.ts'], { ...env, LOG_LEVEL: level });
+        assert.equal(second.code, 1, second.stdout + second.stderr);
+        assert.equal(second.stdout, '');
+        assert.match(
+          second.stderr,
+          /^another gateway server is already running on \S+gateway\.sqlite: the embedded store serves one server process per file \(run several instances on PostgreSQL\)\n$/,
+        );
+      }
 
       // An account without credit is refused; credited from the command line in another process,
       // it is served by the running server, which holds wallets in memory, without a restart.

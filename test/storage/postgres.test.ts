@@ -13,6 +13,7 @@ import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { storeContract } from './contract.ts';
+import { assertLedgerConsistent } from './contract/context.ts';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const dataDir = tmpdir();
@@ -71,6 +72,58 @@ describe('postgres specifics', () => {
       openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: 'x; DROP TABLE y' }),
       RangeError,
     );
+  });
+
+  test('a live instance releases the holds of an instance whose heartbeat lapsed, never a live one\'s', async () => {
+    const schema = newSchema();
+    const heartbeat = { lapseMs: 900 };
+    const open = (databaseUrl = TEST_DATABASE_URL) => openStore({ databaseUrl, dataDir, schema, poolSize: 2, heartbeat });
+    const liveA = await open();
+    const liveB = await open();
+    // The lost instance reaches the database through a relay the test pulls the plug on: its
+    // heartbeat stops as with a killed process or a lost machine.
+    const proxy = await startProxy(new URL(TEST_DATABASE_URL));
+    const url = new URL(TEST_DATABASE_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const lost = await open(url.href);
+    try {
+      const owner = { kind: 'account', id: (await liveA.createAccount({ name: 'lapse' })).id } as const;
+      await liveA.addCredit(owner, 1_000n);
+      const expiresAt = Date.now() + 600_000;
+      const lostHold = (await lost.reserve({ owner, amount: 300n, requestId: null, expiresAt }))!;
+      const lostSettled = (await lost.reserve({ owner, amount: 100n, requestId: null, expiresAt }))!;
+      await lost.settle(lostSettled.id, 40n);
+      const holdA = (await liveA.reserve({ owner, amount: 200n, requestId: null, expiresAt }))!;
+      const holdB = (await liveB.reserve({ owner, amount: 100n, requestId: null, expiresAt }))!;
+      assert.deepEqual(lostHold.holder, { kind: 'instance', id: lost.instanceId });
+      await proxy.shutDown();
+
+      const deadline = Date.now() + 10_000;
+      while ((await liveA.getBalance(owner)).reserved !== 300n && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(await liveA.getBalance(owner), { balance: 960n, reserved: 300n, available: 660n });
+      assert.equal((await liveA.getReservation(lostHold.id))?.status, 'released');
+      assert.equal((await liveA.getReservation(holdA.id))?.status, 'open', 'the live instances keep theirs');
+      assert.equal((await liveA.getReservation(holdB.id))?.status, 'open');
+      assert.deepEqual(await liveB.settle(holdB.id, 100n), { charged: 100n, released: 0n, shortfall: 0n });
+      await assertLedgerConsistent(liveA, owner, [lostHold.id, lostSettled.id, holdA.id, holdB.id]);
+
+      // A stopped instance marks itself lapsed: what it still held goes at a live instance's next beat.
+      const stopping = await open();
+      const leftOpen = (await stopping.reserve({ owner, amount: 50n, requestId: null, expiresAt }))!;
+      await stopping.close();
+      const stopDeadline = Date.now() + 10_000;
+      while ((await liveB.getReservation(leftOpen.id))?.status === 'open' && Date.now() < stopDeadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal((await liveB.getReservation(leftOpen.id))?.status, 'released');
+      assert.equal((await liveA.getReservation(holdA.id))?.status, 'open');
+      await assertLedgerConsistent(liveA, owner, [lostHold.id, lostSettled.id, holdA.id, holdB.id, leftOpen.id]);
+    } finally {
+      await proxy.shutDown();
+      await lost.close();
+      await liveA.close();
+      await liveB.close();
+    }
   });
 
   test('a lost database is reported as a retryable storage_unavailable, and idle losses are logged', async () => {

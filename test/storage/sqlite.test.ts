@@ -11,10 +11,11 @@ import { silentLogger } from '../../src/storage/logger.ts';
 import { GROUP_COMMIT_MS, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
 import { EXPIRY_BATCH_ROWS } from '../../src/storage/sqlite/expiry.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/store.ts';
-import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/ledger.ts';
+import { WRITE_OPEN_AFTER_MS } from '../../src/storage/sqlite/wallet-book.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { storeContract } from './contract.ts';
+import { assertLedgerConsistent } from './contract/context.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-sqlite-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -169,6 +170,40 @@ describe('sqlite specifics', () => {
     }
     const next = await openStore({ dataDir: dir, exclusiveServer: true });
     await next.close();
+  });
+
+  test('a server taking the file releases the holds its predecessor left open; the command line does not', async () => {
+    const dir = join(dataDir, 'predecessor');
+    let clock = Date.now();
+    const now = () => clock;
+    const first = await openStore({ dataDir: dir, exclusiveServer: true, now });
+    const account = await first.createAccount({ name: 'predecessor' });
+    const owner = { kind: 'account', id: account.id } as const;
+    await first.addCredit(owner, 1_000n);
+    const held = (await first.reserve({ owner, amount: 300n, requestId: null, expiresAt: clock + 600_000 }))!;
+    clock += WRITE_OPEN_AFTER_MS;
+    const settled = (await first.reserve({ owner, amount: 200n, requestId: null, expiresAt: clock + 600_000 }))!;
+    await first.settle(settled.id, 50n);
+    await first.listEntries(owner); // writes what is pending: the aged hold as open, on the wallet row
+    // The process ends with the hold open (as a crash would: nothing closes it on the way out).
+    await first.close();
+
+    const command = await openStore({ dataDir: dir, now });
+    assert.deepEqual(await command.getBalance(owner), { balance: 950n, reserved: 300n, available: 650n }, 'held while no server runs');
+    await command.close();
+
+    const next = await openStore({ dataDir: dir, exclusiveServer: true, now });
+    try {
+      assert.deepEqual(await next.getBalance(owner), { balance: 950n, reserved: 0n, available: 950n });
+      assert.equal((await next.getReservation(held.id))?.status, 'released');
+      assert.equal(await next.settle(held.id, 10n), null, 'a released hold cannot be charged');
+      const mine = (await next.reserve({ owner, amount: 950n, requestId: null, expiresAt: clock + 600_000 }))!;
+      assert.deepEqual(mine.holder, { kind: 'instance', id: next.instanceId });
+      assert.notEqual(next.instanceId, first.instanceId);
+      await assertLedgerConsistent(next, owner, [held.id, settled.id, mine.id]);
+    } finally {
+      await next.close();
+    }
   });
 
   test('two handles in one process share the connection and see each other at once', async () => {

@@ -159,4 +159,24 @@ CREATE TABLE change_feed (
 INSERT INTO change_feed (id, version) VALUES (1, 0);
 `,
   },
+  {
+    version: 2,
+    name: 'reservation holders',
+    // Who holds each open reservation, and each instance's heartbeat on the database's clock, so that
+    // a live instance releases the holds of one whose heartbeat lapsed (docs/billing.md). NULL for
+    // the rows of earlier versions. SQLite has the holder columns only (one server per file).
+    sql: `
+ALTER TABLE reservations
+  ADD COLUMN holder_kind TEXT CHECK (holder_kind IN ('instance')),
+  ADD COLUMN holder_id TEXT,
+  ADD CHECK ((holder_kind IS NULL) = (holder_id IS NULL));
+CREATE INDEX reservations_open_holder ON reservations (holder_kind, holder_id) WHERE status = 'open';
+
+CREATE TABLE instances (
+  id TEXT PRIMARY KEY,
+  started_at BIGINT NOT NULL,
+  heartbeat_at BIGINT NOT NULL
+);
+`,
+  },
 ];

@@ -161,4 +161,15 @@ CREATE TABLE change_feed (
 INSERT INTO change_feed (id, version) VALUES (1, 0);
 `,
   },
+  {
+    version: 2,
+    name: 'reservation holders',
+    // Who holds each open reservation, so that the holds of a dead server are released when the next
+    // one takes the file (docs/billing.md). NULL for the rows of earlier versions. PostgreSQL also
+    // gets the instances table of its heartbeats; SQLite needs none (one server per file).
+    sql: `
+ALTER TABLE reservations ADD COLUMN holder_kind TEXT CHECK (holder_kind IN ('instance'));
+ALTER TABLE reservations ADD COLUMN holder_id TEXT CHECK ((holder_kind IS NULL) = (holder_id IS NULL));
+`,
+  },
 ];

@@ -45,8 +45,8 @@ const RESERVE: Statement = {
            WHERE owner_kind = $1 AND owner_id = $2 AND balance - reserved >= $3::bigint
            RETURNING owner_kind, owner_id
          )
-         INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, created_at, expires_at)
-         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', $6::bigint, $7::bigint FROM held
+         INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at)
+         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', 'instance', $8, $6::bigint, $7::bigint FROM held
          RETURNING *`,
 };
 
@@ -122,7 +122,8 @@ const ENTRIES: Statement = {
   text: 'SELECT * FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 ORDER BY id',
 };
 
-export function postgresLedger(database: PostgresDatabase, now: () => number): LedgerStore {
+/** `instanceId` holds every reservation this store makes (see instances.ts). */
+export function postgresLedger(database: PostgresDatabase, now: () => number, instanceId: string): LedgerStore {
   return {
     async addCredit(owner, amount, note = null) {
       checkAmount('credit', amount, 1n);
@@ -141,7 +142,7 @@ export function postgresLedger(database: PostgresDatabase, now: () => number): L
 
     async reserve({ owner, amount, requestId, expiresAt }) {
       checkAmount('reservation', amount, 0n);
-      const values = [owner.kind, owner.id, amount, timeOrderedId('res'), requestId, now(), expiresAt];
+      const values = [owner.kind, owner.id, amount, timeOrderedId('res'), requestId, now(), expiresAt, instanceId];
       const row = (await database.query(RESERVE, values)).rows[0];
       return row ? reservationFromRow(row) : null;
     },

@@ -2,12 +2,14 @@
  * The scale-out store: PostgreSQL through a connection pool, migrated at open. Any number of gateway
  * instances may share one database.
  */
+import { timeOrderedId } from '../../core/ids.ts';
 import type { StorageLogger } from '../logger.ts';
 import type { Store } from '../store.ts';
 import { postgresChangeFeed } from './change-feed.ts';
 import { openPostgresDatabase } from './database.ts';
 import { postgresDirectory } from './directory.ts';
 import { postgresIdempotency } from './idempotency.ts';
+import { startHeartbeat, type Heartbeat, type HeartbeatOptions } from './instances.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { migratePostgres } from './migrate.ts';
@@ -20,25 +22,32 @@ export interface PostgresStoreOptions {
   readonly poolSize: number;
   readonly logger: StorageLogger;
   readonly now: () => number;
+  /** This store serves requests: it keeps a heartbeat and releases lapsed instances' holds (instances.ts). */
+  readonly heartbeat?: HeartbeatOptions;
 }
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const database = openPostgresDatabase(options);
+  const instanceId = timeOrderedId('ins');
+  let heartbeat: Heartbeat | null;
   try {
     await migratePostgres(database, options.logger, options.now());
+    heartbeat = options.heartbeat ? await startHeartbeat(database, instanceId, options.heartbeat, options.now, options.logger) : null;
   } catch (error) {
     await database.close();
     throw error;
   }
   return {
     engine: 'postgres',
+    instanceId,
     ...postgresDirectory(database, options.now),
-    ...postgresLedger(database, options.now),
+    ...postgresLedger(database, options.now, instanceId),
     ...postgresRequestLog(database),
     ...postgresIdempotency(database),
     ...postgresJobs(database),
     ...postgresChangeFeed(database),
     async close() {
+      await heartbeat?.stop();
       await database.close();
     },
   };

@@ -10,6 +10,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 
+/** Another server holds the file: a refusal to start, which the server prints as one line. */
+export class ServerLockedError extends Error {
+  override readonly name = 'ServerLockedError';
+}
+
 export interface ServerLock {
   release(): void;
 }
@@ -25,7 +30,7 @@ export function lockServerFile(databaseFile: string): ServerLock {
   } catch (error) {
     lock.close();
     if ((error as { errcode?: number }).errcode === 5 /* SQLITE_BUSY */) {
-      throw new Error(
+      throw new ServerLockedError(
         `another gateway server is already running on ${databaseFile}: the embedded store serves one server process per file (run several instances on PostgreSQL)`,
       );
     }

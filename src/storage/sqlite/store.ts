@@ -2,7 +2,7 @@
  * The embedded store: one SQLite file (or an in-memory database for tests), migrated at open.
  */
 import type { StorageLogger } from '../logger.ts';
-import type { Store } from '../store.ts';
+import type { LedgerStore, Store } from '../store.ts';
 import { sqliteChangeFeed } from './change-feed.ts';
 import { startBackgroundCheckpoints, type BackgroundCheckpointOptions } from './checkpoints.ts';
 import { MEMORY_DATABASE, openSqliteDatabase } from './database.ts';
@@ -32,8 +32,17 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   const database = openSqliteDatabase(options.file, {
     onGroupCommitError: (error) => options.logger.error({ err: error }, 'SQLite group commit failed; its writes are lost'),
   });
+  let ledger: LedgerStore & { readonly instanceId: string };
   try {
     migrateSqlite(database, options.logger, options.now());
+    const { releaseHeldElsewhere, ...held } = sqliteLedger(database, options.now);
+    if (serverLock) {
+      // The lock proves that the server before this one is gone: its holds go back to the wallets
+      // now rather than when they expire.
+      const released = releaseHeldElsewhere(options.now());
+      if (released > 0) options.logger.info({ count: released }, 'released the credit holds of the previous server');
+    }
+    ledger = held;
   } catch (error) {
     database.close();
     serverLock?.release();
@@ -46,7 +55,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   return {
     engine: 'sqlite',
     ...sqliteDirectory(database, options.now),
-    ...sqliteLedger(database, options.now),
+    ...ledger,
     ...sqliteRequestLog(database),
     ...sqliteIdempotency(database),
     ...sqliteJobs(database),

@@ -80,6 +80,7 @@ export function ledgerContract({ store, peer }: ContractContext): void {
         amount: 600n,
         requestId: 'req_1',
         status: 'open',
+        holder: { kind: 'instance', id: store().instanceId },
         createdAt: 0,
         expiresAt,
       });
@@ -87,6 +88,8 @@ export function ledgerContract({ store, peer }: ContractContext): void {
       assert.equal(await store().reserve({ owner, amount: 401n, requestId: null, expiresAt }), null);
       const second = await peer().reserve({ owner, amount: 400n, requestId: null, expiresAt });
       assert.ok(second);
+      assert.deepEqual(second.holder, { kind: 'instance', id: peer().instanceId }, 'held by the instance that made it');
+      assert.deepEqual((await store().getReservation(second.id))?.holder, second.holder);
       assert.deepEqual(await store().getBalance(owner), { balance: 1_000n, reserved: 1_000n, available: 0n });
       assert.equal(await store().reserve({ owner, amount: 1n, requestId: null, expiresAt }), null);
       await assert.rejects(store().reserve({ owner, amount: -1n, requestId: null, expiresAt }), RangeError);

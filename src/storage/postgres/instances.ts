@@ -1,0 +1,106 @@
+/**
+ * Instance liveness on PostgreSQL. Every serving instance keeps a row in `instances` with a
+ * heartbeat, renewed every third of the lapse; at each beat it also releases the credit holds of the
+ * instances whose heartbeat is older than the lapse (a process killed, a machine lost), so that a
+ * crash keeps credit held for about the lapse instead of the reservations' whole lifetime
+ * (docs/billing.md). Heartbeats are stamped and judged on the database's clock, so the clocks of
+ * the instances' machines never matter. A stopping instance marks itself lapsed, and the next beat
+ * of any instance removes the rows of lapsed instances that hold nothing.
+ *
+ * The cost of a wrong judgement: an instance stalled for longer than the lapse (its event loop or
+ * its connection to the database) loses its holds; its requests then settle to nothing (settle
+ * finds no open reservation) and go uncharged, never charged twice.
+ */
+import type { StorageLogger } from '../logger.ts';
+import type { PostgresDatabase, Statement } from './database.ts';
+
+export interface HeartbeatOptions {
+  /** How long an instance's heartbeat may be missing before its holds are released (ms). */
+  readonly lapseMs: number;
+}
+
+export interface Heartbeat {
+  /** Stops beating and marks the instance lapsed (its holds, if any are left, go at a peer's next beat). */
+  stop(): Promise<void>;
+}
+
+const DATABASE_NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+
+const BEAT: Statement = {
+  name: 'gateway_instance_beat',
+  text: `INSERT INTO instances (id, started_at, heartbeat_at) VALUES ($1, ${DATABASE_NOW}, ${DATABASE_NOW})
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+};
+
+// Like the expiry sweep (ledger.ts): SKIP LOCKED leaves a reservation being closed right now to
+// whoever closes it. The lapsed rows that held nothing at the statement's start are deleted; those
+// whose holds this statement releases go at the next beat.
+const RELEASE_LAPSED: Statement = {
+  name: 'gateway_release_lapsed_holders',
+  text: `WITH lapsed AS (
+           SELECT id FROM instances WHERE heartbeat_at < ${DATABASE_NOW} - $1::bigint AND id <> $2
+         ), released AS (
+           UPDATE reservations SET status = 'released', closed_at = $3
+           WHERE id IN (
+             SELECT id FROM reservations
+             WHERE status = 'open' AND holder_kind = 'instance' AND holder_id IN (SELECT id FROM lapsed)
+             FOR UPDATE SKIP LOCKED
+           ) AND status = 'open'
+           RETURNING owner_kind, owner_id, amount
+         ), totals AS (
+           SELECT owner_kind, owner_id, sum(amount)::bigint AS amount, count(*) AS released
+           FROM released GROUP BY owner_kind, owner_id
+         ), moved AS (
+           UPDATE wallets w SET reserved = w.reserved - t.amount
+           FROM totals t WHERE w.owner_kind = t.owner_kind AND w.owner_id = t.owner_id
+         ), forgotten AS (
+           DELETE FROM instances i USING lapsed l
+           WHERE i.id = l.id AND NOT EXISTS (
+             SELECT 1 FROM reservations r WHERE r.status = 'open' AND r.holder_kind = 'instance' AND r.holder_id = i.id
+           )
+         )
+         SELECT coalesce(sum(released), 0) AS released FROM totals`,
+};
+
+const MARK_LAPSED: Statement = { name: 'gateway_instance_lapsed', text: 'UPDATE instances SET heartbeat_at = 0 WHERE id = $1' };
+
+/**
+ * Registers the instance (before it makes any reservation) and beats until stopped. A failed beat
+ * is logged and tried again at the next one.
+ */
+export async function startHeartbeat(
+  database: PostgresDatabase,
+  instanceId: string,
+  options: HeartbeatOptions,
+  now: () => number,
+  logger: StorageLogger,
+): Promise<Heartbeat> {
+  await database.query(BEAT, [instanceId]);
+  let running: Promise<void> | null = null;
+  const beat = async () => {
+    try {
+      await database.query(BEAT, [instanceId]);
+      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now()]);
+      const released = Number(rows[0].released);
+      if (released > 0) logger.info({ count: released }, 'released the credit holds of lapsed instances');
+    } catch (error) {
+      logger.error({ err: error }, 'instance heartbeat failed');
+    }
+  };
+  const timer = setInterval(() => {
+    // A beat slower than the interval is not stacked on.
+    running ??= beat().finally(() => (running = null));
+  }, Math.max(1, Math.floor(options.lapseMs / 3)));
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      try {
+        await database.query(MARK_LAPSED, [instanceId]);
+      } catch (error) {
+        logger.warn({ err: error }, 'could not mark the instance stopped; its row lapses on its own');
+      }
+    },
+  };
+}
