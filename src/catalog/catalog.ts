@@ -6,7 +6,7 @@
 import { validateConfig } from '../config/load.ts';
 import type { GatewayConfig, ModelConfig } from '../config/schema.ts';
 import type { Consent } from '../storage/store.ts';
-import { nameIndex, publicAliases } from './aliases.ts';
+import { nameIndex, publicAliases } from '../config/aliases.ts';
 import { CONSENT_CLASSES } from './consent.ts';
 import { enabledEndpoints, type CatalogEndpoint } from './endpoints.ts';
 import { modelRow } from './model-row.ts';

@@ -4,7 +4,7 @@
  * public catalog shows (list prices and variant metadata).
  */
 import { perMillionRateToPicosPerToken, usdToPicos, type Picos } from '../core/money.ts';
-import type { EndpointConfig, EndpointPricingConfig } from '../config/schema.ts';
+import { searchBillingOf, type EndpointConfig, type EndpointPricingConfig } from '../config/schema.ts';
 import { parseRate, RATE_KEYS, type RateKey, type RateSet } from './rate-keys.ts';
 import type { EndpointPrices, TokenRates } from './types.ts';
 
@@ -42,9 +42,6 @@ export function endpointPrices(endpoint: EndpointConfig): EndpointPrices {
 }
 
 /** How the endpoint counts search units; per executed query unless it says otherwise. */
-export function searchBillingOf(endpoint: EndpointConfig): EndpointPrices['searchBilling'] {
-  return endpoint.search_billing ?? 'per_query';
-}
 
 export function displayPrices(pricing: EndpointPricingConfig): DisplayPrices {
   const list: Partial<Record<RateKey, Picos>> = {};

@@ -7,10 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { findAliasConflict } from '../catalog/aliases.ts';
-import { searchBillingOf } from '../catalog/prices.ts';
+import { findAliasConflict } from './aliases.ts';
 import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
-import { GatewayConfig } from './schema.ts';
+import { GatewayConfig, searchBillingOf } from './schema.ts';
 
 export const DEMO_CONFIG_PATH = fileURLToPath(new URL('./demo-catalog.yaml', import.meta.url));
 

@@ -262,3 +262,8 @@ export type EndpointParametersConfig = Static<typeof EndpointParametersConfig>;
 export type EndpointConfig = Static<typeof EndpointConfig>;
 export type ModelConfig = Static<typeof ModelConfig>;
 export type GatewayConfig = Static<typeof GatewayConfig>;
+
+/** How an endpoint bills web search: per executed query unless it says per request. */
+export function searchBillingOf(endpoint: EndpointConfig): 'per_query' | 'per_request' {
+  return endpoint.search_billing ?? 'per_query';
+}

@@ -3,7 +3,7 @@
  * here and one module in its own folder.
  */
 import { adminRoutes } from '../admin/routes.ts';
-import { catalogRoutes } from '../catalog/routes.ts';
+import { catalogRoutes } from './model-routes.ts';
 import { chatRoutes } from '../dialects/chat/route.ts';
 import type { RouteModule } from '../http/route-module.ts';
 

@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
-import { publicAliases, versionVariant } from '../../src/catalog/aliases.ts';
+import { publicAliases, versionVariant } from '../../src/config/aliases.ts';
 import { buildCatalog } from '../../src/catalog/catalog.ts';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';

@@ -6,7 +6,7 @@
  */
 import { errors } from '../core/errors.ts';
 import type { RouteModule } from '../http/route-module.ts';
-import { ModelList, ModelParams, PublicModel } from './schemas.ts';
+import { ModelList, ModelParams, PublicModel } from '../catalog/schemas.ts';
 
 /** Spec: Model rule 5; a key's list may be cached privately for a minute. */
 const LIST_CACHE_CONTROL = 'private, max-age=60';

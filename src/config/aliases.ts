@@ -9,7 +9,7 @@
  * Every public name must lead to one model: an alias equal to another model's id, or shared by two
  * models, is a config error (reported by the loader with the path of the offending field).
  */
-import type { ModelConfig } from '../config/schema.ts';
+import type { ModelConfig } from './schema.ts';
 
 /**
  * `4-5` → `4.5` where both numbers are whole hyphen-separated parts of one or two digits, not
