@@ -3,7 +3,6 @@
  * server does (DATABASE_URL, GATEWAY_DATA_DIR, GATEWAY_CONFIG) and reports errors as one line.
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
-import { parseArgs } from 'node:util';
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
@@ -13,6 +12,7 @@ import { readSettings, SettingsError } from '../server/settings.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
 import { UsageError, type Command } from './command.ts';
+import { parseCommandLine } from './command-line.ts';
 import { accountCommands, organizationCommands } from './commands/accounts.ts';
 import { ownerCommands } from './commands/credit.ts';
 import { keyCommands } from './commands/keys.ts';
@@ -36,6 +36,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout(generalHelp(argv.filter((word) => word !== 'help' && !word.startsWith('-'))));
       return 0;
     }
+    const words = argv.filter((word) => !word.startsWith('-'));
+    const misplaced = findCommand(words);
+    if (misplaced) {
+      // `gateway --json accounts list`: the command is there, its options came before it.
+      const options = argv.filter((word) => word.startsWith('-'));
+      io.stderr(`gateway: options go after the command: gateway ${[...words, ...options].join(' ')}\n`);
+      return 2;
+    }
     io.stderr(`gateway: unknown command '${argv.slice(0, 2).join(' ')}'\n\n${generalHelp([])}`);
     return 2;
   }
@@ -46,15 +54,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   let store: Store | undefined;
   try {
-    const parsed = parseArgs({
-      args: argv.slice(command.name.split(' ').length),
-      options: { ...command.options, json: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (parsed.positionals.length > (command.positionals ?? 0)) {
-      throw new UsageError(`unexpected argument '${parsed.positionals[command.positionals ?? 0]}'`);
-    }
+    const parsed = parseCommandLine(
+      argv.slice(command.name.split(' ').length),
+      { ...command.options, json: { type: 'boolean' } },
+      command.positionals ?? 0,
+    );
     const output = createOutput(parsed.values.json === true, io.stdout);
     let operations: AdminOperations | undefined;
     const code = await command.run(parsed, {

@@ -57,7 +57,14 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     return 1;
   }
   logger.info(
-    { url, store: runtime.store.engine, config: settings.configPath ?? 'built-in demo catalog', admin: settings.adminKey !== undefined },
+    {
+      url,
+      store: runtime.store.engine,
+      config: settings.configPath ?? 'built-in demo catalog',
+      admin: settings.adminKey !== undefined,
+      // The runtime flags (`npm start` and `gateway serve` pass the same ones).
+      nodeFlags: process.execArgv,
+    },
     'gateway listening',
   );
   if (demo) printDemoKey(demo, url);
