@@ -31,5 +31,6 @@ export function parseCommandLine(args: readonly string[], options: ParseArgsOpti
     const extra = parsed.positionals[maxPositionals];
     throw new UsageError(maxPositionals === 0 ? `unexpected argument '${extra}' (options are written --name value)` : `unexpected argument '${extra}'`);
   }
-  return parsed;
+  // No command declares a `multiple` option, so no value is an array.
+  return { values: parsed.values as ParsedCommand['values'], positionals: parsed.positionals };
 }

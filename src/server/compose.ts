@@ -39,6 +39,8 @@ export interface RuntimeOptions {
   readonly maintenanceIntervalMs?: number;
   /** Let in-flight requests finish on close (see BuildAppOptions.drainOnClose). */
   readonly drainOnClose?: boolean;
+  /** See BuildAppOptions.requestTimeoutMs. */
+  readonly requestTimeoutMs?: number;
   readonly now?: () => number;
 }
 
@@ -104,7 +106,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
   const deps = createDeps({ ...options, store, catalog, authenticator, now });
   let app: FastifyInstance;
   try {
-    app = await buildApp(deps, { routes: options.routes ?? ALL_ROUTES, drainOnClose: options.drainOnClose });
+    app = await buildApp(deps, {
+      routes: options.routes ?? ALL_ROUTES,
+      drainOnClose: options.drainOnClose,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
   } catch (error) {
     authenticator.stop();
     await store.close();

@@ -35,7 +35,15 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   const logger = createLogger(settings.logLevel);
   let runtime: GatewayRuntime;
   try {
-    runtime = await createRuntime({ config, storage: settings, adminKey: settings.adminKey, env, logger, drainOnClose: true });
+    runtime = await createRuntime({
+      config,
+      storage: settings,
+      adminKey: settings.adminKey,
+      env,
+      logger,
+      drainOnClose: true,
+      requestTimeoutMs: settings.requestTimeoutMs,
+    });
   } catch (error) {
     if (error instanceof ServerLockedError) {
       // Not a failure of this process but an operator's mistake, said in one line.
