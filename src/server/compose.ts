@@ -10,6 +10,7 @@ import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenti
 import { instanceLapseMs } from '../billing/credit.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
+import { missingCredentials } from '../config/credentials.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { parseRateMultiplier } from '../core/money.ts';
 import { callableRoute } from '../protocols/registry.ts';
@@ -89,6 +90,9 @@ export function createDeps(input: {
 export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
   const now = options.now ?? Date.now;
   const catalog = buildCatalog(options.config, { servable: callableRoute });
+  for (const { provider, variable } of missingCredentials(options.config, options.env)) {
+    options.logger.warn({ provider, variable }, `environment variable ${variable} is unset: every call to provider '${provider}' will fail`);
+  }
   const store = await openStore({
     ...options.storage,
     backgroundCheckpoints: true,
