@@ -5,8 +5,9 @@
  */
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
-import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
-import { GatewayError } from '../core/errors.ts';
+import type { Catalog } from '../catalog/types.ts';
+import { ConfigError, loadConfigFile } from '../config/load.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
 import { configErrorLine } from '../server/config-error.ts';
 import { readSettings, SettingsError } from '../server/settings.ts';
 import { openStore } from '../storage/open-store.ts';
@@ -68,9 +69,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       async operations() {
         if (!operations) {
           const settings = readSettings(io.env);
-          const catalog = buildCatalog(loadConfigFile(settings.configPath ?? DEMO_CONFIG_PATH));
           store = await openStore(settings);
-          operations = createAdminOperations({ store, catalog });
+          operations = createAdminOperations({ store, catalog: await servedCatalog(store, settings.configPath) });
         }
         return operations;
       },
@@ -81,6 +81,26 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     await store?.close();
   }
+}
+
+/**
+ * Model names resolve as on the server: against the names it recorded at its last start (the
+ * command's own environment may name another config, or none). Before any server has started on
+ * the database, against GATEWAY_CONFIG when set; the demo catalog would be a guess.
+ */
+async function servedCatalog(store: Store, configPath: string | undefined): Promise<Pick<Catalog, 'resolve'>> {
+  const served = await store.servedModels();
+  if (served.size > 0) return { resolve: (name) => served.get(name) };
+  if (configPath !== undefined) return buildCatalog(loadConfigFile(configPath));
+  return {
+    resolve() {
+      throw invalidRequest(
+        'no server has started on this database yet, so its model names are unknown: start it once, or set GATEWAY_CONFIG to its config file',
+        null,
+        'invalid_value',
+      );
+    },
+  };
 }
 
 /** The command whose words start the command line (`accounts create …`). */
@@ -124,7 +144,8 @@ function generalHelp(topic: readonly string[]): string {
     '',
     'Every command except serve acts on the database directly, selected like the server:',
     '  DATABASE_URL (postgres://…; unset = SQLite under GATEWAY_DATA_DIR, default ./data)',
-    '  GATEWAY_CONFIG (model names for --allowed-models; unset = the demo catalog)',
+    "  Model names (--allowed-models) are checked against the server's catalog, recorded at its start;",
+    '  before the first start, against GATEWAY_CONFIG.',
     '',
     "Run 'gateway <command> --help' for a command's options.",
     '',

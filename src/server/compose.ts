@@ -8,6 +8,7 @@ import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenticator.ts';
 import { instanceLapseMs } from '../billing/credit.ts';
+import { nameIndex } from '../config/aliases.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { missingCredentials } from '../config/credentials.ts';
@@ -101,6 +102,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     logger: options.logger,
     now,
   });
+  try {
+    // The `gateway` command checks model names against what this server serves (not its own config).
+    await store.recordServedModels(nameIndex(options.config.models));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const defaultRate = options.config.billing?.default_rate;
   const authenticator = createAuthenticator(store, {
     defaultRate: defaultRate === undefined ? undefined : parseRateMultiplier(defaultRate),
