@@ -14,7 +14,9 @@ import { call } from '../helpers/http.ts';
 import { PROJECT_ROOT, startProcess, type RunningProcess } from '../helpers/processes.ts';
 
 const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('### With the `openai` SDK'));
+const [quickStartAt, examplesAt] = [readme.indexOf('## Quick start'), readme.indexOf('### Examples')];
+assert.ok(quickStartAt >= 0 && examplesAt > quickStartAt, 'the README has a quick start followed by its examples');
+const quickStart = readme.slice(quickStartAt, examplesAt);
 
 /** The JSON body of the quick start's chat completion (`-d '…'`). */
 function quickStartChatBody(): { model: string } {
