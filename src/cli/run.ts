@@ -7,7 +7,7 @@ import { createAdminOperations, type AdminOperations } from '../admin/operations
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { ConfigError, loadConfigFile } from '../config/load.ts';
-import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { GatewayError } from '../core/errors.ts';
 import { configErrorLine } from '../server/config-error.ts';
 import { readSettings, SettingsError } from '../server/settings.ts';
 import { openStore } from '../storage/open-store.ts';
@@ -94,11 +94,8 @@ async function servedCatalog(store: Store, configPath: string | undefined): Prom
   if (configPath !== undefined) return buildCatalog(loadConfigFile(configPath));
   return {
     resolve() {
-      throw invalidRequest(
-        'no server has started on this database yet, so its model names are unknown: start it once, or set GATEWAY_CONFIG to its config file',
-        null,
-        'invalid_value',
-      );
+      // Not a GatewayError: no HTTP request is involved. Reported as a failed operation (exit code 1).
+      throw new Error('no server has started on this database yet, so its model names are unknown: start it once, or set GATEWAY_CONFIG to its config file');
     },
   };
 }
