@@ -2,7 +2,7 @@
 // The `gateway` command. Whatever Node runs this shim (a system Node may be too old to run
 // TypeScript), the command itself runs on the Node version the project pins in its dependencies.
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,9 +10,19 @@ const root = join(dirname(realpathSync(fileURLToPath(import.meta.url))), '..');
 const pinned = join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'node.cmd' : 'node');
 const node = existsSync(pinned) ? pinned : process.execPath;
 
+// `gateway serve` is `npm start`: the same runtime flags (memory tuning, see docs/operations.md),
+// read from the start script so that the two cannot drift apart.
+function startScriptFlags() {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const [, ...words] = scripts.start.trim().split(/\s+/);
+  const script = words.findIndex((word) => !word.startsWith('-'));
+  return script === -1 ? words : words.slice(0, script);
+}
+const nodeFlags = process.argv[2] === 'serve' ? startScriptFlags() : [];
+
 // In its own process group, the child gets a terminal's Ctrl-C once, from the shim, not twice
 // (a second signal tells `gateway serve` to stop without draining).
-const child = spawn(node, [join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit', detached: true });
+const child = spawn(node, [...nodeFlags, join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit', detached: true });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
 child.on('error', (error) => {
   console.error(`gateway: cannot start ${node}: ${error.message}`);

@@ -9,7 +9,7 @@ import type { Picos } from '../core/money.ts';
 import type { LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
 
 /** How long a reservation lives when the config does not say (a dead process's hold then expires). */
-const DEFAULT_RESERVATION_TTL_SECONDS = 900;
+export const DEFAULT_RESERVATION_TTL_SECONDS = 900;
 
 /** How long a request may hold credit before it is presumed dead: `billing.reservation_ttl_seconds`. */
 export function reservationTtlMs(config: GatewayConfig): number {

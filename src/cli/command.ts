@@ -31,8 +31,11 @@ export interface Command {
   readonly options?: ParseArgsOptionsConfig;
   /** How many positional arguments it takes at most. */
   readonly positionals?: number;
-  /** Returns an exit code when it is not 0 (serve returns when the server stops). */
-  run(command: ParsedCommand, context: CommandContext): Promise<number | void>;
+  /**
+   * Returns an exit code when it is not 0 (serve returns when the server stops). Not `void`: a
+   * value passed through by accident (a stream's write() returns true) would become the exit code.
+   */
+  run(command: ParsedCommand, context: CommandContext): Promise<number | undefined>;
 }
 
 /** A mistake in the command line: printed with the command's usage, exit code 2. */

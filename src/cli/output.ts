@@ -16,14 +16,23 @@ export function createOutput(json: boolean, write: (text: string) => void): Outp
   return {
     json,
     record(view) {
-      if (json) return write(`${JSON.stringify(view, null, 2)}\n`);
+      if (json) {
+        write(`${JSON.stringify(view, null, 2)}\n`);
+        return;
+      }
       const entries = Object.entries(view).filter(([field]) => field !== 'object');
       const width = Math.max(...entries.map(([field]) => field.length));
       write(entries.map(([field, value]) => `${field.padEnd(width)}  ${cell(field, value)}`).join('\n') + '\n');
     },
     list(views, columns) {
-      if (json) return write(`${JSON.stringify({ object: 'list', data: views }, null, 2)}\n`);
-      if (views.length === 0) return write('(none)\n');
+      if (json) {
+        write(`${JSON.stringify({ object: 'list', data: views }, null, 2)}\n`);
+        return;
+      }
+      if (views.length === 0) {
+        write('(none)\n');
+        return;
+      }
       const rows = views.map((view) => columns.map((column) => cell(column, view[column])));
       const widths = columns.map((column, index) => Math.max(column.length, ...rows.map((row) => row[index].length)));
       const line = (cells: readonly string[]) => cells.map((text, index) => text.padEnd(widths[index])).join('  ').trimEnd();

@@ -3,16 +3,17 @@
  * server does (DATABASE_URL, GATEWAY_DATA_DIR, GATEWAY_CONFIG) and reports errors as one line.
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
-import { parseArgs } from 'node:util';
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
-import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
+import type { Catalog } from '../catalog/types.ts';
+import { ConfigError, loadConfigFile } from '../config/load.ts';
 import { GatewayError } from '../core/errors.ts';
 import { configErrorLine } from '../server/config-error.ts';
 import { readSettings, SettingsError } from '../server/settings.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
 import { UsageError, type Command } from './command.ts';
+import { parseCommandLine } from './command-line.ts';
 import { accountCommands, organizationCommands } from './commands/accounts.ts';
 import { ownerCommands } from './commands/credit.ts';
 import { keyCommands } from './commands/keys.ts';
@@ -36,6 +37,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout(generalHelp(argv.filter((word) => word !== 'help' && !word.startsWith('-'))));
       return 0;
     }
+    const words = argv.filter((word) => !word.startsWith('-'));
+    const misplaced = findCommand(words);
+    if (misplaced) {
+      // `gateway --json accounts list`: the command is there, its options came before it.
+      const options = argv.filter((word) => word.startsWith('-'));
+      io.stderr(`gateway: options go after the command: gateway ${[...words, ...options].join(' ')}\n`);
+      return 2;
+    }
     io.stderr(`gateway: unknown command '${argv.slice(0, 2).join(' ')}'\n\n${generalHelp([])}`);
     return 2;
   }
@@ -46,15 +55,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   let store: Store | undefined;
   try {
-    const parsed = parseArgs({
-      args: argv.slice(command.name.split(' ').length),
-      options: { ...command.options, json: { type: 'boolean' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (parsed.positionals.length > (command.positionals ?? 0)) {
-      throw new UsageError(`unexpected argument '${parsed.positionals[command.positionals ?? 0]}'`);
-    }
+    const parsed = parseCommandLine(
+      argv.slice(command.name.split(' ').length),
+      { ...command.options, json: { type: 'boolean' } },
+      command.positionals ?? 0,
+    );
     const output = createOutput(parsed.values.json === true, io.stdout);
     let operations: AdminOperations | undefined;
     const code = await command.run(parsed, {
@@ -64,9 +69,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       async operations() {
         if (!operations) {
           const settings = readSettings(io.env);
-          const catalog = buildCatalog(loadConfigFile(settings.configPath ?? DEMO_CONFIG_PATH));
           store = await openStore(settings);
-          operations = createAdminOperations({ store, catalog });
+          operations = createAdminOperations({ store, catalog: await servedCatalog(store, settings.configPath) });
         }
         return operations;
       },
@@ -77,6 +81,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     await store?.close();
   }
+}
+
+/**
+ * Model names resolve as on the server: against the names it recorded at its last start (the
+ * command's own environment may name another config, or none). Before any server has started on
+ * the database, against GATEWAY_CONFIG when set; the demo catalog would be a guess.
+ */
+async function servedCatalog(store: Store, configPath: string | undefined): Promise<Pick<Catalog, 'resolve'>> {
+  const served = await store.servedModels();
+  if (served.size > 0) return { resolve: (name) => served.get(name) };
+  if (configPath !== undefined) return buildCatalog(loadConfigFile(configPath));
+  return {
+    resolve() {
+      // Not a GatewayError: no HTTP request is involved. Reported as a failed operation (exit code 1).
+      throw new Error('no server has started on this database yet, so its model names are unknown: start it once, or set GATEWAY_CONFIG to its config file');
+    },
+  };
 }
 
 /** The command whose words start the command line (`accounts create …`). */
@@ -120,7 +141,8 @@ function generalHelp(topic: readonly string[]): string {
     '',
     'Every command except serve acts on the database directly, selected like the server:',
     '  DATABASE_URL (postgres://…; unset = SQLite under GATEWAY_DATA_DIR, default ./data)',
-    '  GATEWAY_CONFIG (model names for --allowed-models; unset = the demo catalog)',
+    "  Model names (--allowed-models) are checked against the server's catalog, recorded at its start;",
+    '  before the first start, against GATEWAY_CONFIG.',
     '',
     "Run 'gateway <command> --help' for a command's options.",
     '',

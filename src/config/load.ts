@@ -48,12 +48,13 @@ export function parseConfig(text: string): GatewayConfig {
 }
 
 export function validateConfig(document: unknown): GatewayConfig {
-  if (!validateShape(document)) throw shapeError(validateShape.errors?.[0]);
+  if (!validateShape(document)) throw shapeError(validateShape.errors ?? []);
   checkReferences(document);
   return document;
 }
 
-function shapeError(error: ErrorObject | undefined): ConfigError {
+function shapeError(errors: readonly ErrorObject[]): ConfigError {
+  const error = errors[0];
   if (!error) return new ConfigError('', 'invalid config');
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
@@ -62,6 +63,14 @@ function shapeError(error: ErrorObject | undefined): ConfigError {
   if (error.keyword === 'required') {
     const missing = (error.params as { missingProperty: string }).missingProperty;
     return new ConfigError(`${error.instancePath}/${missing}`, 'required field is missing');
+  }
+  if (error.keyword === 'const') {
+    // A union of literals (`kind`, `unit`, …) fails once per literal, each saying only "must be
+    // equal to constant"; together they are the allowed values.
+    const allowed = errors
+      .filter((other) => other.keyword === 'const' && other.instancePath === error.instancePath)
+      .map((other) => JSON.stringify((other.params as { allowedValue: unknown }).allowedValue));
+    return new ConfigError(error.instancePath, `must be one of ${allowed.join(', ')}`);
   }
   return new ConfigError(error.instancePath, error.message ?? 'invalid value');
 }

@@ -13,6 +13,7 @@ import { installMetrics } from './metrics.ts';
 import { installOpenApi } from './openapi.ts';
 import { installRequestIds, newRequestId } from './request-id.ts';
 import { registerServiceRoutes } from './service-routes.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
 
@@ -26,9 +27,19 @@ export interface BuildAppOptions {
    * stopping on a signal). false (default): `close()` cuts every connection at once (tests).
    */
   readonly drainOnClose?: boolean;
+  /**
+   * How long a client may take to send a whole request, headers and body; a slower one is answered
+   * 408 and its connection closed. Only the request counts: an answer streamed for minutes is not
+   * limited. Default DEFAULT_REQUEST_TIMEOUT_MS (settings.ts).
+   */
+  readonly requestTimeoutMs?: number;
 }
 
+/** Node's own limit for the headers alone, kept when the whole-request limit is longer. */
+const HEADERS_TIMEOUT_MS = 60_000;
+
 export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise<FastifyInstance> {
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     loggerInstance: deps.logger,
     // No per-request log lines on the hot path; failures are logged by the error handler.
@@ -41,6 +52,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
     // Requests arriving while the server drains get the envelope from error-handling.ts instead.
     return503OnClosing: false,
     forceCloseConnections: options.drainOnClose ? 'idle' : true,
+    // Fastify sets no request timeout by default: a body sent a byte at a time held its connection
+    // (and memory) forever. Node checks the limit periodically, every connectionsCheckingInterval;
+    // a tenth of the limit (at most a second) cuts a slow request soon after its time is up.
+    requestTimeout: requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(10, Math.min(1_000, Math.floor(requestTimeoutMs / 10))),
+    },
     ...frameworkErrorOptions,
   });
   app.decorateRequest('auth', null as unknown as AuthContext);

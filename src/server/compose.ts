@@ -10,6 +10,8 @@ import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenti
 import { instanceLapseMs } from '../billing/credit.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
+import { nameIndex } from '../config/aliases.ts';
+import { missingCredentials } from '../config/credentials.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { parseRateMultiplier } from '../core/money.ts';
 import { callableRoute } from '../protocols/registry.ts';
@@ -39,6 +41,8 @@ export interface RuntimeOptions {
   readonly maintenanceIntervalMs?: number;
   /** Let in-flight requests finish on close (see BuildAppOptions.drainOnClose). */
   readonly drainOnClose?: boolean;
+  /** See BuildAppOptions.requestTimeoutMs. */
+  readonly requestTimeoutMs?: number;
   readonly now?: () => number;
 }
 
@@ -87,6 +91,9 @@ export function createDeps(input: {
 export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
   const now = options.now ?? Date.now;
   const catalog = buildCatalog(options.config, { servable: callableRoute });
+  for (const { provider, variable } of missingCredentials(options.config, options.env)) {
+    options.logger.warn({ provider, variable }, `environment variable ${variable} is unset: every call to provider '${provider}' will fail`);
+  }
   const store = await openStore({
     ...options.storage,
     backgroundCheckpoints: true,
@@ -95,6 +102,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     logger: options.logger,
     now,
   });
+  try {
+    // The `gateway` command checks model names against what this server serves (not its own config).
+    await store.recordServedModels(nameIndex(options.config.models));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const defaultRate = options.config.billing?.default_rate;
   const authenticator = createAuthenticator(store, {
     defaultRate: defaultRate === undefined ? undefined : parseRateMultiplier(defaultRate),
@@ -104,7 +118,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
   const deps = createDeps({ ...options, store, catalog, authenticator, now });
   let app: FastifyInstance;
   try {
-    app = await buildApp(deps, { routes: options.routes ?? ALL_ROUTES, drainOnClose: options.drainOnClose });
+    app = await buildApp(deps, {
+      routes: options.routes ?? ALL_ROUTES,
+      drainOnClose: options.drainOnClose,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
   } catch (error) {
     authenticator.stop();
     await store.close();

@@ -35,7 +35,15 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   const logger = createLogger(settings.logLevel);
   let runtime: GatewayRuntime;
   try {
-    runtime = await createRuntime({ config, storage: settings, adminKey: settings.adminKey, env, logger, drainOnClose: true });
+    runtime = await createRuntime({
+      config,
+      storage: settings,
+      adminKey: settings.adminKey,
+      env,
+      logger,
+      drainOnClose: true,
+      requestTimeoutMs: settings.requestTimeoutMs,
+    });
   } catch (error) {
     if (error instanceof ServerLockedError) {
       // Not a failure of this process but an operator's mistake, said in one line.
@@ -57,7 +65,14 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     return 1;
   }
   logger.info(
-    { url, store: runtime.store.engine, config: settings.configPath ?? 'built-in demo catalog', admin: settings.adminKey !== undefined },
+    {
+      url,
+      store: runtime.store.engine,
+      config: settings.configPath ?? 'built-in demo catalog',
+      admin: settings.adminKey !== undefined,
+      // The runtime flags (`npm start` and `gateway serve` pass the same ones).
+      nodeFlags: process.execArgv,
+    },
     'gateway listening',
   );
   if (demo) printDemoKey(demo, url);

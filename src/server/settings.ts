@@ -21,7 +21,12 @@ export interface Settings extends StorageSettings {
   /** Bearer secret of the admin API; the admin API is off when undefined. */
   readonly adminKey: string | undefined;
   readonly logLevel: string;
+  /** How long a client may take to send one whole request, headers and body (see app.ts). */
+  readonly requestTimeoutMs: number;
 }
+
+/** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 export class SettingsError extends Error {
   override readonly name = 'SettingsError';
@@ -36,6 +41,10 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
   if (!Number.isInteger(port) || port > 65535) throw new SettingsError(`PORT must be a port number, got '${env.PORT}'`);
   const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got '${logLevel}'`);
+  const timeoutText = nonEmpty(env.GATEWAY_REQUEST_TIMEOUT_MS);
+  if (timeoutText !== undefined && !/^[1-9]\d{0,8}$/.test(timeoutText)) {
+    throw new SettingsError(`GATEWAY_REQUEST_TIMEOUT_MS must be a positive number of milliseconds, got '${env.GATEWAY_REQUEST_TIMEOUT_MS}'`);
+  }
   return {
     ...readStorageSettings(env),
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -44,6 +53,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
     redisUrl: nonEmpty(env.REDIS_URL),
     adminKey: nonEmpty(env.GATEWAY_ADMIN_KEY),
     logLevel,
+    requestTimeoutMs: timeoutText === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : Number(timeoutText),
   };
 }
 

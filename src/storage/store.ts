@@ -341,7 +341,19 @@ export interface ChangeFeed {
   currentVersion(): Promise<number>;
 }
 
-export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, ChangeFeed {
+/**
+ * The public model names (ids and aliases) of the catalog a server serves, recorded at its start:
+ * the `gateway` command checks `--allowed-models` against the catalog actually served, which it
+ * cannot know from its own environment.
+ */
+export interface ServedModelsStore {
+  /** Replaces the recorded names (name → model id) with those of the server starting now. */
+  recordServedModels(names: ReadonlyMap<string, string>): Promise<void>;
+  /** The recorded names (name → model id); empty before any server has started on this database. */
+  servedModels(): Promise<ReadonlyMap<string, string>>;
+}
+
+export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, ChangeFeed, ServedModelsStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

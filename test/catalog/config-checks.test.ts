@@ -74,3 +74,21 @@ test('search prices in one unit are compared: the lowest per-request price is sh
   const catalog = buildCatalog(config([model('gateway/m', [searchRoute(0.03, 'per_request'), searchRoute(0.02, 'per_request')])]));
   assert.equal(rowOf(catalog, 'gateway/m').price_search_per_query, 0.02);
 });
+
+test('a value outside a fixed set is refused with the allowed values', () => {
+  const document = config([model('gateway/m', [endpoint()])]);
+  const wrongKind = stringify({ ...document, providers: [{ ...document.providers[0], kind: 'opneai' }] });
+  assert.throws(
+    () => parseConfig(wrongKind),
+    (error: unknown) =>
+      refusedWith('/providers/0/kind')(error) &&
+      (error as Error).message.endsWith('must be one of "openai", "openai-responses", "anthropic", "gemini", "openai-images", "gpu-pool", "simulated"'),
+  );
+  const wrongUnit = config([model('gateway/m', [endpoint({ pricing: { unit: 'per_token' as 'per_1m_tokens', input_per_1m: 1 } })])]);
+  assert.throws(
+    () => parseConfig(stringify(wrongUnit)),
+    (error: unknown) =>
+      refusedWith('/models/0/endpoints/0/pricing/unit')(error) &&
+      (error as Error).message.endsWith('must be one of "per_1m_tokens", "per_image", "per_second", "per_request"'),
+  );
+});

@@ -231,9 +231,9 @@ describe('chat completions on the demo catalog', () => {
     assert.equal(extension.web_search.billed_queries, 1);
     const charges = await newCharges(gateway, before);
     assert.equal(formatUsd(charges[0].amount), response.headers.get('x-gateway-cost-usd'));
-    // The cheapest route (2 $/M in, 10 $/M out, 0.008 $ per search) served it.
+    // The cheapest route, at the listed prices (3 $/M in, 15 $/M out, 0.01 $ per search), served it.
     const usage = data.usage!;
-    assert.equal(charges[0].amount, BigInt(usage.prompt_tokens) * 2_000_000n + BigInt(usage.completion_tokens) * 10_000_000n + 8_000_000_000n);
+    assert.equal(charges[0].amount, BigInt(usage.prompt_tokens) * 3_000_000n + BigInt(usage.completion_tokens) * 15_000_000n + 10_000_000_000n);
   });
 
   test('logprobs: every token of the text with its bytes and top alternatives; a stream carries the same tokens', async () => {

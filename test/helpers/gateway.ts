@@ -44,6 +44,8 @@ export interface StartGatewayOptions {
   readonly routes?: readonly RouteModule[];
   /** Where the gateway logs; silent unless TEST_LOG_LEVEL says otherwise. */
   readonly logger?: Logger;
+  /** How long a client may take to send a request (the server's default when omitted). */
+  readonly requestTimeoutMs?: number;
 }
 
 export interface CreateKeyOptions {
@@ -83,6 +85,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       env: options.env ?? {},
       logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
       routes: options.routes,
+      requestTimeoutMs: options.requestTimeoutMs,
     });
   } catch (error) {
     await storage.dispose();

@@ -3,13 +3,14 @@
  * seen by a server on the same database.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { after, before, describe, test } from 'node:test';
 import { call } from '../helpers/http.ts';
 import { runCli } from '../../src/cli/run.ts';
-import { runProcess, startProcess } from '../helpers/processes.ts';
+import { PROJECT_ROOT, runProcess, startProcess } from '../helpers/processes.ts';
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -161,11 +162,15 @@ describe('gateway CLI', () => {
 });
 
 describe('gateway serve', () => {
-  test('starts on a free port, answers /healthz and stops on SIGTERM', async () => {
+  test('starts on a free port with the runtime flags of npm start, answers /healthz and stops on SIGTERM', async () => {
     // The flag wins over PORT, which on its own would be refused at start.
     const server = startProcess(['bin/gateway.js', 'serve', '--port', '0'], { ...env, PORT: 'not-a-port', LOG_LEVEL: 'info' });
     try {
-      const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+      const [line, baseUrl] = await server.waitFor(/\{[^\n]*"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*\}/);
+      const { scripts } = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+      const startFlags = (scripts.start as string).split(/\s+/).filter((word) => word.startsWith('--'));
+      assert.ok(startFlags.length > 0, scripts.start);
+      assert.deepEqual(JSON.parse(line).nodeFlags, startFlags);
       const health = await call(baseUrl, 'GET', '/healthz');
       assert.equal(health.status, 200, health.text);
     } finally {
@@ -199,3 +204,135 @@ describe('CLI and a running server share the database', () => {
   });
 });
 
+
+describe('exit codes of every command, through the bin shim', () => {
+  test('each command exits 0 when it succeeds (with --json) and 1 or 2 when it fails', async () => {
+    const succeeds = async (...args: string[]) => {
+      const result = await gateway(...args, '--json');
+      assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+      return result.json();
+    };
+    const organization = await succeeds('orgs', 'create', 'Exit codes');
+    await succeeds('orgs', 'list');
+    await succeeds('orgs', 'show', organization.id);
+    await succeeds('orgs', 'update', organization.id, '--rate', '1.1');
+    const account = await succeeds('accounts', 'create', 'Exit codes');
+    await succeeds('accounts', 'list');
+    await succeeds('accounts', 'show', account.id);
+    await succeeds('accounts', 'update', account.id, '--name', 'Renamed');
+    await succeeds('credit', 'add', '--account', account.id, '5');
+    await succeeds('consent', 'set', '--account', account.id, '--training-use', 'true');
+    const key = await succeeds('keys', 'create', '--account', account.id);
+    await succeeds('keys', 'list', '--account', account.id);
+    await succeeds('keys', 'revoke', key.id);
+    const usage = await succeeds('usage', '--account', account.id);
+    assert.equal(usage.total.requests, 0);
+
+    const failures: [string[], number][] = [
+      [['serve', '--port', 'not-a-port'], 1],
+      [['serve', '--bogus'], 2],
+      [['orgs', 'create'], 2],
+      [['orgs', 'list', 'extra'], 2],
+      [['orgs', 'show', 'org_missing'], 1],
+      [['orgs', 'update', 'org_missing', '--name', 'x'], 1],
+      [['accounts', 'create', 'x', '--rate', 'cheap'], 1],
+      [['accounts', 'list', '--bogus'], 2],
+      [['accounts', 'show', 'acct_missing'], 1],
+      [['accounts', 'update', 'acct_missing', '--name', 'x'], 1],
+      [['credit', 'add', '--account', 'acct_missing', '5'], 1],
+      [['consent', 'set', '--account', account.id], 2],
+      [['keys', 'create', '--account', 'acct_missing'], 1],
+      [['keys', 'list', '--account', 'a', '--organization', 'o'], 2],
+      [['keys', 'revoke', 'key_missing'], 1],
+      [['usage', '--account', 'acct_missing', '--json'], 1],
+      [['usage'], 2],
+      [['nonsense'], 2],
+    ];
+    const results = await Promise.all(failures.map(([args]) => gateway(...args)));
+    failures.forEach(([args, code], index) => {
+      assert.equal(results[index].code, code, `${args.join(' ')}: ${results[index].stderr}`);
+      assert.notEqual(results[index].stderr, '', args.join(' '));
+    });
+  });
+});
+
+describe('command-line mistakes in plain words', () => {
+  test('a negative amount, a missing value, an unknown option, options before the command', async () => {
+    const cases: [string[], RegExp][] = [
+      [['credit', 'add', '--account', 'acct_x', '-5'], /^gateway credit add: negative amounts are not accepted \('-5'\)\n/],
+      [['credit', 'add', '--account', 'acct_x', '-0.5'], /^gateway credit add: negative amounts are not accepted \('-0\.5'\)\n/],
+      [['credit', 'add', '5', '--account'], /^gateway credit add: --account needs a value\n/],
+      [['credit', 'add', '--account', '-5'], /^gateway credit add: --account needs a value\n/],
+      [['accounts', 'create', '-n', 'x'], /^gateway accounts create: unknown option '-n'\n/],
+      [['accounts', 'list', '--json=yes'], /^gateway accounts list: --json takes no value\n/],
+      [['--json', 'accounts', 'list'], /^gateway: options go after the command: gateway accounts list --json\n/],
+      [['usage', 'acct_x'], /^gateway usage: unexpected argument 'acct_x'/],
+    ];
+    for (const [args, expected] of cases) {
+      const result = await gatewayInProcess(...args);
+      assert.equal(result.code, 2, args.join(' '));
+      assert.match(result.stderr, expected);
+      assert.doesNotMatch(result.stderr, /positional/, args.join(' '));
+    }
+  });
+});
+
+describe('--allowed-models is checked against the catalog the server serves', () => {
+  let ownDir: string;
+  let ownEnv: Record<string, string>;
+  before(async () => {
+    ownDir = await mkdtemp(join(tmpdir(), 'gateway-cli-models-'));
+    ownEnv = { GATEWAY_DATA_DIR: ownDir };
+  });
+  after(() => rm(ownDir, { recursive: true, force: true }));
+
+  const run = async (args: string[], extraEnv: Record<string, string> = {}) => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(args, { env: { ...ownEnv, ...extraEnv }, stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+    return { code, stdout, stderr };
+  };
+
+  test('before any server started: refused without GATEWAY_CONFIG; after a start with another config: its models, not the demo', async () => {
+    const account = JSON.parse((await run(['accounts', 'create', 'Models', '--json'])).stdout);
+    const refused = await run(['keys', 'create', '--account', account.id, '--allowed-models', 'gateway/atlas-4-5']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /no server has started on this database yet/);
+
+    const configPath = join(ownDir, 'custom.yaml');
+    await writeFile(
+      configPath,
+      stringify({
+        providers: [{ id: 'sim', kind: 'simulated' }],
+        models: [
+          {
+            id: 'gateway/custom-7',
+            name: 'Custom',
+            owned_by: 'tests',
+            category: 'LLM',
+            type: 'chat',
+            input_modalities: ['text'],
+            output_modalities: ['text'],
+            endpoints: [
+              { provider: 'sim', model: 'm', supply: 'first_party', training_use: 'never', pricing: { unit: 'per_1m_tokens', input_per_1m: 1, output_per_1m: 2 } },
+            ],
+          },
+        ],
+      }),
+    );
+    const server = startProcess(['src/main.ts'], { ...ownEnv, GATEWAY_CONFIG: configPath, PORT: '0', LOG_LEVEL: 'info' });
+    try {
+      await server.waitFor(/"msg":"gateway listening"/);
+    } finally {
+      await server.stop();
+    }
+
+    // The command runs without GATEWAY_CONFIG, as an operator's shell often does.
+    const custom = await run(['keys', 'create', '--account', account.id, '--allowed-models', 'custom-7', '--json']);
+    assert.equal(custom.code, 0, custom.stderr);
+    assert.deepEqual(JSON.parse(custom.stdout).allowed_models, ['gateway/custom-7'], 'an alias resolves to the id');
+    const demo = await run(['keys', 'create', '--account', account.id, '--allowed-models', 'gateway/atlas-4-5']);
+    assert.equal(demo.code, 1);
+    assert.match(demo.stderr, /Unknown model 'gateway\/atlas-4-5'/);
+  });
+});

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { readSettings, SettingsError } from '../../src/server/settings.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, readSettings, SettingsError } from '../../src/server/settings.ts';
 
 describe('settings from the environment', () => {
   test('an empty environment listens on 127.0.0.1:8080 with ./data and SQLite', () => {
@@ -17,6 +17,7 @@ describe('settings from the environment', () => {
     assert.equal(settings.configPath, undefined);
     assert.equal(settings.adminKey, undefined);
     assert.equal(settings.logLevel, 'info');
+    assert.equal(settings.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS);
   });
 
   test('empty or blank values count as unset', () => {
@@ -41,6 +42,17 @@ describe('settings from the environment', () => {
         () => readSettings({ PORT: port }),
         (error: unknown) => error instanceof SettingsError && error.message.includes('PORT') && error.message.includes(`'${port}'`),
         `PORT=${port}`,
+      );
+    }
+  });
+
+  test('GATEWAY_REQUEST_TIMEOUT_MS sets the request timeout; anything but a positive integer is refused', () => {
+    assert.equal(readSettings({ GATEWAY_REQUEST_TIMEOUT_MS: '15000' }).requestTimeoutMs, 15_000);
+    for (const value of ['0', '-1', '1.5', '10s', '1e4']) {
+      assert.throws(
+        () => readSettings({ GATEWAY_REQUEST_TIMEOUT_MS: value }),
+        (error: unknown) => error instanceof SettingsError && error.message.includes('GATEWAY_REQUEST_TIMEOUT_MS') && error.message.includes(`'${value}'`),
+        value,
       );
     }
   });

@@ -16,6 +16,7 @@ import { ledgerConcurrencyContract } from './contract/ledger-concurrency.ts';
 import { ledgerContract } from './contract/ledger.ts';
 import { reopenContract } from './contract/reopen.ts';
 import { requestLogContract } from './contract/request-log.ts';
+import { servedModelsContract } from './contract/served-models.ts';
 
 export function storeContract(name: string, open: () => Promise<Store>, fresh: () => () => Promise<Store>): void {
   describe(`${name} store contract`, () => {
@@ -43,6 +44,7 @@ export function storeContract(name: string, open: () => Promise<Store>, fresh: (
     idempotencyContract(context);
     jobsContract(context);
     changeFeedContract(context);
+    servedModelsContract(context);
     reopenContract(context);
   });
 }

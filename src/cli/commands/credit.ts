@@ -48,8 +48,12 @@ export const ownerCommands: readonly Command[] = [
       const sinceText = text(command, 'since');
       const since = sinceText === undefined ? 0 : parseSince(sinceText, 'since');
       const view = usageView(owner, since, await (await context.operations()).usage(owner, since));
-      if (context.output.json) return context.output.record(view);
-      context.output.list([...view.data, { model: 'TOTAL', ...view.total }], ['model', 'requests', 'refused_requests', 'input_tokens', 'output_tokens', 'cost_usd']);
+      if (context.output.json) context.output.record(view);
+      else
+        context.output.list(
+          [...view.data, { model: 'TOTAL', ...view.total }],
+          ['model', 'requests', 'refused_requests', 'input_tokens', 'output_tokens', 'cost_usd'],
+        );
     },
   },
 ];

@@ -172,4 +172,16 @@ ALTER TABLE reservations ADD COLUMN holder_kind TEXT CHECK (holder_kind IN ('ins
 ALTER TABLE reservations ADD COLUMN holder_id TEXT CHECK ((holder_kind IS NULL) = (holder_id IS NULL));
 `,
   },
+  {
+    version: 3,
+    name: 'served model names',
+    sql: `
+-- The public names (ids and aliases) of the catalog the last started server serves, each with its
+-- model id: the command line checks model names against them, not against a config it may not see.
+CREATE TABLE served_models (
+  name TEXT PRIMARY KEY,
+  model_id TEXT NOT NULL
+) WITHOUT ROWID, STRICT;
+`,
+  },
 ];

@@ -14,6 +14,7 @@ import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
+import { postgresServedModels } from './served-models.ts';
 
 export interface PostgresStoreOptions {
   readonly connectionString: string;
@@ -46,6 +47,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresIdempotency(database),
     ...postgresJobs(database),
     ...postgresChangeFeed(database),
+    ...postgresServedModels(database),
     async close() {
       await heartbeat?.stop();
       await database.close();

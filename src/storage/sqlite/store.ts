@@ -12,6 +12,7 @@ import { sqliteJobs } from './jobs.ts';
 import { sqliteLedger } from './ledger.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
+import { sqliteServedModels } from './served-models.ts';
 import { lockServerFile } from './server-lock.ts';
 
 export interface SqliteStoreOptions {
@@ -60,6 +61,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteIdempotency(database),
     ...sqliteJobs(database),
     ...sqliteChangeFeed(database),
+    ...sqliteServedModels(database),
     async close() {
       database.flush();
       await checkpoints?.stop();

@@ -1,0 +1,56 @@
+/**
+ * The runnable examples (examples/*.mjs) against a real gateway on the demo catalog: each runs as a
+ * child process with the project's Node and installed SDKs, given the key and base URL in its
+ * environment as a reader would, and must print its answer and exit 0.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { runProcess } from '../helpers/processes.ts';
+
+describe('examples', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startGateway();
+  });
+  after(() => gateway.close());
+
+  const example = (name: string, env: Record<string, string> = { GATEWAY_API_KEY: gateway.apiKey }) =>
+    runProcess([`examples/${name}`], { GATEWAY_BASE_URL: gateway.baseUrl, ...env });
+
+  test('chat.mjs prints the reply and its token counts', async () => {
+    const result = await example('chat.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const [reply, counts] = result.stdout.trimEnd().split('\n').slice(-2);
+    assert.ok(reply.trim().length > 0, result.stdout);
+    assert.match(counts, /^\(\d+ prompt \+ [1-9]\d* completion tokens\)$/);
+    assert.equal(result.stderr, '');
+  });
+
+  test('streaming.mjs prints the streamed text, then the usage of the last chunk', async () => {
+    const result = await example('streaming.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.ok(lines.slice(0, -1).join('\n').trim().length > 0, result.stdout);
+    assert.match(lines.at(-1) ?? '', /^\(\d+ prompt \+ [1-9]\d* completion tokens\)$/);
+    assert.equal(result.stderr, '');
+  });
+
+  test('models.mjs lists the models with their prices', async () => {
+    const result = await example('models.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^gateway\/atlas-4-5\s+3 in \/ 15 out USD per 1M tokens$/m);
+    assert.match(result.stdout, /^gateway\/prism-image-2\s+per_image$/m);
+  });
+
+  test('a wrong key or none: a one-line explanation and exit code 1', async () => {
+    const wrong = await example('models.mjs', { GATEWAY_API_KEY: 'gateway_wrong' });
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /^401 invalid_api_key: /);
+    for (const name of ['chat.mjs', 'streaming.mjs', 'models.mjs']) {
+      const missing = await example(name, {});
+      assert.equal(missing.code, 1, name);
+      assert.match(missing.stderr, /^Set GATEWAY_API_KEY/, name);
+    }
+  });
+});
