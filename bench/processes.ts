@@ -1,7 +1,7 @@
 /**
- * Child processes of the benchmark: started on a chosen core (DESIGN.md: the process under test
- * alone on one core, the simulator and the load generator on the other), always stopped at the
- * end, even when the run fails or is interrupted, and watched for resident memory.
+ * Child processes of the benchmark: started on a chosen core (docs/performance.md, "What runs": the
+ * process under test alone on one core, the simulator and the load generator on the other), always
+ * stopped at the end, even when the run fails or is interrupted, and watched for resident memory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * The readable report: for every workload, each target's absolute figures beside their ratios to
  * the two baselines of the same run (the bare proxy and the upstream called directly), and the
- * DESIGN.md bars checked against them.
+ * bars of docs/performance.md checked against them.
  */
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
@@ -218,7 +218,7 @@ export function formatReport(results: BenchResults): string {
     out.push('');
   }
 
-  out.push('DESIGN.md bars', table(['bar', 'measured', 'status'], results.bars.map((bar) => [bar.bar, bar.measured, barStatus(bar)])));
+  out.push('Bars', table(['bar', 'measured', 'status'], results.bars.map((bar) => [bar.bar, bar.measured, barStatus(bar)])));
   return out.join('\n');
 }
 
@@ -227,7 +227,7 @@ function barStatus(bar: BarCheck): string {
   return bar.met ? 'met' : 'NOT MET';
 }
 
-/** DESIGN.md "Bars": checked on the chat workloads against the bare proxy of the same run. */
+/** The bars (docs/performance.md): checked on the chat workloads against the bare proxy of the same run. */
 export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): BarCheck[] {
   const chat = results.workloads.find((workload) => workload.id === 'chat');
   const gateway = chat?.targets.gateway;

@@ -49,7 +49,7 @@ export interface MachineInfo {
   readonly loadAverageAtStart: number;
 }
 
-/** One bar of DESIGN.md checked against this run; met is null when the run could not measure it. */
+/** One bar (docs/performance.md) checked against this run; met is null when the run could not measure it. */
 export interface BarCheck {
   readonly bar: string;
   readonly measured: string;

@@ -63,7 +63,11 @@ function chatChunk(delta: object, finishReason: string | null) {
   };
 }
 
-/** PROTOCOLS.md §1: a role chunk, the content chunks, the finish chunk, the usage chunk if asked, [DONE]. */
+/**
+ * A Chat Completions stream: a role chunk, the content chunks, the finish chunk, the usage chunk if
+ * asked, [DONE].
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming
+ */
 function chatStream(includeUsage: boolean): Buffer[] {
   return [
     sse(chatChunk({ role: 'assistant', content: '' }, null)),
@@ -106,7 +110,11 @@ const anthropicMessage = Buffer.from(
   }),
 );
 
-/** PROTOCOLS.md §3: message_start, one text block of deltas, message_delta with cumulative usage, message_stop. */
+/**
+ * A Messages stream: message_start, one text block of deltas, message_delta with cumulative usage,
+ * message_stop.
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
+ */
 const anthropicEvents: Buffer[] = [
   sse(
     {

@@ -61,7 +61,10 @@ const anthropicMessages = [{ role: 'user', content: USER_PROMPT }];
 
 const json = (value: unknown) => JSON.stringify(value);
 const bearer = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
-/** What @anthropic-ai/sdk 1.x sends (PROTOCOLS.md §3): a bearer key and a version header. */
+/**
+ * What @anthropic-ai/sdk 1.x sends: a bearer key and a version header.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
 const anthropicHeaders = (key: string) => ({ ...bearer(key), 'anthropic-version': ANTHROPIC_VERSION });
 
 function chatBody(model: string, stream: boolean) {

@@ -1,7 +1,7 @@
 /**
- * Finds the API key in a request. Two equivalent headers carry it (spec: Authentication):
- * `Authorization: Bearer <key>` (OpenAI-style clients, current Anthropic SDKs) and `x-api-key: <key>`
- * (older messages-style clients). A Bearer token wins when both are present.
+ * Finds the API key in a request. Two equivalent headers carry it (docs/authentication.md, "Sending
+ * the key"): `Authorization: Bearer <key>` (OpenAI-style clients, current Anthropic SDKs) and
+ * `x-api-key: <key>` (older messages-style clients). A Bearer token wins when both are present.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 

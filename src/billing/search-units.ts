@@ -1,5 +1,5 @@
 /**
- * Web search billing units. Providers count search differently (spec: ChatCompletion
+ * Web search billing units. Providers count search differently (docs/chat-completions.md,
  * `billed_queries`): some per executed query, others one unit per successful search-enabled
  * request even when nothing was found. The endpoint's `searchBilling` says which.
  */

@@ -53,7 +53,7 @@ export interface ToolCallPart {
   readonly signature?: OpaqueProviderData;
   /**
    * The chat dialect's `extra_content` object on a tool call, kept verbatim so that it is replayed
-   * unchanged (spec: chat completions rule 1).
+   * unchanged (docs/chat-completions.md, rule 1).
    */
   readonly extraContent?: Readonly<Record<string, unknown>>;
 }

@@ -1,6 +1,6 @@
 /**
  * The canonical request: what every dialect decodes into and every protocol encodes from.
- * A field that is undefined was not given by the client; omission is never a value (the spec makes
+ * A field that is undefined was not given by the client; omission is never a value (the API makes
  * `reasoning_effort: none` differ from no effort at all, and `logprobs: false` differ from absence).
  */
 import type { CacheControl, ContentPart, Message } from './message.ts';

@@ -1,7 +1,7 @@
 /**
  * Canonical token usage. Input is split into disjoint parts (uncached, cache read, cache write) so
  * that billing multiplies each by its own rate; every protocol normalises its provider's overlapping
- * counts into these (PROTOCOLS.md §9.7), and every dialect re-assembles its own totals.
+ * counts into these (docs/protocols.md, "Usage"), and every dialect re-assembles its own totals.
  */
 export interface Usage {
   /** Input tokens billed at the standard input rate (excludes cache reads and writes). */

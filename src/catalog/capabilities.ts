@@ -1,8 +1,8 @@
 /**
- * Public capabilities of a model in one view (spec: capabilities). A value is exposed only when
- * every route guarantees it: true on every route → true, false on any route → false, otherwise
- * (unverified somewhere, or no route at all) omitted. `vision` is true whenever the model takes
- * image input.
+ * Public capabilities of a model in one view (docs/catalog.md, "Capabilities"). A value is exposed
+ * only when every route guarantees it: true on every route → true, false on any route → false,
+ * otherwise (unverified somewhere, or no route at all) omitted. `vision` is true whenever the model
+ * takes image input.
  */
 import { PUBLIC_CAPABILITIES, type PublicCapabilities } from './schemas.ts';
 import type { RouteEndpoint } from './types.ts';

@@ -1,7 +1,7 @@
 /**
  * The four consent classes an owner can be in, and what consent an endpoint needs. The catalog
- * derives one view per class; an owner sees only the endpoints its consent allows (spec: Model
- * rules 1–2).
+ * derives one view per class; an owner sees only the endpoints its consent allows
+ * (docs/catalog.md, "Consent views").
  */
 import type { Consent } from '../storage/store.ts';
 import type { ConsentCondition } from './schemas.ts';

@@ -1,6 +1,6 @@
 /**
- * Public `parameter_constraints` of a model in one view (spec: EndpointParameterConstraints): one
- * entry per provider, named by the provider's id only (no endpoint ids, upstream names,
+ * Public `parameter_constraints` of a model in one view (docs/catalog.md, "Parameter constraints"):
+ * one entry per provider, named by the provider's id only (no endpoint ids, upstream names,
  * credentials or costs). When a provider serves the model through several endpoints, a request
  * may reach any of them, so their constraints are intersected: allowed values that every endpoint
  * accepts, the largest minimum, the smallest maximum, `supported` false when any endpoint says

@@ -1,7 +1,8 @@
 /**
- * The list-price block and `pricing.discount_percent` (spec: ModelPricing rule 3), in exact
- * integer arithmetic. A shown rate is discounted when its list price is higher. The percentage is
- * the smallest discount over the listed rates, rounded down to two decimals so it never overstates.
+ * The list-price block and `pricing.discount_percent` (docs/catalog.md, "Pricing", rule 3), in
+ * exact integer arithmetic. A shown rate is discounted when its list price is higher. The
+ * percentage is the smallest discount over the listed rates, rounded down to two decimals so it
+ * never overstates.
  */
 import type { Picos } from '../core/money.ts';
 import { displayRate, type RateKey } from './rate-keys.ts';

@@ -1,9 +1,9 @@
 /**
- * Public limits of a model in one view (spec: limits): what every route can honour. A maximum is
- * the smallest across routes, a list of supported values is the intersection; a field that any
- * route leaves unverified (or with no route at all) is omitted. An empty list means no value is
- * supported everywhere. A configured `null` maximum means the route states no fixed maximum, so it
- * does not lower the result; the field is null only when every route says null.
+ * Public limits of a model in one view (docs/catalog.md, "Limits"): what every route can honour. A
+ * maximum is the smallest across routes, a list of supported values is the intersection; a field
+ * that any route leaves unverified (or with no route at all) is omitted. An empty list means no
+ * value is supported everywhere. A configured `null` maximum means the route states no fixed
+ * maximum, so it does not lower the result; the field is null only when every route says null.
  */
 import { intersection, withoutUndefined } from './objects.ts';
 import type { PublicLimits } from './schemas.ts';

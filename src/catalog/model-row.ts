@@ -1,8 +1,8 @@
 /**
- * One public Model row (spec: Model) as one consent view sees it. Prices, capabilities, limits,
- * parameter constraints and availability come from the enabled endpoints that view may use;
- * `supply` and `training_use` describe the model, so they come from all its enabled endpoints.
- * Field order follows the spec's table.
+ * One public Model row (docs/catalog.md, "Field by field") as one consent view sees it. Prices,
+ * capabilities, limits, parameter constraints and availability come from the enabled endpoints that
+ * view may use; `supply` and `training_use` describe the model, so they come from all its enabled
+ * endpoints. Field order is the public one, as in the worked example of docs/catalog.md.
  */
 import type { ModelConfig, PricingUnit } from '../config/schema.ts';
 import { publicCapabilities } from './capabilities.ts';

@@ -1,5 +1,6 @@
 /**
- * The public `pricing` object of a model in one view (spec: ModelPricing rules 1–5, LongContextPricing).
+ * The public `pricing` object of a model in one view (docs/catalog.md, "Pricing": rules 1–5 and
+ * long context).
  *
  * - Only endpoints the view may use count, and pinned endpoints never set a public price (rule 5).
  * - Standard tokens: the one endpoint with the lowest input + output sum supplies input, output and

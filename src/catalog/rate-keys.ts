@@ -1,7 +1,7 @@
 /**
- * The rate fields of the public pricing object (spec: ModelPricing) and how each one reads from an
- * endpoint's exact prices. Token rates are held as pico-USD per token and shown as USD per million
- * tokens; media rates are pico-USD per unit and shown as USD per unit.
+ * The rate fields of the public pricing object (docs/catalog.md, "Pricing") and how each one reads
+ * from an endpoint's exact prices. Token rates are held as pico-USD per token and shown as USD per
+ * million tokens; media rates are pico-USD per unit and shown as USD per unit.
  */
 import { formatUsd, perMillionRateToPicosPerToken, usdToPicos, type Picos } from '../core/money.ts';
 import type { EndpointPrices } from './types.ts';

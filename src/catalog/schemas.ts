@@ -1,7 +1,7 @@
 /**
- * The public shapes of GET /v1/models and GET /v1/models/{model} (spec: Model, ModelList and their
- * parts) as JSON Schemas. The row types the catalog builds are derived from them, so the derived
- * rows, the serializer and /openapi.json cannot drift apart.
+ * The public shapes of GET /v1/models and GET /v1/models/{model} (docs/catalog.md, "Field by
+ * field", and its worked example) as JSON Schemas. The row types the catalog builds are derived
+ * from them, so the derived rows, the serializer and /openapi.json cannot drift apart.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import {
@@ -11,7 +11,7 @@ import {
   PricingUnit,
 } from '../config/schema.ts';
 
-/** The capabilities the spec makes public; the config's others are for request validation only. */
+/** The capabilities the API makes public; the config's others are for request validation only. */
 export const PUBLIC_CAPABILITIES = [
   'streaming',
   'tool_use',

@@ -1,8 +1,8 @@
 /**
  * The model-level `supply` and `training_use`: the kinds of every enabled endpoint of the model,
  * `mixed` when both kinds are present, `none` when there is no active endpoint. They describe the
- * model, not one caller's view (spec: Model rules 1–2), so an owner without consent still learns
- * that a model it is served first-party also has community or training endpoints.
+ * model, not one caller's view (docs/catalog.md, "Consent views"), so an owner without consent
+ * still learns that a model it is served first-party also has community or training endpoints.
  */
 import type { ModelRow } from './schemas.ts';
 import type { RouteEndpoint } from './types.ts';

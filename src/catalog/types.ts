@@ -1,6 +1,6 @@
 /**
  * What the catalog hands the rest of the pipeline: resolved routes with prices in pico-USD, and the
- * public Model rows of the spec. Derivation lives in this folder only (see docs/catalog.md).
+ * public Model rows. Derivation lives in this folder only (see docs/catalog.md).
  */
 import type { Picos } from '../core/money.ts';
 import type {
@@ -65,7 +65,7 @@ export function consentClassKey(consent: Consent): string {
   return `${consent.communitySupply ? 'cs' : 'nocs'}.${consent.trainingUse ? 'tu' : 'notu'}`;
 }
 
-/** Whether an owner with this consent may be served by the endpoint (spec: Model rules 1–2). */
+/** Whether an owner with this consent may be served by the endpoint (docs/catalog.md). */
 export function endpointAllowed(endpoint: RouteEndpoint, consent: Consent): boolean {
   if (endpoint.supply === 'community' && !consent.communitySupply) return false;
   if (endpoint.trainingUse === 'opt_in' && !consent.trainingUse) return false;

@@ -1,6 +1,6 @@
 /**
- * Public inbound names of a model (spec: Model `aliases`): the configured aliases, the last path
- * segment of the id, and the version-spelling variant of the id and of that segment. A version
+ * Public inbound names of a model (docs/catalog.md, "Aliases"): the configured aliases, the last
+ * path segment of the id, and the version-spelling variant of the id and of that segment. A version
  * written with a hyphen between two short numbers (`atlas-4-5`, `orbit-3-1-8b`) also answers to
  * the dotted spelling (`atlas-4.5`, `orbit-3.1-8b`) and the other way round. Only numbers of one or
  * two digits that stand as their own hyphen-separated part count, so sizes (`2-7b`) and dates

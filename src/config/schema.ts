@@ -1,7 +1,7 @@
 /**
  * The operator's config file, as a JSON Schema (TypeBox) that the loader validates against; the
- * TypeScript types below are derived from it so the two cannot drift. Catalog fields use the spec's
- * own names; see docs/configuration.md for a field-by-field reference.
+ * TypeScript types below are derived from it so the two cannot drift. Catalog fields use the public
+ * Model's own names; see README.md ("The config file") and docs/catalog.md for what each means.
  */
 import { Type, type Static } from '@sinclair/typebox';
 
@@ -176,7 +176,7 @@ export const EndpointConfig = Type.Object(
     enabled: Type.Optional(Type.Boolean()),
     /**
      * A manually pinned reference: billed at its own prices when routed to, but never the source
-     * of the public lowest price (spec: ModelPricing rule 5).
+     * of the public lowest price (docs/catalog.md, "Pricing", rule 5).
      */
     pinned: Type.Optional(Type.Boolean()),
     pricing: EndpointPricingConfig,

@@ -1,5 +1,5 @@
 /**
- * The `Idempotency-Key` header (spec: Idempotency-Key header (IK)) for any route, dialect-blind: a
+ * The `Idempotency-Key` header (docs/idempotency.md) for any route, dialect-blind: a
  * route passes its options through `withIdempotency` and gains the header's schema (validated,
  * and described in GET /openapi.json) and two hooks around its unchanged handler.
  *
@@ -11,7 +11,8 @@
  *   to 300 KiB for replay; a stream or a larger body as a non-replayable success); any error
  *   answer gives the claim up, so the client may retry with the same key.
  *
- * Storage outages bypass deduplication (the spec allows it): the request runs unguarded.
+ * Storage outages bypass deduplication (the API allows it; docs/idempotency.md): the request runs
+ * unguarded.
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';

@@ -21,7 +21,7 @@ import type { Picos } from '../core/money.ts';
 import type { StorageLogger } from '../storage/logger.ts';
 import type { OwnerRef, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
 
-/** Request history is kept for 24 hours (spec: Limits). */
+/** Request history is kept for 24 hours (docs/operations.md, "Request history"). */
 export const REQUEST_LOG_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const FLUSH_INTERVAL_MS = 5;
 const MAX_BATCH = 500;

@@ -1,7 +1,7 @@
 /**
- * Capability rules (spec: Model capabilities; chat rules 2 and 4–7). A capability is true
+ * Capability rules (docs/chat-completions.md, rules 2 and 4–7). A capability is true
  * (supported), false (unsupported) or absent (unverified). Absent capabilities do not block a
- * feature, except the two the spec says *require* a true value: web search (rule 2) and strict
+ * feature, except the two the API says *require* a true value: web search (rule 2) and strict
  * JSON-schema output (rule 7).
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
@@ -28,8 +28,8 @@ const hasFunctionTools = (request: CanonicalRequest) => (request.tools?.length ?
 
 /**
  * Per-tool `strict: true`. Strict tool support is its own capability where the config states it;
- * otherwise native structured outputs stand for it (spec: messages rule 4 — JSON structured-output
- * support alone is not sufficient when the route says strict tools are unsupported).
+ * otherwise native structured outputs stand for it (JSON structured-output support alone is not
+ * sufficient when the route says strict tools are unsupported).
  */
 export function supportsStrictTools(capabilities: CapabilitiesConfig): boolean {
   return capabilities.strict_tools ?? capabilities.structured_outputs === true;
@@ -93,7 +93,7 @@ function checkWebSearch(request: CanonicalRequest, capabilities: CapabilitiesCon
   return undefined;
 }
 
-/** Models without sampling controls reject them rather than ignore them (spec: chat rule 4). */
+/** Models without sampling controls reject them, never ignore them (docs/chat-completions.md, rule 4). */
 function checkSampling(request: CanonicalRequest, capabilities: CapabilitiesConfig): PolicyViolation | undefined {
   if (capabilities.sampling !== false) return undefined;
   const why = 'is not supported by this model; omit it';

@@ -1,7 +1,7 @@
 /**
- * Per-route parameter constraints (`parameters.chat` of an endpoint; spec: EndpointParameterConstraints).
- * Keys are API parameter names, dotted for nested values (`response_format.type`,
- * `extra_body.cloud_a.top_k`). Each canonical field is read under the key the spec uses, so the
+ * Per-route parameter constraints (`parameters.chat` of an endpoint; docs/catalog.md, "Parameter
+ * constraints"). Keys are API parameter names, dotted for nested values (`response_format.type`,
+ * `extra_body.cloud_a.top_k`). Each canonical field is read under the key the API uses, so the
  * same constraints apply whichever dialect the request came in. Omitted constraint fields are
  * unverified and do not block; `extra_body` options are forwarded only when the route lists them.
  */
@@ -39,7 +39,7 @@ const TARGETS: readonly ConstraintTarget[] = [
   { key: 'stream', ref: fieldRef('stream'), value: (r) => (r.stream ? true : undefined) },
 ];
 
-/** tool_choice as the spec's wire values: a mode string, or an object naming a function. */
+/** tool_choice as the API's wire values: a mode string, or an object naming a function. */
 function toolChoiceValue(choice: ToolChoice | undefined): unknown {
   if (!choice) return undefined;
   return choice.kind === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.kind;

@@ -1,7 +1,8 @@
 /**
- * Parameters the route's upstream protocol cannot express at all (spec: chat rule 3 — routes on an
- * upstream responses interface reject explicit stop, seed, penalties, logprobs even false, and
- * top_logprobs). Dropping them silently would change the result without telling the client.
+ * Parameters the route's upstream protocol cannot express at all (docs/chat-completions.md, rule 3:
+ * routes on an upstream responses interface reject explicit stop, seed, penalties, logprobs even
+ * false, and top_logprobs). Dropping them silently would change the result without telling the
+ * client.
  */
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { CanonicalParam } from '../canonical/index.ts';

@@ -1,5 +1,6 @@
 /**
- * Reasoning controls (spec: chat rule 8, messages rule 2). An effort must be one the route lists in
+ * Reasoning controls (docs/chat-completions.md, rule 8; a messages-style thinking budget is
+ * never resized). An effort must be one the route lists in
  * `limits.reasoning_efforts`; `none` is a value like any other (never turned into `low`, never
  * dropped). Thinking modes of the messages dialect have their own capabilities.
  */
@@ -27,7 +28,8 @@ export function checkReasoning(
     }
     case 'budget':
       if (capabilities.thinking_manual === false) return notSupported(ref, 'with a token budget is not supported by this model; use adaptive thinking');
-      // A fixed thinking budget cannot be combined with a forced tool call (spec: messages rule 2).
+      // A fixed thinking budget cannot be combined with a forced tool call (the Messages API
+      // does not allow it).
       if (request.toolChoice?.kind === 'required' || request.toolChoice?.kind === 'tool') {
         return notSupported(fieldRef('toolChoice'), 'cannot force a tool while manual thinking is enabled');
       }

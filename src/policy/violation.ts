@@ -24,7 +24,7 @@ export interface PolicyViolation {
   readonly ref: ParamRef;
   /** Builds the message from the parameter's name in the client's terms. */
   readonly message: (param: string) => string;
-  /** Default `unsupported_parameter` (spec: chat rule 9); `invalid_value` for size limits. */
+  /** `unsupported_parameter` by default (docs/chat-completions.md, rule 9); `invalid_value` for sizes. */
   readonly code?: 'unsupported_parameter' | 'invalid_value';
 }
 

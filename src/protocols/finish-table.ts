@@ -1,5 +1,5 @@
 /**
- * For formats whose finish is one raw value (PROTOCOLS.md §9.6), a table of the values each
+ * For formats whose finish is one raw value (docs/protocols.md), a table of the values each
  * canonical reason stands for. A value the table does not name, including one newer than this
  * code, means the model stopped without an error: the answer stands as a `stop`. The raw value is
  * kept beside the reason either way.

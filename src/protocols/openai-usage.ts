@@ -1,5 +1,5 @@
 /**
- * Usage as both OpenAI formats count it (PROTOCOLS.md §9.7), under their own field names: the input
+ * Usage as both OpenAI formats count it (docs/protocols.md), under their own field names: the input
  * total includes the cached and cache-write tokens, the output total includes the reasoning tokens.
  * The canonical input parts are disjoint, so both cache counts come off the input total.
  */

@@ -21,7 +21,8 @@ export interface CallContext {
 export interface ChatProtocol {
   /**
    * Canonical parameters this protocol cannot express at all. Policy rejects them with 400
-   * unsupported_parameter before any credit moves (e.g. responses-style upstreams: spec chat rule 3).
+   * unsupported_parameter before any credit moves (e.g. responses-style upstreams:
+   * docs/chat-completions.md, rule 3).
    */
   readonly unsupportedParameters: readonly CanonicalParam[];
   complete(request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<CanonicalResult>;

@@ -1,7 +1,7 @@
 /**
  * For upstreams whose only reasoning control is an effort level (OpenAI chat and responses):
  * Anthropic-style `disabled` is that API's default and maps to sending nothing; a token budget or
- * adaptive thinking has no equivalent and is refused rather than guessed (PROTOCOLS.md §9.5:
+ * adaptive thinking has no equivalent and is refused rather than guessed (docs/protocols.md:
  * converting between them is a policy decision, not translation).
  */
 import type { CanonicalRequest, ReasoningEffort } from '../canonical/index.ts';

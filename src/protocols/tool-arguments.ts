@@ -2,7 +2,7 @@
  * Tool-call arguments travel canonically as JSON text (the OpenAI formats' representation); the
  * Anthropic and Gemini formats want an object. Arguments that do not parse to an object are the
  * client's error, reported as a 400 naming the conversation field — never replaced by `{}`
- * (PROTOCOLS.md §9.2), which would run the tool with inputs nobody gave.
+ * (docs/protocols.md), which would run the tool with inputs nobody gave.
  */
 import type { CanonicalRequest, ToolCallPart } from '../canonical/index.ts';
 import { rejectParameter } from '../policy/violation.ts';

@@ -1,7 +1,8 @@
 /**
- * When a failed attempt may move on to the next route (DESIGN: fallbacks): connect errors,
- * timeouts, 429 and 5xx — the errors protocols mark `retryable` — and only while nothing has been
- * sent to the client, which the caller guarantees by asking before it forwards anything.
+ * When a failed attempt may move on to the next route (docs/chat-completions.md, "Model
+ * resolution"): connect errors, timeouts, 429 and 5xx — the errors protocols mark `retryable` — and
+ * only while nothing has been sent to the client, which the caller guarantees by asking before it
+ * forwards anything.
  */
 import { errors, GatewayError } from '../core/errors.ts';
 

@@ -1,9 +1,9 @@
 /**
- * Turns every failure into the spec's envelope with the status → type mapping of the design notes:
+ * Turns every failure into the error envelope with the status → type mapping of docs/errors.md:
  * our own GatewayErrors, Fastify's validation errors, malformed JSON, wrong content types, bodies
  * over the limit, unknown routes and methods, malformed URLs and even malformed HTTP. Nothing
  * internal (stack, SQL, upstream secrets) leaks; a 500 is logged with its request id.
- * The choices are listed in docs/errors.md.
+ * The choices are listed there too.
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * GET /v1/models and GET /v1/models/{model} (spec: Model catalog endpoints). Both serve rows the
+ * GET /v1/models and GET /v1/models/{model} (docs/catalog.md, "HTTP"). Both serve rows the
  * catalog derived at config load for the caller's consent class, filtered by the key's allowed
  * models; nothing is computed per request. A model id contains slashes and is taken as-is from
  * the rest of the path, so `/v1/models/gateway/atlas-4-5` works unencoded; aliases resolve too.
@@ -8,7 +8,7 @@ import { errors } from '../core/errors.ts';
 import type { RouteModule } from '../http/route-module.ts';
 import { ModelList, ModelParams, PublicModel } from '../catalog/schemas.ts';
 
-/** Spec: Model rule 5; a key's list may be cached privately for a minute. */
+/** A key's list may be cached privately for a minute (docs/catalog.md, "HTTP"). */
 const LIST_CACHE_CONTROL = 'private, max-age=60';
 
 export const catalogRoutes: RouteModule = (app, deps) => {

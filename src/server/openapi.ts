@@ -24,7 +24,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The same key in the x-api-key header' },
         },
       },
-      // Either header authenticates (spec: Authentication).
+      // Either header authenticates (docs/authentication.md).
       security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
     },
     transform: ({ schema, url }) => {
@@ -42,7 +42,7 @@ interface ObjectSchema {
 /**
  * A catch-all path segment (`/v1/models/*`, where a model id keeps its slashes) is described as a
  * named parameter: the `title` of its `*` property when given, else the singular of the segment
- * before it (`/v1/models/{model}`, as the specification writes it).
+ * before it (`/v1/models/{model}`, as the API reference writes it).
  */
 function nameWildcard(schema: FastifySchema, url: string): { schema: FastifySchema; url: string } {
   const params = (schema.params ?? {}) as ObjectSchema;

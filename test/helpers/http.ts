@@ -1,5 +1,6 @@
 /**
- * Small fetch wrappers for tests over real HTTP, and assertions on the spec's error envelope.
+ * Small fetch wrappers for tests over real HTTP, and assertions on the error envelope
+ * (docs/errors.md).
  */
 import assert from 'node:assert/strict';
 
@@ -34,7 +35,7 @@ export async function call<T = any>(
   return { status: response.status, headers: response.headers, body: parsed as T, text };
 }
 
-/** The response is the spec's error envelope with this status, type and code, and has a request id. */
+/** The response is the error envelope with this status, type and code, and has a request id. */
 export function assertError(
   response: JsonResponse,
   expected: { status: number; type: string; code?: string | null; param?: string | null },

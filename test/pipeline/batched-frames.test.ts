@@ -1,5 +1,5 @@
 /**
- * The SSE body (src/pipeline/http.ts): frames ready in one turn of the event loop leave as one
+ * The SSE body (src/http/event-stream.ts): frames ready in one turn of the event loop leave as one
  * chunk, frames that arrive apart leave apart, and a body destroyed by a departing client stops
  * the frames behind it.
  */

@@ -1,6 +1,6 @@
 /**
- * Every framework error path answers with the spec's envelope, the status → type mapping of the
- * design notes and an x-gateway-request-id header, over real HTTP.
+ * Every framework error path answers with the error envelope, the status → type mapping of
+ * docs/errors.md and an x-gateway-request-id header, over real HTTP.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -52,7 +52,7 @@ describe('service endpoints (no API key needed)', () => {
     const echo = document.paths['/v1/probe/echo'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(echo.required, ['count']);
     assert.equal(echo.properties.count.type, 'integer');
-    // A catch-all segment is described under the spec's name for it.
+    // A catch-all segment is described under the name the API reference gives it.
     assert.equal(document.paths['/v1/models/{model}'].get.parameters[0].name, 'model');
     assert.doesNotMatch(JSON.stringify(Object.keys(document.paths)), /\{\*\}/);
     // Only the customer API is described.

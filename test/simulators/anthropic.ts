@@ -1,5 +1,5 @@
 /**
- * An Anthropic Messages upstream (PROTOCOLS.md §3): `POST /v1/messages` with `x-api-key` and
+ * An Anthropic Messages upstream: `POST /v1/messages` with `x-api-key` and
  * `anthropic-version`, answering a Message or the exact event sequence of the streaming format
  * (message_start, per block content_block_start → ping after the first → deltas →
  * content_block_stop, message_delta, message_stop), with the harness's fault injection.
@@ -13,6 +13,7 @@
  * a `server_tool_use` block answered by a `web_search_tool_result`, a search past the tool's
  * `max_uses` answered with the `max_uses_exceeded` error (and not billed), the answer citing the
  * first result, and `usage.server_tool_use.web_search_requests` counting the searches that ran.
+ * @see https://docs.anthropic.com/en/api/messages
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
 import { planReply, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';

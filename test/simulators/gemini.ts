@@ -1,5 +1,5 @@
 /**
- * A Gemini API upstream (PROTOCOLS.md §4): `POST /v1beta/models/{model}:generateContent` and
+ * A Gemini API upstream: `POST /v1beta/models/{model}:generateContent` and
  * `:streamGenerateContent?alt=sse` with `x-goog-api-key`, answering a GenerateContentResponse or
  * data-only SSE chunks (text in pieces with a running `usageMetadata`, function calls whole, the
  * finish reason, grounding and final usage on the last chunk), with the harness's fault injection.
@@ -7,9 +7,10 @@
  * It behaves like a Gemini 3 model where translators can go wrong: function calls come without ids
  * and the first call of a turn carries a `thoughtSignature`; a later request that replays that call
  * without the signature is rejected with 400 INVALID_ARGUMENT "… missing a thought_signature"
- * (spec: chat rule 1). It thinks (with thought summaries when asked), grounds its answer with
- * search metadata when the googleSearch tool is present, and reports implicit cache hits when
- * configured to.
+ * (docs/chat-completions.md, rule 1). It thinks (with thought summaries when asked), grounds its
+ * answer with search metadata when the googleSearch tool is present, and reports implicit cache
+ * hits when configured to.
+ * @see https://ai.google.dev/api/generate-content
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
 import { planReply, promptTokens, REASONING_TEXT, type ReplyInput, type ReplyPlan } from './reply.ts';

@@ -1,5 +1,5 @@
 /**
- * An OpenAI Chat Completions upstream (PROTOCOLS.md §1): `POST /v1/chat/completions`, JSON or the
+ * An OpenAI Chat Completions upstream: `POST /v1/chat/completions`, JSON or the
  * exact chunk sequence of the streaming format (role chunk, content or tool-call deltas, a finish
  * chunk, the usage chunk when asked, `[DONE]`), with the harness's fault injection.
  *
@@ -7,6 +7,7 @@
  * a request with `web_search_options` as a search model does, with `url_citation` annotations. Like
  * a compatible server that keeps state in its tool calls, it puts opaque data in each call's
  * `extra_content` and refuses a next turn that does not send it back unchanged.
+ * @see https://platform.openai.com/docs/api-reference/chat
  */
 import { isDeepStrictEqual } from 'node:util';
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';

@@ -1,5 +1,5 @@
 /**
- * An OpenAI Responses upstream (PROTOCOLS.md §2): `POST /v1/responses`, a response object or the
+ * An OpenAI Responses upstream: `POST /v1/responses`, a response object or the
  * exact named-event sequence of the streaming format (created, in_progress, per item added → deltas →
  * done, one terminal event with the full output and usage), with the harness's fault injection.
  * Like the real API it rejects Chat-only parameters, so a test sees it if the gateway sends one.
@@ -15,6 +15,7 @@
  *   `search` with the query; `sources` when `web_search_call.action.sources` is included), then a
  *   message whose text carries a `url_citation`, streamed with the web search progress events and
  *   `response.output_text.annotation.added`.
+ * @see https://platform.openai.com/docs/api-reference/responses
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
 import { planReply, promptTokens, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';

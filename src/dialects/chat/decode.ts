@@ -237,9 +237,9 @@ function decodeAssistantContent(message: AssistantWire, at: string): AssistantCo
 }
 
 /**
- * A replayed tool call keeps its `extra_content` verbatim (spec: chat rule 1). A provider signature
- * inside it (a Gemini thought signature) is also lifted into the canonical signature, where the
- * protocol of that provider family looks for it.
+ * A replayed tool call keeps its `extra_content` verbatim (docs/chat-completions.md, rule 1). A
+ * provider signature inside it (a Gemini thought signature) is also lifted into the canonical
+ * signature, where the protocol of that provider family looks for it.
  */
 function decodeToolCall(call: ChatToolCallBody): ToolCallPart {
   const extra = call.extra_content;

@@ -1,6 +1,7 @@
 /**
- * CanonicalResult → the chat.completion object, shaped exactly like OpenAI's (PROTOCOLS.md §1), plus
+ * CanonicalResult → the chat.completion object, shaped exactly like OpenAI's, plus
  * the gateway's `x_gateway` extension when web search was requested.
+ * @see https://platform.openai.com/docs/api-reference/chat
  */
 import type { CanonicalResult, Citation, ContentLogprob, FinishReason, TokenLogprob, ToolCallPart, Usage, WebSearchInfo } from '../../canonical/index.ts';
 import { totalInputTokens } from '../../canonical/index.ts';
@@ -169,7 +170,7 @@ export function encodeFinishReason(reason: FinishReason): ChatFinishReason | nul
   }
 }
 
-/** PROTOCOLS.md §9.7: prompt_tokens counts every input token; the cached parts are details of it. */
+/** docs/protocols.md: prompt_tokens counts every input token; the cached parts are details of it. */
 export function encodeUsage(usage: Usage): ChatUsage {
   const prompt = totalInputTokens(usage);
   return {

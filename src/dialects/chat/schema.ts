@@ -1,7 +1,7 @@
 /**
- * The chat completions request body (spec: POST /v1/chat/completions), as the JSON Schema Fastify
+ * The chat completions request body (docs/chat-completions.md), as the JSON Schema Fastify
  * validates with and the OpenAPI document describes. Validation is strict: wrong JSON types are a
- * 400 (never coerced), unknown fields are a 400, and every limit of the spec table is here.
+ * 400 (never coerced), unknown fields are a 400, and every limit of its table is here.
  * Rules that span fields (one web_search tool, tool_choice naming a declared tool) are in decode.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -103,7 +103,7 @@ export const ProviderPreferencesSchema = StrictObject(
   {
     sort: Type.Optional(StringEnum(['price', 'latency', 'throughput'])),
     allow_fallbacks: Type.Optional(Type.Boolean()),
-    // Former provider-name selectors: accepted for compatibility and ignored (spec: ProviderPreferences).
+    // Former provider-name selectors: accepted for compatibility and ignored (docs/chat-completions.md).
     only: Type.Optional(Type.Array(Type.String())),
     order: Type.Optional(Type.Array(Type.String())),
     ignore: Type.Optional(Type.Array(Type.String())),

@@ -1,6 +1,6 @@
 /**
  * Canonical stream events → `chat.completion.chunk` server-sent events, following what the openai
- * SDK's stream helpers enforce (PROTOCOLS.md §1 and §9.8): the role chunk first; each tool call
+ * SDK's stream helpers enforce (docs/chat-completions.md): the role chunk first; each tool call
  * with a stable index, its id and name on its first delta only; one chunk with `finish_reason`;
  * then, with `stream_options.include_usage`, a `choices: []` chunk whose usage carries the charged
  * `cost`; then `data: [DONE]`. An error after the stream started is one `data: {"error":…}` event

@@ -1,7 +1,7 @@
 /**
  * Anthropic content blocks ⇄ canonical parts, shared by the whole-response parser, the stream
  * decoder and the request builder. Thinking signatures and redacted thinking keep their data as an
- * Anthropic-family signature, so that a later turn sends them back unchanged (PROTOCOLS.md §9.2).
+ * Anthropic-family signature, so that a later turn sends them back unchanged (docs/protocols.md).
  *
  * The API also requires, when a tool loop continues with thinking on, the thinking blocks of the
  * turn that made the calls to be sent back unmodified ⚠. A chat client replays only its tool calls

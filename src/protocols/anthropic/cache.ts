@@ -1,7 +1,7 @@
 /**
- * The gateway's `cache` option → Anthropic prompt-caching breakpoints (PROTOCOLS.md §3 "Caching").
+ * The gateway's `cache` option → Anthropic prompt-caching breakpoints (docs/chat-completions.md).
  *
- * - Absent: the client's own `cache_control` blocks pass through unchanged (spec: messages rule 1).
+ * - Absent: the client's own `cache_control` blocks pass through unchanged (they are the client's).
  * - `off`: every breakpoint is removed, the client's included — the explicit request-level option
  *   wins over per-block hints.
  * - `on` (or a `cache_ttl` given alone): breakpoints `{type:"ephemeral", ttl}` are added, most
@@ -11,6 +11,7 @@
  *   2. the last system block — a prefix shared by every conversation with the same instructions;
  *   3. the last tool — a prefix shared by every request with the same tool set.
  *   A block that already has a breakpoint keeps the client's.
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
  */
 import type { CacheOptions } from '../../canonical/index.ts';
 import type { AnthropicCacheControl, AnthropicRequestBody } from './wire.ts';

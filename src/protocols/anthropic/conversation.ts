@@ -1,5 +1,5 @@
 /**
- * Canonical conversation → Anthropic `system` and `messages` (PROTOCOLS.md §3, §9.1, §9.2).
+ * Canonical conversation → Anthropic `system` and `messages` (docs/protocols.md).
  *
  * - System and developer instructions are hoisted into the top-level `system` blocks, in order.
  * - The API has only user and assistant turns: tool results ride in a user turn, and consecutive

@@ -1,13 +1,14 @@
 /**
- * Anthropic errors (PROTOCOLS.md §3 "Errors", §9.9): `{"type":"error","error":{"type","message",
+ * Anthropic errors: `{"type":"error","error":{"type","message",
  * "details"?}}` as the body of a non-2xx answer, or as the data of an `event: error` mid-stream.
  *
- * The status policy is the shared one (transport/upstream-errors.ts): 529 `overloaded_error` and
+ * The status policy is the shared one (docs/protocols.md): 529 `overloaded_error` and
  * every 5xx are retryable (another endpoint may answer), 429 is retryable with its retry-after, and a
  * 401/403 becomes a non-retryable 502 — the provider rejected the gateway's own key, which only the
  * operator can fix. One Anthropic case differs: a 429 whose `details.error_code` is
  * `enforced_spend_limit_reached` is the operator's provider account hitting its spend limit, not a
  * rate limit a wait would lift; it is reported like a credential problem, non-retryable.
+ * @see https://docs.anthropic.com/en/api/errors
  */
 import { errors, type GatewayError } from '../../core/errors.ts';
 import { bodyExcerpt, upstreamReportedError, upstreamStatusError, type UpstreamHeaders } from '../transport/upstream-errors.ts';

@@ -1,4 +1,4 @@
-/** Anthropic `stop_reason` → canonical (PROTOCOLS.md §9.6), the raw value kept beside it. */
+/** Anthropic `stop_reason` → canonical (docs/protocols.md), the raw value kept beside it. */
 import type { Finish } from '../../canonical/index.ts';
 import { finishFromTable, finishTable } from '../finish-table.ts';
 

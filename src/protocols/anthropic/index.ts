@@ -1,4 +1,7 @@
-/** The `anthropic` upstream protocol: Anthropic Messages (PROTOCOLS.md §3). */
+/**
+ * The `anthropic` upstream protocol: Anthropic Messages.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
 import { httpChatProtocol } from '../http-protocol.ts';
 import type { ChatProtocol, HttpChatTranslator } from '../protocol.ts';
 import { parseAnthropicError } from './errors.ts';
@@ -8,8 +11,8 @@ import { createAnthropicStreamDecoder } from './stream.ts';
 
 export const anthropicTranslator: HttpChatTranslator = {
   // The messages format has no seed, penalties or log probabilities: routes on it reject them
-  // explicitly, `logprobs: false` included (spec: chat rule 3). Web search is the API's own server
-  // tool (web-search.ts).
+  // explicitly, `logprobs: false` included (docs/chat-completions.md, rule 3). Web search is the
+  // API's own server tool (web-search.ts).
   unsupportedParameters: ['seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs'],
   buildRequest: buildAnthropicRequest,
   parseResponse: parseAnthropicResponse,

@@ -1,5 +1,5 @@
 /**
- * Canonical request → Anthropic Messages body (PROTOCOLS.md §3 and the §9 mapping tables). Pure: the
+ * Canonical request → Anthropic Messages body (docs/protocols.md). Pure: the
  * same request and endpoint always give the same bytes.
  *
  * `base_url` is what the official Anthropic SDK calls its base URL: the origin without `/v1`
@@ -19,8 +19,8 @@ import type { AnthropicRequestBody, AnthropicTextBlock, AnthropicTool, Anthropic
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
- * The messages format has no JSON mode (§9.4). A `json_object` request is served best-effort by an
- * instruction (spec: chat rule 7 — without strict, JSON output is prompt-based for some families).
+ * The messages format has no JSON mode. A `json_object` request is served best-effort by an
+ * instruction (docs/chat-completions.md, rule 7: without strict, JSON output is best effort).
  */
 export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object and nothing else.';
 
@@ -76,7 +76,7 @@ function anthropicTool(tool: FunctionTool): AnthropicTool {
 }
 
 /**
- * §9.3. `parallelToolCalls: false` becomes `disable_parallel_tool_use` on the choice (auto when the
+ * `parallelToolCalls: false` becomes `disable_parallel_tool_use` on the choice (auto when the
  * client named none); `none` cannot carry it, and with `none` no call is made anyway.
  */
 function anthropicToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined, hasTools: boolean): AnthropicToolChoice | undefined {
@@ -98,7 +98,7 @@ function anthropicToolChoice(choice: ToolChoice | undefined, parallel: boolean |
   }
 }
 
-/** §9.4: a JSON schema goes to the native structured-output field (which takes no name or strict flag). */
+/** A JSON schema goes to the native structured-output field (which takes no name or strict flag). */
 function outputFormat(format: ResponseFormat | undefined): { type: 'json_schema'; schema: Record<string, unknown> } | undefined {
   return format?.kind === 'json_schema' ? { type: 'json_schema', schema: format.schema } : undefined;
 }

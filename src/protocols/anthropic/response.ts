@@ -1,4 +1,7 @@
-/** An Anthropic Message body → canonical result (PROTOCOLS.md §3 "Response"). */
+/**
+ * An Anthropic Message body → canonical result.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Anthropic Messages SSE → canonical stream events (PROTOCOLS.md §3 "Streaming", §9.8).
+ * Anthropic Messages SSE → canonical stream events (docs/protocols.md, "Streaming").
  *
  * The wire already has explicit blocks, so each block becomes one canonical part: its
  * `content_block_start` opens the part, deltas feed it, `content_block_stop` closes it. Canonical
@@ -13,6 +13,7 @@
  * fragments, its `web_search_tool_result` arrives whole in its content_block_start. A `web-search`
  * event follows each search that ran, so that a stream cut short still reports what was searched,
  * and the `message_delta` whose usage carries the billed count gives the final one (web-search.ts).
+ * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
 import type { Finish, StreamEvent } from '../../canonical/index.ts';
 import { errors, type GatewayError } from '../../core/errors.ts';

@@ -1,8 +1,8 @@
 /**
- * Canonical reasoning → Anthropic `thinking` (+ `output_config.effort`) (PROTOCOLS.md §9.5).
+ * Canonical reasoning → Anthropic `thinking` (+ `output_config.effort`) (docs/protocols.md).
  *
  * - A thinking budget (messages dialect) is sent as is; it must satisfy 1024 ≤ budget < max_tokens,
- *   and is never resized (spec: messages rule 2).
+ *   and is never resized or turned into adaptive thinking.
  * - Adaptive and disabled thinking are sent as is.
  * - An effort level (chat `reasoning_effort`, responses `reasoning`) follows this policy:
  *   - `none` → `thinking: {type: "disabled"}`;

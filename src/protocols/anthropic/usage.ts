@@ -1,5 +1,5 @@
 /**
- * Anthropic usage → canonical (PROTOCOLS.md §9.7). `input_tokens` already excludes both cache counts,
+ * Anthropic usage → canonical (docs/protocols.md). `input_tokens` already excludes both cache counts,
  * so the three input parts map one to one; `output_tokens` includes thinking, whose share only the
  * newer `output_tokens_details.thinking_tokens` reports (0 when absent: unknown, not billed apart).
  */

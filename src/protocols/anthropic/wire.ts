@@ -1,9 +1,10 @@
 /**
- * The Anthropic Messages wire format (PROTOCOLS.md §3; `@anthropic-ai/sdk`
+ * The Anthropic Messages wire format (`@anthropic-ai/sdk`
  * `resources/messages/messages.d.ts`). Request types are exact: the gateway only sends what they
  * allow. Response and event types are tolerant: every field may be missing, and block or delta types
  * the gateway does not use (server tools other than web search, citations of documents) pass
  * through as unknown strings.
+ * @see https://docs.anthropic.com/en/api/messages
  */
 
 // ---- request ----

@@ -1,5 +1,5 @@
 /**
- * Canonical conversation → Gemini `systemInstruction` and `contents` (PROTOCOLS.md §4, §9.1, §9.2).
+ * Canonical conversation → Gemini `systemInstruction` and `contents` (docs/protocols.md).
  *
  * - Roles are `user` and `model`; tool results are `functionResponse` parts of a user turn, and
  *   consecutive turns of one side are merged, results first (the API expects the responses to a

@@ -1,5 +1,5 @@
 /**
- * Gemini errors (PROTOCOLS.md §4 "Errors", §9.9): `{"error":{"code","message","status","details"}}`
+ * Gemini errors (docs/protocols.md): `{"error":{"code","message","status","details"}}`
  * as the body of a non-2xx answer (the streamed-array form wraps it in an array), or as a `data:`
  * chunk mid-stream. The status policy is the shared one: RESOURCE_EXHAUSTED (429), UNAVAILABLE and
  * INTERNAL are retryable, INVALID_ARGUMENT (a missing thought signature included) is the client's

@@ -1,5 +1,5 @@
 /**
- * Gemini `finishReason` → canonical (PROTOCOLS.md §9.6), the raw value kept beside it. A turn that
+ * Gemini `finishReason` → canonical (docs/protocols.md), the raw value kept beside it. A turn that
  * calls functions still reports STOP, so tool calls are read from the parts; a prompt blocked before
  * any candidate reports its `promptFeedback.blockReason` instead.
  */

@@ -1,11 +1,12 @@
 /**
- * Grounding with Google Search (PROTOCOLS.md §4 "Grounding") → canonical web-search info and
+ * Grounding with Google Search → canonical web-search info and
  * citations.
  *
  * `billedQueries` is the number of queries the model executed: what per-query billing charges. An
  * endpoint billed per request is charged one unit for every successful search-enabled request
  * whatever this says; billing applies that rule (billing/search-units.ts), since it knows the
  * endpoint.
+ * @see https://ai.google.dev/gemini-api/docs/google-search
  */
 import type { Citation, WebSearchInfo } from '../../canonical/index.ts';
 import type { GeminiGroundingMetadataWire } from './wire.ts';

@@ -1,4 +1,7 @@
-/** The `gemini` upstream protocol: Google Gemini API generateContent (PROTOCOLS.md §4). */
+/**
+ * The `gemini` upstream protocol: Google Gemini API generateContent.
+ * @see https://ai.google.dev/api/generate-content
+ */
 import { httpChatProtocol } from '../http-protocol.ts';
 import type { ChatProtocol, HttpChatTranslator } from '../protocol.ts';
 import { parseGeminiError } from './errors.ts';

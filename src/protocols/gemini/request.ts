@@ -1,5 +1,5 @@
 /**
- * Canonical request → Gemini generateContent body (PROTOCOLS.md §4 and the §9 mapping tables). Pure:
+ * Canonical request → Gemini generateContent body (docs/protocols.md). Pure:
  * the same request and endpoint always give the same bytes.
  *
  * `base_url` is the API origin without a version (`https://generativelanguage.googleapis.com`); the
@@ -30,7 +30,7 @@ function geminiPath(endpoint: RouteEndpoint, stream: boolean): string {
 }
 
 export function geminiBody(request: CanonicalRequest): GeminiRequestBody {
-  // The API has no switch for parallel calls (§9.3); allowing them is its only behaviour.
+  // The API has no switch for parallel calls; allowing them is its only behaviour.
   if (request.parallelToolCalls === false) {
     throw new RejectedParameter({ ref: fieldRef('parallelToolCalls'), message: (param) => `${param} is not supported by this model` });
   }
@@ -63,7 +63,7 @@ function functionDeclaration(tool: FunctionTool) {
 }
 
 /**
- * §9.3. Gemini has no per-tool strict flag; its VALIDATED mode (calls checked against the
+ * Gemini has no per-tool strict flag; its VALIDATED mode (calls checked against the
  * declarations) serves strict tools when the model chooses, and ANY already constrains forced calls.
  */
 function geminiToolConfig(choice: ToolChoice | undefined, tools: readonly FunctionTool[]): GeminiToolConfig | undefined {
@@ -101,7 +101,7 @@ function geminiGenerationConfig(request: CanonicalRequest): GeminiGenerationConf
   return config;
 }
 
-/** §9.4: JSON output is a response media type, with the client's JSON Schema when it gave one. */
+/** JSON output is a response media type, with the client's JSON Schema when it gave one. */
 function responseFormatConfig(format: ResponseFormat | undefined): Pick<GeminiGenerationConfig, 'responseMimeType' | 'responseJsonSchema'> {
   switch (format?.kind) {
     case undefined:

@@ -1,9 +1,10 @@
 /**
- * A Gemini generateContent body → canonical result (PROTOCOLS.md §4 "Response"). Only the first
+ * A Gemini generateContent body → canonical result. Only the first
  * candidate is read (the gateway asks for one). Consecutive thought parts form one reasoning part
  * and consecutive text parts one text part, as the stream decoder builds them. A thought signature
  * is kept where Gemini checks it — on function calls, and on thought parts; one on a plain text part
  * is not kept (Gemini does not require it back, and no client format could carry it).
+ * @see https://ai.google.dev/api/generate-content
  */
 import type { AssistantContentPart, CanonicalResult, Finish, ReasoningPart, TextPart } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';

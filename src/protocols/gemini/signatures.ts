@@ -1,5 +1,5 @@
 /**
- * Thought signatures and tool-call ids (PROTOCOLS.md §4 "Thought signatures"; spec: chat rule 1).
+ * Thought signatures and tool-call ids (docs/chat-completions.md, rule 1).
  *
  * A `thoughtSignature` on a `functionCall` part becomes the canonical tool call's Gemini-family
  * signature; the chat dialect shows it to clients as `extra_content.google.thought_signature`. On
@@ -9,6 +9,7 @@
  * The Gemini API often omits `functionCall.id`. The gateway then names the call
  * `call_<position>_<name>` (deterministic, so a replay of the same answer gets the same ids) and
  * leaves such ids out when the call is sent back, so the replayed part is exactly what Gemini sent.
+ * @see https://ai.google.dev/gemini-api/docs/thinking
  */
 import type { OpaqueProviderData, ToolCallPart } from '../../canonical/index.ts';
 

@@ -1,6 +1,6 @@
 /**
- * Gemini `streamGenerateContent?alt=sse` → canonical stream events (PROTOCOLS.md §4 "Streaming",
- * §9.8).
+ * Gemini `streamGenerateContent?alt=sse` → canonical stream events (docs/protocols.md,
+ * "Streaming").
  *
  * Each data-only chunk is a partial GenerateContentResponse. Text and thought text arrive in pieces:
  * a canonical part opens with the first piece of its kind and closes when another kind starts or the
@@ -8,6 +8,7 @@
  * together. `usageMetadata` is a running total (each one replaces the last). The finish reason comes
  * on the last chunk, but the canonical finish waits for the body's end, since a usage-only chunk may
  * still follow; a body that ends without a finish reason was cut short and ends in an error.
+ * @see https://ai.google.dev/api/generate-content
  */
 import type { Citation, Finish, StreamEvent } from '../../canonical/index.ts';
 import { errors, type GatewayError } from '../../core/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Canonical reasoning → Gemini `thinkingConfig` (PROTOCOLS.md §9.5).
+ * Canonical reasoning → Gemini `thinkingConfig` (docs/protocols.md).
  *
  * Effort levels use `thinkingBudget`, which every thinking generation accepts (the newer
  * `thinkingLevel` is rejected by the older models), with the budgets Google's own OpenAI-compatible
@@ -8,6 +8,7 @@
  * should not list `none` among their efforts). A messages-style budget is sent as is; adaptive
  * thinking is the dynamic budget −1. Whenever thinking is on, thought summaries are asked for, so
  * clients receive the reasoning text the other protocols return.
+ * @see https://ai.google.dev/gemini-api/docs/thinking
  */
 import type { CanonicalRequest, ReasoningEffort } from '../../canonical/index.ts';
 import type { GeminiThinkingConfig } from './wire.ts';

@@ -1,5 +1,5 @@
 /**
- * Gemini `usageMetadata` → canonical (PROTOCOLS.md §9.7). `promptTokenCount` includes the cached
+ * Gemini `usageMetadata` → canonical (docs/protocols.md). `promptTokenCount` includes the cached
  * tokens, and tool-use prompt tokens (search results fed back to the model) are input billed at the
  * input rate ⚠; `candidatesTokenCount` excludes the thoughts, which are output all the same. There is
  * no per-request cache write: explicit caches are created and billed through another API. In a

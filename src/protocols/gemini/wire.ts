@@ -1,7 +1,8 @@
 /**
- * The Gemini API generateContent wire format, REST camelCase (PROTOCOLS.md §4; `@google/genai`
+ * The Gemini API generateContent wire format, REST camelCase (`@google/genai`
  * types). Request types are exact; response types are tolerant (every field optional, enums as
  * strings) because the API adds finish reasons and part kinds over time.
+ * @see https://ai.google.dev/api/generate-content
  */
 
 // ---- request ----

@@ -1,7 +1,8 @@
 /**
- * Chat Completions errors (PROTOCOLS.md §1): `{"error":{"message","type","param","code"}}` as the body
+ * Chat Completions errors: `{"error":{"message","type","param","code"}}` as the body
  * of a non-2xx answer, or as a `data:` chunk mid-stream. Google's compatible endpoint wraps the
  * object in an array; both shapes are read.
+ * @see https://platform.openai.com/docs/guides/error-codes
  */
 import type { GatewayError } from '../../core/errors.ts';
 import { upstreamReportedError, upstreamStatusError, type UpstreamHeaders } from '../transport/upstream-errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Chat `finish_reason` → canonical (PROTOCOLS.md §9.6), the raw value kept beside it. Compatible
+ * Chat `finish_reason` → canonical (docs/protocols.md), the raw value kept beside it. Compatible
  * servers invent values (`eos`, `end_turn`); those fall to the table's default, stop.
  */
 import type { Finish } from '../../canonical/index.ts';

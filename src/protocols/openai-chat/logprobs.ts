@@ -1,4 +1,7 @@
-/** A choice's `logprobs` → canonical token logprobs (PROTOCOLS.md §1). */
+/**
+ * A choice's `logprobs` → canonical token logprobs.
+ * @see https://platform.openai.com/docs/api-reference/chat
+ */
 import type { ContentLogprob } from '../../canonical/index.ts';
 import type { ChatLogprobsWire } from './wire.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Canonical request → Chat Completions body (PROTOCOLS.md §1 and the §9 mapping tables). Pure: the
+ * Canonical request → Chat Completions body (docs/protocols.md). Pure: the
  * same request and endpoint always give the same bytes.
  */
 import type { CanonicalRequest, ImagePart, Message, UserContentPart } from '../../canonical/index.ts';
@@ -67,7 +67,7 @@ function chatMessagesFor(message: Message, request: CanonicalRequest): ChatMessa
     case 'user':
       return userMessages(message.content, message.name, request);
     case 'assistant': {
-      // Reasoning is not sent back: Chat Completions has no input field for it (§9.2), and
+      // Reasoning is not sent back: Chat Completions has no input field for it, and
       // compatible servers that stream `reasoning_content` reject it in input.
       const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
       const toolCalls = message.content.flatMap((part) =>
@@ -76,7 +76,7 @@ function chatMessagesFor(message: Message, request: CanonicalRequest): ChatMessa
               id: part.id,
               type: 'function' as const,
               function: { name: part.name, arguments: part.arguments },
-              // Replayed verbatim (spec: chat completions rule 1).
+              // Replayed verbatim (docs/chat-completions.md, rule 1).
               ...(part.extraContent !== undefined && { extra_content: part.extraContent }),
             }]
           : [],

@@ -1,4 +1,7 @@
-/** A Chat Completions response body → canonical result (PROTOCOLS.md §1). */
+/**
+ * A Chat Completions response body → canonical result.
+ * @see https://platform.openai.com/docs/api-reference/chat
+ */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';

@@ -1,10 +1,11 @@
 /**
- * Chat Completions SSE → canonical stream events (PROTOCOLS.md §1 "Streaming", §9.8).
+ * Chat Completions SSE → canonical stream events (docs/protocols.md, "Streaming").
  *
  * The wire has no explicit part boundaries, so the decoder opens a canonical part when the first
  * delta of its kind arrives and closes it when another kind starts or the choice finishes. Tool calls
  * are tracked by their wire `index`. The finish is held back until the usage chunk and `[DONE]` have
  * been seen, because the canonical stream ends with exactly one finish.
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming
  */
 import type { Citation, ContentLogprob, Finish, StreamEvent } from '../../canonical/index.ts';
 import { errors, type GatewayError } from '../../core/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * Chat usage → canonical (PROTOCOLS.md §9.7). `prompt_tokens` includes the cached tokens (and,
+ * Chat usage → canonical (docs/protocols.md). `prompt_tokens` includes the cached tokens (and,
  * presumably, the newer `cache_write_tokens`), `completion_tokens` includes the reasoning tokens.
  */
 import { ZERO_USAGE, type Usage } from '../../canonical/index.ts';

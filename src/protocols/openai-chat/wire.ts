@@ -1,8 +1,9 @@
 /**
- * The OpenAI Chat Completions wire format (PROTOCOLS.md §1; the `openai` SDK's
+ * The OpenAI Chat Completions wire format (the `openai` SDK's
  * `resources/chat/completions` types). Response types are tolerant: every field a compatible server
  * might leave out is optional, and non-standard fields that compatible servers add
  * (`reasoning_content`, `reasoning`, `extra_content`) are listed where they appear.
+ * @see https://platform.openai.com/docs/api-reference/chat
  */
 
 // ---- request ----

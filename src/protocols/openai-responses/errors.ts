@@ -1,7 +1,8 @@
 /**
- * Responses errors (PROTOCOLS.md §2): a non-2xx body `{"error":{"message","type","param","code"}}`
+ * Responses errors: a non-2xx body `{"error":{"message","type","param","code"}}`
  * (as in Chat), a stream `error` event `{type:"error",code,message,param}`, or a `failed` response
  * whose `error` is `{code,message}`.
+ * @see https://platform.openai.com/docs/api-reference/responses
  */
 import type { GatewayError } from '../../core/errors.ts';
 import { upstreamReportedError, upstreamStatusError, type UpstreamHeaders } from '../transport/upstream-errors.ts';

@@ -1,5 +1,5 @@
 /**
- * A terminal response status → canonical finish (PROTOCOLS.md §9.6). Responses has no finish reason
+ * A terminal response status → canonical finish (docs/protocols.md). Responses has no finish reason
  * of its own: `completed` with function calls means tool calls, `incomplete` says why in
  * `incomplete_details.reason`, which is kept as the raw value.
  */
@@ -11,7 +11,7 @@ const INCOMPLETE_REASONS = finishTable({ length: ['max_output_tokens'], content_
 
 export interface OutputSummary {
   readonly toolCalls: boolean;
-  /** A `refusal` content part was produced (§9.6: a refusal is a content-filter finish). */
+  /** A `refusal` content part was produced (a refusal is a content-filter finish). */
   readonly refusal: boolean;
 }
 

@@ -8,7 +8,8 @@ import { createResponsesStreamDecoder } from './stream.ts';
 
 export const openAIResponsesTranslator: HttpChatTranslator = {
   // The Responses format has no stop sequences, seed, penalties or chat-style logprobs, and no
-  // top_k; routes on it reject them explicitly, `logprobs: false` included (spec: chat rule 3).
+  // top_k; routes on it reject them explicitly, `logprobs: false` included (docs/chat-completions.md,
+  // rule 3).
   unsupportedParameters: ['stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs', 'topK'],
   buildRequest: buildResponsesRequest,
   parseResponse: parseResponsesResponse,

@@ -1,5 +1,5 @@
 /**
- * Reasoning items through the canonical model, as opaque OpenAI-family data (PROTOCOLS.md §9.2:
+ * Reasoning items through the canonical model, as opaque OpenAI-family data (docs/protocols.md:
  * sent back unchanged to the same family only).
  *
  * - A canonical reasoning part carries its item's `rs_` id and, when present, its

@@ -1,7 +1,7 @@
 /**
- * Canonical request → Responses body (PROTOCOLS.md §2 and the §9 mapping tables). Pure. Parameters
+ * Canonical request → Responses body (docs/protocols.md). Pure. Parameters
  * the format cannot carry are declared in index.ts (`unsupportedParameters`) so that policy rejects
- * them before any credit moves (spec: chat completions rule 3); none is dropped here.
+ * them before any credit moves (docs/chat-completions.md, rule 3); none is dropped here.
  */
 import type { AssistantContentPart, CanonicalRequest, ImagePart, Message, TextPart, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
@@ -72,7 +72,7 @@ function userItems(content: readonly UserContentPart[]): ResponsesInputItem[] {
 /**
  * Assistant output goes back as items in order: consecutive text as one assistant message, each tool
  * call as a `function_call`, OpenAI reasoning items by reference. Another family's reasoning has no
- * meaning here and is not sent (§9.2). A turn without replayable reasoning parts (a chat client's)
+ * meaning here and is not sent. A turn without replayable reasoning parts (a chat client's)
  * gets the reasoning items its tool calls carry back, each right before its call.
  */
 function assistantItems(content: readonly AssistantContentPart[]): ResponsesInputItem[] {

@@ -1,7 +1,8 @@
 /**
- * A Responses `response` object → canonical result (PROTOCOLS.md §2). Web search calls become the
+ * A Responses `response` object → canonical result. Web search calls become the
  * result's web-search info (web-search.ts); the reasoning items before a function call also ride
  * on that call (reasoning-item.ts).
+ * @see https://platform.openai.com/docs/api-reference/responses
  */
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';

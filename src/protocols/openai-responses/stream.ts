@@ -1,5 +1,5 @@
 /**
- * Responses SSE → canonical stream events (PROTOCOLS.md §2 "Streaming", §9.8). The wire already has
+ * Responses SSE → canonical stream events (docs/protocols.md, "Streaming"). The wire already has
  * explicit lifecycles, so this is a mapping: every output item (and, for messages, every content
  * part) becomes one canonical part, indexed in the order it opened. Usage and the finish arrive only
  * in the terminal event; a `data: [DONE]` after it, which some proxies append, is ignored. Completed
@@ -7,6 +7,7 @@
  * search's query, a reasoning item's encrypted content): web search calls are reported as one
  * web-search event before the finish, and the reasoning items before a function call ride on it, as
  * in a whole response.
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 import type { StreamEvent } from '../../canonical/index.ts';
 import type { StreamDecoder } from '../protocol.ts';

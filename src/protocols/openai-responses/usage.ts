@@ -1,5 +1,5 @@
 /**
- * Responses usage → canonical (PROTOCOLS.md §9.7). `input_tokens` includes the cached and
+ * Responses usage → canonical (docs/protocols.md). `input_tokens` includes the cached and
  * cache-write tokens, `output_tokens` includes the reasoning tokens.
  */
 import { ZERO_USAGE, type Usage } from '../../canonical/index.ts';

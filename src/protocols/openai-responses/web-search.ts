@@ -1,11 +1,12 @@
 /**
- * `web_search_call` output items (the `web_search` built-in tool, PROTOCOLS.md §2) → canonical
+ * `web_search_call` output items (the `web_search` built-in tool) → canonical
  * web-search info. The citations are the message's `url_citation` annotations (response.ts).
  *
  * OpenAI bills web search per tool call, and a call's `action` says what it did: only `search`
  * actions run queries (`open_page` and `find_in_page` read a page already found), so
  * `billedQueries` counts the search calls that did not fail. An endpoint billed per request is
  * charged one unit whatever this says (billing/search-units.ts).
+ * @see https://platform.openai.com/docs/api-reference/responses
  */
 import type { WebSearchInfo } from '../../canonical/index.ts';
 import type { ResponsesOutputItemWire } from './wire.ts';

@@ -1,6 +1,7 @@
 /**
- * The OpenAI Responses wire format (PROTOCOLS.md §2; the `openai` SDK's `resources/responses`
+ * The OpenAI Responses wire format (the `openai` SDK's `resources/responses`
  * types). Response and event types are tolerant: fields a compatible server might omit are optional.
+ * @see https://platform.openai.com/docs/api-reference/responses
  */
 
 // ---- request ----

@@ -1,6 +1,6 @@
 /**
- * One keep-alive connection pool per upstream origin, shared by every request to it (DESIGN.md:
- * undici pools with keep-alive). The connect timeout is a property of the pool, so origins used with
+ * One keep-alive connection pool per upstream origin, shared by every request to it (see
+ * docs/protocols.md). The connect timeout is a property of the pool, so origins used with
  * different connect timeouts get one pool each.
  */
 import { Pool } from 'undici';

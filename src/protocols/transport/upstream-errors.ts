@@ -1,5 +1,5 @@
 /**
- * Upstream failures → gateway errors, shared by every HTTP protocol (PROTOCOLS.md §9.9). A protocol's
+ * Upstream failures → gateway errors, shared by every HTTP protocol (docs/protocols.md). A protocol's
  * own errors.ts only digs the message and param out of its provider's error body; the status policy
  * (which gateway status, which code, whether another endpoint may succeed, how long to wait) lives
  * here once.
@@ -20,8 +20,8 @@ export interface UpstreamFailure {
 }
 
 /**
- * Whether a fresh attempt (here: another endpoint) may succeed. Follows the official clients' rule
- * (PROTOCOLS.md §0): 408, 409, 429 and every 5xx (Anthropic's 529 included), unless the provider
+ * Whether a fresh attempt (here: another endpoint) may succeed. Follows the rule the official SDKs
+ * retry by: 408, 409, 429 and every 5xx (Anthropic's 529 included), unless the provider
  * says otherwise with `x-should-retry`.
  */
 export function isRetryableStatus(status: number, headers: UpstreamHeaders): boolean {

@@ -107,7 +107,7 @@ describe('anthropic: response fixtures → canonical result', () => {
   });
 });
 
-describe('anthropic: upstream errors (PROTOCOLS.md §9.9)', () => {
+describe('anthropic: upstream errors (docs/protocols.md, Upstream errors)', () => {
   test('529 overloaded → retryable 503', () => {
     const error = parseAnthropicError(529, {}, readFixture(here, 'overloaded.json'));
     assert.equal(error.status, 503);

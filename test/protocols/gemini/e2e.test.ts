@@ -1,8 +1,8 @@
 /**
  * The official `openai` client against the gateway's chat completions endpoint, whose upstream is a
  * Gemini simulator: the shared scenarios (implicit cache hits included), thought-signature replay
- * through `extra_content` (spec: chat rule 1), and web search billed per query or per request,
- * plain and streamed.
+ * through `extra_content` (docs/chat-completions.md, rule 1), and web search billed per query or
+ * per request, plain and streamed.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -48,7 +48,7 @@ describe('gemini: response fixtures → canonical result', () => {
   });
 });
 
-describe('gemini: upstream errors (PROTOCOLS.md §9.9)', () => {
+describe('gemini: upstream errors (docs/protocols.md, Upstream errors)', () => {
   test('429 RESOURCE_EXHAUSTED → retryable, waiting as RetryInfo says', () => {
     const error = parseGeminiError(429, {}, readFixture(here, 'rate-limit.json'));
     assert.deepEqual([error.status, error.code, error.retryable, error.retryAfterSeconds], [429, 'upstream_rate_limited', true, 36]);

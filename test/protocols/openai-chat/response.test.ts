@@ -21,7 +21,8 @@ describe('openai chat: response fixtures → canonical result', () => {
       { type: 'text', text: 'Hi! What can I do for you?' },
     ]),
     'length.json': result(['chatcmpl-len1', 'gpt-4o-mini-2024-07-18'], finish('length', 'length'), usage(14, 8), [{ type: 'text', text: 'Once upon a time, in a' }]),
-    // §9.7: uncached = prompt − cached − cache write; output includes reasoning.
+    // docs/protocols.md, "Usage": uncached = prompt − cached − cache write; output includes
+    // reasoning.
     'cached-usage.json': result(['chatcmpl-cache1', 'gpt-5-2025-08-07'], finish('stop', 'stop'), usage(258, 300, { cacheReadTokens: 1920, cacheWriteTokens: 128, reasoningTokens: 256 }), [
       { type: 'text', text: 'Done.' },
     ]),

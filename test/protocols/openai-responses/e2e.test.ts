@@ -1,8 +1,8 @@
 /**
  * The official `openai` client against the gateway's chat completions endpoint, whose upstream is
  * an OpenAI Responses simulator: the shared scenarios, chat rule 3, the Responses mapping, reasoning
- * items kept across a chat tool loop through `extra_content` (spec: chat rule 1), and web search
- * billed per query or per request.
+ * items kept across a chat tool loop through `extra_content` (docs/chat-completions.md, rule 1),
+ * and web search billed per query or per request.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -56,7 +56,7 @@ describe('openai responses: response fixtures → canonical result', () => {
       ],
     }),
     'length.json': result(['resp_len1', 'gpt-4.1-mini-2025-04-14'], finish('length', 'max_output_tokens'), usage(12, 16), [{ type: 'text', text: 'Once upon a time, in a land far' }]),
-    // §9.7: uncached = input − cached − cache write.
+    // docs/protocols.md, "Usage": uncached = input − cached − cache write.
     'cached-usage.json': result(['resp_cache1', 'gpt-5-2025-08-07'], finish('stop', 'completed'), usage(392, 700, { cacheReadTokens: 4096, cacheWriteTokens: 512, reasoningTokens: 640 }), [
       { type: 'reasoning', text: '', signature: { family: 'openai', value: '{"id":"rs_cache1"}' } },
       { type: 'text', text: 'Done.' },

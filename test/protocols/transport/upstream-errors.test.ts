@@ -6,7 +6,7 @@ import { parseRetryAfter, upstreamStatusError } from '../../../src/protocols/tra
 import { parseChatError } from '../../../src/protocols/openai-chat/errors.ts';
 import { startSimulator, type Simulator } from '../../simulators/harness.ts';
 
-describe('upstream status → gateway error (PROTOCOLS.md §9.9)', () => {
+describe('upstream status → gateway error (docs/protocols.md, Upstream errors)', () => {
   const rows: [number, number, string, boolean][] = [
     [400, 400, 'upstream_error', false],
     [401, 502, 'upstream_error', false],
