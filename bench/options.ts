@@ -93,7 +93,13 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     process.exit(0);
   }
   const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams']);
-  const selected = values.only === undefined ? [...known] : values.only.split(',').map((id) => id.trim()).filter((id) => id !== '');
+  const selected =
+    values.only === undefined
+      ? [...known]
+      : values.only
+          .split(',')
+          .map((id) => id.trim())
+          .filter((id) => id !== '');
   for (const id of selected) if (!known.has(id)) throw new Error(`unknown workload '${id}'\n${USAGE}`);
   const delay = Number(values['upstream-delay-ms']);
   if (!Number.isInteger(delay) || delay < 0) throw new Error(`--upstream-delay-ms must be a whole number of milliseconds\n${USAGE}`);

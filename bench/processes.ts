@@ -70,9 +70,7 @@ export class ProcessGroup {
 
   start(options: ChildOptions): Child {
     const command = this.#placement.pinned ? 'taskset' : process.execPath;
-    const args = this.#placement.pinned
-      ? ['-c', String(options.core), process.execPath, ...options.nodeArgs]
-      : [...options.nodeArgs];
+    const args = this.#placement.pinned ? ['-c', String(options.core), process.execPath, ...options.nodeArgs] : [...options.nodeArgs];
     // taskset execs the command, so the pid is that of node itself (RSS readings rely on it).
     const spawned = spawn(command, args, {
       cwd: options.cwd,

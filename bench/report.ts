@@ -62,17 +62,12 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 }
 
 function renderRows(rows: readonly Row[]): string {
-  const present = (['direct', 'bare-proxy', 'gateway', 'portkey'] as const).filter((target) =>
-    rows.some((row) => row.values[target] !== undefined),
-  );
+  const present = (['direct', 'bare-proxy', 'gateway', 'portkey'] as const).filter((target) => rows.some((row) => row.values[target] !== undefined));
   const compared = COMPARED.filter((target) => present.includes(target));
   const header = [
     'metric',
     ...present.map((target) => LABELS[target]),
-    ...compared.flatMap((target) => [
-      ...(target === 'bare-proxy' ? [] : [`${LABELS[target]} vs bare`]),
-      `${LABELS[target]} vs direct`,
-    ]),
+    ...compared.flatMap((target) => [...(target === 'bare-proxy' ? [] : [`${LABELS[target]} vs bare`]), `${LABELS[target]} vs direct`]),
   ];
   const cells = rows.map((row) => [
     row.label,
@@ -85,10 +80,7 @@ function renderRows(rows: readonly Row[]): string {
   return table(header, cells);
 }
 
-function latencyRows(
-  label: string,
-  figures: Partial<Record<TargetName, LatencySummary | null | undefined>>,
-): Row[] {
+function latencyRows(label: string, figures: Partial<Record<TargetName, LatencySummary | null | undefined>>): Row[] {
   const pick = (key: 'p50' | 'p99') =>
     Object.fromEntries(Object.entries(figures).map(([target, summary]) => [target, summary?.[key] ?? null])) as Row['values'];
   return [
@@ -97,10 +89,7 @@ function latencyRows(
   ];
 }
 
-function perTarget<T>(
-  targets: Partial<Record<TargetName, TargetFigures>>,
-  read: (figures: TargetFigures) => T,
-): Partial<Record<TargetName, T>> {
+function perTarget<T>(targets: Partial<Record<TargetName, TargetFigures>>, read: (figures: TargetFigures) => T): Partial<Record<TargetName, T>> {
   return Object.fromEntries(Object.entries(targets).map(([target, figures]) => [target, read(figures)])) as Partial<Record<TargetName, T>>;
 }
 
@@ -182,9 +171,7 @@ export function formatReport(results: BenchResults): string {
   }
 
   if (results.ttfb !== null) {
-    const firstByte = Object.fromEntries(
-      Object.entries(results.ttfb.targets).map(([target, measured]) => [target, value<TtfbResult>(measured)?.firstByte]),
-    );
+    const firstByte = Object.fromEntries(Object.entries(results.ttfb.targets).map(([target, measured]) => [target, value<TtfbResult>(measured)?.firstByte]));
     out.push('stream time to first byte (concurrency 1)', renderRows(latencyRows('TTFB', firstByte)));
     for (const [target, reason] of Object.entries(results.ttfb.skipped)) out.push(`  ! ${LABELS[target as TargetName]}: ${reason}`);
     for (const [target, measured] of Object.entries(results.ttfb.targets)) {
@@ -218,7 +205,13 @@ export function formatReport(results: BenchResults): string {
     out.push('');
   }
 
-  out.push('Bars', table(['bar', 'measured', 'status'], results.bars.map((bar) => [bar.bar, bar.measured, barStatus(bar)])));
+  out.push(
+    'Bars',
+    table(
+      ['bar', 'measured', 'status'],
+      results.bars.map((bar) => [bar.bar, bar.measured, barStatus(bar)]),
+    ),
+  );
   return out.join('\n');
 }
 
@@ -241,9 +234,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   bars.push({
     bar: `chat throughput at ${results.settings.saturationConnections} connections ≥ 60 % of the bare proxy`,
     measured:
-      throughput === null
-        ? '—'
-        : `${(throughput * 100).toFixed(0)} %${cpuBound === null ? '' : ` (CPU per request: ${(cpuBound * 100).toFixed(0)} %)`}`,
+      throughput === null ? '—' : `${(throughput * 100).toFixed(0)} %${cpuBound === null ? '' : ` (CPU per request: ${(cpuBound * 100).toFixed(0)} %)`}`,
     met: throughput === null ? null : throughput >= 0.6,
   });
 
@@ -262,10 +253,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   const ttfb = results.ttfb;
-  const addedFirstByte = difference(
-    value(ttfb?.targets.gateway)?.firstByte?.p50,
-    value(ttfb?.targets['bare-proxy'])?.firstByte?.p50,
-  );
+  const addedFirstByte = difference(value(ttfb?.targets.gateway)?.firstByte?.p50, value(ttfb?.targets['bare-proxy'])?.firstByte?.p50);
   bars.push({
     bar: 'streaming adds ≤ 1 ms to time to first byte (p50, over the bare proxy)',
     measured: addedFirstByte === null ? '—' : `${addedFirstByte >= 0 ? '+' : ''}${addedFirstByte.toFixed(3)} ms`,

@@ -243,7 +243,12 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
     cwd: repoRoot,
   });
   const upstreamOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(upstream, START_TIMEOUT_MS)).port}`;
-  const bareChild = group.start({ name: 'bare proxy', nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`], core: CORE_UNDER_TEST, cwd: repoRoot });
+  const bareChild = group.start({
+    name: 'bare proxy',
+    nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`],
+    core: CORE_UNDER_TEST,
+    cwd: repoRoot,
+  });
   const bareOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(bareChild, START_TIMEOUT_MS)).port}`;
 
   let gateway: Services['gateway'];

@@ -33,8 +33,7 @@ const fullText = words.join('');
 
 type Pace = { readonly kind: 'burst' } | { readonly kind: 'first'; readonly ms: number } | { readonly kind: 'hold'; readonly ms: number };
 
-const sse = (data: unknown, event?: string): Buffer =>
-  Buffer.from(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+const sse = (data: unknown, event?: string): Buffer => Buffer.from(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
 
 function openAIUsage() {
   return { prompt_tokens: PROMPT_TOKENS, completion_tokens: COMPLETION_TOKENS, total_tokens: PROMPT_TOKENS + COMPLETION_TOKENS };
@@ -135,10 +134,7 @@ const anthropicEvents: Buffer[] = [
   sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
   ...words.map((word) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } }, 'content_block_delta')),
   sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-  sse(
-    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: COMPLETION_TOKENS } },
-    'message_delta',
-  ),
+  sse({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: COMPLETION_TOKENS } }, 'message_delta'),
   sse({ type: 'message_stop' }, 'message_stop'),
 ];
 const anthropicStream: StreamEvents = { events: anthropicEvents, opening: 3 };

@@ -87,12 +87,14 @@ const chatRequest = (key: string, model: string, stream: boolean, pathPrefix = '
   body: chatBody(model, stream),
 });
 
-const portkeyChat = (stream: boolean) => (upstreamOrigin: string): RequestSpec => ({
-  method: 'POST',
-  path: '/v1/chat/completions',
-  headers: { ...bearer(UPSTREAM_KEY), 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamOrigin}/v1` },
-  body: chatBody(UPSTREAM_CHAT_MODEL, stream),
-});
+const portkeyChat =
+  (stream: boolean) =>
+  (upstreamOrigin: string): RequestSpec => ({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    headers: { ...bearer(UPSTREAM_KEY), 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstreamOrigin}/v1` },
+    body: chatBody(UPSTREAM_CHAT_MODEL, stream),
+  });
 
 export const WORKLOADS: readonly Workload[] = [
   {

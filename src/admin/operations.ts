@@ -8,18 +8,7 @@ import { SCOPES, type Scope } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { errors } from '../core/errors.ts';
 import { formatUsd, type Picos, type RateMultiplier } from '../core/money.ts';
-import type {
-  Account,
-  ApiKeyRecord,
-  Balance,
-  Consent,
-  LedgerEntry,
-  Organization,
-  OwnerPatch,
-  OwnerRef,
-  Store,
-  UsageSummaryRow,
-} from '../storage/store.ts';
+import type { Account, ApiKeyRecord, Balance, Consent, LedgerEntry, Organization, OwnerPatch, OwnerRef, Store, UsageSummaryRow } from '../storage/store.ts';
 import { issueKey, type IssuedKey, type KeyRequest } from './issue-key.ts';
 import { parseCreditAmount } from './parse.ts';
 
@@ -157,8 +146,7 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
 /** The largest balance the ledger's 64-bit columns hold, in pico-USD (about 9.2 million USD). */
 const MAX_CREDIT = 9_223_372_036_854_775_807n;
 
-const creditTooLarge = () =>
-  errors.invalidValue('amount_usd', `The credit would take the balance beyond the maximum of ${formatUsd(MAX_CREDIT)} USD.`);
+const creditTooLarge = () => errors.invalidValue('amount_usd', `The credit would take the balance beyond the maximum of ${formatUsd(MAX_CREDIT)} USD.`);
 
 function checkScopes(scopes: readonly string[]): Scope[] {
   const known = new Set<string>(SCOPES);

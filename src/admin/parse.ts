@@ -46,10 +46,7 @@ export function parseSince(text: string, param: string): number {
 }
 
 /** One of `account_id` / `organization_id`; `required` makes giving neither a 400. */
-export function ownerFromFields(
-  fields: { readonly account_id?: string; readonly organization_id?: string },
-  required: boolean,
-): OwnerRef | undefined {
+export function ownerFromFields(fields: { readonly account_id?: string; readonly organization_id?: string }, required: boolean): OwnerRef | undefined {
   const { account_id: accountId, organization_id: organizationId } = fields;
   if (accountId !== undefined && organizationId !== undefined) {
     throw errors.invalidValue('organization_id', "Give either 'account_id' or 'organization_id', not both.");

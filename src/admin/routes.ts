@@ -10,16 +10,7 @@ import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';
 import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
-import {
-  CreateAccountBody,
-  CreateKeyBody,
-  CreateOrganizationBody,
-  CreditBody,
-  IdParams,
-  OwnerQuery,
-  PatchOwnerBody,
-  UsageQuery,
-} from './schemas.ts';
+import { CreateAccountBody, CreateKeyBody, CreateOrganizationBody, CreditBody, IdParams, OwnerQuery, PatchOwnerBody, UsageQuery } from './schemas.ts';
 import { accountView, creditView, keyView, organizationView, usageView } from './views.ts';
 
 export const adminRoutes: RouteModule = async (app, deps) => {
@@ -36,7 +27,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
       registerOrganizations(admin, operations);
       registerAccounts(admin, operations);
       registerKeys(admin, operations, deps);
-      registerUsage(admin, operations, deps);
+      registerUsage(admin, operations);
     },
     { prefix: '/admin/v1' },
   );
@@ -73,14 +64,10 @@ function registerOrganizations(admin: FastifyInstance, operations: AdminOperatio
     data: (await operations.listOrganizations()).map((organization) => organizationView(organization)),
   }));
   admin.get<{ Params: IdParams }>('/organizations/:id', { schema: { params: IdParams } }, (request) => withBalance(request.params.id));
-  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>(
-    '/organizations/:id',
-    { schema: { params: IdParams, body: PatchOwnerBody } },
-    async (request) => {
-      await operations.updateOrganization(request.params.id, consentPatch(request.body));
-      return withBalance(request.params.id);
-    },
-  );
+  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>('/organizations/:id', { schema: { params: IdParams, body: PatchOwnerBody } }, async (request) => {
+    await operations.updateOrganization(request.params.id, consentPatch(request.body));
+    return withBalance(request.params.id);
+  });
   registerCredit(admin, operations, '/organizations/:id/credit', 'organization');
 }
 
@@ -98,14 +85,10 @@ function registerAccounts(admin: FastifyInstance, operations: AdminOperations): 
     data: (await operations.listAccounts()).map((account) => accountView(account)),
   }));
   admin.get<{ Params: IdParams }>('/accounts/:id', { schema: { params: IdParams } }, (request) => withBalance(request.params.id));
-  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>(
-    '/accounts/:id',
-    { schema: { params: IdParams, body: PatchOwnerBody } },
-    async (request) => {
-      await operations.updateAccount(request.params.id, consentPatch(request.body));
-      return withBalance(request.params.id);
-    },
-  );
+  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>('/accounts/:id', { schema: { params: IdParams, body: PatchOwnerBody } }, async (request) => {
+    await operations.updateAccount(request.params.id, consentPatch(request.body));
+    return withBalance(request.params.id);
+  });
   registerCredit(admin, operations, '/accounts/:id/credit', 'account');
 }
 
@@ -134,15 +117,13 @@ function registerKeys(admin: FastifyInstance, operations: AdminOperations, deps:
     object: 'list',
     data: (await operations.listKeys(ownerFromFields(request.query, false))).map((key) => keyView(key)),
   }));
-  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) =>
-    keyView(await operations.getKey(request.params.id)),
-  );
+  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) => keyView(await operations.getKey(request.params.id)));
   admin.delete<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) =>
     keyView(await operations.revokeKey(request.params.id, deps.now())),
   );
 }
 
-function registerUsage(admin: FastifyInstance, operations: AdminOperations, deps: AppDeps): void {
+function registerUsage(admin: FastifyInstance, operations: AdminOperations): void {
   admin.get<{ Querystring: UsageQuery }>('/usage', { schema: { querystring: UsageQuery } }, async (request) => {
     const owner = ownerFromFields(request.query, true) as OwnerRef;
     const since = request.query.since === undefined ? 0 : parseSince(request.query.since, 'since');

@@ -42,10 +42,7 @@ export const PatchOwnerBody = Type.Object(
 );
 export type PatchOwnerBody = Static<typeof PatchOwnerBody>;
 
-export const CreditBody = Type.Object(
-  { amount_usd: UsdAmount, note: Type.Optional(Type.String({ maxLength: 500 })) },
-  { additionalProperties: false },
-);
+export const CreditBody = Type.Object({ amount_usd: UsdAmount, note: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
 export type CreditBody = Static<typeof CreditBody>;
 
 export const KeyLimitsBody = Type.Object(
@@ -70,10 +67,7 @@ export const CreateKeyBody = Type.Object(
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
 
 /** Lists and reports select an owner by one of two query parameters. */
-export const OwnerQuery = Type.Object(
-  { account_id: Type.Optional(Id), organization_id: Type.Optional(Id) },
-  { additionalProperties: false },
-);
+export const OwnerQuery = Type.Object({ account_id: Type.Optional(Id), organization_id: Type.Optional(Id) }, { additionalProperties: false });
 export type OwnerQuery = Static<typeof OwnerQuery>;
 
 export const UsageQuery = Type.Object(

@@ -14,10 +14,7 @@ import { worstCaseSearchUnits } from './search-units.ts';
 export function quoteEndpoint(request: CanonicalRequest, endpoint: RouteEndpoint, promptTokens: number): Picos {
   const prices = endpoint.prices;
   const rates = tierFor(prices, promptTokens);
-  let amount =
-    BigInt(promptTokens) * worstInputRate(rates) +
-    BigInt(maxOutputTokens(request, endpoint)) * (rates.output ?? 0n) +
-    (prices.perRequest ?? 0n);
+  let amount = BigInt(promptTokens) * worstInputRate(rates) + BigInt(maxOutputTokens(request, endpoint)) * (rates.output ?? 0n) + (prices.perRequest ?? 0n);
   if (request.webSearch && prices.searchPerUnit !== undefined) {
     amount += BigInt(worstCaseSearchUnits(prices)) * prices.searchPerUnit;
   }

@@ -11,12 +11,7 @@ import type { EndpointPrices } from '../catalog/types.ts';
  * Units to bill. `succeeded` is false for a failed or cut-off call: a per-request search is billed
  * only for a successful request, per-query search for the queries the provider reported running.
  */
-export function searchUnits(
-  prices: EndpointPrices,
-  searchRequested: boolean,
-  info: WebSearchInfo | undefined,
-  succeeded: boolean,
-): number {
+export function searchUnits(prices: EndpointPrices, searchRequested: boolean, info: WebSearchInfo | undefined, succeeded: boolean): number {
   if (!searchRequested) return 0;
   switch (prices.searchBilling) {
     case 'per_request':

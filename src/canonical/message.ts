@@ -8,9 +8,7 @@ export interface CacheControl {
   readonly ttl?: '5m' | '1h';
 }
 
-export type ImageSource =
-  | { readonly kind: 'url'; readonly url: string }
-  | { readonly kind: 'base64'; readonly mediaType: string; readonly data: string };
+export type ImageSource = { readonly kind: 'url'; readonly url: string } | { readonly kind: 'base64'; readonly mediaType: string; readonly data: string };
 
 export interface TextPart {
   readonly type: 'text';

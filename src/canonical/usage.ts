@@ -8,6 +8,11 @@ export interface Usage {
   readonly inputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
+  /**
+   * The part of cacheWriteTokens written with a 1-hour lifetime, which Anthropic bills above the
+   * 5-minute rate; absent when the provider reports no split (every write then counts as 5-minute).
+   */
+  readonly cacheWrite1hTokens?: number;
   /** Output tokens, reasoning included. */
   readonly outputTokens: number;
   /** The part of outputTokens spent on reasoning (informational; billed as output). */

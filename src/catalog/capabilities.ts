@@ -7,10 +7,7 @@
 import { PUBLIC_CAPABILITIES, type PublicCapabilities } from './schemas.ts';
 import type { RouteEndpoint } from './types.ts';
 
-export function publicCapabilities(
-  routes: readonly RouteEndpoint[],
-  inputModalities: readonly string[],
-): PublicCapabilities {
+export function publicCapabilities(routes: readonly RouteEndpoint[], inputModalities: readonly string[]): PublicCapabilities {
   const capabilities: PublicCapabilities = {};
   for (const name of PUBLIC_CAPABILITIES) {
     const value = guaranteed(routes.map((route) => route.capabilities[name]));

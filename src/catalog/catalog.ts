@@ -52,13 +52,9 @@ export function buildCatalog(config: GatewayConfig, options: CatalogOptions = {}
   }));
   const names = nameIndex(config.models);
   const categories = new Map(config.models.map((model) => [model.id, model.category]));
-  const routesByKey = new Map(
-    entries.map(({ model, endpoints }) => [model.id, new Map(endpoints.map((endpoint) => [endpoint.route.key, endpoint.route]))]),
-  );
+  const routesByKey = new Map(entries.map(({ model, endpoints }) => [model.id, new Map(endpoints.map((endpoint) => [endpoint.route.key, endpoint.route]))]));
   const globalDiscountPercent = config.promotions?.discount_percent;
-  const views = new Map(
-    CONSENT_CLASSES.map((consent) => [consentClassKey(consent), buildView(entries, consent, servable, globalDiscountPercent)]),
-  );
+  const views = new Map(CONSENT_CLASSES.map((consent) => [consentClassKey(consent), buildView(entries, consent, servable, globalDiscountPercent)]));
   // CONSENT_CLASSES covers every combination, so every owner's class has a view.
   const viewFor = (consent: Consent): View => views.get(consentClassKey(consent)) as View;
 
@@ -81,12 +77,7 @@ export function buildCatalog(config: GatewayConfig, options: CatalogOptions = {}
 
 const everyRoute: Servable = () => true;
 
-function buildView(
-  entries: readonly ModelEntry[],
-  consent: Consent,
-  servable: Servable,
-  globalDiscountPercent: number | undefined,
-): View {
+function buildView(entries: readonly ModelEntry[], consent: Consent, servable: Servable, globalDiscountPercent: number | undefined): View {
   const rows: ModelRow[] = [];
   const routesById = new Map<string, readonly RouteEndpoint[]>();
   for (const { model, aliases, endpoints } of entries) {

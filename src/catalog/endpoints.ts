@@ -14,10 +14,7 @@ export interface CatalogEndpoint {
   readonly display: DisplayPrices;
 }
 
-export function enabledEndpoints(
-  model: ModelConfig,
-  providers: ReadonlyMap<string, ProviderConfig>,
-): readonly CatalogEndpoint[] {
+export function enabledEndpoints(model: ModelConfig, providers: ReadonlyMap<string, ProviderConfig>): readonly CatalogEndpoint[] {
   const endpoints: CatalogEndpoint[] = [];
   model.endpoints.forEach((endpoint, index) => {
     if (endpoint.enabled === false) return;

@@ -66,9 +66,7 @@ export function publicPricing(unit: PricingUnit, endpoints: readonly CatalogEndp
     ...Object.fromEntries(shown.map((rate) => [rate.key, displayRate(rate.key, rate.amount)])),
     ...(longContextRates ? { long_context: longContextRow(longContextRates) } : {}),
     ...listAndDiscount(shown.flatMap(listedRate)),
-    ...(variants.length > 0
-      ? { variants: variants.map((variant) => ({ key: variant.key, price: displayUsd(variant.amount), meta: variant.meta })) }
-      : {}),
+    ...(variants.length > 0 ? { variants: variants.map((variant) => ({ key: variant.key, price: displayUsd(variant.amount), meta: variant.meta })) } : {}),
   };
 }
 

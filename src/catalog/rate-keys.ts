@@ -6,14 +6,7 @@
 import { formatUsd, perMillionRateToPicosPerToken, usdToPicos, type Picos } from '../core/money.ts';
 import type { EndpointPrices } from './types.ts';
 
-export const RATE_KEYS = [
-  'input_per_1m',
-  'output_per_1m',
-  'cache_read_per_1m',
-  'cache_write_per_1m',
-  'per_image',
-  'per_second',
-] as const;
+export const RATE_KEYS = ['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m', 'per_image', 'per_second'] as const;
 export type RateKey = (typeof RATE_KEYS)[number];
 
 /** A partial set of rates in pico-USD, keyed by public field name (used for list prices). */
@@ -22,12 +15,18 @@ export type RateSet = Readonly<Partial<Record<RateKey, Picos>>>;
 /** The endpoint's standard-tier (or media) rate for a public field; undefined when it has none. */
 export function rateOf(prices: EndpointPrices, key: RateKey): Picos | undefined {
   switch (key) {
-    case 'input_per_1m': return prices.standard.input;
-    case 'output_per_1m': return prices.standard.output;
-    case 'cache_read_per_1m': return prices.standard.cacheRead;
-    case 'cache_write_per_1m': return prices.standard.cacheWrite;
-    case 'per_image': return prices.perImage;
-    case 'per_second': return prices.perSecond;
+    case 'input_per_1m':
+      return prices.standard.input;
+    case 'output_per_1m':
+      return prices.standard.output;
+    case 'cache_read_per_1m':
+      return prices.standard.cacheRead;
+    case 'cache_write_per_1m':
+      return prices.standard.cacheWrite;
+    case 'per_image':
+      return prices.perImage;
+    case 'per_second':
+      return prices.perSecond;
     default: {
       const unreachable: never = key;
       throw new Error(`unknown rate key ${String(unreachable)}`);

@@ -4,12 +4,7 @@
  * from them, so the derived rows, the serializer and /openapi.json cannot drift apart.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  CapabilitiesConfig,
-  EndpointParametersConfig,
-  LimitsConfig,
-  PricingUnit,
-} from '../config/schema.ts';
+import { CapabilitiesConfig, EndpointParametersConfig, LimitsConfig, PricingUnit } from '../config/schema.ts';
 
 /** The capabilities the API makes public; the config's others are for request validation only. */
 export const PUBLIC_CAPABILITIES = [

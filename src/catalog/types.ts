@@ -3,15 +3,7 @@
  * public Model rows. Derivation lives in this folder only (see docs/catalog.md).
  */
 import type { Picos } from '../core/money.ts';
-import type {
-  CapabilitiesConfig,
-  LimitsConfig,
-  EndpointParametersConfig,
-  ModelConfig,
-  ProviderConfig,
-  ProviderKind,
-  PricingUnit,
-} from '../config/schema.ts';
+import type { CapabilitiesConfig, LimitsConfig, EndpointParametersConfig, ModelConfig, ProviderConfig, ProviderKind, PricingUnit } from '../config/schema.ts';
 import type { Consent } from '../storage/store.ts';
 
 /** Per-token rates of one tier, pico-USD per token; undefined = the route has no such rate. */

@@ -22,7 +22,7 @@ export function createOutput(json: boolean, write: (text: string) => void): Outp
       }
       const entries = Object.entries(view).filter(([field]) => field !== 'object');
       const width = Math.max(...entries.map(([field]) => field.length));
-      write(entries.map(([field, value]) => `${field.padEnd(width)}  ${cell(field, value)}`).join('\n') + '\n');
+      write(`${entries.map(([field, value]) => `${field.padEnd(width)}  ${cell(field, value)}`).join('\n')}\n`);
     },
     list(views, columns) {
       if (json) {
@@ -35,8 +35,12 @@ export function createOutput(json: boolean, write: (text: string) => void): Outp
       }
       const rows = views.map((view) => columns.map((column) => cell(column, view[column])));
       const widths = columns.map((column, index) => Math.max(column.length, ...rows.map((row) => row[index].length)));
-      const line = (cells: readonly string[]) => cells.map((text, index) => text.padEnd(widths[index])).join('  ').trimEnd();
-      write([line(columns.map((column) => column.toUpperCase())), ...rows.map(line)].join('\n') + '\n');
+      const line = (cells: readonly string[]) =>
+        cells
+          .map((text, index) => text.padEnd(widths[index]))
+          .join('  ')
+          .trimEnd();
+      write(`${[line(columns.map((column) => column.toUpperCase())), ...rows.map(line)].join('\n')}\n`);
     },
     note(text) {
       if (!json) write(`${text}\n`);

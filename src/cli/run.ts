@@ -55,11 +55,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   let store: Store | undefined;
   try {
-    const parsed = parseCommandLine(
-      argv.slice(command.name.split(' ').length),
-      { ...command.options, json: { type: 'boolean' } },
-      command.positionals ?? 0,
-    );
+    const parsed = parseCommandLine(argv.slice(command.name.split(' ').length), { ...command.options, json: { type: 'boolean' } }, command.positionals ?? 0);
     const output = createOutput(parsed.values.json === true, io.stdout);
     let operations: AdminOperations | undefined;
     const code = await command.run(parsed, {

@@ -56,9 +56,7 @@ export function findAliasConflict(models: readonly AliasSource[]): AliasConflict
     for (const alias of publicAliases(model)) {
       const owner = owners.get(alias);
       if (owner !== undefined && owner !== model.id) {
-        const path = configured.has(alias)
-          ? `/models/${index}/aliases/${(model.aliases ?? []).indexOf(alias)}`
-          : `/models/${index}/id`;
+        const path = configured.has(alias) ? `/models/${index}/aliases/${(model.aliases ?? []).indexOf(alias)}` : `/models/${index}/id`;
         const origin = configured.has(alias) ? 'alias' : 'derived alias';
         const clash = alias === owner ? 'is the id of' : 'also names';
         return { path, message: `${origin} '${alias}' of '${model.id}' ${clash} model '${owner}'` };

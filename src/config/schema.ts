@@ -28,9 +28,7 @@ export const ProviderConfig = Type.Object(
     /** Upstream request timeout in milliseconds. */
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
     /** Options for the built-in simulated provider (pace of streamed chunks). */
-    simulated: Type.Optional(
-      Type.Object({ chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false }),
-    ),
+    simulated: Type.Optional(Type.Object({ chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -64,12 +62,7 @@ export const VariantConfig = Type.Object(
   { additionalProperties: false },
 );
 
-export const PricingUnit = Type.Union([
-  Type.Literal('per_1m_tokens'),
-  Type.Literal('per_image'),
-  Type.Literal('per_second'),
-  Type.Literal('per_request'),
-]);
+export const PricingUnit = Type.Union([Type.Literal('per_1m_tokens'), Type.Literal('per_image'), Type.Literal('per_second'), Type.Literal('per_request')]);
 
 export const EndpointPricingConfig = Type.Object(
   {
@@ -112,12 +105,7 @@ export const CapabilitiesConfig = Type.Object(
   { additionalProperties: false },
 );
 
-export const ReasoningEffortValue = Type.Union([
-  Type.Literal('none'),
-  Type.Literal('low'),
-  Type.Literal('medium'),
-  Type.Literal('high'),
-]);
+export const ReasoningEffortValue = Type.Union([Type.Literal('none'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]);
 
 export const LimitsConfig = Type.Object(
   {
@@ -221,12 +209,7 @@ export const GatewayConfig = Type.Object(
   {
     providers: Type.Array(ProviderConfig, { minItems: 1 }),
     models: Type.Array(ModelConfig),
-    promotions: Type.Optional(
-      Type.Object(
-        { discount_percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) },
-        { additionalProperties: false },
-      ),
-    ),
+    promotions: Type.Optional(Type.Object({ discount_percent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) }, { additionalProperties: false })),
     billing: Type.Optional(
       Type.Object(
         {

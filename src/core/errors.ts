@@ -8,13 +8,7 @@
  * (https://github.com/fastify/fastify/blob/main/lib/errors.js): call sites name an error, never a
  * status.
  */
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'insufficient_quota_error'
-  | 'permission_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'insufficient_quota_error' | 'permission_error' | 'rate_limit_error' | 'api_error';
 
 /** The statuses the gateway answers an error with. */
 export const ERROR_STATUSES = [400, 401, 402, 403, 404, 405, 408, 409, 413, 414, 415, 429, 431, 500, 502, 503] as const;

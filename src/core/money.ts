@@ -88,7 +88,7 @@ export function parseRateMultiplier(value: string | number): RateMultiplier {
 }
 
 export function formatRateMultiplier(rate: RateMultiplier): string {
-  return formatScaled(rate.numerator * 1_000_000n / rate.denominator, 6);
+  return formatScaled((rate.numerator * 1_000_000n) / rate.denominator, 6);
 }
 
 function formatScaled(value: bigint, digits: number): string {

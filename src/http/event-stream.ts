@@ -23,12 +23,14 @@ export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
  * error with its real status.
  */
 export function sendEventStream<Event>(reply: FastifyReply, events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string): FastifyReply {
-  return reply
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache')
-    // Reverse proxies must not buffer the stream.
-    .header('x-accel-buffering', 'no')
-    .send(new BatchedFrames(events, encode));
+  return (
+    reply
+      .header('content-type', 'text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      // Reverse proxies must not buffer the stream.
+      .header('x-accel-buffering', 'no')
+      .send(new BatchedFrames(events, encode))
+  );
 }
 
 /**

@@ -97,7 +97,11 @@ export function withIdempotency<Options extends IdempotentRouteOptions>(deps: Ap
         return undefined;
       case 'replay':
         // The replay is a request of its own in the key's history, at no cost.
-        recordAnswered(idempotent.pipeline, deps.now, request, reply, idempotent.route, { status: 'completed', httpStatus: begun.status, output: replayedOutput(begun.body) });
+        recordAnswered(idempotent.pipeline, deps.now, request, reply, idempotent.route, {
+          status: 'completed',
+          httpStatus: begun.status,
+          output: replayedOutput(begun.body),
+        });
         return reply.headers(begun.headers).header(REPLAYED_HEADER, 'true').code(begun.status).send(begun.body);
       case 'in_progress':
         throw errors.idempotencyKeyInUse(HEADER_FIELD);
@@ -166,7 +170,9 @@ function replayedOutput(body: string): unknown {
 function requestHash(request: FastifyRequest): string {
   const { key, consent } = request.auth;
   const policy = { scopes: key.scopes, allowedModels: key.allowedModels, consent };
-  return createHash('sha256').update(canonicalJson({ body: request.body, policy })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ body: request.body, policy }))
+    .digest('hex');
 }
 
 /** JSON with object keys sorted, so the same body hashes the same whatever order its fields came in. */

@@ -119,7 +119,11 @@ export class Pipeline {
   }
 
   /** A call answered in one piece: the rendered body with what was charged. */
-  async complete<T extends KindTypes, Body>(kind: OutputKind<T>, input: CallInput<T['request']>, render: RenderResult<T, Body>): Promise<CompletedCall<T, Body>> {
+  async complete<T extends KindTypes, Body>(
+    kind: OutputKind<T>,
+    input: CallInput<T['request']>,
+    render: RenderResult<T, Body>,
+  ): Promise<CompletedCall<T, Body>> {
     return this.completePrepared(await this.prepare(kind, input), render);
   }
 
@@ -189,7 +193,10 @@ export class Pipeline {
     const cost = applyRate(prepared.kind.cost(endpoint.prices, meter), prepared.payer.rate);
     const charged = await prepared.hold.settle(cost);
     if (charged !== cost) {
-      this.#deps.logger.warn({ requestId: prepared.requestId, cost: String(cost), charged: String(charged) }, 'charge capped by the balance or an expired reservation');
+      this.#deps.logger.warn(
+        { requestId: prepared.requestId, cost: String(cost), charged: String(charged) },
+        'charge capped by the balance or an expired reservation',
+      );
     }
     return { ...meter, charged };
   }

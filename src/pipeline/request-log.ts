@@ -249,7 +249,8 @@ export class RequestLogWriter {
     } catch (error) {
       if (isStoreUnavailable(error)) {
         this.failed('unavailable');
-        if (!this.storeAway) this.logger.error({ err: error, rows: batch.length }, 'request log write failed: the store is unavailable; rows are held for another try');
+        if (!this.storeAway)
+          this.logger.error({ err: error, rows: batch.length }, 'request log write failed: the store is unavailable; rows are held for another try');
         this.storeAway = true;
         this.hold(batch);
         return 'unavailable';

@@ -168,9 +168,7 @@ export class PipelineStream<Body> implements StreamRun {
     const accumulator = this.accumulator;
     const succeeded = ending.kind === 'finished';
     const usage =
-      succeeded && accumulator.usage
-        ? accumulator.usage
-        : usageOfUnfinishedStream(accumulator.usage, prepared.estimate.tokens, accumulator.streamedOutput());
+      succeeded && accumulator.usage ? accumulator.usage : usageOfUnfinishedStream(accumulator.usage, prepared.estimate.tokens, accumulator.streamedOutput());
     try {
       const meter = textMeter(prepared.request, opened.endpoint, usage, accumulator.webSearch, succeeded);
       this.settled = await pipeline.settle(prepared, opened.endpoint, meter);

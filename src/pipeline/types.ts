@@ -51,11 +51,7 @@ export interface ServedCall<Request> {
 export type Settlement<Meter> = Meter & { readonly charged: Picos };
 
 /** A dialect's rendering of a complete result (the client body, also the stored output). */
-export type RenderResult<T extends KindTypes, Body> = (
-  result: T['result'],
-  call: ServedCall<T['request']>,
-  settlement: Settlement<T['meter']>,
-) => Body;
+export type RenderResult<T extends KindTypes, Body> = (result: T['result'], call: ServedCall<T['request']>, settlement: Settlement<T['meter']>) => Body;
 
 export interface CompletedCall<T extends KindTypes, Body> {
   readonly body: Body;

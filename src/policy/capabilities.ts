@@ -21,7 +21,9 @@ export function checkCapabilities(request: CanonicalRequest, capabilities: Capab
 }
 
 function checkStreaming(request: CanonicalRequest, capabilities: CapabilitiesConfig): PolicyViolation | undefined {
-  return request.stream && capabilities.streaming === false ? notSupported(fieldRef('stream'), 'is not supported by this model; send the request without streaming') : undefined;
+  return request.stream && capabilities.streaming === false
+    ? notSupported(fieldRef('stream'), 'is not supported by this model; send the request without streaming')
+    : undefined;
 }
 
 const hasFunctionTools = (request: CanonicalRequest) => (request.tools?.length ?? 0) > 0;

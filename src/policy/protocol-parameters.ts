@@ -9,10 +9,7 @@ import type { CanonicalParam } from '../canonical/index.ts';
 import { isExplicit } from './explicit.ts';
 import { fieldRef, notSupported, type PolicyViolation } from './violation.ts';
 
-export function checkProtocolParameters(
-  request: CanonicalRequest,
-  unsupported: readonly CanonicalParam[],
-): PolicyViolation | undefined {
+export function checkProtocolParameters(request: CanonicalRequest, unsupported: readonly CanonicalParam[]): PolicyViolation | undefined {
   for (const param of unsupported) {
     if (isExplicit(request, param)) return notSupported(fieldRef(param), 'is not supported by the route serving this model');
   }

@@ -8,11 +8,7 @@ import type { CanonicalRequest } from '../canonical/index.ts';
 import type { CapabilitiesConfig, LimitsConfig } from '../config/schema.ts';
 import { fieldRef, notSupported, type PolicyViolation } from './violation.ts';
 
-export function checkReasoning(
-  request: CanonicalRequest,
-  capabilities: CapabilitiesConfig,
-  limits: LimitsConfig,
-): PolicyViolation | undefined {
+export function checkReasoning(request: CanonicalRequest, capabilities: CapabilitiesConfig, limits: LimitsConfig): PolicyViolation | undefined {
   const reasoning = request.reasoning;
   if (!reasoning) return undefined;
   const ref = fieldRef('reasoning');

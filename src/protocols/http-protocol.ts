@@ -34,12 +34,7 @@ export function httpChatProtocol(translator: HttpChatTranslator): ChatProtocol {
   };
 }
 
-async function complete(
-  translator: HttpChatTranslator,
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  context: CallContext,
-): Promise<CanonicalResult> {
+async function complete(translator: HttpChatTranslator, request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<CanonicalResult> {
   const response = await fetchUpstreamText(upstreamCall(translator, request, endpoint, context, false));
   if (!isSuccess(response.status)) throw translator.parseError(response.status, response.headers, response.text);
   return translator.parseResponse(parseJsonBody(response.text));
@@ -109,13 +104,7 @@ async function* streamEvents(
 }
 
 /** The upstream request of a call, built by the protocol's translator. */
-function upstreamCall(
-  translator: HttpChatTranslator,
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  context: CallContext,
-  stream: boolean,
-): UpstreamCall {
+function upstreamCall(translator: HttpChatTranslator, request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext, stream: boolean): UpstreamCall {
   const wire = translator.buildRequest(request, endpoint, context.apiKey, stream);
   return {
     method: 'POST',
@@ -131,12 +120,7 @@ function upstreamCall(
 const isSuccess = (status: number) => status >= 200 && status <= 299;
 
 /** Sends a streaming request; a non-2xx answer is read and mapped by the translator. */
-async function openStream(
-  translator: HttpChatTranslator,
-  request: CanonicalRequest,
-  endpoint: RouteEndpoint,
-  context: CallContext,
-): Promise<UpstreamResponse> {
+async function openStream(translator: HttpChatTranslator, request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<UpstreamResponse> {
   const response = await sendUpstream(upstreamCall(translator, request, endpoint, context, true));
   if (isSuccess(response.status)) return response;
   const text = await readBodyText(response, context.signal);

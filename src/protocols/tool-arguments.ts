@@ -4,10 +4,10 @@
  * client's error, reported as a 400 naming the conversation field — never replaced by `{}`
  * (docs/protocols.md), which would run the tool with inputs nobody gave.
  */
-import type { CanonicalRequest, ToolCallPart } from '../canonical/index.ts';
+import type { ToolCallPart } from '../canonical/index.ts';
 import { rejectParameter } from '../policy/violation.ts';
 
-export function toolArgumentsObject(call: ToolCallPart, request: CanonicalRequest): Record<string, unknown> {
+export function toolArgumentsObject(call: ToolCallPart): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(call.arguments);

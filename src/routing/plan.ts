@@ -26,7 +26,9 @@ const SORT_KEYS: Record<ProviderSort, (route: RouteEndpoint) => SortKey> = {
   // rate for images and video, the flat rate per request).
   price: (route) => {
     const prices = route.prices;
-    return Number((prices.standard.input ?? 0n) + (prices.standard.output ?? 0n) + (prices.perImage ?? 0n) + (prices.perSecond ?? 0n) + (prices.perRequest ?? 0n));
+    return Number(
+      (prices.standard.input ?? 0n) + (prices.standard.output ?? 0n) + (prices.perImage ?? 0n) + (prices.perSecond ?? 0n) + (prices.perRequest ?? 0n),
+    );
   },
   latency: (route) => route.latencyMs,
   throughput: (route) => (route.throughputTps === undefined ? undefined : -route.throughputTps),

@@ -7,7 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
 import { toGatewayError } from '../http/error-mapping.ts';
 import { MethodIndex } from './method-index.ts';

@@ -7,8 +7,4 @@ import { catalogRoutes } from './model-routes.ts';
 import { chatRoutes } from '../dialects/chat/route.ts';
 import type { RouteModule } from '../http/route-module.ts';
 
-export const ALL_ROUTES: readonly RouteModule[] = [
-  adminRoutes,
-  catalogRoutes,
-  chatRoutes,
-];
+export const ALL_ROUTES: readonly RouteModule[] = [adminRoutes, catalogRoutes, chatRoutes];

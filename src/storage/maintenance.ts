@@ -18,10 +18,7 @@ export interface Maintenance {
   stop(): Promise<void>;
 }
 
-type MaintenanceStore = Pick<
-  Store,
-  'releaseExpired' | 'deleteExpiredRequests' | 'deleteExpiredIdempotency' | 'deleteExpiredJobs'
->;
+type MaintenanceStore = Pick<Store, 'releaseExpired' | 'deleteExpiredRequests' | 'deleteExpiredIdempotency' | 'deleteExpiredJobs'>;
 
 const STEPS = [
   ['release expired reservations', (store: MaintenanceStore, now: number) => store.releaseExpired(now)],

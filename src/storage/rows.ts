@@ -114,9 +114,31 @@ function checkRate(rate: RateMultiplier | null): RateMultiplier | null {
 
 /** The request log's columns, in the order of its CREATE TABLE. */
 export const REQUEST_LOG_COLUMNS = [
-  'id', 'owner_kind', 'owner_id', 'key_id', 'route', 'model', 'provider', 'upstream_model', 'status', 'http_status',
-  'stream', 'input_tokens', 'cache_read_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens',
-  'search_units', 'cost', 'error_code', 'created_at', 'duration_ms', 'first_byte_ms', 'output', 'blob_keys', 'expires_at',
+  'id',
+  'owner_kind',
+  'owner_id',
+  'key_id',
+  'route',
+  'model',
+  'provider',
+  'upstream_model',
+  'status',
+  'http_status',
+  'stream',
+  'input_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'search_units',
+  'cost',
+  'error_code',
+  'created_at',
+  'duration_ms',
+  'first_byte_ms',
+  'output',
+  'blob_keys',
+  'expires_at',
 ] as const;
 
 /**

@@ -143,12 +143,7 @@ export interface LedgerStore {
    * nothing. Concurrent calls can never together take available below zero. The hold belongs to
    * this store's instance (`holder`).
    */
-  reserve(input: {
-    owner: OwnerRef;
-    amount: Picos;
-    requestId: string | null;
-    expiresAt: number;
-  }): Promise<Reservation | null>;
+  reserve(input: { owner: OwnerRef; amount: Picos; requestId: string | null; expiresAt: number }): Promise<Reservation | null>;
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
    * reservation is charged as far as the available balance allows (never below zero).

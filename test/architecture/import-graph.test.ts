@@ -85,9 +85,7 @@ const importsOf = (from: string, to: string): string[] => graph.get(from)?.get(t
 describe('the import graph of src/', () => {
   test('has no cycle between folders', () => {
     const found = cycles(graph);
-    const detail = found.map((component) =>
-      component.flatMap((from) => component.flatMap((to) => importsOf(from, to))).join('\n  '),
-    );
+    const detail = found.map((component) => component.flatMap((from) => component.flatMap((to) => importsOf(from, to))).join('\n  '));
     assert.deepEqual(found, [], `folder cycles:\n  ${detail.join('\n\n  ')}`);
   });
 

@@ -146,7 +146,10 @@ function outsideReferences(file: TextFile): string[] {
 const NAMED_PATH = /(?<![\w./@-])((?:docs|src|test|bench|bin)\/[\w./-]*[\w/])(\*?)/g;
 
 /** Paths the repo ignores (.gitignore): generated output, named but never committed. */
-const IGNORED = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+const IGNORED = readFileSync(join(ROOT, '.gitignore'), 'utf8')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line !== '' && !line.startsWith('#'));
 
 function ignored(path: string): boolean {
   return IGNORED.some((pattern) => {
@@ -175,7 +178,11 @@ const MARKDOWN_LINK = /\]\(([^()\s]+)(?:\s+"[^"]*")?\)/g;
 
 /** GitHub's id for a heading: lower case, punctuation dropped, each space a hyphen. */
 function headingAnchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
 }
 
 function anchorsOf(markdown: string): Set<string> {
@@ -202,7 +209,11 @@ describe('references stay inside the repo', () => {
   const files = repoFiles();
 
   test('the scan reads every place it is meant to', () => {
-    for (const top of SCANNED) assert.ok(files.some((file) => file.path === top || file.path.startsWith(`${top}/`)), top);
+    for (const top of SCANNED)
+      assert.ok(
+        files.some((file) => file.path === top || file.path.startsWith(`${top}/`)),
+        top,
+      );
   });
 
   test('no file cites a document kept outside the repo', () => {
@@ -214,11 +225,17 @@ describe('references stay inside the repo', () => {
   });
 
   test('a folder announced before it exists leaves the list once it does', () => {
-    assert.deepEqual([...ANNOUNCED].filter((path) => existsInRepo(path, false)), []);
+    assert.deepEqual(
+      [...ANNOUNCED].filter((path) => existsInRepo(path, false)),
+      [],
+    );
   });
 
   test('every relative Markdown link leads to a file of the repo, and to a heading of it', () => {
-    assert.deepEqual(files.filter((file) => file.path.endsWith('.md')).flatMap((file) => brokenMarkdownLinks(file)), []);
+    assert.deepEqual(
+      files.filter((file) => file.path.endsWith('.md')).flatMap((file) => brokenMarkdownLinks(file)),
+      [],
+    );
   });
 });
 
@@ -226,6 +243,7 @@ describe('the reference checks catch what they are for', () => {
   const file = (path: string, text: string): TextFile => ({ path, text });
 
   test('comments and strings are told from code', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the tokenizer under test must skip a template literal inside a string.
     const source = "const a = /['\"]/; // one\nconst b = `x ${ { c: '}' }.c } y`; /* two */ const d = 1 / 2; // 'three'\n";
     const kinds = tokens(source).map((token) => `${token.kind}:${source.slice(token.start, token.end)}`);
     assert.deepEqual(kinds, ['comment:// one', 'string:x ', 'string:}', 'string: y', 'comment:/* two */', "comment:// 'three'"]);
@@ -261,7 +279,8 @@ describe('the reference checks catch what they are for', () => {
   });
 
   test('a relative Markdown link to a missing file or heading', () => {
-    const text = '# The catalog\n[a](billing.md) [b](nowhere.md) [c](billing.md#no-such-heading) [d](https://example.com/x) [e](#the-catalog) [f](#elsewhere)\n';
+    const text =
+      '# The catalog\n[a](billing.md) [b](nowhere.md) [c](billing.md#no-such-heading) [d](https://example.com/x) [e](#the-catalog) [f](#elsewhere)\n';
     const page = (path: string) => (path.endsWith('billing.md') ? '# Billing\n## Rates\n' : '');
     assert.equal(brokenMarkdownLinks(file('docs/x.md', text), page).length, 3);
     assert.equal(brokenMarkdownLinks(file('docs/x.md', '[a](billing.md#rates)\n'), page).length, 0);

@@ -4,7 +4,13 @@ import { estimatePromptTokens, PromptSize, QUOTE_AT_BOUND_MAX_TOKENS } from '../
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 
 function requestWith(content: string) {
-  return decodeChatRequest({ model: 'gateway/unit', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content }] }).request;
+  return decodeChatRequest({
+    model: 'gateway/unit',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content },
+    ],
+  }).request;
 }
 
 describe('prompt size', () => {

@@ -16,7 +16,10 @@ import { endpoint, eventually, ledger, model, newCharges, openai, ownerOf, picos
 const LONG_SYSTEM = `You are a careful assistant. ${'Keep every answer short and exact. '.repeat(200)}`;
 const body = (modelId: string, question: string, extra: Partial<ChatCompletionBody> = {}): ChatCompletionBody => ({
   model: modelId,
-  messages: [{ role: 'system', content: LONG_SYSTEM }, { role: 'user', content: question }],
+  messages: [
+    { role: 'system', content: LONG_SYSTEM },
+    { role: 'user', content: question },
+  ],
   ...extra,
 });
 const PROMPT = estimatePromptTokens(decodeChatRequest(body('x', 'Where is the boundary?')).request);
@@ -27,7 +30,9 @@ const config = simulatedConfig([
   model('gateway/cached', [endpoint('sim-cached', { pricing: { unit: 'per_1m_tokens', ...standard } })]),
   model('gateway/lc-at', [endpoint('sim-lc', { pricing: { unit: 'per_1m_tokens', ...standard, long_context: longContext(PROMPT) } })]),
   model('gateway/lc-above', [endpoint('sim-lc', { pricing: { unit: 'per_1m_tokens', ...standard, long_context: longContext(PROMPT - 1) } })]),
-  model('gateway/search', [endpoint('sim-search', { pricing: { unit: 'per_1m_tokens', ...standard }, search_price_per_query: 0.035, search_billing: 'per_request' })]),
+  model('gateway/search', [
+    endpoint('sim-search', { pricing: { unit: 'per_1m_tokens', ...standard }, search_price_per_query: 0.035, search_billing: 'per_request' }),
+  ]),
 ]);
 
 /** Rates in pico-USD per token, as the test computes them independently of the billing code. */
@@ -40,8 +45,7 @@ function expectedCharge(usage: OpenAI.CompletionUsage, rates: typeof STANDARD, e
   const cached = BigInt(usage.prompt_tokens_details!.cached_tokens!);
   const written = BigInt((usage.prompt_tokens_details as { cache_creation_tokens: number }).cache_creation_tokens);
   const uncached = BigInt(usage.prompt_tokens) - cached - written;
-  const reference =
-    uncached * rates.input + cached * rates.cacheRead + written * rates.cacheWrite + BigInt(usage.completion_tokens) * rates.output + extra;
+  const reference = uncached * rates.input + cached * rates.cacheRead + written * rates.cacheWrite + BigInt(usage.completion_tokens) * rates.output + extra;
   return (reference * 115n + 99n) / 100n;
 }
 

@@ -55,8 +55,14 @@ describe('worstCaseQuote', () => {
   test('the dearest route of the plan, times the account rate', () => {
     const request = chatRequest({ max_tokens: 10 });
     const worst = quoteEndpoint(request, dear, 20);
-    assert.equal(worstCaseQuote([cheap, dear], (endpoint) => quoteEndpoint(request, endpoint, 20), parseRateMultiplier('2')), worst * 2n);
-    assert.equal(worstCaseQuote([cheap], (endpoint) => quoteEndpoint(request, endpoint, 20), parseRateMultiplier('1')), quoteEndpoint(request, cheap, 20));
+    assert.equal(
+      worstCaseQuote([cheap, dear], (endpoint) => quoteEndpoint(request, endpoint, 20), parseRateMultiplier('2')),
+      worst * 2n,
+    );
+    assert.equal(
+      worstCaseQuote([cheap], (endpoint) => quoteEndpoint(request, endpoint, 20), parseRateMultiplier('1')),
+      quoteEndpoint(request, cheap, 20),
+    );
   });
 });
 
@@ -64,7 +70,15 @@ describe('estimatePromptTokens', () => {
   test('text through the tokenizer, a fixed estimate per image, tool definitions and schemas included', () => {
     const text = chatRequest({ messages: [{ role: 'user', content: 'hello world' }] });
     const withImage = chatRequest({
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'hello world' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hello world' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+      ],
     });
     assert.equal(estimatePromptTokens(withImage) - estimatePromptTokens(text), IMAGE_TOKEN_ESTIMATE);
     const withTool = chatRequest({

@@ -63,7 +63,7 @@ describe('public aliases', () => {
 describe('ambiguous names are refused at load', () => {
   const cases: { name: string; models: GatewayConfig['models']; path: string; message: RegExp }[] = [
     {
-      name: 'an alias equal to another model\'s id',
+      name: "an alias equal to another model's id",
       models: [model('gateway/a', [endpoint()]), model('gateway/b', [endpoint()], { aliases: ['x', 'gateway/a'] })],
       path: '/models/1/aliases/1',
       message: /alias 'gateway\/a' of 'gateway\/b' is the id of model 'gateway\/a'/,
@@ -81,7 +81,7 @@ describe('ambiguous names are refused at load', () => {
       message: /derived alias 'foo-1'/,
     },
     {
-      name: 'a configured alias equal to another model\'s derived alias',
+      name: "a configured alias equal to another model's derived alias",
       models: [model('gateway/atlas-4-5', [endpoint()]), model('gateway/b', [endpoint()], { aliases: ['atlas-4.5'] })],
       path: '/models/1/aliases/0',
       message: /'atlas-4.5' of 'gateway\/b' also names model 'gateway\/atlas-4-5'/,
@@ -90,12 +90,15 @@ describe('ambiguous names are refused at load', () => {
   for (const { name, models, path, message } of cases) {
     test(name, () => {
       const document = config(models);
-      assert.throws(() => parseConfig(stringify(document)), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.equal(error.path, path);
-        assert.match(error.message, message);
-        return true;
-      });
+      assert.throws(
+        () => parseConfig(stringify(document)),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.equal(error.path, path);
+          assert.match(error.message, message);
+          return true;
+        },
+      );
       assert.throws(() => buildCatalog(document), ConfigError, 'a config built in code is checked too');
     });
   }

@@ -27,7 +27,15 @@ const cases: { name: string; document: GatewayConfig; path: string }[] = [
     name: 'a variant key listed twice on one endpoint',
     document: config([
       model('gateway/v', [
-        endpoint({ pricing: { unit: 'per_second', variants: [{ key: '720p', price: 0.1 }, { key: '720p', price: 0.2 }] } }),
+        endpoint({
+          pricing: {
+            unit: 'per_second',
+            variants: [
+              { key: '720p', price: 0.1 },
+              { key: '720p', price: 0.2 },
+            ],
+          },
+        }),
       ]),
     ]),
     path: '/models/0/endpoints/0/pricing/variants/1/key',

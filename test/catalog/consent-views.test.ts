@@ -128,7 +128,10 @@ describe('consent views', () => {
     assert.equal(row.training_use, 'never');
     // Conditions come from where the shown rates come from, not from the model-wide supply.
     assert.deepEqual(row.pricing, { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 8 });
-    assert.deepEqual(twoKinds.routes('gateway/two-kinds', CONSENT.none).map((route) => route.key), ['p1:first']);
+    assert.deepEqual(
+      twoKinds.routes('gateway/two-kinds', CONSENT.none).map((route) => route.key),
+      ['p1:first'],
+    );
   });
 
   test('community-only and training-only models are hidden and unroutable without consent', () => {

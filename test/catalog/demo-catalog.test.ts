@@ -29,12 +29,7 @@ describe('demo catalog', () => {
 
   test('a curated third-party id resolves to the model and leads its aliases', () => {
     assert.equal(catalog.resolve('atlas-labs/atlas-4.5'), 'gateway/atlas-4-5');
-    assert.deepEqual(rowOf(catalog, 'atlas-labs/atlas-4.5', CONSENT.none).aliases, [
-      'atlas-labs/atlas-4.5',
-      'atlas-4-5',
-      'gateway/atlas-4.5',
-      'atlas-4.5',
-    ]);
+    assert.deepEqual(rowOf(catalog, 'atlas-labs/atlas-4.5', CONSENT.none).aliases, ['atlas-labs/atlas-4.5', 'atlas-4-5', 'gateway/atlas-4.5', 'atlas-4.5']);
   });
 
   test('every category is present, with several endpoints per model somewhere', () => {

@@ -15,7 +15,10 @@ const example = markdown.slice(markdown.indexOf('## Worked example'));
 const blocks = [...example.matchAll(/```(yaml|json)\n([\s\S]*?)```/g)].map(([, language, body]) => ({ language, body }));
 
 test('docs/catalog.md worked example matches the derived rows', () => {
-  assert.deepEqual(blocks.map((block) => block.language), ['yaml', 'json', 'json']);
+  assert.deepEqual(
+    blocks.map((block) => block.language),
+    ['yaml', 'json', 'json'],
+  );
   const catalog = buildCatalog(parseConfig(blocks[0].body));
   const withoutConsent = JSON.parse(blocks[1].body);
   assert.deepEqual(JSON.parse(JSON.stringify(rowOf(catalog, 'gateway/nova-2-5', CONSENT.none))), withoutConsent);

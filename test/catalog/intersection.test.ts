@@ -48,7 +48,10 @@ describe('limits', () => {
   const cases: { name: string; routes: LimitsConfig[]; expected: LimitsConfig }[] = [
     {
       name: 'maxima: the smallest across routes',
-      routes: [{ max_tokens: 64000, context_window: 1000000, max_images: 10 }, { max_tokens: 32000, context_window: 200000, max_images: 4 }],
+      routes: [
+        { max_tokens: 64000, context_window: 1000000, max_images: 10 },
+        { max_tokens: 32000, context_window: 200000, max_images: 4 },
+      ],
       expected: { max_tokens: 32000, context_window: 200000, max_images: 4 },
     },
     {
@@ -58,11 +61,14 @@ describe('limits', () => {
     },
     {
       name: 'null (no fixed maximum) does not lower the result; all null stays null',
-      routes: [{ max_tokens: null, context_window: null }, { max_tokens: 4096, context_window: null }],
+      routes: [
+        { max_tokens: null, context_window: null },
+        { max_tokens: 4096, context_window: null },
+      ],
       expected: { max_tokens: 4096, context_window: null },
     },
     {
-      name: 'lists: the intersection, in the first route\'s order',
+      name: "lists: the intersection, in the first route's order",
       routes: [
         { supported_sizes: ['auto', '1024x1024', '1536x1024'], reasoning_efforts: ['none', 'low', 'medium', 'high'], supported_durations: [4, 6, 8] },
         { supported_sizes: ['1536x1024', '1024x1024'], reasoning_efforts: ['low', 'high'], supported_durations: [8, 6] },
@@ -135,15 +141,18 @@ describe('parameter constraints', () => {
   });
 
   test('generation and editing constraints stay separate', () => {
-    const row = rowWith([
-      endpoint({
-        pricing: { unit: 'per_image', per_image: 0.04 },
-        parameters: {
-          'image-generation': { size: { allowed_values: ['1024x1024', '1536x1024'] } },
-          'image-edit': { size: { supported: false } },
-        },
-      }),
-    ], { category: 'IMAGE', type: 'image', output_modalities: ['image'] });
+    const row = rowWith(
+      [
+        endpoint({
+          pricing: { unit: 'per_image', per_image: 0.04 },
+          parameters: {
+            'image-generation': { size: { allowed_values: ['1024x1024', '1536x1024'] } },
+            'image-edit': { size: { supported: false } },
+          },
+        }),
+      ],
+      { category: 'IMAGE', type: 'image', output_modalities: ['image'] },
+    );
     assert.deepEqual(row.parameter_constraints, [
       {
         provider: 'p1',

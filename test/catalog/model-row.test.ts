@@ -145,10 +145,7 @@ describe('top-level discount_percent (promotion)', () => {
   for (const { name, modelPercent, globalPercent, expected } of cases) {
     test(name, () => {
       const fields = modelPercent === undefined ? {} : { discount_percent: modelPercent };
-      const row = onlyRow(
-        model('gateway/m', [endpoint()], fields),
-        globalPercent === undefined ? {} : { promotions: { discount_percent: globalPercent } },
-      );
+      const row = onlyRow(model('gateway/m', [endpoint()], fields), globalPercent === undefined ? {} : { promotions: { discount_percent: globalPercent } });
       assert.equal(row.discount_percent, expected);
     });
   }

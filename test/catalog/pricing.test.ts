@@ -118,10 +118,7 @@ const cases: Case[] = [
   },
   {
     name: 'list comes from the endpoint that supplied the shown rate, not from another endpoint',
-    endpoints: [
-      endpoint({ pricing: tokens(3, 12, { list: { input_per_1m: 4, output_per_1m: 16 } }) }),
-      endpoint({ pricing: tokens(2, 8) }),
-    ],
+    endpoints: [endpoint({ pricing: tokens(3, 12, { list: { input_per_1m: 4, output_per_1m: 16 } }) }), endpoint({ pricing: tokens(2, 8) })],
     expected: { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 8 },
   },
   {
@@ -231,7 +228,7 @@ const cases: Case[] = [
     expected: { unit: 'per_1m_tokens', input_per_1m: 3, output_per_1m: 4 },
   },
   {
-    name: 'media: per_image is the lowest per-image rate, with that endpoint\'s list price',
+    name: "media: per_image is the lowest per-image rate, with that endpoint's list price",
     endpoints: [
       endpoint({ pricing: { unit: 'per_image', per_image: 0.04, list: { per_image: 0.05 } } }),
       endpoint({ provider: 'p2', pricing: { unit: 'per_image', per_image: 0.03, list: { per_image: 0.05 } } }),

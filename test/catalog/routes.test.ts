@@ -16,7 +16,7 @@ describe('model catalog over HTTP (demo catalog)', () => {
   });
   after(() => gateway?.close());
 
-  test('GET /v1/models lists the rows of the caller\'s consent view, privately cacheable', async () => {
+  test("GET /v1/models lists the rows of the caller's consent view, privately cacheable", async () => {
     const response = await call(gateway.baseUrl, 'GET', '/v1/models', { key: gateway.apiKey });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('cache-control'), 'private, max-age=60');
@@ -116,7 +116,7 @@ describe('model catalog over HTTP (demo catalog)', () => {
     assert.equal((await call(gateway.baseUrl, 'GET', '/v1/models/gateway/meridian-2', { key })).status, 200);
   });
 
-  test('an organization key follows the organization\'s consent, not its member account\'s', async () => {
+  test("an organization key follows the organization's consent, not its member account's", async () => {
     const none = JSON.parse(JSON.stringify(gateway.deps.catalog.listModels(CONSENT.none, null)));
     const all = JSON.parse(JSON.stringify(gateway.deps.catalog.listModels(CONSENT.all, null)));
     assert.notDeepEqual(none, all, 'the two views must differ for this test to tell them apart');
@@ -148,7 +148,10 @@ describe('model catalog over HTTP (demo catalog)', () => {
     assert.equal(response.status, 200);
     const paths = Object.keys(response.body.paths);
     assert.ok(paths.includes('/v1/models'), paths.join(', '));
-    assert.ok(paths.some((path) => path.startsWith('/v1/models/')), paths.join(', '));
+    assert.ok(
+      paths.some((path) => path.startsWith('/v1/models/')),
+      paths.join(', '),
+    );
   });
 });
 

@@ -24,7 +24,13 @@ describe('chat completions on the demo catalog', () => {
   test('a plain completion has OpenAI’s shape, the public model id and a cost equal to the charge', async () => {
     const before = await ledger(gateway);
     const { data, response } = await client.chat.completions
-      .create({ model: MODEL, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello there' }] })
+      .create({
+        model: MODEL,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hello there' },
+        ],
+      })
       .withResponse();
     assert.match(data.id, /^chatcmpl-[0-9a-z]+$/);
     assert.equal(data.object, 'chat.completion');
@@ -77,11 +83,7 @@ describe('chat completions on the demo catalog', () => {
     const last = chunks.at(-1)!;
     assert.deepEqual(last.choices, []);
     const usage = last.usage as OpenAI.CompletionUsage & { cost: string };
-    assert.deepEqual(
-      { ...usage, cost: undefined },
-      { ...plain.usage, cost: undefined },
-      'the stream bills the same usage as the plain call',
-    );
+    assert.deepEqual({ ...usage, cost: undefined }, { ...plain.usage, cost: undefined }, 'the stream bills the same usage as the plain call');
     for (const chunk of chunks) {
       assert.equal(chunk.object, 'chat.completion.chunk');
       assert.equal(chunk.model, MODEL);
@@ -112,9 +114,7 @@ describe('chat completions on the demo catalog', () => {
   });
 
   test('the SDK stream helper assembles the completion', async () => {
-    const completion = await client.chat.completions
-      .stream({ model: MODEL, messages: [{ role: 'user', content: 'Assemble me' }] })
-      .finalChatCompletion();
+    const completion = await client.chat.completions.stream({ model: MODEL, messages: [{ role: 'user', content: 'Assemble me' }] }).finalChatCompletion();
     assert.equal(completion.choices[0].finish_reason, 'stop');
     assert.match(completion.choices[0].message.content ?? '', /Assemble me/);
   });
@@ -127,7 +127,11 @@ describe('chat completions on the demo catalog', () => {
           name: 'get_weather',
           parameters: {
             type: 'object',
-            properties: { city: { type: 'string', minLength: 2 }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1 } },
+            properties: {
+              city: { type: 'string', minLength: 2 },
+              unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+              days: { type: 'integer', minimum: 1 },
+            },
             required: ['city', 'unit', 'days'],
             additionalProperties: false,
           },
@@ -169,7 +173,13 @@ describe('chat completions on the demo catalog', () => {
     });
 
     test('a streamed tool call: id, name and extra_content on its first delta, then arguments', async () => {
-      const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Weather?' }], tools, tool_choice: 'required', stream: true });
+      const stream = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools,
+        tool_choice: 'required',
+        stream: true,
+      });
       const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
       let finish: string | null = null;
       for await (const chunk of stream) {
@@ -215,7 +225,11 @@ describe('chat completions on the demo catalog', () => {
     assert.deepEqual(Object.keys(parsed).sort(), ['name', 'score', 'tags']);
     assert.equal(typeof parsed.name, 'string');
     assert.ok(parsed.tags.length >= 1 && parsed.score > 0);
-    const object = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'JSON please' }], response_format: { type: 'json_object' } });
+    const object = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'JSON please' }],
+      response_format: { type: 'json_object' },
+    });
     const value = JSON.parse(object.choices[0].message.content ?? '');
     assert.equal(typeof value, 'object');
   });
@@ -225,7 +239,8 @@ describe('chat completions on the demo catalog', () => {
     const { data, response } = await client.chat.completions
       .create({ model: MODEL, messages: [{ role: 'user', content: 'latest news about the harbour' }], tools: [{ type: 'web_search' } as never] })
       .withResponse();
-    const extension = (data as unknown as { x_gateway: { web_search: { queries: string[]; search_entry_point_html: string; billed_queries: number } } }).x_gateway;
+    const extension = (data as unknown as { x_gateway: { web_search: { queries: string[]; search_entry_point_html: string; billed_queries: number } } })
+      .x_gateway;
     assert.deepEqual(extension.web_search.queries, ['latest news about the harbour']);
     assert.match(extension.web_search.search_entry_point_html, /search-entry-point/);
     assert.equal(extension.web_search.billed_queries, 1);
@@ -249,7 +264,11 @@ describe('chat completions on the demo catalog', () => {
       assert.equal(entry.top_logprobs.length, 3);
       assert.deepEqual(entry.top_logprobs[0], { token: entry.token, logprob: entry.logprob, bytes: entry.bytes });
       const values = entry.top_logprobs.map((top) => top.logprob);
-      assert.deepEqual(values, [...values].sort((a, b) => b - a), 'likeliest first');
+      assert.deepEqual(
+        values,
+        [...values].sort((a, b) => b - a),
+        'likeliest first',
+      );
       assert.ok(values.reduce((sum, value) => sum + Math.exp(value), 0) <= 1, 'probabilities add up to at most 1');
     }
     const streamed: OpenAI.ChatCompletionTokenLogprob[] = [];
@@ -267,7 +286,11 @@ describe('chat completions on the demo catalog', () => {
   });
 
   test('max_completion_tokens cuts the output with finish length; stop sequences end it early', async () => {
-    const limited = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'a long answer please' }], max_completion_tokens: 3 });
+    const limited = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'a long answer please' }],
+      max_completion_tokens: 3,
+    });
     assert.equal(limited.choices[0].finish_reason, 'length');
     assert.equal(limited.usage!.completion_tokens, 3);
     const stopped = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'count: one two three' }], stop: ['two', 'zzz'] });

@@ -5,8 +5,7 @@ import { GatewayError } from '../../src/core/errors.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import type { ChatCompletionBody } from '../../src/dialects/chat/schema.ts';
 
-const decode = (body: Partial<ChatCompletionBody>) =>
-  decodeChatRequest({ model: 'gateway/m', messages: [{ role: 'user', content: 'hi' }], ...body });
+const decode = (body: Partial<ChatCompletionBody>) => decodeChatRequest({ model: 'gateway/m', messages: [{ role: 'user', content: 'hi' }], ...body });
 
 describe('decodeChatRequest', () => {
   test('system and developer messages are hoisted in order; message origins keep the wire indexes', () => {
@@ -14,7 +13,13 @@ describe('decodeChatRequest', () => {
       messages: [
         { role: 'system', content: 'one' },
         { role: 'user', content: 'q' },
-        { role: 'developer', content: [{ type: 'text', text: 'two' }, { type: 'text', text: 'three' }] },
+        {
+          role: 'developer',
+          content: [
+            { type: 'text', text: 'two' },
+            { type: 'text', text: 'three' },
+          ],
+        },
         { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] },
       ],
     });
@@ -29,14 +34,25 @@ describe('decodeChatRequest', () => {
     const { request } = decode({
       messages: [
         { role: 'user', content: 'weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' }, extra_content: extra }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' }, extra_content: extra }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: '18C' },
       ],
     });
     const assistant = request.messages[1];
     assert.equal(assistant.role, 'assistant');
     assert.deepEqual(assistant.content, [
-      { type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', signature: { family: 'gemini', value: 'c2ln' }, extraContent: extra },
+      {
+        type: 'tool_call',
+        id: 'call_1',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        signature: { family: 'gemini', value: 'c2ln' },
+        extraContent: extra,
+      },
     ]);
     assert.equal(assistant.content[0].type === 'tool_call' && assistant.content[0].extraContent, extra);
     assert.deepEqual(request.messages[2], {
@@ -53,7 +69,10 @@ describe('decodeChatRequest', () => {
         { role: 'user', content: 'q2' },
       ],
     });
-    assert.deepEqual(request.messages[1].content, [{ type: 'reasoning', text: 'thinking' }, { type: 'text', text: 'I cannot.' }]);
+    assert.deepEqual(request.messages[1].content, [
+      { type: 'reasoning', text: 'thinking' },
+      { type: 'text', text: 'I cannot.' },
+    ]);
   });
 
   test('max_tokens wins over max_completion_tokens, and errors name the field that was sent', () => {
@@ -67,7 +86,23 @@ describe('decodeChatRequest', () => {
 
   test('omission stays omission; explicit false and none are kept', () => {
     const omitted = decode({}).request;
-    for (const field of ['temperature', 'topP', 'stop', 'seed', 'logprobs', 'parallelToolCalls', 'reasoning', 'responseFormat', 'toolChoice', 'tools', 'webSearch', 'cache', 'provider', 'extraBody', 'user'] as const) {
+    for (const field of [
+      'temperature',
+      'topP',
+      'stop',
+      'seed',
+      'logprobs',
+      'parallelToolCalls',
+      'reasoning',
+      'responseFormat',
+      'toolChoice',
+      'tools',
+      'webSearch',
+      'cache',
+      'provider',
+      'extraBody',
+      'user',
+    ] as const) {
       assert.equal(omitted[field], undefined, field);
     }
     assert.equal(omitted.stream, false);
@@ -112,7 +147,12 @@ describe('decodeChatRequest', () => {
 
   test('file parts become documents; text/plain is decoded', () => {
     const { request } = decode({
-      messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${Buffer.from('notes').toString('base64')}`, filename: 'n.txt' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${Buffer.from('notes').toString('base64')}`, filename: 'n.txt' } }],
+        },
+      ],
     });
     assert.deepEqual(request.messages[0].content[0], { type: 'document', mediaType: 'text/plain', data: 'notes', title: 'n.txt' });
   });
@@ -129,7 +169,13 @@ describe('decodeChatRequest', () => {
     };
     assert.equal(param({ stream_options: { include_usage: true } }), 'stream_options');
     assert.equal(param({ top_logprobs: 1, logprobs: false }), 'top_logprobs');
-    assert.equal(param({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'plain text' } }] }] }), 'messages[0].content[0].file.file_data');
-    assert.equal(param({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }] }] }), 'messages[0].content[0].image_url.url');
+    assert.equal(
+      param({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'plain text' } }] }] }),
+      'messages[0].content[0].file.file_data',
+    );
+    assert.equal(
+      param({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }] }] }),
+      'messages[0].content[0].image_url.url',
+    );
   });
 });

@@ -114,10 +114,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const original = await gateway.store.getRequest(first.response.headers.get('x-gateway-request-id')!);
       const replay = await gateway.store.getRequest(second.response.headers.get('x-gateway-request-id')!);
       assert.equal(original?.cost, charges[0].amount);
-      assert.deepEqual(
-        [replay?.status, replay?.httpStatus, replay?.cost, replay?.inputTokens, replay?.keyId],
-        ['completed', 200, 0n, 0, original?.keyId],
-      );
+      assert.deepEqual([replay?.status, replay?.httpStatus, replay?.cost, replay?.inputTokens, replay?.keyId], ['completed', 200, 0n, 0, original?.keyId]);
       assert.deepEqual(replay?.output, JSON.parse(JSON.stringify(second.data)));
     });
 
@@ -142,7 +139,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const before = await ledger(gateway);
       await assert.rejects(
         client.chat.completions.create({ model: MODEL, messages: messages('second body') }, keyed(key)),
-        (error: unknown) => error instanceof OpenAI.APIError && error.status === 409 && error.code === 'idempotency_key_reused' && error.param === 'idempotency-key',
+        (error: unknown) =>
+          error instanceof OpenAI.APIError && error.status === 409 && error.code === 'idempotency_key_reused' && error.param === 'idempotency-key',
       );
       assert.deepEqual(await newCharges(gateway, before), []);
     });
@@ -217,10 +215,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const key = randomUUID();
       const body = { model: MODEL, messages: messages('try again') };
       upstream.enqueue({ kind: 'status', status: 500 });
-      await assert.rejects(
-        client.chat.completions.create(body, keyed(key)),
-        (error: unknown) => error instanceof OpenAI.APIError && error.status >= 500,
-      );
+      await assert.rejects(client.chat.completions.create(body, keyed(key)), (error: unknown) => error instanceof OpenAI.APIError && error.status >= 500);
       const before = await ledger(gateway);
       const retry = await client.chat.completions.create(body, keyed(key)).withResponse();
       assert.equal(retry.response.headers.get('idempotent-replayed'), null);
@@ -236,10 +231,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const poor = openai(gateway, await gateway.createKey({ owner }));
       const key = randomUUID();
       const body = { model: MODEL, messages: messages('no credit yet') };
-      await assert.rejects(
-        poor.chat.completions.create(body, keyed(key)),
-        (error: unknown) => error instanceof OpenAI.APIError && error.status === 402,
-      );
+      await assert.rejects(poor.chat.completions.create(body, keyed(key)), (error: unknown) => error instanceof OpenAI.APIError && error.status === 402);
       await gateway.store.addCredit(owner, usdToPicos('1'), 'test credit');
       const retry = await poor.chat.completions.create(body, keyed(key)).withResponse();
       assert.equal(retry.response.status, 200);

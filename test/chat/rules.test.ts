@@ -22,47 +22,54 @@ const RESPONSES_STYLE: readonly CanonicalParam[] = ['stop', 'seed', 'presencePen
 
 const limited = (capabilities: CapabilitiesConfig) => ({ ...FULL_CAPABILITIES, ...capabilities });
 
-const config = simulatedConfig([
-  model('gateway/full', [endpoint('sim-full')]),
-  model('gateway/no-search', [endpoint('sim-no-search', { capabilities: limited({ web_search: false }) })]),
-  model('gateway/unverified-search', [endpoint('sim-unverified', { capabilities: { tool_use: true } })]),
-  model('gateway/responses-route', [endpoint('resp-model', { provider: 'resp' })]),
-  model('gateway/no-sampling', [endpoint('sim-no-sampling', { capabilities: limited({ sampling: false }) })]),
-  model('gateway/no-parallel', [endpoint('sim-no-parallel', { capabilities: limited({ parallel_tool_calls: false }) })]),
-  model('gateway/old-generation', [endpoint('sim-old', { capabilities: limited({ json_mode_with_tools: false, web_search_with_tools: false }) })]),
-  model('gateway/no-structured', [endpoint('sim-no-structured', { capabilities: limited({ structured_outputs: false, strict_tools: false }) })]),
-  model('gateway/low-high', [endpoint('sim-low-high', { limits: { max_tokens: 1000, reasoning_efforts: ['low', 'high'] } })]),
-  model('gateway/no-reasoning', [endpoint('sim-no-reasoning', { capabilities: limited({ reasoning: false }) })]),
-  model('gateway/text-only', [endpoint('sim-text-only', { capabilities: limited({ vision: false, tool_use: false, json_mode: false, streaming: false }) })]),
-  model('gateway/small', [endpoint('sim-small', { limits: { max_tokens: 100, context_window: 50 } })]),
-  model('gateway/constrained', [
-    endpoint('sim-constrained', {
-      parameters: {
-        chat: {
-          temperature: { supported: true, type: 'number', minimum: 0, maximum: 1 },
-          top_p: { supported: false },
-          'response_format.type': { allowed_values: ['text', 'json_object'] },
-          stop: { allowed_values: ['END'] },
-          'extra_body.cloud_a.top_k': { supported: true, type: 'integer', minimum: 1, maximum: 40 },
+const config = simulatedConfig(
+  [
+    model('gateway/full', [endpoint('sim-full')]),
+    model('gateway/no-search', [endpoint('sim-no-search', { capabilities: limited({ web_search: false }) })]),
+    model('gateway/unverified-search', [endpoint('sim-unverified', { capabilities: { tool_use: true } })]),
+    model('gateway/responses-route', [endpoint('resp-model', { provider: 'resp' })]),
+    model('gateway/no-sampling', [endpoint('sim-no-sampling', { capabilities: limited({ sampling: false }) })]),
+    model('gateway/no-parallel', [endpoint('sim-no-parallel', { capabilities: limited({ parallel_tool_calls: false }) })]),
+    model('gateway/old-generation', [endpoint('sim-old', { capabilities: limited({ json_mode_with_tools: false, web_search_with_tools: false }) })]),
+    model('gateway/no-structured', [endpoint('sim-no-structured', { capabilities: limited({ structured_outputs: false, strict_tools: false }) })]),
+    model('gateway/low-high', [endpoint('sim-low-high', { limits: { max_tokens: 1000, reasoning_efforts: ['low', 'high'] } })]),
+    model('gateway/no-reasoning', [endpoint('sim-no-reasoning', { capabilities: limited({ reasoning: false }) })]),
+    model('gateway/text-only', [endpoint('sim-text-only', { capabilities: limited({ vision: false, tool_use: false, json_mode: false, streaming: false }) })]),
+    model('gateway/small', [endpoint('sim-small', { limits: { max_tokens: 100, context_window: 50 } })]),
+    model('gateway/constrained', [
+      endpoint('sim-constrained', {
+        parameters: {
+          chat: {
+            temperature: { supported: true, type: 'number', minimum: 0, maximum: 1 },
+            top_p: { supported: false },
+            'response_format.type': { allowed_values: ['text', 'json_object'] },
+            stop: { allowed_values: ['END'] },
+            'extra_body.cloud_a.top_k': { supported: true, type: 'integer', minimum: 1, maximum: 40 },
+          },
         },
-      },
-    }),
-  ]),
-], {
-  providers: [
-    { id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 0 } },
-    { id: 'resp', kind: 'openai-responses', base_url: 'http://127.0.0.1:9' },
+      }),
+    ]),
   ],
-});
+  {
+    providers: [
+      { id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 0 } },
+      { id: 'resp', kind: 'openai-responses', base_url: 'http://127.0.0.1:9' },
+    ],
+  },
+);
 
 /** The chat routes over the simulated protocol, with a responses-style route that cannot express rule 3's fields. */
 function chatRoutesWithResponsesStyle(app: FastifyInstance, deps: AppDeps): void {
-  registerChatRoutes(app, deps, new Pipeline(deps, {
-    protocols: {
-      simulated: provides(implement(CHAT, simulatedProtocol)),
-      'openai-responses': provides(implement(CHAT, { ...simulatedProtocol, unsupportedParameters: RESPONSES_STYLE })),
-    },
-  }));
+  registerChatRoutes(
+    app,
+    deps,
+    new Pipeline(deps, {
+      protocols: {
+        simulated: provides(implement(CHAT, simulatedProtocol)),
+        'openai-responses': provides(implement(CHAT, { ...simulatedProtocol, unsupportedParameters: RESPONSES_STYLE })),
+      },
+    }),
+  );
 }
 
 const user = [{ role: 'user', content: 'hello' }];
@@ -147,7 +154,16 @@ describe('chat completions rules', () => {
   test('capabilities: images, tools, JSON mode and streaming where the route says false', async () => {
     const model = 'gateway/text-only';
     const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
-    await rejects({ model, messages: [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'text', text: 'look' }, image] }] }, 'messages[1].content[1]');
+    await rejects(
+      {
+        model,
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: [{ type: 'text', text: 'look' }, image] },
+        ],
+      },
+      'messages[1].content[1]',
+    );
     await rejects({ model, tools: [tool] }, 'tools');
     await rejects({ model, response_format: { type: 'json_object' } }, 'response_format');
     await rejects({ model, stream: true }, 'stream');

@@ -41,10 +41,18 @@ async function frames(events: StreamEvent[], includeUsage: boolean, request = ca
 /** Each SSE frame the encoder writes for the run's events, one string per frame (JSON never holds a raw blank line). */
 async function* framesOf(run: StreamRun, includeUsage: boolean): AsyncGenerator<string> {
   const encode = chatFrameEncoder(run, includeUsage);
-  for await (const batch of run.events) for (const event of batch) yield* encode(event).split(/(?<=\n\n)/).filter(Boolean);
+  for await (const batch of run.events)
+    for (const event of batch)
+      yield* encode(event)
+        .split(/(?<=\n\n)/)
+        .filter(Boolean);
 }
 
-const deltas = (chunks: unknown[]) => chunks.filter((chunk): chunk is { choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }> } => typeof chunk === 'object' && (chunk as { choices?: unknown[] }).choices?.length === 1);
+const deltas = (chunks: unknown[]) =>
+  chunks.filter(
+    (chunk): chunk is { choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }> } =>
+      typeof chunk === 'object' && (chunk as { choices?: unknown[] }).choices?.length === 1,
+  );
 
 describe('chatFrameEncoder', () => {
   test('role first, text deltas, one finish chunk, the usage chunk with cost, then [DONE]', async () => {
@@ -61,8 +69,14 @@ describe('chatFrameEncoder', () => {
       true,
     );
     const chunks = deltas(out);
-    assert.deepEqual(chunks.map((chunk) => chunk.choices[0].delta), [{ role: 'assistant', content: '' }, { content: 'Hel' }, { content: 'lo' }, {}]);
-    assert.deepEqual(chunks.map((chunk) => chunk.choices[0].finish_reason), [null, null, null, 'stop']);
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.choices[0].delta),
+      [{ role: 'assistant', content: '' }, { content: 'Hel' }, { content: 'lo' }, {}],
+    );
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.choices[0].finish_reason),
+      [null, null, null, 'stop'],
+    );
     assert.ok(chunks.every((chunk) => (chunk as unknown as { usage: unknown }).usage === null));
     const first = chunks[0] as unknown as Record<string, unknown>;
     assert.equal(first.id, 'chatcmpl-abc');
@@ -109,7 +123,7 @@ describe('chatFrameEncoder', () => {
     }
   });
 
-  test('a text delta with logprobs carries them in OpenAI\'s shape, key order included; other chunks keep logprobs null', async () => {
+  test("a text delta with logprobs carries them in OpenAI's shape, key order included; other chunks keep logprobs null", async () => {
     const hi = { token: 'Hi', logprob: -0.25, bytes: [72, 105] };
     const run: StreamRun = {
       call,
@@ -125,9 +139,18 @@ describe('chatFrameEncoder', () => {
     const raw: string[] = [];
     for await (const frame of framesOf(run, true)) raw.push(frame);
     const head = { id: 'chatcmpl-abc', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gateway/m' };
-    const logprobs = { content: [{ token: 'Hi', logprob: -0.25, bytes: [72, 105], top_logprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }], refusal: null };
-    assert.equal(raw[1], `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs, finish_reason: null }], usage: null })}\n\n`);
-    assert.equal(raw[2], `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: '!' }, logprobs: null, finish_reason: null }], usage: null })}\n\n`);
+    const logprobs = {
+      content: [{ token: 'Hi', logprob: -0.25, bytes: [72, 105], top_logprobs: [hi, { token: 'Hey', logprob: -1.5, bytes: null }] }],
+      refusal: null,
+    };
+    assert.equal(
+      raw[1],
+      `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs, finish_reason: null }], usage: null })}\n\n`,
+    );
+    assert.equal(
+      raw[2],
+      `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: '!' }, logprobs: null, finish_reason: null }], usage: null })}\n\n`,
+    );
   });
 
   test('parallel tool calls get stable indexes; id and name only on the first delta', async () => {
@@ -148,7 +171,9 @@ describe('chatFrameEncoder', () => {
     const chunks = deltas(out).map((chunk) => chunk.choices[0].delta);
     assert.deepEqual(chunks.slice(1), [
       { reasoning_content: 'hmm' },
-      { tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '' }, extra_content: { google: { thought_signature: 'sig' } } }] },
+      {
+        tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '' }, extra_content: { google: { thought_signature: 'sig' } } }],
+      },
       { tool_calls: [{ index: 1, id: 'b', type: 'function', function: { name: 'g', arguments: '' } }] },
       { tool_calls: [{ index: 1, function: { arguments: '{}' } }] },
       { tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] },

@@ -19,7 +19,12 @@ function tableRows(document: string, heading: string): string[][] {
   const first = lines.findIndex((line) => line.startsWith('|'));
   const table = lines.slice(first, first + lines.slice(first).findIndex((line) => !line.startsWith('|')));
   // The header row and the |---| row are not data.
-  return table.slice(2).map((line) => line.slice(1, -1).split('|').map((cell) => cell.trim()));
+  return table.slice(2).map((line) =>
+    line
+      .slice(1, -1)
+      .split('|')
+      .map((cell) => cell.trim()),
+  );
 }
 
 const byNumber = (a: number, b: number) => a - b;
@@ -49,8 +54,7 @@ function documentedTypes(document: string): Map<number, string> {
   return types;
 }
 
-const catalogueCodes = () =>
-  new Map(Object.entries(CODE_STATUSES).map(([code, statuses]): [string, number[]] => [code, [...statuses].sort(byNumber)]));
+const catalogueCodes = () => new Map(Object.entries(CODE_STATUSES).map(([code, statuses]): [string, number[]] => [code, [...statuses].sort(byNumber)]));
 
 /** Where the doc and the catalogue differ, in words; empty when they agree. */
 function codeDrift(document: string): string[] {

@@ -76,7 +76,7 @@ export interface TestGateway {
 export async function startGateway(options: StartGatewayOptions = {}): Promise<TestGateway> {
   const config = resolveConfig(options.config);
   const storage = await testStorage(options.engine ?? 'sqlite');
-  let runtime;
+  let runtime: Awaited<ReturnType<typeof createRuntime>>;
   try {
     runtime = await createRuntime({
       config,

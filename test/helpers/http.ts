@@ -36,10 +36,7 @@ export async function call<T = any>(
 }
 
 /** The response is the error envelope with this status, type and code, and has a request id. */
-export function assertError(
-  response: JsonResponse,
-  expected: { status: number; type: string; code?: string | null; param?: string | null },
-): void {
+export function assertError(response: JsonResponse, expected: { status: number; type: string; code?: string | null; param?: string | null }): void {
   assert.equal(response.status, expected.status, `status of ${response.text}`);
   assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
   assert.match(response.headers.get('x-gateway-request-id') ?? '', /^req_[0-9a-z]+$/);

@@ -18,15 +18,18 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { endpoint, eventually, flushRequestLog, ledger, model, newCharges, simulatedConfig } from '../chat/helpers.ts';
 
-const config = simulatedConfig([
-  model('gateway/quick', [endpoint('sim-quick', { capabilities: { streaming: true, sampling: false } })]),
-  model('gateway/slow', [endpoint('sim-slow', { provider: 'slow' })]),
-], {
-  providers: [
-    { id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 0 } },
-    { id: 'slow', kind: 'simulated', simulated: { chunk_delay_ms: 25 } },
+const config = simulatedConfig(
+  [
+    model('gateway/quick', [endpoint('sim-quick', { capabilities: { streaming: true, sampling: false } })]),
+    model('gateway/slow', [endpoint('sim-slow', { provider: 'slow' })]),
   ],
-});
+  {
+    providers: [
+      { id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 0 } },
+      { id: 'slow', kind: 'simulated', simulated: { chunk_delay_ms: 25 } },
+    ],
+  },
+);
 
 const LONG_PROMPT = Array.from({ length: 48 }, (_, index) => `word${index}`).join(' ');
 
@@ -159,7 +162,12 @@ describe('request lifecycle', () => {
       method: 'POST',
       signal: controller.signal,
       headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gateway/slow', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: LONG_PROMPT }] }),
+      body: JSON.stringify({
+        model: 'gateway/slow',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: LONG_PROMPT }],
+      }),
     });
     const requestId = response.headers.get('x-gateway-request-id');
     const reader = response.body!.getReader();
@@ -186,12 +194,18 @@ describe('request lifecycle', () => {
 
   test('a stream whose client is gone before its first event was read is settled at once, not at expiry', async () => {
     const before = await ledger(gateway);
-    const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({ headers: { authorization: `Bearer ${gateway.apiKey}` } } as FastifyRequest);
+    const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({
+      headers: { authorization: `Bearer ${gateway.apiKey}` },
+    } as FastifyRequest);
     const { request, names } = decodeChatRequest({ model: 'gateway/slow', stream: true, messages: [{ role: 'user', content: 'never read' }] });
     const client = new AbortController();
     const pipeline = new Pipeline(gateway.deps);
     try {
-      const run = await streamText(pipeline, { request, names, auth, requestId: timeOrderedId('req'), route: 'chat', signal: client.signal }, encodeChatCompletion);
+      const run = await streamText(
+        pipeline,
+        { request, names, auth, requestId: timeOrderedId('req'), route: 'chat', signal: client.signal },
+        encodeChatCompletion,
+      );
       assert.ok((await ledger(gateway)).balance.reserved > 0n, 'the stream holds its reservation');
       client.abort();
       await eventually(async () => assert.equal((await ledger(gateway)).balance.reserved, 0n));

@@ -74,7 +74,10 @@ function scriptedWidgets(): WidgetProtocol & { readonly calls: string[] } {
 }
 
 const names: ParamNamer = { name: (ref) => (ref.kind === 'field' && ref.field === 'stream' ? 'count' : 'body') };
-const WidgetBody = Type.Object({ model: Type.String(), count: Type.Integer({ minimum: 1 }), models: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false });
+const WidgetBody = Type.Object(
+  { model: Type.String(), count: Type.Integer({ minimum: 1 }), models: Type.Optional(Type.Array(Type.String())) },
+  { additionalProperties: false },
+);
 
 function widgetRoutes(pipeline: (deps: never) => Pipeline): RouteModule {
   return (app, deps) => {
@@ -82,11 +85,15 @@ function widgetRoutes(pipeline: (deps: never) => Pipeline): RouteModule {
     app.addHook('onClose', () => core.close());
     app.post<{ Body: Static<typeof WidgetBody> }>(
       '/v1/test/widgets',
-      withIdempotency(deps, { route: 'widgets', resultHeaders: ['x-gateway-cost-usd'], pipeline: core }, {
-        schema: { body: WidgetBody },
-        onRequest: deps.authenticator.require('images'),
-        onError: rejectionRecorder(core, 'widgets', deps.now),
-      }),
+      withIdempotency(
+        deps,
+        { route: 'widgets', resultHeaders: ['x-gateway-cost-usd'], pipeline: core },
+        {
+          schema: { body: WidgetBody },
+          onRequest: deps.authenticator.require('images'),
+          onError: rejectionRecorder(core, 'widgets', deps.now),
+        },
+      ),
       async (request, reply) => {
         const input = {
           request: { model: request.body.model, fallbackModels: request.body.models ?? [], stream: false as const, count: request.body.count },
@@ -149,7 +156,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       // Two widgets at the serving route's 0.25 USD each.
       assert.equal(response.headers.get('x-gateway-cost-usd'), '0.5');
       const charges = await newCharges(gateway, before);
-      assert.deepEqual(charges.map((entry) => entry.amount), [usdToPicos('0.5')]);
+      assert.deepEqual(
+        charges.map((entry) => entry.amount),
+        [usdToPicos('0.5')],
+      );
       assert.equal((await ledger(gateway)).balance.reserved, 0n);
     });
 
@@ -158,7 +168,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const response = await widgets({ model: 'gateway/short-widgets', count: 3 });
       assert.equal(response.status, 200, response.text);
       assert.equal(response.headers.get('x-gateway-cost-usd'), '1');
-      assert.deepEqual((await newCharges(gateway, before)).map((entry) => entry.amount), [usdToPicos('1')]);
+      assert.deepEqual(
+        (await newCharges(gateway, before)).map((entry) => entry.amount),
+        [usdToPicos('1')],
+      );
     });
 
     test('the request log row records the model, the route, the cost and the output', async () => {
@@ -209,7 +222,9 @@ for (const engine of ['sqlite', 'postgres'] as const) {
 
     test('a prepared call stored as data is completed later by another pipeline, once', async () => {
       const before = await ledger(gateway);
-      const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({ headers: { authorization: `Bearer ${gateway.apiKey}` } } as FastifyRequest);
+      const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({
+        headers: { authorization: `Bearer ${gateway.apiKey}` },
+      } as FastifyRequest);
       const prepared = await core.prepare(WIDGETS, {
         request: { model: 'gateway/widgets', fallbackModels: [], stream: false, count: 2 },
         names,

@@ -96,7 +96,11 @@ describe('request log writer', () => {
     assert.deepEqual(writes, [5, 5], 'one write per flush: an outage is no reason to try rows one by one');
     assert.equal(written.size, 0);
     assert.deepEqual(await metrics(registry), { held: 5, unavailable: 2, refused: 0, droppedRefused: 0, droppedOverflow: 0 });
-    assert.deepEqual(entries.map((entry) => entry.level), ['error'], 'an outage is logged once, not per write');
+    assert.deepEqual(
+      entries.map((entry) => entry.level),
+      ['error'],
+      'an outage is logged once, not per write',
+    );
 
     away = false;
     await writer.flush();

@@ -25,7 +25,11 @@ const config = simulatedConfig([
     endpoint('route-c', { pricing: price(2, 1), latency_ms: 200, throughput_tps: 90 }),
     endpoint('route-d', { pricing: price(2, 2), throughput_tps: 70 }),
   ]),
-  model('gateway/flaky', [endpoint('fail-503', { pricing: price(1, 1) }), endpoint('fail-429', { pricing: price(1, 2) }), endpoint('healthy', { pricing: price(1, 3) })]),
+  model('gateway/flaky', [
+    endpoint('fail-503', { pricing: price(1, 1) }),
+    endpoint('fail-429', { pricing: price(1, 2) }),
+    endpoint('healthy', { pricing: price(1, 3) }),
+  ]),
   model('gateway/refusing', [endpoint('fail-400', { pricing: price(1, 1) }), endpoint('healthy', { pricing: price(1, 3) })]),
   model('gateway/down', [endpoint('fail-503')]),
   model('gateway/late-start', [endpoint('start-then-503', { pricing: price(1, 1) }), endpoint('healthy', { pricing: price(1, 3) })]),
@@ -38,7 +42,10 @@ describe('routing and provider fallback', () => {
   before(async () => {
     gateway = await startGateway({
       config,
-      routes: [(app: FastifyInstance, deps: AppDeps) => registerChatRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: provides(implement(CHAT, protocol)) } }))],
+      routes: [
+        (app: FastifyInstance, deps: AppDeps) =>
+          registerChatRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: provides(implement(CHAT, protocol)) } })),
+      ],
     });
   });
   after(() => gateway.close());
@@ -116,7 +123,10 @@ describe('routing and provider fallback', () => {
     const response = await post({ model: 'gateway/mid-stream', stream: true, stream_options: { include_usage: true } });
     assert.equal(response.status, 200);
     assert.deepEqual(protocol.calls, ['break-after-text']);
-    const events = response.text.split('\n\n').filter(Boolean).map((event) => event.replace(/^data: /, ''));
+    const events = response.text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((event) => event.replace(/^data: /, ''));
     assert.ok(events.some((event) => event.includes('partial answer')));
     const last = JSON.parse(events.at(-1)!);
     assert.deepEqual(Object.keys(last), ['error']);

@@ -74,7 +74,12 @@ describe('simulated protocol', () => {
     const schemas = [
       { type: 'object', properties: { a: { type: 'string', format: 'email' }, b: { const: 7 } }, required: ['a', 'b'] },
       { type: 'array', items: { type: 'integer', minimum: 5 }, minItems: 3 },
-      { allOf: [{ type: 'object', properties: { a: { type: 'boolean' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'null' } }, required: ['b'] }] },
+      {
+        allOf: [
+          { type: 'object', properties: { a: { type: 'boolean' } }, required: ['a'] },
+          { type: 'object', properties: { b: { type: 'null' } }, required: ['b'] },
+        ],
+      },
       { type: ['string', 'null'] },
       { type: 'number', exclusiveMaximum: 0 },
       { type: 'object', minProperties: 1, properties: { x: { type: 'string' } } },
@@ -96,7 +101,12 @@ describe('simulated protocol', () => {
     const protocol = createSimulatedProtocol();
     const request = chatRequest({
       gateway: { cache: 'on' },
-      messages: [{ role: 'system', content: 'context '.repeat(1100) }, { role: 'user', content: 'first' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'second' }],
+      messages: [
+        { role: 'system', content: 'context '.repeat(1100) },
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'ok' },
+        { role: 'user', content: 'second' },
+      ],
     });
     const first = await protocol.complete(request, route, context());
     const second = await protocol.complete(request, route, context());
@@ -112,7 +122,11 @@ describe('simulated protocol', () => {
     const paced = { ...slow, provider: { ...slow.provider, simulated: { chunk_delay_ms: 5 } } };
     const controller = new AbortController();
     const events: StreamEvent[] = [];
-    for await (const batch of createSimulatedProtocol().stream(chatRequest({ messages: [{ role: 'user', content: 'a '.repeat(40) }] }), paced, context(controller.signal))) {
+    for await (const batch of createSimulatedProtocol().stream(
+      chatRequest({ messages: [{ role: 'user', content: 'a '.repeat(40) }] }),
+      paced,
+      context(controller.signal),
+    )) {
       events.push(...batch);
       if (batch.some((event) => event.type === 'text-delta')) controller.abort();
     }
@@ -131,7 +145,18 @@ describe('simulated protocol', () => {
         tools,
         messages: [
           { role: 'user', content: 'hello' },
-          { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments }, ...(extraContent ? { extra_content: extraContent } : {}) }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+                ...(extraContent ? { extra_content: extraContent } : {}),
+              },
+            ],
+          },
           { role: 'tool', tool_call_id: call.id, content: 'done' },
         ],
       });
@@ -139,7 +164,10 @@ describe('simulated protocol', () => {
     assert.deepEqual(ok.content, [{ type: 'text', text: 'The tool returned: done' }]);
     // A dialect that cannot carry the signature replays the call without it: accepted.
     await protocol.complete(replay(undefined), route, context());
-    await assert.rejects(protocol.complete(replay({ simulated: { signature: 'x' } }), route, context()), (error) => error instanceof GatewayError && error.status === 400);
+    await assert.rejects(
+      protocol.complete(replay({ simulated: { signature: 'x' } }), route, context()),
+      (error) => error instanceof GatewayError && error.status === 400,
+    );
     await assert.rejects(collect(replay({ simulated: { signature: 'x' } })), GatewayError);
   });
 });

@@ -204,7 +204,6 @@ describe('CLI and a running server share the database', () => {
   });
 });
 
-
 describe('exit codes of every command, through the bin shim', () => {
   test('each command exits 0 when it succeeds (with --json) and 1 or 2 when it fails', async () => {
     const succeeds = async (...args: string[]) => {
@@ -314,7 +313,13 @@ describe('--allowed-models is checked against the catalog the server serves', ()
             input_modalities: ['text'],
             output_modalities: ['text'],
             endpoints: [
-              { provider: 'sim', model: 'm', supply: 'first_party', training_use: 'never', pricing: { unit: 'per_1m_tokens', input_per_1m: 1, output_per_1m: 2 } },
+              {
+                provider: 'sim',
+                model: 'm',
+                supply: 'first_party',
+                training_use: 'never',
+                pricing: { unit: 'per_1m_tokens', input_per_1m: 1, output_per_1m: 2 },
+              },
             ],
           },
         ],

@@ -127,7 +127,14 @@ describe('credit after a crash', () => {
       const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
       try {
         const open = file.prepare("SELECT count(*) AS n FROM reservations WHERE status = 'open'");
-        assert.equal(await until(async () => Number(open.get()!.n), (n) => n === 2, 10_000), 2);
+        assert.equal(
+          await until(
+            async () => Number(open.get()!.n),
+            (n) => n === 2,
+            10_000,
+          ),
+          2,
+        );
       } finally {
         file.close();
       }
@@ -149,7 +156,10 @@ describe('credit after a crash', () => {
         const totals = file.prepare(TOTALS_SQL('?1'));
         totals.setReadBigInts(true);
         const row = totals.get(accountId)!;
-        assertExact({ credits: row.credits, charges: row.charges, openHolds: row.open_holds, balance: row.balance, reserved: row.reserved } as LedgerTotals, shown);
+        assertExact(
+          { credits: row.credits, charges: row.charges, openHolds: row.open_holds, balance: row.balance, reserved: row.reserved } as LedgerTotals,
+          shown,
+        );
       } finally {
         file.close();
       }
@@ -182,13 +192,20 @@ describe('credit after a crash', () => {
 
       await doomed.process.stop('SIGKILL');
       abortDoomed.abort();
-      const shown = await until(() => balanceOf(survivor, accountId), (balance) => balance.reserved === survivorHold, 20_000);
+      const shown = await until(
+        () => balanceOf(survivor, accountId),
+        (balance) => balance.reserved === survivorHold,
+        20_000,
+      );
       assert.equal(shown.reserved, survivorHold, "the dead instance's holds are released, the live one's kept");
       assert.equal(shown.available, usdToPicos('5') - survivorHold);
       assert.match(survivor.process.output(), /released the credit holds of lapsed instances/);
       const row = (await admin.query(TOTALS_SQL('$1'), [accountId])).rows[0];
       const totals = Object.fromEntries(Object.entries(row).map(([name, value]) => [name, BigInt(value as string)]));
-      assertExact({ credits: totals.credits, charges: totals.charges, openHolds: totals.open_holds, balance: totals.balance, reserved: totals.reserved }, shown);
+      assertExact(
+        { credits: totals.credits, charges: totals.charges, openHolds: totals.open_holds, balance: totals.balance, reserved: totals.reserved },
+        shown,
+      );
     } finally {
       abortDoomed.abort();
       abortSurvivor.abort();

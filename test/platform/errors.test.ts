@@ -183,7 +183,12 @@ describe('logging of failures', () => {
       await eventually(async () => assert.equal(upstream.requests.length, 1));
       client.abort();
       await assert.rejects(answer, { name: 'AbortError' });
-      await eventually(async () => assert.ok(lines.some((line) => line.msg === 'client closed the connection before the answer'), JSON.stringify(lines)));
+      await eventually(async () =>
+        assert.ok(
+          lines.some((line) => line.msg === 'client closed the connection before the answer'),
+          JSON.stringify(lines),
+        ),
+      );
       const left = lines.find((line) => line.msg === 'client closed the connection before the answer')!;
       assert.equal(left.level, 30);
       assert.equal(left.err, undefined, 'no error object, no stack');

@@ -61,7 +61,14 @@ describe('first start', () => {
       assert.equal(accounts.body.data.length, 1);
       const account = await call(baseUrl, 'GET', `/admin/v1/accounts/${accounts.body.data[0].id}`, { key: 'admin-secret-for-tests' });
       assert.equal(account.body.balance_usd, '10');
-      assert.equal(first.output().match(/gateway_[A-Za-z0-9_-]{43}/g)?.filter((found) => found === key).length, 2, 'the key and the curl line');
+      assert.equal(
+        first
+          .output()
+          .match(/gateway_[A-Za-z0-9_-]{43}/g)
+          ?.filter((found) => found === key).length,
+        2,
+        'the key and the curl line',
+      );
     } finally {
       const stopped = await first.stop('SIGTERM');
       assert.equal(stopped.code, 0, stopped.stderr);
@@ -102,7 +109,10 @@ describe('one server per data dir', () => {
       const accountId: string = account.body.id;
       const issued = await call(baseUrl, 'POST', '/admin/v1/keys', { key: admin, json: { account_id: accountId } });
       const chat = () =>
-        call(baseUrl, 'POST', '/v1/chat/completions', { key: issued.body.key, json: { model: 'gateway/atlas-4-5', messages: [{ role: 'user', content: 'Hi' }] } });
+        call(baseUrl, 'POST', '/v1/chat/completions', {
+          key: issued.body.key,
+          json: { model: 'gateway/atlas-4-5', messages: [{ role: 'user', content: 'Hi' }] },
+        });
       assert.equal((await chat()).status, 402);
       const credited = await runProcess(['bin/gateway.js', 'credit', 'add', '--account', accountId, '10000', '--json'], env);
       assert.equal(credited.code, 0, credited.stderr);

@@ -57,12 +57,18 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         stderr: () => undefined,
       });
       assert.equal(code, 0);
-      const [header, ...lines] = stdout.trim().split('\n').map((line) => line.split(/\s+/));
+      const [header, ...lines] = stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/));
       assert.deepEqual(header, ['MODEL', 'REQUESTS', 'REFUSED_REQUESTS', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'COST_USD']);
-      assert.deepEqual(lines.map((line) => [line[0], line[1], line[2], line[5]]), [
-        ['gateway/echo', String(SERVED), String(REFUSED), charged],
-        ['TOTAL', String(SERVED), String(REFUSED), charged],
-      ]);
+      assert.deepEqual(
+        lines.map((line) => [line[0], line[1], line[2], line[5]]),
+        [
+          ['gateway/echo', String(SERVED), String(REFUSED), charged],
+          ['TOTAL', String(SERVED), String(REFUSED), charged],
+        ],
+      );
     });
   });
 }

@@ -41,7 +41,18 @@ describe('capabilities', () => {
     assert.equal(rejected({ tools: [tool] }, caps({ tool_use: false })), 'tools');
     assert.equal(rejected({ tools: [tool] }, caps({})), null);
     const image = { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png' } };
-    assert.equal(rejected({ messages: [{ role: 'developer', content: 'x' }, { role: 'user', content: [image] }] }, caps({ vision: false })), 'messages[1].content[0]');
+    assert.equal(
+      rejected(
+        {
+          messages: [
+            { role: 'developer', content: 'x' },
+            { role: 'user', content: [image] },
+          ],
+        },
+        caps({ vision: false }),
+      ),
+      'messages[1].content[0]',
+    );
     assert.equal(rejected({ messages: [{ role: 'user', content: [image] }] }, caps({})), null);
     assert.equal(rejected({ top_p: 0.1 }, caps({ sampling: false })), 'top_p');
     assert.equal(rejected({ temperature: 0 }, caps({ sampling: false })), 'temperature');
@@ -68,7 +79,10 @@ describe('capabilities', () => {
 
   test('JSON modes: json_object needs json_mode, non-strict schemas json_mode or structured outputs; combinations with tools', () => {
     assert.equal(rejected({ response_format: { type: 'json_object' } }, caps({ json_mode: false })), 'response_format');
-    assert.equal(rejected({ response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } }, caps({ json_mode: false, structured_outputs: true })), null);
+    assert.equal(
+      rejected({ response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } }, caps({ json_mode: false, structured_outputs: true })),
+      null,
+    );
     assert.equal(rejected({ response_format: { type: 'text' } }, caps({ json_mode: false })), null);
     assert.equal(rejected({ response_format: { type: 'json_object' }, tools: [tool] }, caps({ json_mode_with_tools: false })), 'response_format');
     assert.equal(rejected({ tools: [tool, { type: 'web_search' }] }, caps({ web_search: true, web_search_with_tools: false })), 'tools[1]');

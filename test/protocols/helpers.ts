@@ -6,7 +6,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
-import type { AssistantContentPart, CanonicalRequest, CanonicalResult, Finish, FinishReason, OpaqueProviderData, StreamBatch, StreamEvent, Usage } from '../../src/canonical/index.ts';
+import type {
+  AssistantContentPart,
+  CanonicalRequest,
+  CanonicalResult,
+  Finish,
+  FinishReason,
+  OpaqueProviderData,
+  StreamBatch,
+  StreamEvent,
+  Usage,
+} from '../../src/canonical/index.ts';
 import { SINGLE_MODEL, type ChatEndToEndContext } from '../simulators/chat-e2e.ts';
 import { readJsonFixture } from '../simulators/fixtures.ts';
 import type { ErrorCode } from '../../src/core/errors.ts';
@@ -14,7 +24,15 @@ import { fieldRef, RejectedParameter, type PolicyField } from '../../src/policy/
 
 /** A chat-dialect request with one user turn saying `text`; `fields` override the rest. */
 export function canonicalRequest(fields: Partial<CanonicalRequest> = {}, text = 'Hi'): CanonicalRequest {
-  return { dialect: 'chat', model: 'alias', fallbackModels: [], system: [], messages: [{ role: 'user', content: [{ type: 'text', text }] }], stream: false, ...fields };
+  return {
+    dialect: 'chat',
+    model: 'alias',
+    fallbackModels: [],
+    system: [],
+    messages: [{ role: 'user', content: [{ type: 'text', text }] }],
+    stream: false,
+    ...fields,
+  };
 }
 
 /** Every event of a stream, its batches taken apart. */
@@ -88,7 +106,11 @@ export function reasoningEvents(index: number, pieces: readonly string[], signat
 }
 
 /** A whole tool call: its start, one delta per argument fragment, its end. */
-export function toolCallEvents(index: number, call: { readonly id: string; readonly name: string; readonly signature?: OpaqueProviderData }, ...fragments: string[]): StreamEvent[] {
+export function toolCallEvents(
+  index: number,
+  call: { readonly id: string; readonly name: string; readonly signature?: OpaqueProviderData },
+  ...fragments: string[]
+): StreamEvent[] {
   return [
     { type: 'tool-call-start', index, ...call },
     ...fragments.map((argumentsDelta): StreamEvent => ({ type: 'tool-call-delta', index, argumentsDelta })),
@@ -103,10 +125,18 @@ export const UPSTREAM_FAULT = { type: 'error', status: 502, code: 'upstream_erro
  * Spec chat rule 3: an explicit parameter the upstream cannot express is refused with 400
  * unsupported_parameter naming it (as one of `params`), and nothing is sent upstream.
  */
-export async function assertRefusedBeforeUpstream({ client, primary }: ChatEndToEndContext, fields: Record<string, unknown>, params: readonly string[]): Promise<void> {
+export async function assertRefusedBeforeUpstream(
+  { client, primary }: ChatEndToEndContext,
+  fields: Record<string, unknown>,
+  params: readonly string[],
+): Promise<void> {
   const before = primary.requests.length;
   await assert.rejects(
-    client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], ...fields } as OpenAI.ChatCompletionCreateParamsNonStreaming),
+    client.chat.completions.create({
+      model: SINGLE_MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      ...fields,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming),
     (error: unknown) => {
       assert.ok(error instanceof OpenAI.APIError);
       assert.equal(error.status, 400);

@@ -132,13 +132,15 @@ function planSearch(body: any, query: string, attempts: number, counter: number)
     const text = position === 0 ? query : `${query} ${position + 1}`;
     const content =
       position < allowed
-        ? [{
-            type: 'web_search_result',
-            url: `https://example.com/${counter}/${position + 1}`,
-            title: `Result ${position + 1}`,
-            encrypted_content: Buffer.from(`sim-content-${counter}-${position}`).toString('base64'),
-            page_age: 'April 30, 2025',
-          }]
+        ? [
+            {
+              type: 'web_search_result',
+              url: `https://example.com/${counter}/${position + 1}`,
+              title: `Result ${position + 1}`,
+              encrypted_content: Buffer.from(`sim-content-${counter}-${position}`).toString('base64'),
+              page_age: 'April 30, 2025',
+            },
+          ]
         : { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' };
     return { id, query: text, content };
   });
@@ -176,7 +178,8 @@ function invalidRequest(body: any, state: State): string | undefined {
   for (const [position, message] of messages.entries()) {
     const blocks: any[] = Array.isArray(message.content) ? message.content : [];
     for (const block of blocks) {
-      if (block.type === 'thinking' && !state.signatures.has(block.signature)) return `messages.${position}.content: Invalid \`signature\` in \`thinking\` block`;
+      if (block.type === 'thinking' && !state.signatures.has(block.signature))
+        return `messages.${position}.content: Invalid \`signature\` in \`thinking\` block`;
       if (block.type === 'tool_use' && (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input))) {
         return `messages.${position}.content: tool_use.input: Input should be a valid dictionary`;
       }
@@ -184,7 +187,9 @@ function invalidRequest(body: any, state: State): string | undefined {
     const calls = blocks.filter((block) => block.type === 'tool_use').map((block) => block.id);
     if (message.role !== 'assistant' || calls.length === 0) continue;
     const next = messages[position + 1];
-    const answered = new Set((Array.isArray(next?.content) ? next.content : []).filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id));
+    const answered = new Set(
+      (Array.isArray(next?.content) ? next.content : []).filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id),
+    );
     const missing = calls.filter((id) => !answered.has(id));
     if (next !== undefined && (next.role !== 'user' || missing.length > 0)) {
       return `messages.${position + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}`;
@@ -228,7 +233,10 @@ function streamEvents(
   for (const call of search?.calls ?? []) {
     // The query streams like tool arguments; the results arrive whole with the block's start.
     const input = JSON.stringify({ query: call.query });
-    block({ type: 'server_tool_use', id: call.id, name: 'web_search', input: {} }, halves(input).map((partial_json) => ({ type: 'input_json_delta', partial_json })));
+    block(
+      { type: 'server_tool_use', id: call.id, name: 'web_search', input: {} },
+      halves(input).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    );
     block({ type: 'web_search_tool_result', tool_use_id: call.id, content: call.content }, []);
   }
   if (plan.textChunks.length > 0) {
@@ -239,7 +247,10 @@ function streamEvents(
   }
   for (const call of plan.toolCalls) {
     // Arguments arrive as an empty first fragment and then in pieces, as from the real API.
-    block({ type: 'tool_use', id: call.id, name: call.name, input: {} }, ['', ...halves(call.arguments)].map((partial_json) => ({ type: 'input_json_delta', partial_json })));
+    block(
+      { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      ['', ...halves(call.arguments)].map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    );
   }
   const finalUsage = { output_tokens: usage.output_tokens, output_tokens_details: usage.output_tokens_details, ...searchUsage };
   events.push(event({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: finalUsage }));
@@ -285,9 +296,14 @@ function replyInput(body: any): ReplyInput {
   const choice = body.tool_choice;
   const format = body.output_config?.format;
   return {
-    lastUserText: blocks.filter((block) => block.type === 'text').map((block) => block.text).join(' '),
+    lastUserText: blocks
+      .filter((block) => block.type === 'text')
+      .map((block) => block.text)
+      .join(' '),
     toolResults: blocks.filter((block) => block.type === 'tool_result').map((block) => textOf(block.content)),
-    tools: (body.tools ?? []).filter((tool: any) => tool.type === undefined || tool.type === 'custom').map((tool: any) => ({ name: tool.name, parameters: tool.input_schema })),
+    tools: (body.tools ?? [])
+      .filter((tool: any) => tool.type === undefined || tool.type === 'custom')
+      .map((tool: any) => ({ name: tool.name, parameters: tool.input_schema })),
     toolChoice: choice?.type === 'tool' ? { name: choice.name } : choice?.type === 'any' ? 'required' : choice?.type === 'none' ? 'none' : 'auto',
     parallelToolCalls: choice?.disable_parallel_tool_use !== true,
     format: format?.type === 'json_schema' ? { kind: 'json_schema', schema: format.schema ?? {} } : { kind: 'text' },

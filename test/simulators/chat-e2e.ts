@@ -76,7 +76,7 @@ const LONG_PROMPT = 'one two three four five six seven eight nine ten';
  * HTTP error). With the gateway's error code the client sees, where the fault alone decides it.
  */
 const MID_STREAM_FAULTS: readonly { readonly name: string; readonly behaviour: Behaviour; readonly code?: string }[] = [
-  { name: 'the provider\'s in-stream error event', behaviour: { kind: 'stream-error', afterEvents: 6 } },
+  { name: "the provider's in-stream error event", behaviour: { kind: 'stream-error', afterEvents: 6 } },
   { name: 'a connection reset', behaviour: { kind: 'reset', afterEvents: 6 }, code: 'upstream_unavailable' },
   { name: 'a malformed chunk', behaviour: { kind: 'malformed', afterEvents: 6 }, code: 'upstream_error' },
   { name: 'a body truncated before its terminator', behaviour: { kind: 'truncate', afterEvents: 6 }, code: 'upstream_error' },
@@ -127,7 +127,13 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
       const { client, primary, gateway } = get();
       const before = await ledger(gateway);
       const { data, response } = await client.chat.completions
-        .create({ model: SINGLE_MODEL, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello there' }] })
+        .create({
+          model: SINGLE_MODEL,
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'hello there' },
+          ],
+        })
         .withResponse();
       assert.equal(data.choices[0].message.content, 'Echo: hello there');
       assert.equal(data.choices[0].finish_reason, 'stop');
@@ -156,10 +162,12 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
 
     test('tool loop: a call, then the result closes the loop', async () => {
       const { client } = get();
-      const tools: OpenAI.ChatCompletionTool[] = [{
-        type: 'function',
-        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-      }];
+      const tools: OpenAI.ChatCompletionTool[] = [
+        {
+          type: 'function',
+          function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+        },
+      ];
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
       const first = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
       const call = first.choices[0].message.tool_calls?.[0];
@@ -192,41 +200,48 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
         messages: [{ role: 'user', content: 'Give me a city' }],
         response_format: {
           type: 'json_schema',
-          json_schema: { name: 'city', strict: true, schema: { type: 'object', properties: { name: { type: 'string' }, population: { type: 'integer' } }, required: ['name', 'population'], additionalProperties: false } },
+          json_schema: {
+            name: 'city',
+            strict: true,
+            schema: {
+              type: 'object',
+              properties: { name: { type: 'string' }, population: { type: 'integer' } },
+              required: ['name', 'population'],
+              additionalProperties: false,
+            },
+          },
         },
       });
       assert.deepEqual(JSON.parse(completion.choices[0].message.content ?? ''), { name: 'sample', population: 1 });
     });
 
-    test(
-      'cached prompt tokens: part of the prompt, billed at the route\'s cache-read rate, cost header = ledger charge',
-      { skip: setCachedTokens === undefined && 'the simulator cannot report cached tokens' },
-      async () => {
-        const { client, primary, gateway } = get();
-        const ask = async (cachedTokens: number | undefined) => {
-          setCachedTokens!(primary, cachedTokens);
-          const before = await ledger(gateway);
-          const { data, response } = await client.chat.completions
-            .create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'a question long enough to hold a cached prefix of eight tokens' }] })
-            .withResponse();
-          const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
-          assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
-          return { usage: data.usage!, charged };
-        };
-        const uncached = await ask(undefined);
-        const cached = await ask(8);
-        assert.equal(cached.usage.prompt_tokens_details?.cached_tokens, 8);
-        // Cached tokens are a part of the prompt, not more of it.
-        assert.deepEqual([cached.usage.prompt_tokens, cached.usage.completion_tokens], [uncached.usage.prompt_tokens, uncached.usage.completion_tokens]);
-        // By hand: the uncached prompt at 1 $/M, the 8 cached tokens at 0.1 $/M, the output at 2 $/M;
-        // so 8 × 0.9 $/M less than the same call without a cache hit.
-        const { prompt_tokens: prompt, completion_tokens: output } = cached.usage;
-        assert.equal(cached.charged, routeCost(PRIMARY, { uncached: prompt - 8, cacheRead: 8, cacheWrite: 0, output }));
-        assert.equal(uncached.charged - cached.charged, 8n * picosPerToken('0.9'));
-      },
-    );
+    test("cached prompt tokens: part of the prompt, billed at the route's cache-read rate, cost header = ledger charge", {
+      skip: setCachedTokens === undefined && 'the simulator cannot report cached tokens',
+    }, async () => {
+      const { client, primary, gateway } = get();
+      const ask = async (cachedTokens: number | undefined) => {
+        setCachedTokens!(primary, cachedTokens);
+        const before = await ledger(gateway);
+        const { data, response } = await client.chat.completions
+          .create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'a question long enough to hold a cached prefix of eight tokens' }] })
+          .withResponse();
+        const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+        assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+        return { usage: data.usage!, charged };
+      };
+      const uncached = await ask(undefined);
+      const cached = await ask(8);
+      assert.equal(cached.usage.prompt_tokens_details?.cached_tokens, 8);
+      // Cached tokens are a part of the prompt, not more of it.
+      assert.deepEqual([cached.usage.prompt_tokens, cached.usage.completion_tokens], [uncached.usage.prompt_tokens, uncached.usage.completion_tokens]);
+      // By hand: the uncached prompt at 1 $/M, the 8 cached tokens at 0.1 $/M, the output at 2 $/M;
+      // so 8 × 0.9 $/M less than the same call without a cache hit.
+      const { prompt_tokens: prompt, completion_tokens: output } = cached.usage;
+      assert.equal(cached.charged, routeCost(PRIMARY, { uncached: prompt - 8, cacheRead: 8, cacheWrite: 0, output }));
+      assert.equal(uncached.charged - cached.charged, 8n * picosPerToken('0.9'));
+    });
 
-    test('a 500 from the first provider falls back to the second, charged once at the second\'s prices', async () => {
+    test("a 500 from the first provider falls back to the second, charged once at the second's prices", async () => {
       const { client, primary, secondary, gateway } = get();
       const before = await ledger(gateway);
       const requests = [primary.requests.length, secondary.requests.length];
@@ -240,7 +255,7 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
       assert.equal(charged, costAt(SECONDARY, data.usage!));
     });
 
-    test('a timeout on the first provider falls back to the second, charged once at the second\'s prices', async () => {
+    test("a timeout on the first provider falls back to the second, charged once at the second's prices", async () => {
       const { client, primary, gateway } = get();
       const before = await ledger(gateway);
       primary.enqueue({ kind: 'delay', ms: 10_000 });
@@ -285,7 +300,7 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
       await assertCharges(gateway, before, 0);
     });
 
-    test('the models list is not a fallback after credit is reserved: the chosen model\'s failure is final', async () => {
+    test("the models list is not a fallback after credit is reserved: the chosen model's failure is final", async () => {
       const { client, primary, secondary, gateway } = get();
       const before = await ledger(gateway);
       const requests = [primary.requests.length, secondary.requests.length];
@@ -302,7 +317,9 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
 
     for (const fault of MID_STREAM_FAULTS) {
       // Bounded: a gateway that never gave up on a silent upstream would otherwise hang the run.
-      test(`no fallback, streaming, ${fault.name} mid-stream: partial text, an in-stream error, one charge for what was produced`, { timeout: 10 * PRIMARY_TIMEOUT_MS }, async () => {
+      test(`no fallback, streaming, ${fault.name} mid-stream: partial text, an in-stream error, one charge for what was produced`, {
+        timeout: 10 * PRIMARY_TIMEOUT_MS,
+      }, async () => {
         const { client, primary, gateway } = get();
         const before = await ledger(gateway);
         primary.enqueue(fault.behaviour);
@@ -322,7 +339,10 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
         const row = await loggedRequest(gateway, requestId);
         assert.deepEqual([row.provider, row.status, row.errorCode, row.cost], ['primary', 'failed', read.error.code, charged]);
         assert.ok(row.outputTokens > 0, 'the streamed output is billed');
-        assert.equal(charged, routeCost(PRIMARY, { uncached: row.inputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens, output: row.outputTokens }));
+        assert.equal(
+          charged,
+          routeCost(PRIMARY, { uncached: row.inputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens, output: row.outputTokens }),
+        );
       });
     }
 

@@ -32,8 +32,6 @@ export async function decodeSse(decoder: StreamDecoder, text: string, chunkSize 
 /** Stream events with errors reduced to comparable fields (status, code, retryable). */
 export function comparable(events: readonly StreamEvent[]): unknown[] {
   return events.map((event) =>
-    event.type === 'error'
-      ? { type: 'error', status: event.error.status, code: event.error.code, retryable: event.error.retryable }
-      : event,
+    event.type === 'error' ? { type: 'error', status: event.error.status, code: event.error.code, retryable: event.error.retryable } : event,
   );
 }

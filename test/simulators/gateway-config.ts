@@ -25,7 +25,13 @@ export const EXTRA_OPTION_SNAKE = 'extra_body.cloud_a.top_k';
 export const EXTRA_OPTION_CAMEL = 'extra_body.cloud_a.topK';
 
 export function chatModelsConfig(models: E2EModels): GatewayConfig {
-  const providers = [...new Map(Object.values(models).flat().map((provider) => [provider.id, provider])).values()];
+  const providers = [
+    ...new Map(
+      Object.values(models)
+        .flat()
+        .map((provider) => [provider.id, provider]),
+    ).values(),
+  ];
   return {
     providers: providers.map((provider) => ({
       id: provider.id,

@@ -150,12 +150,14 @@ function streamChunks(
 ): SseEvent[] {
   const chunk = (parts: readonly object[], running: object, last = false): SseEvent => ({
     data: {
-      candidates: [{
-        content: { role: 'model', parts },
-        index: 0,
-        ...(last && { finishReason }),
-        ...(last && grounding && { groundingMetadata: grounding }),
-      }],
+      candidates: [
+        {
+          content: { role: 'model', parts },
+          index: 0,
+          ...(last && { finishReason }),
+          ...(last && grounding && { groundingMetadata: grounding }),
+        },
+      ],
       usageMetadata: running,
       ...common,
     },
@@ -203,20 +205,34 @@ function replyInput(body: any): ReplyInput {
   const config = body.generationConfig ?? {};
   const thinking = config.thinkingConfig;
   return {
-    lastUserText: parts.filter((part) => typeof part.text === 'string').map((part) => part.text).join(' '),
-    toolResults: parts.filter((part) => part.functionResponse !== undefined).map((part) => {
-      const response = part.functionResponse.response;
-      return typeof response?.result === 'string' ? response.result : JSON.stringify(response);
-    }),
-    tools: (body.tools ?? []).flatMap((tool: any) => tool.functionDeclarations ?? []).map((fn: any) => ({ name: fn.name, parameters: fn.parametersJsonSchema })),
+    lastUserText: parts
+      .filter((part) => typeof part.text === 'string')
+      .map((part) => part.text)
+      .join(' '),
+    toolResults: parts
+      .filter((part) => part.functionResponse !== undefined)
+      .map((part) => {
+        const response = part.functionResponse.response;
+        return typeof response?.result === 'string' ? response.result : JSON.stringify(response);
+      }),
+    tools: (body.tools ?? [])
+      .flatMap((tool: any) => tool.functionDeclarations ?? [])
+      .map((fn: any) => ({ name: fn.name, parameters: fn.parametersJsonSchema })),
     toolChoice:
-      calling?.mode === 'NONE' ? 'none' :
-      calling?.mode === 'ANY' && allowed.length === 1 ? { name: allowed[0] } :
-      calling?.mode === 'ANY' ? 'required' : 'auto',
+      calling?.mode === 'NONE'
+        ? 'none'
+        : calling?.mode === 'ANY' && allowed.length === 1
+          ? { name: allowed[0] }
+          : calling?.mode === 'ANY'
+            ? 'required'
+            : 'auto',
     parallelToolCalls: true,
     format:
-      config.responseJsonSchema !== undefined ? { kind: 'json_schema', schema: config.responseJsonSchema } :
-      config.responseMimeType === 'application/json' ? { kind: 'json_object' } : { kind: 'text' },
+      config.responseJsonSchema !== undefined
+        ? { kind: 'json_schema', schema: config.responseJsonSchema }
+        : config.responseMimeType === 'application/json'
+          ? { kind: 'json_object' }
+          : { kind: 'text' },
     maxOutputTokens: config.maxOutputTokens,
     reasoning: thinking !== undefined && thinking.thinkingBudget !== 0,
   };

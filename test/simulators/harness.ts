@@ -241,10 +241,12 @@ function write(response: ServerResponse, text: string): Promise<void> {
     if (response.destroyed) return resolve();
     // A client that hangs up mid-write must not leave the simulator waiting forever.
     response.once('close', resolve);
-    response.write(text, () => setImmediate(() => {
-      response.off('close', resolve);
-      resolve();
-    }));
+    response.write(text, () =>
+      setImmediate(() => {
+        response.off('close', resolve);
+        resolve();
+      }),
+    );
   });
 }
 

@@ -43,9 +43,13 @@ export async function startOpenAIChatSimulator(options: OpenAIChatSimulatorOptio
 
 export function chatErrorBody(status: number, message: string): object {
   const [type, code] =
-    status === 429 ? ['requests', 'rate_limit_exceeded'] :
-    status === 401 ? ['invalid_request_error', 'invalid_api_key'] :
-    status >= 500 ? ['server_error', null] : ['invalid_request_error', null];
+    status === 429
+      ? ['requests', 'rate_limit_exceeded']
+      : status === 401
+        ? ['invalid_request_error', 'invalid_api_key']
+        : status >= 500
+          ? ['server_error', null]
+          : ['invalid_request_error', null];
   return { error: { message, type, param: null, code } };
 }
 
@@ -82,21 +86,23 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAICha
     object: 'chat.completion',
     created: CREATED,
     model: body.model,
-    choices: [{
-      index: 0,
-      finish_reason: finishReason,
-      logprobs: topLogprobs === undefined ? null : { content: plan.textChunks.map((token) => chatTokenLogprob(token, topLogprobs)), refusal: null },
-      message: {
-        role: 'assistant',
-        content: plan.toolCalls.length > 0 ? null : text,
-        refusal: null,
-        ...(reasoningText !== undefined && { reasoning_content: reasoningText }),
-        ...(plan.toolCalls.length > 0 && {
-          tool_calls: plan.toolCalls.map((call) => ({ ...wireToolCall(call), function: { name: call.name, arguments: call.arguments } })),
-        }),
-        annotations,
+    choices: [
+      {
+        index: 0,
+        finish_reason: finishReason,
+        logprobs: topLogprobs === undefined ? null : { content: plan.textChunks.map((token) => chatTokenLogprob(token, topLogprobs)), refusal: null },
+        message: {
+          role: 'assistant',
+          content: plan.toolCalls.length > 0 ? null : text,
+          refusal: null,
+          ...(reasoningText !== undefined && { reasoning_content: reasoningText }),
+          ...(plan.toolCalls.length > 0 && {
+            tool_calls: plan.toolCalls.map((call) => ({ ...wireToolCall(call), function: { name: call.name, arguments: call.arguments } })),
+          }),
+          annotations,
+        },
       },
-    }],
+    ],
     usage,
     system_fingerprint: 'fp_sim',
     service_tier: 'default',
@@ -112,9 +118,19 @@ interface StreamShape {
 
 function streamEvents(id: string, model: string, plan: ReplyPlan, shape: StreamShape, usage: object | undefined): SseEvent[] {
   const chunk = (choices: object[], extra: object = {}): SseEvent => ({
-    data: { id, object: 'chat.completion.chunk', created: CREATED, model, system_fingerprint: 'fp_sim', choices, ...(usage !== undefined && { usage: null }), ...extra },
+    data: {
+      id,
+      object: 'chat.completion.chunk',
+      created: CREATED,
+      model,
+      system_fingerprint: 'fp_sim',
+      choices,
+      ...(usage !== undefined && { usage: null }),
+      ...extra,
+    },
   });
-  const delta = (value: object, finish: string | null = null, logprobs: object | null = null) => chunk([{ index: 0, delta: value, logprobs, finish_reason: finish }]);
+  const delta = (value: object, finish: string | null = null, logprobs: object | null = null) =>
+    chunk([{ index: 0, delta: value, logprobs, finish_reason: finish }]);
   const events: SseEvent[] = [delta({ role: 'assistant', content: '', refusal: null })];
   for (const piece of tokenize(shape.reasoningText ?? '')) events.push(delta({ reasoning_content: piece }));
   // Each text chunk is one token: its logprobs ride on it.
@@ -197,12 +213,17 @@ function replyInput(body: any): ReplyInput {
   return {
     lastUserText: textOf(lastUser?.content),
     toolResults: tail.map((message) => textOf(message.content)),
-    tools: (body.tools ?? []).filter((tool: any) => tool.type === 'function').map((tool: any) => ({ name: tool.function.name, parameters: tool.function.parameters })),
+    tools: (body.tools ?? [])
+      .filter((tool: any) => tool.type === 'function')
+      .map((tool: any) => ({ name: tool.function.name, parameters: tool.function.parameters })),
     toolChoice: typeof choice === 'object' && choice !== null ? { name: choice.function?.name } : (choice ?? 'auto'),
     parallelToolCalls: body.parallel_tool_calls !== false,
     format:
-      format?.type === 'json_schema' ? { kind: 'json_schema', schema: format.json_schema?.schema ?? {} } :
-      format?.type === 'json_object' ? { kind: 'json_object' } : { kind: 'text' },
+      format?.type === 'json_schema'
+        ? { kind: 'json_schema', schema: format.json_schema?.schema ?? {} }
+        : format?.type === 'json_object'
+          ? { kind: 'json_object' }
+          : { kind: 'text' },
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
     reasoning: typeof body.reasoning_effort === 'string' && body.reasoning_effort !== 'none',
   };

@@ -52,7 +52,20 @@ export interface ReasoningItem {
 export const SEARCH_RESULT = { url: 'https://example.com/sim-result', title: 'Simulated result' };
 
 /** Parameters of the Chat format that the Responses API answers with 400. */
-const CHAT_ONLY = ['messages', 'stop', 'seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'max_tokens', 'max_completion_tokens', 'response_format', 'reasoning_effort', 'stream_options', 'n'];
+const CHAT_ONLY = [
+  'messages',
+  'stop',
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logprobs',
+  'max_tokens',
+  'max_completion_tokens',
+  'response_format',
+  'reasoning_effort',
+  'stream_options',
+  'n',
+];
 
 const CREATED = 1_700_000_000;
 
@@ -78,9 +91,13 @@ export async function startOpenAIResponsesSimulator(options: OpenAIResponsesSimu
 
 export function responsesErrorBody(status: number, message: string): object {
   const [type, code] =
-    status === 429 ? ['requests', 'rate_limit_exceeded'] :
-    status === 401 ? ['invalid_request_error', 'invalid_api_key'] :
-    status >= 500 ? ['server_error', null] : ['invalid_request_error', null];
+    status === 429
+      ? ['requests', 'rate_limit_exceeded']
+      : status === 401
+        ? ['invalid_request_error', 'invalid_api_key']
+        : status >= 500
+          ? ['server_error', null]
+          : ['invalid_request_error', null];
   return { error: { message, type, param: null, code } };
 }
 
@@ -94,7 +111,9 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAIRes
   const body = request.body;
   const rejected = CHAT_ONLY.find((name) => body?.[name] !== undefined);
   if (rejected !== undefined) {
-    return reply.json(400, { error: { message: `Unsupported parameter: '${rejected}'.`, type: 'invalid_request_error', param: rejected, code: 'unsupported_parameter' } });
+    return reply.json(400, {
+      error: { message: `Unsupported parameter: '${rejected}'.`, type: 'invalid_request_error', param: rejected, code: 'unsupported_parameter' },
+    });
   }
   if (typeof body?.model !== 'string' || body.input === undefined) {
     return reply.json(400, responsesErrorBody(400, "Missing required parameter: 'input'."));
@@ -136,7 +155,10 @@ function invalidReplay(items: readonly any[], state: State): { status: number; m
     }
     const required = item?.type === 'function_call' ? state.requiredReasoning.get(item.call_id) : undefined;
     if (required !== undefined && !items.slice(0, position).some((earlier) => earlier?.type === 'reasoning' && earlier.id === required.reasoningId)) {
-      return { status: 400, message: `Item '${required.callItemId}' of type 'function_call' was provided without its required 'reasoning' item: '${required.reasoningId}'.` };
+      return {
+        status: 400,
+        message: `Item '${required.callItemId}' of type 'function_call' was provided without its required 'reasoning' item: '${required.reasoningId}'.`,
+      };
     }
   }
   return undefined;
@@ -202,12 +224,14 @@ function buildOutput(plan: ReplyPlan, counter: number, shape: OutputShape): Buil
       type: 'message',
       status: plan.truncated ? 'incomplete' : 'completed',
       role: 'assistant',
-      content: [{
-        type: 'output_text',
-        text,
-        annotations: cited ? [{ type: 'url_citation', start_index: 0, end_index: text.length, url: SEARCH_RESULT.url, title: SEARCH_RESULT.title }] : [],
-        logprobs: [],
-      }],
+      content: [
+        {
+          type: 'output_text',
+          text,
+          annotations: cited ? [{ type: 'url_citation', start_index: 0, end_index: text.length, url: SEARCH_RESULT.url, title: SEARCH_RESULT.title }] : [],
+          logprobs: [],
+        },
+      ],
     });
     deltas.push([...plan.textChunks]);
   }
@@ -270,7 +294,10 @@ function streamEvents(final: ReturnType<typeof responseObject>, built: BuiltOutp
         break;
       case 'web_search_call':
         // The query is known only once the call is done.
-        emit('response.output_item.added', { output_index: outputIndex, item: { id: item.id, type: 'web_search_call', status: 'in_progress', action: { type: 'search' } } });
+        emit('response.output_item.added', {
+          output_index: outputIndex,
+          item: { id: item.id, type: 'web_search_call', status: 'in_progress', action: { type: 'search' } },
+        });
         emit('response.web_search_call.in_progress', base);
         emit('response.web_search_call.searching', base);
         emit('response.web_search_call.completed', base);
@@ -321,12 +348,17 @@ function replyInput(body: any, items: readonly any[]): ReplyInput {
   return {
     lastUserText: textOf(lastUser?.content),
     toolResults: tail.map((item) => textOf(item.output)),
-    tools: (body.tools ?? []).filter((tool: any) => tool.type === 'function').map((tool: any) => ({ name: tool.name, parameters: tool.parameters ?? undefined })),
+    tools: (body.tools ?? [])
+      .filter((tool: any) => tool.type === 'function')
+      .map((tool: any) => ({ name: tool.name, parameters: tool.parameters ?? undefined })),
     toolChoice: typeof choice === 'object' && choice !== null ? { name: choice.name } : (choice ?? 'auto'),
     parallelToolCalls: body.parallel_tool_calls !== false,
     format:
-      format?.type === 'json_schema' ? { kind: 'json_schema', schema: format.schema ?? {} } :
-      format?.type === 'json_object' ? { kind: 'json_object' } : { kind: 'text' },
+      format?.type === 'json_schema'
+        ? { kind: 'json_schema', schema: format.schema ?? {} }
+        : format?.type === 'json_object'
+          ? { kind: 'json_object' }
+          : { kind: 'text' },
     maxOutputTokens: body.max_output_tokens,
     reasoning: typeof body.reasoning?.effort === 'string' && body.reasoning.effort !== 'none',
   };

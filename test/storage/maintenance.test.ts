@@ -26,18 +26,54 @@ test('maintenance releases expired reservations and deletes expired rows on its 
     await store.addCredit(owner, 100n);
     const reservation = (await store.reserve({ owner, amount: 60n, requestId: null, expiresAt: 2_000 }))!;
     await store.beginIdempotent({
-      keyId: 'key_1', route: 'chat', idempotencyKey: 'k', bodyHash: 'h', now: 1_000, lockedUntil: 1_500, expiresAt: 2_000,
+      keyId: 'key_1',
+      route: 'chat',
+      idempotencyKey: 'k',
+      bodyHash: 'h',
+      now: 1_000,
+      lockedUntil: 1_500,
+      expiresAt: 2_000,
     });
     await store.createJob({
-      id: 'video_1', kind: 'video', owner, keyId: 'key_1', status: 'queued', payload: null, result: null,
-      reservationId: null, createdAt: 1_000, expiresAt: 2_000,
+      id: 'video_1',
+      kind: 'video',
+      owner,
+      keyId: 'key_1',
+      status: 'queued',
+      payload: null,
+      result: null,
+      reservationId: null,
+      createdAt: 1_000,
+      expiresAt: 2_000,
     });
-    await store.recordRequests([{
-      id: 'req_1', owner, keyId: 'key_1', route: 'chat', model: 'm', provider: 'p', upstreamModel: 'u', status: 'completed',
-      httpStatus: 200, stream: false, inputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 1,
-      reasoningTokens: 0, searchUnits: 0, cost: 1n, errorCode: null, createdAt: 1_000, durationMs: 1, firstByteMs: null,
-      output: null, blobKeys: [], expiresAt: 2_000,
-    }]);
+    await store.recordRequests([
+      {
+        id: 'req_1',
+        owner,
+        keyId: 'key_1',
+        route: 'chat',
+        model: 'm',
+        provider: 'p',
+        upstreamModel: 'u',
+        status: 'completed',
+        httpStatus: 200,
+        stream: false,
+        inputTokens: 1,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 1,
+        reasoningTokens: 0,
+        searchUnits: 0,
+        cost: 1n,
+        errorCode: null,
+        createdAt: 1_000,
+        durationMs: 1,
+        firstByteMs: null,
+        output: null,
+        blobKeys: [],
+        expiresAt: 2_000,
+      },
+    ]);
 
     const maintenance = startMaintenance(store, { intervalMs: 5, now: () => clock, logger });
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -52,7 +88,13 @@ test('maintenance releases expired reservations and deletes expired rows on its 
     assert.equal(await store.getRequest('req_1'), null);
     assert.deepEqual(
       await store.beginIdempotent({
-        keyId: 'key_1', route: 'chat', idempotencyKey: 'k', bodyHash: 'other', now: 3_000, lockedUntil: 4_000, expiresAt: 5_000,
+        keyId: 'key_1',
+        route: 'chat',
+        idempotencyKey: 'k',
+        bodyHash: 'other',
+        now: 3_000,
+        lockedUntil: 4_000,
+        expiresAt: 5_000,
       }),
       { state: 'started' },
     );

@@ -48,15 +48,16 @@ storeContract(
 describe('postgres specifics', () => {
   test('instances starting at once on a new schema apply each migration exactly once', async () => {
     const schema = newSchema();
-    const stores = await Promise.all(
-      Array.from({ length: 4 }, () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 2 })),
-    );
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 2 })));
     await Promise.all(stores.map((store) => store.close()));
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await client.connect();
     try {
       const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      assert.deepEqual(rows.map((row) => row.version), POSTGRES_MIGRATIONS.map((migration) => migration.version));
+      assert.deepEqual(
+        rows.map((row) => row.version),
+        POSTGRES_MIGRATIONS.map((migration) => migration.version),
+      );
     } finally {
       await client.end();
     }
@@ -68,13 +69,10 @@ describe('postgres specifics', () => {
   });
 
   test('schema names are plain identifiers', async () => {
-    await assert.rejects(
-      openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: 'x; DROP TABLE y' }),
-      RangeError,
-    );
+    await assert.rejects(openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: 'x; DROP TABLE y' }), RangeError);
   });
 
-  test('a live instance releases the holds of an instance whose heartbeat lapsed, never a live one\'s', async () => {
+  test("a live instance releases the holds of an instance whose heartbeat lapsed, never a live one's", async () => {
     const schema = newSchema();
     const heartbeat = { lapseMs: 900 };
     const open = (databaseUrl = TEST_DATABASE_URL) => openStore({ databaseUrl, dataDir, schema, poolSize: 2, heartbeat });
@@ -140,8 +138,7 @@ describe('postgres specifics', () => {
         await waitFor(() => warnings.includes('idle PostgreSQL connection failed'));
         await assert.rejects(
           store.currentVersion(),
-          (error: unknown) =>
-            error instanceof GatewayError && error.status === 503 && error.code === 'storage_unavailable' && error.retryable,
+          (error: unknown) => error instanceof GatewayError && error.status === 503 && error.code === 'storage_unavailable' && error.retryable,
         );
       } finally {
         await store.close();
@@ -157,7 +154,10 @@ async function startProxy(target: URL): Promise<{ port: number; shutDown(): Prom
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const [socket, peer] of [[client, upstream], [upstream, client]]) {
+    for (const [socket, peer] of [
+      [client, upstream],
+      [upstream, client],
+    ]) {
       sockets.add(socket);
       socket.on('error', () => socket.destroy());
       socket.on('close', () => {

@@ -38,8 +38,14 @@ describe('sqlite specifics', () => {
     const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
     try {
       assert.equal(db.prepare('PRAGMA journal_mode').get()?.journal_mode, 'wal');
-      const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all().map((row) => row.version);
-      assert.deepEqual(versions, SQLITE_MIGRATIONS.map((migration) => migration.version));
+      const versions = db
+        .prepare('SELECT version FROM schema_migrations ORDER BY version')
+        .all()
+        .map((row) => row.version);
+      assert.deepEqual(
+        versions,
+        SQLITE_MIGRATIONS.map((migration) => migration.version),
+      );
     } finally {
       db.close();
     }
@@ -81,18 +87,36 @@ describe('sqlite specifics', () => {
       assert.deepEqual(reservationRows.all(), [], 'nothing written yet');
       await store.settle(settled.id, 150n);
       await sleep(GROUP_COMMIT_MS * 10);
-      assert.deepEqual(reservationRows.all().map((row) => ({ ...row })), [{ status: 'settled', n: 1 }], 'written once, closed, by the group timer');
+      assert.deepEqual(
+        reservationRows.all().map((row) => ({ ...row })),
+        [{ status: 'settled', n: 1 }],
+        'written once, closed, by the group timer',
+      );
       assert.deepEqual({ ...walletRow.get(account.id) }, { balance: 850, reserved: 0 });
 
       const held = await store.reserve({ owner, amount: 300n, requestId: null, expiresAt: Date.now() + 60_000 });
       assert.ok(held);
       const deadline = Date.now() + WRITE_OPEN_AFTER_MS + 5_000;
       while (reservationRows.all().length < 2 && Date.now() < deadline) await sleep(50);
-      assert.deepEqual(reservationRows.all().map((row) => ({ ...row })), [{ status: 'open', n: 1 }, { status: 'settled', n: 1 }], 'an aged reservation is written open');
+      assert.deepEqual(
+        reservationRows.all().map((row) => ({ ...row })),
+        [
+          { status: 'open', n: 1 },
+          { status: 'settled', n: 1 },
+        ],
+        'an aged reservation is written open',
+      );
       assert.deepEqual({ ...walletRow.get(account.id) }, { balance: 850, reserved: 300 }, 'with its hold on the wallet row');
       await store.release(held.id);
       await store.close();
-      assert.deepEqual(reservationRows.all().map((row) => ({ ...row })), [{ status: 'released', n: 1 }, { status: 'settled', n: 1 }], 'close writes what is pending');
+      assert.deepEqual(
+        reservationRows.all().map((row) => ({ ...row })),
+        [
+          { status: 'released', n: 1 },
+          { status: 'settled', n: 1 },
+        ],
+        'close writes what is pending',
+      );
       assert.deepEqual({ ...walletRow.get(account.id) }, { balance: 850, reserved: 0 });
     } finally {
       other.close();
@@ -239,9 +263,29 @@ describe('sqlite specifics', () => {
       const account = await store.createAccount({ name: 'expiring' });
       const owner = { kind: 'account', id: account.id } as const;
       const rows = Array.from({ length: 2 * EXPIRY_BATCH_ROWS + 500 }, (_, index) =>
-        requestLogRecord({ requestId: timeOrderedId('req'), owner, keyId: 'key_x', route: 'chat', stream: false, createdAt: index, durationMs: 1, status: 'completed', httpStatus: 200 }),
+        requestLogRecord({
+          requestId: timeOrderedId('req'),
+          owner,
+          keyId: 'key_x',
+          route: 'chat',
+          stream: false,
+          createdAt: index,
+          durationMs: 1,
+          status: 'completed',
+          httpStatus: 200,
+        }),
       );
-      const kept = requestLogRecord({ requestId: timeOrderedId('req'), owner, keyId: 'key_x', route: 'chat', stream: false, createdAt: Date.now(), durationMs: 1, status: 'completed', httpStatus: 200 });
+      const kept = requestLogRecord({
+        requestId: timeOrderedId('req'),
+        owner,
+        keyId: 'key_x',
+        route: 'chat',
+        stream: false,
+        createdAt: Date.now(),
+        durationMs: 1,
+        status: 'completed',
+        httpStatus: 200,
+      });
       await store.recordRequests([...rows, kept]);
       let interleaved = false;
       let interleavedBeforeTheEnd = false;
@@ -276,11 +320,24 @@ describe('sqlite specifics', () => {
       await sleep(4 * GROUP_COMMIT_MS);
       assert.equal(ran, false, 'the unit waits for the release');
       const outside = reader();
-      assert.deepEqual(outside.prepare('SELECT mark FROM marks').all().map((row) => row.mark), ['before'], 'the hold committed what was open');
+      assert.deepEqual(
+        outside
+          .prepare('SELECT mark FROM marks')
+          .all()
+          .map((row) => row.mark),
+        ['before'],
+        'the hold committed what was open',
+      );
       database.releaseWrites();
       await waiting;
       await sleep(4 * GROUP_COMMIT_MS);
-      assert.deepEqual(outside.prepare('SELECT mark FROM marks ORDER BY rowid').all().map((row) => row.mark), ['before', 'during']);
+      assert.deepEqual(
+        outside
+          .prepare('SELECT mark FROM marks ORDER BY rowid')
+          .all()
+          .map((row) => row.mark),
+        ['before', 'during'],
+      );
       outside.close();
     } finally {
       database.close();
@@ -289,7 +346,13 @@ describe('sqlite specifics', () => {
 
   test('under steady writes, the WAL is rewound after checkpoints instead of growing with every frame', async () => {
     const file = join(dataDir, 'rewind.sqlite');
-    const store = await openSqliteStore({ file, logger: silentLogger, now: Date.now, backgroundCheckpoints: true, checkpoints: { intervalMs: 40, rewindFrames: 1 } });
+    const store = await openSqliteStore({
+      file,
+      logger: silentLogger,
+      now: Date.now,
+      backgroundCheckpoints: true,
+      checkpoints: { intervalMs: 40, rewindFrames: 1 },
+    });
     try {
       const account = await store.createAccount({ name: 'steady' });
       const output = { text: 'x'.repeat(1_000) };

@@ -51,8 +51,7 @@ function harness(rows: Record<string, WalletRow>) {
     writeRequests: () => writeRequests,
     advance: (ms: number) => void (clock += ms),
     now: () => clock,
-    reserve: (owner: OwnerRef, amount: bigint, requestId: string | null = null) =>
-      book.reserve({ owner, amount, requestId, expiresAt: clock + 60_000 }),
+    reserve: (owner: OwnerRef, amount: bigint, requestId: string | null = null) => book.reserve({ owner, amount, requestId, expiresAt: clock + 60_000 }),
   };
 }
 
@@ -62,7 +61,19 @@ describe('wallet book', () => {
     assert.equal(reserve({ kind: 'account', id: 'acct_missing' }, 0n), null);
     const first = reserve(alice, 600n, 'req_1');
     assert.ok(first);
-    assert.deepEqual({ ...first, id: 'x' }, { id: 'x', owner: alice, amount: 600n, requestId: 'req_1', status: 'open', holder: { kind: 'instance', id: 'ins_this' }, createdAt: 1_000_000, expiresAt: 1_060_000 });
+    assert.deepEqual(
+      { ...first, id: 'x' },
+      {
+        id: 'x',
+        owner: alice,
+        amount: 600n,
+        requestId: 'req_1',
+        status: 'open',
+        holder: { kind: 'instance', id: 'ins_this' },
+        createdAt: 1_000_000,
+        expiresAt: 1_060_000,
+      },
+    );
     assert.equal(reserve(alice, 301n), null);
     assert.ok(reserve(alice, 300n));
     assert.deepEqual(book.balance(alice), { balance: 1_000n, reserved: 1_000n, available: 0n });
@@ -104,7 +115,11 @@ describe('wallet book', () => {
   test('a reservation open for WRITE_OPEN_AFTER_MS is written open with its hold on the row, then closed by id', () => {
     const h = harness({ acct_alice: { balance: 1_000n, reserved: 0n } });
     const reservation = h.reserve(alice, 300n)!;
-    assert.deepEqual(h.wakes.map((wake) => wake.delayMs), [WRITE_OPEN_AFTER_MS], 'one wake-up, when it comes of age');
+    assert.deepEqual(
+      h.wakes.map((wake) => wake.delayMs),
+      [WRITE_OPEN_AFTER_MS],
+      'one wake-up, when it comes of age',
+    );
     h.advance(1);
     h.reserve(alice, 10n);
     assert.equal(h.wakes.length, 1, 'never more than one pending');
@@ -117,7 +132,11 @@ describe('wallet book', () => {
       ['insert', reservation.id, 'open', null],
       ['wallet', 'acct_alice', 0n, 300n],
     ]);
-    assert.deepEqual(h.wakes.map((wake) => wake.delayMs), [WRITE_OPEN_AFTER_MS, 1], 'the next one when the younger comes of age');
+    assert.deepEqual(
+      h.wakes.map((wake) => wake.delayMs),
+      [WRITE_OPEN_AFTER_MS, 1],
+      'the next one when the younger comes of age',
+    );
     h.book.close(h.book.open(reservation.id)!, 'settled', 50n, null);
     assert.deepEqual(h.write(), [
       ['close', reservation.id, 'settled', h.now()],
@@ -136,10 +155,14 @@ describe('wallet book', () => {
     h.wallets.set('acct_alice', before!); // the rollback
     h.book.lost();
     assert.deepEqual(h.book.balance(alice), { balance: 1_000n, reserved: 300n, available: 700n }, 'the hold is unwritten again, still held');
-    assert.deepEqual(h.write(), [
-      ['insert', reservation.id, 'open', null],
-      ['wallet', 'acct_alice', 0n, 300n],
-    ], 'written open again');
+    assert.deepEqual(
+      h.write(),
+      [
+        ['insert', reservation.id, 'open', null],
+        ['wallet', 'acct_alice', 0n, 300n],
+      ],
+      'written open again',
+    );
   });
 
   test('resync takes balances from the rows and drops wallets without holds', () => {
@@ -196,7 +219,16 @@ describe('wallet book', () => {
 
   test('adopt takes over a reservation written open by an earlier run: its hold is already on the row', () => {
     const h = harness({ acct_alice: { balance: 500n, reserved: 200n } });
-    const earlier: Reservation = { id: 'res_earlier', owner: alice, amount: 200n, requestId: 'req_e', status: 'open', holder: null, createdAt: 1, expiresAt: 2_000_000 };
+    const earlier: Reservation = {
+      id: 'res_earlier',
+      owner: alice,
+      amount: 200n,
+      requestId: 'req_e',
+      status: 'open',
+      holder: null,
+      createdAt: 1,
+      expiresAt: 2_000_000,
+    };
     const entry = h.book.adopt(earlier);
     assert.deepEqual(h.book.balance(alice), { balance: 500n, reserved: 200n, available: 300n });
     h.book.close(entry, 'settled', 150n, null);

@@ -26,12 +26,7 @@ function ownerInput(command: ParsedCommand): OwnerInput {
 }
 
 /** A command that names one owner prints it with its balance. */
-async function printOwner<Owner extends Identified>(
-  context: CommandContext,
-  operations: AdminOperations,
-  kind: OwnerKind<Owner>,
-  owner: Owner,
-): Promise<void> {
+async function printOwner<Owner extends Identified>(context: CommandContext, operations: AdminOperations, kind: OwnerKind<Owner>, owner: Owner): Promise<void> {
   context.output.record(kind.view(owner, await operations.getBalance({ kind: kind.kind, id: owner.id })));
 }
 
@@ -85,7 +80,10 @@ export const accountCommands: readonly Command[] = [
     usage: '',
     async run(_command, context) {
       const accounts = await (await context.operations()).listAccounts();
-      context.output.list(accounts.map((account) => accountView(account)), ['id', 'name', 'organization_id', ...OWNER_COLUMNS.slice(2)]);
+      context.output.list(
+        accounts.map((account) => accountView(account)),
+        ['id', 'name', 'organization_id', ...OWNER_COLUMNS.slice(2)],
+      );
     },
   },
   showCommand(ACCOUNT, (operations, id) => operations.getAccount(id)),
@@ -110,7 +108,10 @@ export const organizationCommands: readonly Command[] = [
     usage: '',
     async run(_command, context) {
       const organizations = await (await context.operations()).listOrganizations();
-      context.output.list(organizations.map((organization) => organizationView(organization)), OWNER_COLUMNS);
+      context.output.list(
+        organizations.map((organization) => organizationView(organization)),
+        OWNER_COLUMNS,
+      );
     },
   },
   showCommand(ORGANIZATION, (operations, id) => operations.getOrganization(id)),

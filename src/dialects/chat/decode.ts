@@ -62,9 +62,7 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage,
     user: body.user,
-    cache: body.gateway?.cache === undefined && body.gateway?.cache_ttl === undefined
-      ? undefined
-      : { mode: body.gateway.cache, ttl: body.gateway.cache_ttl },
+    cache: body.gateway?.cache === undefined && body.gateway?.cache_ttl === undefined ? undefined : { mode: body.gateway.cache, ttl: body.gateway.cache_ttl },
     provider: decodeProviderPreferences(body),
     extraBody: body.extra_body && Object.keys(body.extra_body).length ? body.extra_body : undefined,
   };
@@ -187,7 +185,7 @@ function decodeImage(image: { url: string; detail?: 'auto' | 'low' | 'high' }, p
   const detail = image.detail === undefined ? {} : { detail: image.detail };
   if (/^https?:\/\//i.test(image.url)) return { type: 'image', source: { kind: 'url', url: image.url }, ...detail };
   const data = parseDataUrl(image.url);
-  if (!data || !data.mediaType.startsWith('image/')) {
+  if (!data?.mediaType.startsWith('image/')) {
     throw errors.invalidValue(param, `'${param}' must be an http(s) URL or a data:image/...;base64 URL.`);
   }
   return { type: 'image', source: { kind: 'base64', mediaType: data.mediaType, data: data.data }, ...detail };

@@ -107,12 +107,14 @@ export function encodeChatCompletion(result: CanonicalResult, call: TextCall, se
     object: 'chat.completion',
     created: Math.floor(call.createdAt / 1000),
     model: call.modelId,
-    choices: [{
-      index: 0,
-      message,
-      logprobs: result.logprobs === undefined ? null : encodeLogprobs(result.logprobs),
-      finish_reason: encodeFinishReason(result.finish.reason),
-    }],
+    choices: [
+      {
+        index: 0,
+        message,
+        logprobs: result.logprobs === undefined ? null : encodeLogprobs(result.logprobs),
+        finish_reason: encodeFinishReason(result.finish.reason),
+      },
+    ],
     usage: encodeUsage(settlement.usage),
   };
   const webSearch = encodeWebSearch(call, result.webSearch, settlement);

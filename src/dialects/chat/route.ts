@@ -29,16 +29,20 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
   app.addHook('onClose', () => pipeline.close());
   app.post<{ Body: ChatCompletionBody }>(
     '/v1/chat/completions',
-    withIdempotency(deps, { route: 'chat', resultHeaders: [COST_HEADER], pipeline }, {
-      schema: {
-        summary: 'Create a chat completion',
-        tags: ['chat'],
-        body: ChatCompletionRequest,
+    withIdempotency(
+      deps,
+      { route: 'chat', resultHeaders: [COST_HEADER], pipeline },
+      {
+        schema: {
+          summary: 'Create a chat completion',
+          tags: ['chat'],
+          body: ChatCompletionRequest,
+        },
+        // Authentication before body validation: an unauthenticated caller learns nothing about the body.
+        onRequest: deps.authenticator.require('chat'),
+        onError: rejectionRecorder(pipeline, 'chat', deps.now),
       },
-      // Authentication before body validation: an unauthenticated caller learns nothing about the body.
-      onRequest: deps.authenticator.require('chat'),
-      onError: rejectionRecorder(pipeline, 'chat', deps.now),
-    }),
+    ),
     async (request, reply) => {
       const { request: canonical, names } = decodeChatRequest(request.body);
       const input = {

@@ -34,8 +34,7 @@ const FilePart = StrictObject({
   }),
 });
 
-const parts = <T extends Parameters<typeof Tagged>[1]>(variants: T) =>
-  Type.Array(Tagged('type', variants), { maxItems: MAX_CONTENT_PARTS });
+const parts = <T extends Parameters<typeof Tagged>[1]>(variants: T) => Type.Array(Tagged('type', variants), { maxItems: MAX_CONTENT_PARTS });
 
 const TextContent = ArrayOr(parts([TextPart]), Type.String());
 

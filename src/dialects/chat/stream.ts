@@ -58,9 +58,12 @@ export function chatFrameEncoder(run: StreamRun, includeUsage: boolean): (event:
         const index = toolIndexes.size;
         toolIndexes.set(event.index, index);
         const extra = extraContentOf(event.extraContent, event.signature);
-        return role() + chunk({
-          tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' }, ...(extra ? { extra_content: extra } : {}) }],
-        });
+        return (
+          role() +
+          chunk({
+            tool_calls: [{ index, id: event.id, type: 'function', function: { name: event.name, arguments: '' }, ...(extra ? { extra_content: extra } : {}) }],
+          })
+        );
       }
       case 'tool-call-delta': {
         const index = toolIndexes.get(event.index);
@@ -75,7 +78,7 @@ export function chatFrameEncoder(run: StreamRun, includeUsage: boolean): (event:
           const usage: ChatUsage & { cost: string } = { ...encodeUsage(settlement.usage), cost: formatUsd(settlement.charged) };
           frames += frame({ ...base, choices: [], usage });
         }
-        return frames + 'data: [DONE]\n\n';
+        return `${frames}data: [DONE]\n\n`;
       }
       case 'error':
         return frame(event.error.toEnvelope());

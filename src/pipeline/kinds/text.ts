@@ -35,7 +35,13 @@ export type TextCall = ServedCall<CanonicalRequest>;
 export type TextSettlement = Settlement<TextMeter>;
 
 /** The meter of a text call on the route that served it; `succeeded` is false for a cut-off stream. */
-export function textMeter(request: CanonicalRequest, endpoint: RouteEndpoint, usage: Usage, webSearch: WebSearchInfo | undefined, succeeded: boolean): TextMeter {
+export function textMeter(
+  request: CanonicalRequest,
+  endpoint: RouteEndpoint,
+  usage: Usage,
+  webSearch: WebSearchInfo | undefined,
+  succeeded: boolean,
+): TextMeter {
   return { usage, searchUnits: searchUnits(endpoint.prices, request.webSearch === true, webSearch, succeeded) };
 }
 
@@ -45,8 +51,7 @@ export const TEXT: OutputKind<TextTypes> = {
   capability: CHAT,
   unservable: 'text generation',
   estimate: (request) => new PromptSize(request),
-  check: (request, endpoint, protocol, prompt) =>
-    checkRoute({ request, endpoint, unsupportedParameters: protocol.unsupportedParameters, prompt }),
+  check: (request, endpoint, protocol, prompt) => checkRoute({ request, endpoint, unsupportedParameters: protocol.unsupportedParameters, prompt }),
   quote: (request, endpoint, prompt) => quoteEndpoint(request, endpoint, prompt.forQuote),
   meter(request, result, endpoint) {
     const finished = failOnErrorFinish(result);

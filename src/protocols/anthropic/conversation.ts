@@ -11,15 +11,7 @@
  *   rejects thinking blocks it did not sign. A turn replayed without signed reasoning (a chat
  *   client's) starts with the thinking blocks its tool calls carry (see blocks.ts).
  */
-import type {
-  AssistantContentPart,
-  CacheControl,
-  CanonicalRequest,
-  DocumentPart,
-  ImagePart,
-  ToolResultPart,
-  UserContentPart,
-} from '../../canonical/index.ts';
+import type { AssistantContentPart, CacheControl, CanonicalRequest, DocumentPart, ImagePart, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
 import { toolArgumentsObject } from '../tool-arguments.ts';
 import { thinkingBlockOf, thinkingOfToolCall } from './blocks.ts';
 import type {
@@ -55,7 +47,7 @@ export function anthropicMessages(request: CanonicalRequest): AnthropicMessage[]
         append({ role: 'user', content: message.content.map(toolResultBlock) });
         break;
       case 'assistant':
-        append({ role: 'assistant', content: assistantBlocks(message.content, request) });
+        append({ role: 'assistant', content: assistantBlocks(message.content) });
         break;
       default: {
         const unknown: never = message;
@@ -119,19 +111,19 @@ function toolResultBlock(part: ToolResultPart): AnthropicToolResultBlock {
   };
 }
 
-function assistantBlocks(content: readonly AssistantContentPart[], request: CanonicalRequest): AnthropicAssistantBlock[] {
+function assistantBlocks(content: readonly AssistantContentPart[]): AnthropicAssistantBlock[] {
   const replayed = content.some((part) => thinkingBlockOf(part) !== undefined);
   const carried = replayed ? [] : content.flatMap((part) => (part.type === 'tool_call' ? thinkingOfToolCall(part.signature) : []));
-  return [...carried, ...content.flatMap((part) => assistantBlock(part, request))];
+  return [...carried, ...content.flatMap((part) => assistantBlock(part))];
 }
 
-function assistantBlock(part: AssistantContentPart, request: CanonicalRequest): AnthropicAssistantBlock[] {
+function assistantBlock(part: AssistantContentPart): AnthropicAssistantBlock[] {
   switch (part.type) {
     case 'text':
       // The API rejects empty text blocks; an empty text carries nothing to replay.
       return part.text === '' ? [] : [{ type: 'text', text: part.text }];
     case 'tool_call':
-      return [{ type: 'tool_use', id: part.id, name: part.name, input: toolArgumentsObject(part, request) }];
+      return [{ type: 'tool_use', id: part.id, name: part.name, input: toolArgumentsObject(part) }];
     case 'reasoning': {
       const block = thinkingBlockOf(part);
       return block === undefined ? [] : [block];

@@ -69,7 +69,13 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       }
       case 'thinking': {
         const index = nextIndex++;
-        blocks.set(wireIndex, { kind: 'reasoning', index, redacted: false, text: block.thinking ?? '', ...(block.signature ? { signature: block.signature } : {}) });
+        blocks.set(wireIndex, {
+          kind: 'reasoning',
+          index,
+          redacted: false,
+          text: block.thinking ?? '',
+          ...(block.signature ? { signature: block.signature } : {}),
+        });
         return [{ type: 'reasoning-start', index }, ...(block.thinking ? [{ type: 'reasoning-delta' as const, index, text: block.thinking }] : [])];
       }
       case 'redacted_thinking': {
@@ -137,7 +143,9 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       case 'reasoning': {
         const signature = anthropicSignature(block.signature);
         if (signature !== undefined) {
-          thinking.push(block.redacted ? { type: 'redacted_thinking', data: signature.value } : { type: 'thinking', thinking: block.text, signature: signature.value });
+          thinking.push(
+            block.redacted ? { type: 'redacted_thinking', data: signature.value } : { type: 'thinking', thinking: block.text, signature: signature.value },
+          );
         }
         return [{ type: 'reasoning-end', index: block.index, ...(signature && { signature }) }];
       }

@@ -33,14 +33,14 @@ export function anthropicReasoning(request: CanonicalRequest, endpoint: RouteEnd
   if (reasoning === undefined) return {};
   switch (reasoning.kind) {
     case 'budget':
-      checkBudget(request, reasoning.budgetTokens, maxTokens);
+      checkBudget(reasoning.budgetTokens, maxTokens);
       return { thinking: { type: 'enabled', budget_tokens: reasoning.budgetTokens } };
     case 'adaptive':
       return { thinking: { type: 'adaptive' } };
     case 'disabled':
       return { thinking: { type: 'disabled' } };
     case 'effort':
-      return effortReasoning(request, reasoning.effort, endpoint, maxTokens);
+      return effortReasoning(reasoning.effort, endpoint, maxTokens);
     default: {
       const unknown: never = reasoning;
       throw new Error(`unknown reasoning request ${JSON.stringify(unknown)}`);
@@ -48,7 +48,7 @@ export function anthropicReasoning(request: CanonicalRequest, endpoint: RouteEnd
   }
 }
 
-function effortReasoning(request: CanonicalRequest, effort: ReasoningEffort, endpoint: RouteEndpoint, maxTokens: number): AnthropicReasoning {
+function effortReasoning(effort: ReasoningEffort, endpoint: RouteEndpoint, maxTokens: number): AnthropicReasoning {
   if (effort === 'none') return { thinking: { type: 'disabled' } };
   if (endpoint.capabilities.thinking_manual === false) return { thinking: { type: 'adaptive' }, effort };
   const budget = Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens * BUDGET_SHARE[effort]));
@@ -61,10 +61,7 @@ function effortReasoning(request: CanonicalRequest, effort: ReasoningEffort, end
   return { thinking: { type: 'enabled', budget_tokens: budget } };
 }
 
-function checkBudget(request: CanonicalRequest, budget: number, maxTokens: number): void {
+function checkBudget(budget: number, maxTokens: number): void {
   if (budget >= MIN_THINKING_BUDGET && budget < maxTokens) return;
-  throw rejectParameter(
-    'reasoning',
-    `The thinking budget must be at least ${MIN_THINKING_BUDGET} tokens and below max_tokens (${maxTokens}); got ${budget}.`,
-  );
+  throw rejectParameter('reasoning', `The thinking budget must be at least ${MIN_THINKING_BUDGET} tokens and below max_tokens (${maxTokens}); got ${budget}.`);
 }

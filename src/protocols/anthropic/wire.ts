@@ -14,13 +14,9 @@ export interface AnthropicCacheControl {
   ttl?: '5m' | '1h';
 }
 
-export type AnthropicImageSource =
-  | { type: 'base64'; media_type: string; data: string }
-  | { type: 'url'; url: string };
+export type AnthropicImageSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
 
-export type AnthropicDocumentSource =
-  | { type: 'base64'; media_type: string; data: string }
-  | { type: 'text'; media_type: 'text/plain'; data: string };
+export type AnthropicDocumentSource = { type: 'base64'; media_type: string; data: string } | { type: 'text'; media_type: 'text/plain'; data: string };
 
 export interface AnthropicTextBlock {
   type: 'text';
@@ -70,9 +66,7 @@ export interface AnthropicRedactedThinkingBlock {
 export type AnthropicUserBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolResultBlock;
 export type AnthropicAssistantBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
 
-export type AnthropicMessage =
-  | { role: 'user'; content: AnthropicUserBlock[] }
-  | { role: 'assistant'; content: AnthropicAssistantBlock[] };
+export type AnthropicMessage = { role: 'user'; content: AnthropicUserBlock[] } | { role: 'assistant'; content: AnthropicAssistantBlock[] };
 
 export interface AnthropicTool {
   name: string;
@@ -95,10 +89,7 @@ export type AnthropicToolChoice =
   | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
   | { type: 'none' };
 
-export type AnthropicThinking =
-  | { type: 'enabled'; budget_tokens: number }
-  | { type: 'adaptive' }
-  | { type: 'disabled' };
+export type AnthropicThinking = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' } | { type: 'disabled' };
 
 export type AnthropicEffort = 'low' | 'medium' | 'high';
 

@@ -11,15 +11,7 @@
  *   reasoning means nothing to Gemini and is dropped.
  * - Image URLs are sent as `fileData` with the media type their extension tells, when it does.
  */
-import type {
-  AssistantContentPart,
-  CanonicalRequest,
-  DocumentPart,
-  ImagePart,
-  Message,
-  ToolResultPart,
-  UserContentPart,
-} from '../../canonical/index.ts';
+import type { AssistantContentPart, CanonicalRequest, DocumentPart, ImagePart, Message, ToolResultPart, UserContentPart } from '../../canonical/index.ts';
 import { rejectParameter } from '../../policy/violation.ts';
 import { toolArgumentsObject } from '../tool-arguments.ts';
 import { thoughtSignatureOf, upstreamCallId } from './signatures.ts';
@@ -33,7 +25,7 @@ export function geminiContents(request: CanonicalRequest): GeminiContent[] {
   const callNames = toolCallNames(request.messages);
   const contents: GeminiContent[] = [];
   for (const message of request.messages) {
-    const turn = contentFor(message, request, callNames);
+    const turn = contentFor(message, callNames);
     if (turn.parts.length === 0) continue;
     const last = contents.at(-1);
     if (last?.role === turn.role) last.parts.push(...turn.parts);
@@ -45,14 +37,14 @@ export function geminiContents(request: CanonicalRequest): GeminiContent[] {
   return contents;
 }
 
-function contentFor(message: Message, request: CanonicalRequest, callNames: ReadonlyMap<string, string>): GeminiContent {
+function contentFor(message: Message, callNames: ReadonlyMap<string, string>): GeminiContent {
   switch (message.role) {
     case 'user':
-      return { role: 'user', parts: message.content.map((part) => userPart(part, request, callNames)) };
+      return { role: 'user', parts: message.content.map((part) => userPart(part, callNames)) };
     case 'tool':
-      return { role: 'user', parts: message.content.map((part) => functionResponsePart(part, request, callNames)) };
+      return { role: 'user', parts: message.content.map((part) => functionResponsePart(part, callNames)) };
     case 'assistant':
-      return { role: 'model', parts: message.content.flatMap((part) => modelParts(part, request)) };
+      return { role: 'model', parts: message.content.flatMap((part) => modelParts(part)) };
     default: {
       const unknown: never = message;
       throw new Error(`unknown role ${JSON.stringify(unknown)}`);
@@ -60,7 +52,7 @@ function contentFor(message: Message, request: CanonicalRequest, callNames: Read
   }
 }
 
-function userPart(part: UserContentPart, request: CanonicalRequest, callNames: ReadonlyMap<string, string>): GeminiPart {
+function userPart(part: UserContentPart, callNames: ReadonlyMap<string, string>): GeminiPart {
   switch (part.type) {
     case 'text':
       return { text: part.text };
@@ -69,7 +61,7 @@ function userPart(part: UserContentPart, request: CanonicalRequest, callNames: R
     case 'document':
       return documentPart(part);
     case 'tool_result':
-      return functionResponsePart(part, request, callNames);
+      return functionResponsePart(part, callNames);
     default: {
       const unknown: never = part;
       throw new Error(`unknown user part ${JSON.stringify(unknown)}`);
@@ -77,17 +69,19 @@ function userPart(part: UserContentPart, request: CanonicalRequest, callNames: R
   }
 }
 
-function modelParts(part: AssistantContentPart, request: CanonicalRequest): GeminiPart[] {
+function modelParts(part: AssistantContentPart): GeminiPart[] {
   switch (part.type) {
     case 'text':
       return part.text === '' ? [] : [{ text: part.text }];
     case 'tool_call': {
       const id = upstreamCallId(part.id, part.name);
       const signature = thoughtSignatureOf(part);
-      return [{
-        functionCall: { name: part.name, args: toolArgumentsObject(part, request), ...(id !== undefined && { id }) },
-        ...(signature !== undefined && { thoughtSignature: signature }),
-      }];
+      return [
+        {
+          functionCall: { name: part.name, args: toolArgumentsObject(part), ...(id !== undefined && { id }) },
+          ...(signature !== undefined && { thoughtSignature: signature }),
+        },
+      ];
     }
     case 'reasoning':
       return part.signature?.family === 'gemini' ? [{ text: part.text, thought: true, thoughtSignature: part.signature.value }] : [];
@@ -98,7 +92,7 @@ function modelParts(part: AssistantContentPart, request: CanonicalRequest): Gemi
   }
 }
 
-function functionResponsePart(part: ToolResultPart, request: CanonicalRequest, callNames: ReadonlyMap<string, string>): GeminiPart {
+function functionResponsePart(part: ToolResultPart, callNames: ReadonlyMap<string, string>): GeminiPart {
   const name = part.name ?? callNames.get(part.toolCallId);
   if (name === undefined) {
     throw rejectParameter(

@@ -8,7 +8,16 @@ import type { Finish } from '../../canonical/index.ts';
 /** The safety family: the output was withheld or cut by a filter. */
 const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 /** The model failed to produce a usable turn. */
-const FAILED = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS', 'MALFORMED_RESPONSE', 'OTHER', 'LANGUAGE', 'NO_IMAGE', 'IMAGE_OTHER']);
+const FAILED = new Set([
+  'MALFORMED_FUNCTION_CALL',
+  'UNEXPECTED_TOOL_CALL',
+  'TOO_MANY_TOOL_CALLS',
+  'MALFORMED_RESPONSE',
+  'OTHER',
+  'LANGUAGE',
+  'NO_IMAGE',
+  'IMAGE_OTHER',
+]);
 
 export function geminiFinish(raw: string, hasToolCalls: boolean): Finish {
   if (raw === 'MAX_TOKENS') return { reason: 'length', raw };

@@ -117,4 +117,3 @@ function responseFormatConfig(format: ResponseFormat | undefined): Pick<GeminiGe
     }
   }
 }
-

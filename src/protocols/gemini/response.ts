@@ -37,7 +37,11 @@ export function parseGeminiResponse(body: unknown): CanonicalResult {
 
 function finishOf(wire: GeminiResponseWire, content: readonly AssistantContentPart[]): Finish {
   const raw = wire.candidates?.[0]?.finishReason;
-  if (raw) return geminiFinish(raw, content.some((part) => part.type === 'tool_call'));
+  if (raw)
+    return geminiFinish(
+      raw,
+      content.some((part) => part.type === 'tool_call'),
+    );
   const blockReason = wire.promptFeedback?.blockReason;
   if (blockReason) return blockedPromptFinish(blockReason);
   throw errors.malformedUpstream('a response without a finish reason');
@@ -60,11 +64,11 @@ function contentParts(parts: readonly GeminiPartWire[]): AssistantContentPart[] 
         ...(signature && { signature }),
       });
     } else if (part.thought === true) {
-      const previous = last?.type === 'reasoning' ? content.pop() as ReasoningPart : undefined;
+      const previous = last?.type === 'reasoning' ? (content.pop() as ReasoningPart) : undefined;
       const signature = geminiSignature(part.thoughtSignature) ?? previous?.signature;
       content.push({ type: 'reasoning', text: (previous?.text ?? '') + (part.text ?? ''), ...(signature && { signature }) });
     } else if (part.text) {
-      const previous = last?.type === 'text' ? content.pop() as TextPart : undefined;
+      const previous = last?.type === 'text' ? (content.pop() as TextPart) : undefined;
       content.push({ type: 'text', text: (previous?.text ?? '') + part.text });
     }
   }

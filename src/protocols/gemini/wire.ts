@@ -71,10 +71,12 @@ export interface GeminiGroundingMetadataWire {
   webSearchQueries?: string[] | null;
   searchEntryPoint?: { renderedContent?: string } | null;
   groundingChunks?: { web?: { uri?: string; title?: string } | null }[] | null;
-  groundingSupports?: {
-    segment?: { startIndex?: number; endIndex?: number; partIndex?: number; text?: string } | null;
-    groundingChunkIndices?: number[] | null;
-  }[] | null;
+  groundingSupports?:
+    | {
+        segment?: { startIndex?: number; endIndex?: number; partIndex?: number; text?: string } | null;
+        groundingChunkIndices?: number[] | null;
+      }[]
+    | null;
 }
 
 export interface GeminiCandidateWire {

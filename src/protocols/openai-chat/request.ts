@@ -58,38 +58,42 @@ export function chatBody(request: CanonicalRequest, model: string, stream: boole
 /** System blocks become leading system messages (the widest-supported role on compatible servers). */
 function chatMessages(request: CanonicalRequest): ChatMessage[] {
   const messages: ChatMessage[] = request.system.map((block) => ({ role: 'system', content: block.text }));
-  for (const message of request.messages) messages.push(...chatMessagesFor(message, request));
+  for (const message of request.messages) messages.push(...chatMessagesFor(message));
   return messages;
 }
 
-function chatMessagesFor(message: Message, request: CanonicalRequest): ChatMessage[] {
+function chatMessagesFor(message: Message): ChatMessage[] {
   switch (message.role) {
     case 'user':
-      return userMessages(message.content, message.name, request);
+      return userMessages(message.content, message.name);
     case 'assistant': {
       // Reasoning is not sent back: Chat Completions has no input field for it, and
       // compatible servers that stream `reasoning_content` reject it in input.
       const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
       const toolCalls = message.content.flatMap((part) =>
         part.type === 'tool_call'
-          ? [{
-              id: part.id,
-              type: 'function' as const,
-              function: { name: part.name, arguments: part.arguments },
-              // Replayed verbatim (docs/chat-completions.md, rule 1).
-              ...(part.extraContent !== undefined && { extra_content: part.extraContent }),
-            }]
+          ? [
+              {
+                id: part.id,
+                type: 'function' as const,
+                function: { name: part.name, arguments: part.arguments },
+                // Replayed verbatim (docs/chat-completions.md, rule 1).
+                ...(part.extraContent !== undefined && { extra_content: part.extraContent }),
+              },
+            ]
           : [],
       );
-      return [{
-        role: 'assistant',
-        content: text === '' && toolCalls.length > 0 ? null : text,
-        ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
-        ...(message.name !== undefined && { name: message.name }),
-      }];
+      return [
+        {
+          role: 'assistant',
+          content: text === '' && toolCalls.length > 0 ? null : text,
+          ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
+          ...(message.name !== undefined && { name: message.name }),
+        },
+      ];
     }
     case 'tool':
-      return message.content.map((part) => toolMessage(part, request));
+      return message.content.map((part) => toolMessage(part));
     default: {
       const unknown: never = message;
       throw new Error(`unknown role ${JSON.stringify(unknown)}`);
@@ -97,9 +101,9 @@ function chatMessagesFor(message: Message, request: CanonicalRequest): ChatMessa
   }
 }
 
-function userMessages(content: readonly UserContentPart[], name: string | undefined, request: CanonicalRequest): ChatMessage[] {
+function userMessages(content: readonly UserContentPart[], name: string | undefined): ChatMessage[] {
   return userTurnItems<ChatMessage, ChatContentPart>(content, {
-    toolResult: (part) => toolMessage(part, request),
+    toolResult: (part) => toolMessage(part),
     text: (text) => ({ type: 'text', text }),
     image: imagePart,
     file: (file) => ({ type: 'file', file }),
@@ -111,7 +115,7 @@ function userMessages(content: readonly UserContentPart[], name: string | undefi
   });
 }
 
-function toolMessage(part: Extract<UserContentPart, { type: 'tool_result' }>, request: CanonicalRequest): ChatMessage {
+function toolMessage(part: Extract<UserContentPart, { type: 'tool_result' }>): ChatMessage {
   const texts = part.content.map((item) => {
     if (item.type === 'image') {
       throw rejectParameter('messages', 'Images inside tool results are not supported by this model.', 'invalid_value');

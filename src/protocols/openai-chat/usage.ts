@@ -8,5 +8,10 @@ import type { ChatUsageWire } from './wire.ts';
 
 export function chatUsage(wire: ChatUsageWire | null | undefined): Usage {
   if (wire === null || wire === undefined) return ZERO_USAGE;
-  return openAIUsage({ input: wire.prompt_tokens, inputDetails: wire.prompt_tokens_details, output: wire.completion_tokens, outputDetails: wire.completion_tokens_details });
+  return openAIUsage({
+    input: wire.prompt_tokens,
+    inputDetails: wire.prompt_tokens_details,
+    output: wire.completion_tokens,
+    outputDetails: wire.completion_tokens_details,
+  });
 }

@@ -29,7 +29,9 @@ export function reasoningSignature(id: string | undefined, encrypted: string | n
 export function reasoningReference(signature: OpaqueProviderData | undefined): ReasoningItemReference | undefined {
   if (signature?.family !== 'openai') return undefined;
   const parsed = parseJson(signature.value) as Partial<ReasoningItemReference> | undefined;
-  return typeof parsed?.id === 'string' ? { id: parsed.id, ...(typeof parsed.encrypted_content === 'string' && { encrypted_content: parsed.encrypted_content }) } : undefined;
+  return typeof parsed?.id === 'string'
+    ? { id: parsed.id, ...(typeof parsed.encrypted_content === 'string' && { encrypted_content: parsed.encrypted_content }) }
+    : undefined;
 }
 
 /**

@@ -86,12 +86,14 @@ export function reasoningText(item: ResponsesOutputItemWire): string {
 export function responsesCitations(annotations: readonly ResponsesAnnotationWire[] | undefined): Citation[] {
   return (annotations ?? []).flatMap((annotation) =>
     annotation.type === 'url_citation' && annotation.url !== undefined
-      ? [{
-          url: annotation.url,
-          ...(annotation.title !== undefined && { title: annotation.title }),
-          ...(annotation.start_index !== undefined && { startIndex: annotation.start_index }),
-          ...(annotation.end_index !== undefined && { endIndex: annotation.end_index }),
-        }]
+      ? [
+          {
+            url: annotation.url,
+            ...(annotation.title !== undefined && { title: annotation.title }),
+            ...(annotation.start_index !== undefined && { startIndex: annotation.start_index }),
+            ...(annotation.end_index !== undefined && { endIndex: annotation.end_index }),
+          },
+        ]
       : [],
   );
 }

@@ -85,7 +85,13 @@ export function createResponsesStreamDecoder(): StreamDecoder {
           toolCalls = true;
           const part = openPart(itemKey, 'tool_call');
           const signature = carrier.toolCallSignature();
-          events.push({ type: 'tool-call-start', index: part.index, id: item.call_id ?? item.id ?? '', name: item.name ?? '', ...(signature !== undefined && { signature }) });
+          events.push({
+            type: 'tool-call-start',
+            index: part.index,
+            id: item.call_id ?? item.id ?? '',
+            name: item.name ?? '',
+            ...(signature !== undefined && { signature }),
+          });
           sendArguments(events, part, item.arguments);
         } else if (item.type === 'reasoning') {
           events.push({ type: 'reasoning-start', index: openPart(itemKey, 'reasoning').index });

@@ -8,5 +8,10 @@ import type { ResponsesUsageWire } from './wire.ts';
 
 export function responsesUsage(wire: ResponsesUsageWire | null | undefined): Usage {
   if (wire === null || wire === undefined) return ZERO_USAGE;
-  return openAIUsage({ input: wire.input_tokens, inputDetails: wire.input_tokens_details, output: wire.output_tokens, outputDetails: wire.output_tokens_details });
+  return openAIUsage({
+    input: wire.input_tokens,
+    inputDetails: wire.input_tokens_details,
+    output: wire.output_tokens,
+    outputDetails: wire.output_tokens_details,
+  });
 }

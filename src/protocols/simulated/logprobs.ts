@@ -10,7 +10,29 @@
 import type { ContentLogprob, TokenLogprob } from '../../canonical/index.ts';
 
 /** Alternatives offered beside the chosen token (one more than `top_logprobs` allows, for skipping it). */
-const ALTERNATIVES = [' the', ' a', ' and', ' of', ' to', ' in', ' is', ' it', ' that', ' for', ' on', ' with', ' as', ' was', ' at', ' by', ' this', ' be', ' or', ' an', ' not'];
+const ALTERNATIVES = [
+  ' the',
+  ' a',
+  ' and',
+  ' of',
+  ' to',
+  ' in',
+  ' is',
+  ' it',
+  ' that',
+  ' for',
+  ' on',
+  ' with',
+  ' as',
+  ' was',
+  ' at',
+  ' by',
+  ' this',
+  ' be',
+  ' or',
+  ' an',
+  ' not',
+];
 
 /** `top` is the request's `top_logprobs` (0 when only `logprobs` was asked for). */
 export function simulatedLogprobs(text: string, top: number): ContentLogprob[] {

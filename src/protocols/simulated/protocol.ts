@@ -43,5 +43,8 @@ export function createSimulatedProtocol(): ChatProtocol {
 export const simulatedProtocol: ChatProtocol = createSimulatedProtocol();
 
 function responseId(request: CanonicalRequest, endpoint: RouteEndpoint): string {
-  return `sim-${createHash('sha256').update(`${endpoint.key}\n${request.messages.length}\n${JSON.stringify(request.messages.at(-1) ?? null)}`).digest('hex').slice(0, 20)}`;
+  return `sim-${createHash('sha256')
+    .update(`${endpoint.key}\n${request.messages.length}\n${JSON.stringify(request.messages.at(-1) ?? null)}`)
+    .digest('hex')
+    .slice(0, 20)}`;
 }

@@ -32,7 +32,9 @@ export function composeReply(request: CanonicalRequest, endpoint: RouteEndpoint)
   const call = chooseToolCall(request);
   if (call) return limitOutput(request, endpoint, { reasoning, toolCalls: [call], webSearch, finish: { reason: 'tool_calls', raw: 'tool_calls' } });
   const text = composeText(request, endpoint, prompt, webSearch);
-  const citations = webSearch ? [{ url: searchUrl(webSearch.queries[0]), title: `Results for ${webSearch.queries[0]}`, startIndex: 0, endIndex: text.length }] : undefined;
+  const citations = webSearch
+    ? [{ url: searchUrl(webSearch.queries[0]), title: `Results for ${webSearch.queries[0]}`, startIndex: 0, endIndex: text.length }]
+    : undefined;
   return limitOutput(request, endpoint, applyStop(request, { reasoning, text, toolCalls: [], webSearch, citations, finish: { reason: 'stop', raw: 'stop' } }));
 }
 
@@ -189,7 +191,8 @@ function limitOutput(request: CanonicalRequest, endpoint: RouteEndpoint, reply: 
     reasoning,
     text,
     toolCalls,
-    citations: text === undefined ? undefined : reply.citations?.map((citation) => ({ ...citation, endIndex: Math.min(citation.endIndex ?? text.length, text.length) })),
+    citations:
+      text === undefined ? undefined : reply.citations?.map((citation) => ({ ...citation, endIndex: Math.min(citation.endIndex ?? text.length, text.length) })),
     finish: { reason: 'length', raw: 'length' },
   };
 }

@@ -46,7 +46,6 @@ export function minimalInstance(schema: unknown, root: unknown = schema, depth =
       return numberInstance(node, false);
     case 'boolean':
       return false;
-    case 'null':
     default:
       return null;
   }

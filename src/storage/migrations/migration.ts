@@ -18,9 +18,7 @@ export function pendingMigrations(known: readonly Migration[], applied: Readonly
   const newest = Math.max(0, ...known.map((migration) => migration.version));
   const unknown = [...applied].filter((version) => version > newest);
   if (unknown.length > 0) {
-    throw new Error(
-      `the database schema is at version ${Math.max(...unknown)}, newer than this build supports (${newest}); upgrade the gateway`,
-    );
+    throw new Error(`the database schema is at version ${Math.max(...unknown)}, newer than this build supports (${newest}); upgrade the gateway`);
   }
   return known.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
 }

@@ -104,7 +104,6 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
   };
 }
 
-
 /**
  * Connection-level failures: SQLSTATE classes 08 (connection exception), 57P (server shutting
  * down) and 53300 (too many connections), socket errors, and the pool's own connect timeout and

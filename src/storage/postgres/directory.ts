@@ -5,16 +5,7 @@
  */
 import { errors } from '../../core/errors.ts';
 import { timeOrderedId } from '../../core/ids.ts';
-import {
-  accountFromRow,
-  jsonText,
-  keyFromRow,
-  newOwnerColumns,
-  organizationFromRow,
-  ownerPatchColumns,
-  type OwnerColumns,
-  type Row,
-} from '../rows.ts';
+import { accountFromRow, jsonText, keyFromRow, newOwnerColumns, organizationFromRow, ownerPatchColumns, type OwnerColumns, type Row } from '../rows.ts';
 import type { DirectoryStore, OwnerKind, OwnerPatch } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
@@ -40,15 +31,7 @@ function ownerStatements(database: PostgresDatabase, table: OwnerTable) {
     list: async () => (await database.query(list, [])).rows,
     update: async (id: string, patch: OwnerPatch) => {
       const columns = ownerPatchColumns(patch);
-      const values = [
-        id,
-        columns.name,
-        columns.community_supply,
-        columns.training_use,
-        columns.set_rate,
-        columns.rate_numerator,
-        columns.rate_denominator,
-      ];
+      const values = [id, columns.name, columns.community_supply, columns.training_use, columns.set_rate, columns.rate_numerator, columns.rate_denominator];
       return (await database.query(update, values)).rows[0] as Row | undefined;
     },
   };
@@ -115,15 +98,7 @@ const REVOKE_KEY: Statement = {
 };
 
 function ownerValues(id: string, columns: OwnerColumns, createdAt: number): unknown[] {
-  return [
-    id,
-    columns.name,
-    columns.community_supply,
-    columns.training_use,
-    columns.rate_numerator,
-    columns.rate_denominator,
-    createdAt,
-  ];
+  return [id, columns.name, columns.community_supply, columns.training_use, columns.rate_numerator, columns.rate_denominator, createdAt];
 }
 
 export function postgresDirectory(database: PostgresDatabase, now: () => number): DirectoryStore {

@@ -87,10 +87,13 @@ export async function startHeartbeat(
       logger.error({ err: error }, 'instance heartbeat failed');
     }
   };
-  const timer = setInterval(() => {
-    // A beat slower than the interval is not stacked on.
-    running ??= beat().finally(() => (running = null));
-  }, Math.max(1, Math.floor(options.lapseMs / 3)));
+  const timer = setInterval(
+    () => {
+      // A beat slower than the interval is not stacked on.
+      running ??= beat().finally(() => (running = null));
+    },
+    Math.max(1, Math.floor(options.lapseMs / 3)),
+  );
   timer.unref();
   return {
     async stop() {

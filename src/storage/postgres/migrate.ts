@@ -22,11 +22,7 @@ export async function migratePostgres(database: PostgresDatabase, logger: Storag
     const toApply = pendingMigrations(POSTGRES_MIGRATIONS, new Set(rows.map((row) => row.version)));
     for (const migration of toApply) {
       await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-        migration.version,
-        migration.name,
-        now,
-      ]);
+      await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, now]);
     }
     return toApply;
   });

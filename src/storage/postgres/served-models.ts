@@ -9,10 +9,7 @@ export function postgresServedModels(database: PostgresDatabase): ServedModelsSt
     async recordServedModels(names) {
       await database.transaction(async (client) => {
         await client.query('DELETE FROM served_models');
-        await client.query('INSERT INTO served_models (name, model_id) SELECT * FROM unnest($1::text[], $2::text[])', [
-          [...names.keys()],
-          [...names.values()],
-        ]);
+        await client.query('INSERT INTO served_models (name, model_id) SELECT * FROM unnest($1::text[], $2::text[])', [[...names.keys()], [...names.values()]]);
       });
     },
     async servedModels() {

@@ -4,15 +4,7 @@
  */
 import { errors } from '../../core/errors.ts';
 import { timeOrderedId } from '../../core/ids.ts';
-import {
-  accountFromRow,
-  jsonText,
-  keyFromRow,
-  newOwnerColumns,
-  organizationFromRow,
-  ownerPatchColumns,
-  type Row,
-} from '../rows.ts';
+import { accountFromRow, jsonText, keyFromRow, newOwnerColumns, organizationFromRow, ownerPatchColumns, type Row } from '../rows.ts';
 import type { DirectoryStore, NewAccount, OwnerKind, OwnerPatch } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -71,9 +63,7 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
   // The first revocation time stands: revoking twice does not move it.
   const revokeKey = database.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING *');
 
-  const directoryIsEmpty = database.prepare(
-    'SELECT NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM organizations) AS empty',
-  );
+  const directoryIsEmpty = database.prepare('SELECT NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM organizations) AS empty');
 
   /** Inside a transaction: the account row and its wallet. */
   function insertAccountWithWallet(input: NewAccount): Row {

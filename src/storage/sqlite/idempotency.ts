@@ -8,9 +8,7 @@ import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
 
 export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
-  const find = database.prepare(
-    'SELECT * FROM idempotency_records WHERE key_id = ? AND route = ? AND idempotency_key = ?',
-  );
+  const find = database.prepare('SELECT * FROM idempotency_records WHERE key_id = ? AND route = ? AND idempotency_key = ?');
   // Replaces a dead record (expired, or abandoned by a request that stopped holding its lock).
   const claim = database.prepare(
     `INSERT OR REPLACE INTO idempotency_records
@@ -33,9 +31,7 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
       return database.grouped(() => {
         const existing = find.get(input.keyId, input.route, input.idempotencyKey) as Row | undefined;
         const claimable =
-          !existing ||
-          Number(existing.expires_at) < input.now ||
-          (existing.state === 'in_progress' && Number(existing.locked_until) < input.now);
+          !existing || Number(existing.expires_at) < input.now || (existing.state === 'in_progress' && Number(existing.locked_until) < input.now);
         if (!claimable) return idempotencyOutcome(existing, input.bodyHash);
         claim.run({
           key_id: input.keyId,
@@ -50,14 +46,16 @@ export function sqliteIdempotency(database: SqliteDatabase): IdempotencyStore {
       });
     },
     async completeIdempotent(input) {
-      await database.grouped(() => complete.run({
-        key_id: input.keyId,
-        route: input.route,
-        idempotency_key: input.idempotencyKey,
-        status: input.status,
-        headers: JSON.stringify(input.headers),
-        body: input.body,
-      }));
+      await database.grouped(() =>
+        complete.run({
+          key_id: input.keyId,
+          route: input.route,
+          idempotency_key: input.idempotencyKey,
+          status: input.status,
+          headers: JSON.stringify(input.headers),
+          body: input.body,
+        }),
+      );
     },
     async abandonIdempotent(input) {
       await database.grouped(() => abandon.run(input.keyId, input.route, input.idempotencyKey));

@@ -79,9 +79,7 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
      VALUES (?, ?, ?, 'charge', ?, ?, ?, NULL, ?)`,
   );
   // (balance delta, reserved delta, owner_kind, owner_id)
-  const applyDeltas = database.prepare(
-    'UPDATE wallets SET balance = balance + ?, reserved = reserved + ? WHERE owner_kind = ? AND owner_id = ?',
-  );
+  const applyDeltas = database.prepare('UPDATE wallets SET balance = balance + ?, reserved = reserved + ? WHERE owner_kind = ? AND owner_id = ?');
   const openRow = database.prepare("SELECT * FROM reservations WHERE id = ? AND status = 'open'", { bigints: true });
   // Open rows left by an earlier run of the process: expired, or held by a dead instance.
   const expiredTotals = database.prepare(
@@ -89,9 +87,7 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
      WHERE status = 'open' AND expires_at < :now GROUP BY owner_kind, owner_id`,
     { bigints: true },
   );
-  const releaseExpiredRows = database.prepare(
-    "UPDATE reservations SET status = 'released', closed_at = :now WHERE status = 'open' AND expires_at < :now",
-  );
+  const releaseExpiredRows = database.prepare("UPDATE reservations SET status = 'released', closed_at = :now WHERE status = 'open' AND expires_at < :now");
   // Rows without a holder were written by a version that recorded none; on SQLite they too come
   // from an earlier server.
   const HELD_ELSEWHERE = "status = 'open' AND (holder_kind IS NULL OR (holder_kind = 'instance' AND holder_id <> :instance))";
@@ -101,9 +97,7 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
   );
   // It shares releaseHeldElsewhereRows's parameters, of which it needs only some.
   heldElsewhereTotals.setAllowUnknownNamedParameters(true);
-  const releaseHeldElsewhereRows = database.prepare(
-    `UPDATE reservations SET status = 'released', closed_at = :now WHERE ${HELD_ELSEWHERE}`,
-  );
+  const releaseHeldElsewhereRows = database.prepare(`UPDATE reservations SET status = 'released', closed_at = :now WHERE ${HELD_ELSEWHERE}`);
   const reservationById = database.prepare('SELECT * FROM reservations WHERE id = ?', { bigints: true });
   const entries = database.prepare('SELECT * FROM ledger_entries WHERE owner_kind = ? AND owner_id = ? ORDER BY id', {
     bigints: true,
@@ -126,8 +120,17 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
     insertReservation(reservation, status, closedAt) {
       const { owner, holder } = reservation;
       insertReservation.run(
-        reservation.id, owner.kind, owner.id, reservation.amount, reservation.requestId, status,
-        holder?.kind ?? null, holder?.id ?? null, reservation.createdAt, reservation.expiresAt, closedAt,
+        reservation.id,
+        owner.kind,
+        owner.id,
+        reservation.amount,
+        reservation.requestId,
+        status,
+        holder?.kind ?? null,
+        holder?.id ?? null,
+        reservation.createdAt,
+        reservation.expiresAt,
+        closedAt,
       );
     },
     closeReservation(reservationId, status, closedAt) {

@@ -15,7 +15,10 @@ export function migrateSqlite(database: SqliteDatabase, logger: StorageLogger, n
   name TEXT NOT NULL,
   applied_at INTEGER NOT NULL
 ) STRICT`);
-    const versions = database.prepare('SELECT version FROM schema_migrations').all().map((row) => Number(row.version));
+    const versions = database
+      .prepare('SELECT version FROM schema_migrations')
+      .all()
+      .map((row) => Number(row.version));
     const pending = pendingMigrations(SQLITE_MIGRATIONS, new Set(versions));
     const record = database.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     for (const migration of pending) {

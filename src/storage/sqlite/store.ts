@@ -50,9 +50,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     throw error;
   }
   const checkpoints =
-    options.backgroundCheckpoints && options.file !== MEMORY_DATABASE
-      ? startBackgroundCheckpoints(database, options.logger, options.checkpoints)
-      : null;
+    options.backgroundCheckpoints && options.file !== MEMORY_DATABASE ? startBackgroundCheckpoints(database, options.logger, options.checkpoints) : null;
   return {
     engine: 'sqlite',
     ...sqliteDirectory(database, options.now),

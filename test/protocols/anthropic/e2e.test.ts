@@ -31,7 +31,11 @@ describe('anthropic upstream specifics', () => {
     const { client, primary } = context();
     await client.chat.completions.create({
       model: SINGLE_MODEL,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'developer', content: 'Be kind.' }, { role: 'user', content: 'hi' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'developer', content: 'Be kind.' },
+        { role: 'user', content: 'hi' },
+      ],
       max_completion_tokens: 100,
       stop: ['END'],
       temperature: 0.5,
@@ -42,12 +46,27 @@ describe('anthropic upstream specifics', () => {
     assert.equal(primary.requests.at(-1)!.headers['anthropic-version'], '2023-06-01');
     assert.deepEqual(
       { system: body.system, max: body.max_tokens, stop: body.stop_sequences, temperature: body.temperature, topP: body.top_p, metadata: body.metadata },
-      { system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Be kind.' }], max: 100, stop: ['END'], temperature: 0.5, topP: 0.9, metadata: { user_id: 'end-user-1' } },
+      {
+        system: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: 'Be kind.' },
+        ],
+        max: 100,
+        stop: ['END'],
+        temperature: 0.5,
+        topP: 0.9,
+        metadata: { user_id: 'end-user-1' },
+      },
     );
   });
 
-  for (const [name, fields] of [['seed', { seed: 1 }], ['presence_penalty', { presence_penalty: 0 }], ['logprobs', { logprobs: false }]] as const) {
-    test(`explicit ${name} cannot be expressed: 400 unsupported_parameter before any upstream call`, () => assertRefusedBeforeUpstream(context(), fields, [name]));
+  for (const [name, fields] of [
+    ['seed', { seed: 1 }],
+    ['presence_penalty', { presence_penalty: 0 }],
+    ['logprobs', { logprobs: false }],
+  ] as const) {
+    test(`explicit ${name} cannot be expressed: 400 unsupported_parameter before any upstream call`, () =>
+      assertRefusedBeforeUpstream(context(), fields, [name]));
   }
 
   // The chat dialect itself refuses top_logprobs without logprobs: true, so the pair is what reaches policy.
@@ -76,12 +95,16 @@ describe('anthropic upstream specifics', () => {
     assert.deepEqual(primary.requests.at(-1)!.body.thinking, { type: 'disabled' });
   });
 
-  test('tool loop with thinking: the turn\'s thinking rides the tool call\'s extra_content and is replayed first', async () => {
+  test("tool loop with thinking: the turn's thinking rides the tool call's extra_content and is replayed first", async () => {
     const { client, primary } = context();
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ];
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
     const first = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools, reasoning_effort: 'low' });
-    const message = first.choices[0].message as OpenAI.ChatCompletionMessage & { tool_calls: (OpenAI.ChatCompletionMessageToolCall & { extra_content?: { anthropic?: { signature?: string } } })[] };
+    const message = first.choices[0].message as OpenAI.ChatCompletionMessage & {
+      tool_calls: (OpenAI.ChatCompletionMessageToolCall & { extra_content?: { anthropic?: { signature?: string } } })[];
+    };
     const carried = message.tool_calls[0].extra_content?.anthropic?.signature;
     assert.ok(carried, 'the tool call carries the thinking');
     messages.push(message, { role: 'tool', tool_call_id: message.tool_calls[0].id, content: 'sunny' });
@@ -97,7 +120,14 @@ describe('anthropic upstream specifics', () => {
     const system = 'A long shared instruction for caching. '.repeat(30);
     const ask = (content: string) =>
       client.chat.completions
-        .create({ model: SINGLE_MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content }], gateway: { cache: 'on', cache_ttl: '1h' } } as WithGatewayOptions)
+        .create({
+          model: SINGLE_MODEL,
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content },
+          ],
+          gateway: { cache: 'on', cache_ttl: '1h' },
+        } as WithGatewayOptions)
         .withResponse();
     const first = await ask('first question');
     const body = primary.requests.at(-1)!.body;
@@ -138,11 +168,15 @@ describe('anthropic web search (the web_search_20250305 server tool) → x_gatew
 
   const QUESTION = 'Who won Euro 2024';
   const RAN = [QUESTION, `${QUESTION} 2`, `${QUESTION} 3`, `${QUESTION} 4`, `${QUESTION} 5`];
-  const body = (model: string) => ({ model, messages: [{ role: 'user', content: QUESTION }], tools: [{ type: 'web_search' }] }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+  const body = (model: string) =>
+    ({ model, messages: [{ role: 'user', content: QUESTION }], tools: [{ type: 'web_search' }] }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
   const owner = () => ({ kind: 'account', id: gateway.account.id }) as const;
   const knownEntries = async () => new Set((await gateway.store.listEntries(owner())).map((entry) => entry.id));
 
-  for (const [model, billed] of [[PER_QUERY, 5], [PER_REQUEST, 1]] as const) {
+  for (const [model, billed] of [
+    [PER_QUERY, 5],
+    [PER_REQUEST, 1],
+  ] as const) {
     test(`${model === PER_QUERY ? 'per query' : 'per request'}: the server tool upstream, the queries that ran, billed_queries ${billed}, the citation, a charge equal to the cost header`, async () => {
       const known = await knownEntries();
       const { data, response } = await client.chat.completions.create(body(model)).withResponse();
@@ -151,7 +185,10 @@ describe('anthropic web search (the web_search_20250305 server tool) → x_gatew
       const answer = `Echo: ${QUESTION}`;
       assert.equal(data.choices[0].message.content, answer);
       assert.deepEqual(data.choices[0].message.annotations, [
-        { type: 'url_citation', url_citation: { url: `https://example.com/${sim.requests.length}/1`, title: 'Result 1', start_index: 0, end_index: answer.length } },
+        {
+          type: 'url_citation',
+          url_citation: { url: `https://example.com/${sim.requests.length}/1`, title: 'Result 1', start_index: 0, end_index: answer.length },
+        },
       ]);
       const cost = response.headers.get('x-gateway-cost-usd');
       assert.equal(formatUsd(await waitForCharge(gateway, owner(), known)), cost);
@@ -160,7 +197,7 @@ describe('anthropic web search (the web_search_20250305 server tool) → x_gatew
     });
   }
 
-  test('streamed, per query: x_gateway.web_search on the finish chunk, the usage chunk\'s cost equal to the ledger charge', async () => {
+  test("streamed, per query: x_gateway.web_search on the finish chunk, the usage chunk's cost equal to the ledger charge", async () => {
     const known = await knownEntries();
     const stream = await client.chat.completions.create({ ...body(PER_QUERY), stream: true, stream_options: { include_usage: true } });
     let webSearch: unknown;
@@ -179,7 +216,11 @@ describe('anthropic web search (the web_search_20250305 server tool) → x_gatew
   });
 });
 
-async function waitForCharge(gateway: ReturnType<typeof context>['gateway'], owner: { kind: 'account'; id: string }, known: ReadonlySet<string>): Promise<bigint> {
+async function waitForCharge(
+  gateway: ReturnType<typeof context>['gateway'],
+  owner: { kind: 'account'; id: string },
+  known: ReadonlySet<string>,
+): Promise<bigint> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const charge = (await gateway.store.listEntries(owner)).find((entry) => entry.kind === 'charge' && !known.has(entry.id));
     if (charge !== undefined) return charge.amount;

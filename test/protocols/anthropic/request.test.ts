@@ -39,7 +39,8 @@ describe('anthropic: canonical request → the documented request body (fixtures
   };
   const thinkingBlock = {
     type: 'thinking',
-    thinking: 'The user wants to know the current weather in Paris. I have access to a function `get_weather`, so I should call it with the location parameter.',
+    thinking:
+      'The user wants to know the current weather in Paris. I have access to a function `get_weather`, so I should call it with the location parameter.',
     signature: 'BDaL4VrbR2Oj0hO4XpJxT28J5TILnCrrUXoKiiNBZW9P+nr8XSj1zuZzAl4egiCCpQNvfyUuFFJP5CncdYZEQPPmLxYsNrcs',
   };
   const fixtures: Readonly<Record<string, CanonicalRequest>> = {
@@ -65,7 +66,11 @@ describe('anthropic: canonical request → the documented request body (fixtures
           {
             name: 'get_time',
             description: 'Get the current time in a given time zone',
-            parameters: { type: 'object', properties: { timezone: { type: 'string', description: 'The IANA time zone name, e.g. America/Los_Angeles' } }, required: ['timezone'] },
+            parameters: {
+              type: 'object',
+              properties: { timezone: { type: 'string', description: 'The IANA time zone name, e.g. America/Los_Angeles' } },
+              required: ['timezone'],
+            },
             cacheControl: { type: 'ephemeral' },
           },
         ],
@@ -83,15 +88,20 @@ describe('anthropic: canonical request → the documented request body (fixtures
         { role: 'user', content: [{ type: 'text', text: "What's the weather in Paris?" }] },
         {
           role: 'assistant',
-          content: [{
-            type: 'tool_call',
-            id: 'toolu_01CswdEQBMshySk6Y9DFKrfq',
-            name: 'get_weather',
-            arguments: '{"location":"Paris"}',
-            signature: { family: 'anthropic', value: JSON.stringify([thinkingBlock]) },
-          }],
+          content: [
+            {
+              type: 'tool_call',
+              id: 'toolu_01CswdEQBMshySk6Y9DFKrfq',
+              name: 'get_weather',
+              arguments: '{"location":"Paris"}',
+              signature: { family: 'anthropic', value: JSON.stringify([thinkingBlock]) },
+            },
+          ],
         },
-        { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_01CswdEQBMshySk6Y9DFKrfq', content: [{ type: 'text', text: 'Current temperature: 88°F' }] }] },
+        {
+          role: 'tool',
+          content: [{ type: 'tool_result', toolCallId: 'toolu_01CswdEQBMshySk6Y9DFKrfq', content: [{ type: 'text', text: 'Current temperature: 88°F' }] }],
+        },
       ],
     }),
     'request-thinking.json': request(
@@ -100,16 +110,18 @@ describe('anthropic: canonical request → the documented request body (fixtures
     ),
     'request-images-documents.json': request({
       maxOutputTokens: 1024,
-      messages: [{
-        role: 'user',
-        content: [
-          { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRgABAQEASABIAAD' } },
-          { type: 'image', source: { kind: 'url', url: 'https://upload.wikimedia.org/wikipedia/commons/a/a7/Camponotus_flavomarginatus_ant.jpg' } },
-          { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0xLjcKCjEgMCBvYmoK', title: 'report.pdf' },
-          { type: 'document', mediaType: 'text/plain', data: 'The grass is green. The sky is blue.', title: 'My Document' },
-          { type: 'text', text: 'Compare these images and documents.' },
-        ],
-      }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQSkZJRgABAQEASABIAAD' } },
+            { type: 'image', source: { kind: 'url', url: 'https://upload.wikimedia.org/wikipedia/commons/a/a7/Camponotus_flavomarginatus_ant.jpg' } },
+            { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0xLjcKCjEgMCBvYmoK', title: 'report.pdf' },
+            { type: 'document', mediaType: 'text/plain', data: 'The grass is green. The sky is blue.', title: 'My Document' },
+            { type: 'text', text: 'Compare these images and documents.' },
+          ],
+        },
+      ],
     }),
     'request-json-schema.json': request(
       {
@@ -134,7 +146,9 @@ describe('anthropic: canonical request → the documented request body (fixtures
       {
         maxOutputTokens: 1024,
         system: [
-          { text: 'You are an AI assistant tasked with analyzing literary works. Your goal is to provide insightful commentary and analysis on themes, characters, and writing style.\n' },
+          {
+            text: 'You are an AI assistant tasked with analyzing literary works. Your goal is to provide insightful commentary and analysis on themes, characters, and writing style.\n',
+          },
           { text: "<the entire contents of 'Pride and Prejudice'>", cacheControl: { type: 'ephemeral', ttl: '1h' } },
         ],
         cache: { mode: 'on', ttl: '5m' },
@@ -155,11 +169,20 @@ describe('anthropic: canonical request → the documented request body (fixtures
 describe('anthropic: canonical request → upstream body', () => {
   const rows: { name: string; request: CanonicalRequest; endpoint?: RouteEndpoint; expected: object }[] = [
     { name: 'minimal: max_tokens defaults to the bound the reservation assumed', request: request({}), expected: base },
-    { name: 'max_tokens from the endpoint limit when the client gave none', request: request({}), endpoint: endpoint({ limits: { max_tokens: 64000 } }), expected: { ...base, max_tokens: 64000 } },
+    {
+      name: 'max_tokens from the endpoint limit when the client gave none',
+      request: request({}),
+      endpoint: endpoint({ limits: { max_tokens: 64000 } }),
+      expected: { ...base, max_tokens: 64000 },
+    },
     {
       name: 'parallelToolCalls=false without a choice → auto with disable_parallel_tool_use; required → any',
       request: request({ tools: [weatherTool], parallelToolCalls: false }),
-      expected: { ...base, tools: [{ name: 'get_weather', description: 'Weather', input_schema: weatherTool.parameters }], tool_choice: { type: 'auto', disable_parallel_tool_use: true } },
+      expected: {
+        ...base,
+        tools: [{ name: 'get_weather', description: 'Weather', input_schema: weatherTool.parameters }],
+        tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      },
     },
     {
       name: 'a tool declared without parameters takes an empty object schema',
@@ -167,7 +190,7 @@ describe('anthropic: canonical request → upstream body', () => {
       expected: { ...base, tools: [{ name: 'get_time', input_schema: { type: 'object', properties: {} } }] },
     },
     {
-      name: 'web search beside function tools: the server tool after them; with the cache option on, the last tool\'s breakpoint is its own',
+      name: "web search beside function tools: the server tool after them; with the cache option on, the last tool's breakpoint is its own",
       request: request({ tools: [weatherTool], webSearch: true, cache: { mode: 'on' } }),
       expected: {
         ...base,
@@ -238,7 +261,13 @@ describe('anthropic: canonical request → upstream body', () => {
             role: 'assistant',
             content: [
               { type: 'reasoning', text: 'Mine.', signature: { family: 'anthropic', value: 'sig-own' } },
-              { type: 'tool_call', id: 't1', name: 'f', arguments: '{}', signature: { family: 'anthropic', value: JSON.stringify([{ type: 'thinking', thinking: 'Call it.', signature: 'sig-t' }]) } },
+              {
+                type: 'tool_call',
+                id: 't1',
+                name: 'f',
+                arguments: '{}',
+                signature: { family: 'anthropic', value: JSON.stringify([{ type: 'thinking', thinking: 'Call it.', signature: 'sig-t' }]) },
+              },
             ],
           },
           { role: 'user', content: [{ type: 'tool_result', toolCallId: 't1', content: [] }] },
@@ -250,7 +279,13 @@ describe('anthropic: canonical request → upstream body', () => {
         ...base,
         messages: [
           { role: 'user', content: [{ type: 'text', text: 'x' }] },
-          { role: 'assistant', content: [{ type: 'thinking', thinking: 'Mine.', signature: 'sig-own' }, { type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'Mine.', signature: 'sig-own' },
+              { type: 'tool_use', id: 't1', name: 'f', input: {} },
+            ],
+          },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }] },
           { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'f', input: {} }] },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2' }] },
@@ -261,14 +296,39 @@ describe('anthropic: canonical request → upstream body', () => {
       name: 'a user turn holding text before its tool results (messages dialect) still leads with the results',
       request: request({
         dialect: 'messages',
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'here:' }, { type: 'tool_result', toolCallId: 't', content: [{ type: 'text', text: 'ok' }] }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'here:' },
+              { type: 'tool_result', toolCallId: 't', content: [{ type: 'text', text: 'ok' }] },
+            ],
+          },
+        ],
       }),
-      expected: { ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'ok' }] }, { type: 'text', text: 'here:' }] }] },
+      expected: {
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'ok' }] },
+              { type: 'text', text: 'here:' },
+            ],
+          },
+        ],
+      },
     },
     {
       name: 'json_object → a best-effort instruction after the system blocks',
       request: request({ system: [{ text: 'Be brief.' }], responseFormat: { kind: 'json_object' } }),
-      expected: { ...base, system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: JSON_OBJECT_INSTRUCTION }] },
+      expected: {
+        ...base,
+        system: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: JSON_OBJECT_INSTRUCTION },
+        ],
+      },
     },
     { name: 'text response format changes nothing', request: request({ responseFormat: { kind: 'text' } }), expected: base },
   ];
@@ -293,7 +353,12 @@ describe('anthropic: canonical request → upstream body', () => {
   test('URL is base_url + /v1/messages; x-api-key and anthropic-version headers', () => {
     const wire = buildAnthropicRequest(request({}), endpoint(), 'sk-ant', true);
     assert.equal(wire.url, 'http://upstream.test/v1/messages');
-    assert.deepEqual(wire.headers, { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-ant', accept: 'text/event-stream' });
+    assert.deepEqual(wire.headers, {
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      'x-api-key': 'sk-ant',
+      accept: 'text/event-stream',
+    });
     assert.equal(buildAnthropicRequest(request({}), simulatorEndpoint({ kind: 'anthropic' }), undefined, false).url, 'https://api.anthropic.com/v1/messages');
   });
 });
@@ -305,7 +370,10 @@ describe('anthropic: reasoning controls', () => {
   };
 
   test('a budget, adaptive and disabled are sent as given', () => {
-    assert.deepEqual(thinking({ dialect: 'messages', maxOutputTokens: 4000, reasoning: { kind: 'budget', budgetTokens: 2048 } }).thinking, { type: 'enabled', budget_tokens: 2048 });
+    assert.deepEqual(thinking({ dialect: 'messages', maxOutputTokens: 4000, reasoning: { kind: 'budget', budgetTokens: 2048 } }).thinking, {
+      type: 'enabled',
+      budget_tokens: 2048,
+    });
     assert.deepEqual(thinking({ dialect: 'messages', reasoning: { kind: 'adaptive' } }).thinking, { type: 'adaptive' });
     assert.deepEqual(thinking({ dialect: 'messages', reasoning: { kind: 'disabled' } }).thinking, { type: 'disabled' });
   });
@@ -317,7 +385,11 @@ describe('anthropic: reasoning controls', () => {
   });
 
   test('effort none → thinking disabled', () => {
-    assert.deepEqual(thinking({ reasoning: { kind: 'effort', effort: 'none' } }), { thinking: { type: 'disabled' }, output_config: undefined, max_tokens: 4096 });
+    assert.deepEqual(thinking({ reasoning: { kind: 'effort', effort: 'none' } }), {
+      thinking: { type: 'disabled' },
+      output_config: undefined,
+      max_tokens: 4096,
+    });
   });
 
   test('effort levels → a share of max_tokens as the budget (¼, ½, ¾), at least 1024', () => {
@@ -336,11 +408,17 @@ describe('anthropic: reasoning controls', () => {
 
   test('on a model without manual thinking, an effort → adaptive thinking + output_config.effort', () => {
     const adaptiveOnly = endpoint({ capabilities: { thinking_manual: false } });
-    assert.deepEqual(thinking({ reasoning: { kind: 'effort', effort: 'medium' }, responseFormat: { kind: 'json_schema', name: 'a', schema: { type: 'object' } } }, adaptiveOnly), {
-      thinking: { type: 'adaptive' },
-      output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object' } } },
-      max_tokens: 4096,
-    });
+    assert.deepEqual(
+      thinking(
+        { reasoning: { kind: 'effort', effort: 'medium' }, responseFormat: { kind: 'json_schema', name: 'a', schema: { type: 'object' } } },
+        adaptiveOnly,
+      ),
+      {
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'medium', format: { type: 'json_schema', schema: { type: 'object' } } },
+        max_tokens: 4096,
+      },
+    );
   });
 });
 
@@ -351,7 +429,13 @@ describe('anthropic: the gateway cache option', () => {
     messages: [
       { role: 'user', content: [{ type: 'text', text: 'first' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'reply' }] },
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
     ],
   });
   const marks = (fields: Partial<CanonicalRequest>) => {
@@ -365,7 +449,11 @@ describe('anthropic: the gateway cache option', () => {
   const ttl1h = { type: 'ephemeral', ttl: '1h' };
 
   test('absent: nothing added', () => {
-    assert.deepEqual(marks({}), { tools: [undefined, undefined], system: [undefined, undefined], messages: [[undefined], [undefined], [undefined, undefined]] });
+    assert.deepEqual(marks({}), {
+      tools: [undefined, undefined],
+      system: [undefined, undefined],
+      messages: [[undefined], [undefined], [undefined, undefined]],
+    });
   });
 
   test('on: the last user block, the last system block and the last tool, with the ttl', () => {
@@ -378,7 +466,7 @@ describe('anthropic: the gateway cache option', () => {
     assert.deepEqual(marks({ cache: { mode: 'on' } }).tools, [undefined, { type: 'ephemeral' }]);
   });
 
-  test('on: the client\'s own breakpoints count toward the limit of four and are kept', () => {
+  test("on: the client's own breakpoints count toward the limit of four and are kept", () => {
     const own = { type: 'ephemeral' as const };
     const result = marks({
       cache: { mode: 'on', ttl: '1h' },
@@ -386,14 +474,20 @@ describe('anthropic: the gateway cache option', () => {
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'first', cacheControl: own }] },
         { role: 'assistant', content: [{ type: 'text', text: 'reply' }] },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b', cacheControl: own }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b', cacheControl: own },
+          ],
+        },
       ],
     });
     // Three of the client's, so one more: the last user block already has one, the last system block gets it.
     assert.deepEqual(result, { tools: [undefined, undefined], system: [own, ttl1h], messages: [[own], [undefined], [undefined, own]] });
   });
 
-  test('off: every breakpoint removed, the client\'s included', () => {
+  test("off: every breakpoint removed, the client's included", () => {
     const own = { type: 'ephemeral' as const };
     assert.deepEqual(
       marks({

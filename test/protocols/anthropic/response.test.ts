@@ -13,18 +13,26 @@ const REDACTED_DATA = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa
 
 describe('anthropic: response fixtures → canonical result', () => {
   responseFixtureTests(here, parseAnthropicResponse, {
-    'text.json': result(['msg_01XFDUDYJgAACzvnptvVoYEL', SONNET], finish('stop', 'end_turn'), usage(12, 10), [{ type: 'text', text: 'Hello! How can I help you today?' }]),
+    'text.json': result(['msg_01XFDUDYJgAACzvnptvVoYEL', SONNET], finish('stop', 'end_turn'), usage(12, 10), [
+      { type: 'text', text: 'Hello! How can I help you today?' },
+    ]),
     'tools.json': result(['msg_01Aq9w938a90dw8q', SONNET], finish('tool_calls', 'tool_use'), usage(384, 92), [
       { type: 'text', text: "I'll check the weather in San Francisco for you." },
       { type: 'tool_call', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', arguments: '{"location":"San Francisco, CA","unit":"celsius"}' },
     ]),
     'thinking.json': result(['msg_01ThinkXYZ', SONNET], finish('stop', 'end_turn'), usage(52, 310, { reasoningTokens: 280 }), [
-      { type: 'reasoning', text: 'Let me analyze this step by step...', signature: { family: 'anthropic', value: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8' } },
+      {
+        type: 'reasoning',
+        text: 'Let me analyze this step by step...',
+        signature: { family: 'anthropic', value: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8' },
+      },
       { type: 'reasoning', text: '', redacted: true, signature: { family: 'anthropic', value: REDACTED_DATA } },
       { type: 'text', text: 'Based on my analysis, the answer is 12,231.' },
     ]),
     'length.json': result(['msg_01LengthStop', HAIKU], finish('length', 'max_tokens'), usage(14, 4), [{ type: 'text', text: 'Once upon a time' }]),
-    'stop-sequence.json': result(['msg_01StopSeq', HAIKU], { reason: 'stop', raw: 'stop_sequence', stopSequence: '5' }, usage(20, 9), [{ type: 'text', text: '1, 2, 3, 4, ' }]),
+    'stop-sequence.json': result(['msg_01StopSeq', HAIKU], { reason: 'stop', raw: 'stop_sequence', stopSequence: '5' }, usage(20, 9), [
+      { type: 'text', text: '1, 2, 3, 4, ' },
+    ]),
     // input_tokens already excludes both cache counts.
     'cached-usage.json': result(['msg_01CacheHit', SONNET], finish('stop', 'end_turn'), usage(21, 393, { cacheReadTokens: 1200, cacheWriteTokens: 188086 }), [
       { type: 'text', text: 'The document discusses caching.' },
@@ -37,7 +45,13 @@ describe('anthropic: response fixtures → canonical result', () => {
     assert.deepEqual(result.content, [
       { type: 'reasoning', text: thinking.thinking, signature: { family: 'anthropic', value: SIGNATURE } },
       { type: 'text', text: 'Let me check.' },
-      { type: 'tool_call', id: 'toolu_01CswdEQBMshySk6Y9DFKrfq', name: 'get_weather', arguments: '{"location":"Paris"}', signature: { family: 'anthropic', value: JSON.stringify([thinking]) } },
+      {
+        type: 'tool_call',
+        id: 'toolu_01CswdEQBMshySk6Y9DFKrfq',
+        name: 'get_weather',
+        arguments: '{"location":"Paris"}',
+        signature: { family: 'anthropic', value: JSON.stringify([thinking]) },
+      },
       { type: 'tool_call', id: 'toolu_01SecondCall', name: 'get_time', arguments: '{"zone":"CET"}' },
     ]);
   });
@@ -83,7 +97,7 @@ describe('anthropic: response fixtures → canonical result', () => {
     );
   });
 
-  test('web search: a search answered with an error did not run; without the API\'s count, the searches that ran are billed', () => {
+  test("web search: a search answered with an error did not run; without the API's count, the searches that ran are billed", () => {
     const search = (id: string, query: string, content: unknown) => [
       { type: 'server_tool_use', id, name: 'web_search', input: { query } },
       { type: 'web_search_tool_result', tool_use_id: id, content },
@@ -126,7 +140,7 @@ describe('anthropic: upstream errors (docs/protocols.md, Upstream errors)', () =
     assert.deepEqual([error.status, error.type, error.retryable], [502, 'api_error', false]);
   });
 
-  test('401/403 from upstream → non-retryable 502 api_error (the gateway\'s key, not the client\'s)', () => {
+  test("401/403 from upstream → non-retryable 502 api_error (the gateway's key, not the client's)", () => {
     for (const status of [401, 403]) {
       const error = parseAnthropicError(status, {}, '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}');
       assert.deepEqual([error.status, error.type, error.retryable], [502, 'api_error', false]);

@@ -36,7 +36,10 @@ describe('anthropic protocol ⇄ simulator', () => {
 
   test('stream: the exact event sequence decodes to ordered canonical events', async () => {
     const events = await collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context));
-    assert.deepEqual(events.map((event) => event.type), ['start', 'usage', 'text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end', 'usage', 'finish']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['start', 'usage', 'text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end', 'usage', 'finish'],
+    );
     assert.equal(events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join(''), 'Echo: Hello there');
   });
 
@@ -97,7 +100,10 @@ describe('anthropic protocol ⇄ simulator', () => {
       const webSearch = events.filter((event) => event.type === 'web-search');
       assert.equal(webSearch.length, 6, 'one per search that ran, then the billed count');
       assert.deepEqual(webSearch.at(-1), { type: 'web-search', webSearch: searched });
-      assert.deepEqual(events.find((event) => event.type === 'text-end'), { type: 'text-end', index: 0, citations: [{ ...citations[0], url: 'https://example.com/2/1' }] });
+      assert.deepEqual(
+        events.find((event) => event.type === 'text-end'),
+        { type: 'text-end', index: 0, citations: [{ ...citations[0], url: 'https://example.com/2/1' }] },
+      );
     } finally {
       await searching.close();
     }
@@ -117,7 +123,10 @@ describe('anthropic protocol ⇄ simulator', () => {
     assert.equal(last.type, 'error');
     assert.equal(last.type === 'error' && last.error.retryable, true);
     sim.enqueue({ kind: 'reset', afterEvents: 0 });
-    await assert.rejects(collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context)), (error: unknown) => error instanceof GatewayError && error.retryable);
+    await assert.rejects(
+      collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context)),
+      (error: unknown) => error instanceof GatewayError && error.retryable,
+    );
     sim.enqueue({ kind: 'truncate', afterEvents: 5 });
     const cut = await collect(anthropicProtocol.stream(request({ stream: true }), endpoint, context));
     assert.equal(cut.at(-1)!.type, 'error');

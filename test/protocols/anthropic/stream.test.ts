@@ -45,24 +45,31 @@ describe('anthropic: stream fixtures → canonical events', () => {
     ]);
   });
 
-  test('thinking-tools.sse: the finished thinking block rides on the next tool call\'s start', async () => {
+  test("thinking-tools.sse: the finished thinking block rides on the next tool call's start", async () => {
     const events = await decode(readFixture(here, 'thinking-tools.sse'));
-    const thinking = { type: 'thinking', thinking: 'The user wants the weather in Paris. I should call get_weather.', signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve/op91XWHOEBLLqIOMfFG/UvLEczmEsUjavL' };
-    assert.deepEqual(events.find((event) => event.type === 'tool-call-start'), {
-      type: 'tool-call-start',
-      index: 1,
-      id: 'toolu_01CswdEQBMshySk6Y9DFKrfq',
-      name: 'get_weather',
-      signature: { family: 'anthropic', value: JSON.stringify([thinking]) },
-    });
+    const thinking = {
+      type: 'thinking',
+      thinking: 'The user wants the weather in Paris. I should call get_weather.',
+      signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve/op91XWHOEBLLqIOMfFG/UvLEczmEsUjavL',
+    };
+    assert.deepEqual(
+      events.find((event) => event.type === 'tool-call-start'),
+      {
+        type: 'tool-call-start',
+        index: 1,
+        id: 'toolu_01CswdEQBMshySk6Y9DFKrfq',
+        name: 'get_weather',
+        signature: { family: 'anthropic', value: JSON.stringify([thinking]) },
+      },
+    );
   });
 
   test('cached-usage.sse: cache counts from message_start, overwritten by message_delta', async () => {
     const events = await decode(readFixture(here, 'cached-usage.sse'));
-    assert.deepEqual(events.filter((event) => event.type === 'usage'), [
-      usageEvent(21, 1, { cacheReadTokens: 1200, cacheWriteTokens: 2000 }),
-      usageEvent(21, 6, { cacheReadTokens: 1200, cacheWriteTokens: 2000 }),
-    ]);
+    assert.deepEqual(
+      events.filter((event) => event.type === 'usage'),
+      [usageEvent(21, 1, { cacheReadTokens: 1200, cacheWriteTokens: 2000 }), usageEvent(21, 6, { cacheReadTokens: 1200, cacheWriteTokens: 2000 })],
+    );
   });
 
   test('web-search.sse: the query from its fragments, a web-search event per search that ran and with the billed count, the citation on its block', async () => {
@@ -74,7 +81,11 @@ describe('anthropic: stream fixtures → canonical events', () => {
       ...textEvents(0, "I'll search for the latest breakthroughs."),
       { type: 'web-search', webSearch: searched },
       ...text.slice(0, -1),
-      { type: 'text-end', index: 1, citations: [{ url: 'https://example.com', title: 'Quantum Computing Breakthroughs in 2025', startIndex: 41, endIndex: 79 }] },
+      {
+        type: 'text-end',
+        index: 1,
+        citations: [{ url: 'https://example.com', title: 'Quantum Computing Breakthroughs in 2025', startIndex: 41, endIndex: 79 }],
+      },
       usageEvent(2679, 510),
       { type: 'web-search', webSearch: searched },
       finishEvent('stop', 'end_turn'),
@@ -102,14 +113,16 @@ describe('anthropic: stream fixtures → canonical events', () => {
   });
 
   test('redacted thinking keeps its data as the signature; events before message_start are ignored', async () => {
-    const events = await decode([
-      'event: ping\ndata: {"type":"ping"}\n\n',
-      'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\n',
-      'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"opaque"}}\n\n',
-      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
-      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":5}}\n\n',
-      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
-    ].join(''));
+    const events = await decode(
+      [
+        'event: ping\ndata: {"type":"ping"}\n\n',
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\n',
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"opaque"}}\n\n',
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":5}}\n\n',
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+      ].join(''),
+    );
     assert.deepEqual(events.slice(2), [
       { type: 'reasoning-start', index: 0, redacted: true },
       { type: 'reasoning-end', index: 0, signature: { family: 'anthropic', value: 'opaque' } },
@@ -119,7 +132,9 @@ describe('anthropic: stream fixtures → canonical events', () => {
   });
 
   test('a malformed event is an error event, not an exception', async () => {
-    const events = comparable(await decode('event: message_start\ndata: {"type":"message_start","message":{}}\n\nevent: content_block_start\ndata: {"type": \n\n'));
+    const events = comparable(
+      await decode('event: message_start\ndata: {"type":"message_start","message":{}}\n\nevent: content_block_start\ndata: {"type": \n\n'),
+    );
     assert.deepEqual(events.at(-1), UPSTREAM_FAULT);
   });
 });

@@ -80,10 +80,16 @@ describe('gemini upstream specifics', () => {
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     stream.on('chunk', (chunk) => chunks.push(chunk));
     const completion = await stream.finalChatCompletion();
-    const streamedCall = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? [])[0] as { id?: string; extra_content?: ToolCallWithExtra['extra_content'] };
+    const streamedCall = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? [])[0] as {
+      id?: string;
+      extra_content?: ToolCallWithExtra['extra_content'];
+    };
     assert.ok(streamedCall.extra_content?.google?.thought_signature);
     const call = completion.choices[0].message.tool_calls![0];
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ ...call, extra_content: streamedCall.extra_content } as ToolCallWithExtra] }, { role: 'tool', tool_call_id: call.id, content: 'snow' });
+    messages.push(
+      { role: 'assistant', content: null, tool_calls: [{ ...call, extra_content: streamedCall.extra_content } as ToolCallWithExtra] },
+      { role: 'tool', tool_call_id: call.id, content: 'snow' },
+    );
     const second = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
     assert.equal(second.choices[0].message.content, 'Tool results: snow');
   });
@@ -138,7 +144,10 @@ describe('gemini web search (grounding) → x_gateway.web_search', () => {
     assert.equal(webSearch?.billed_queries, billed);
   }
 
-  for (const [model, billed] of [[PER_QUERY, 3], [PER_REQUEST, 1]] as const) {
+  for (const [model, billed] of [
+    [PER_QUERY, 3],
+    [PER_REQUEST, 1],
+  ] as const) {
     const billing = model === PER_QUERY ? 'per query' : 'per request';
     test(`${billing}: queries, the entry point HTML, billed_queries ${billed}, a charge equal to the cost header`, async () => {
       const before = await ledger(gateway);
@@ -160,7 +169,9 @@ describe('gemini web search (grounding) → x_gateway.web_search', () => {
       const finishing = read.chunks.filter((chunk) => chunk.choices[0]?.finish_reason);
       assert.equal(finishing.length, 1);
       assertWebSearch((finishing[0] as WebSearchExtension).x_gateway?.web_search, billed);
-      const annotations = read.chunks.flatMap((chunk) => (chunk.choices[0]?.delta as { annotations?: { url_citation: { url: string; end_index?: number } }[] } | undefined)?.annotations ?? []);
+      const annotations = read.chunks.flatMap(
+        (chunk) => (chunk.choices[0]?.delta as { annotations?: { url_citation: { url: string; end_index?: number } }[] } | undefined)?.annotations ?? [],
+      );
       assert.deepEqual(
         annotations.map(({ url_citation: citation }) => [citation.url, citation.end_index]),
         [['https://vertexaisearch.cloud.google.com/grounding-api-redirect/sim', read.text.length]],

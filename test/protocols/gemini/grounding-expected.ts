@@ -7,6 +7,7 @@ export const GROUNDING_CITATIONS = [
 
 export const GROUNDING_SEARCH = {
   queries: ['UEFA Euro 2024 winner', 'who won euro 2024'],
-  searchEntryPointHtml: '<style>.container{display:flex}</style><div class="container"><a class="chip" href="https://www.google.com/search?q=who+won+euro+2024">who won euro 2024</a></div>',
+  searchEntryPointHtml:
+    '<style>.container{display:flex}</style><div class="container"><a class="chip" href="https://www.google.com/search?q=who+won+euro+2024">who won euro 2024</a></div>',
   billedQueries: 2,
 };

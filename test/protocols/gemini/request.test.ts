@@ -7,10 +7,15 @@ import { readJsonFixture } from '../../simulators/fixtures.ts';
 import { canonicalRequest as request, rejectedField } from '../helpers.ts';
 
 const here = import.meta.dirname;
-const weatherTool = { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const weatherTool = {
+  name: 'get_weather',
+  description: 'Current weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 const timeTool = { name: 'get_time', description: 'Current time in a time zone', parameters: { type: 'object', properties: { zone: { type: 'string' } } } };
 /** The signature Gemini put on the first call of tools.json, replayed by the tool loop below. */
-const SIGNATURE = 'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
+const SIGNATURE =
+  'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
 
 describe('gemini: canonical request → upstream body (request fixtures)', () => {
   const endpoint = simulatorEndpoint({ kind: 'gemini' }, 'gemini-2.5-flash');
@@ -36,7 +41,10 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
     {
       fixture: 'request-tools.json',
       name: 'tools as function declarations with parametersJsonSchema; named choice → ANY + allowedFunctionNames',
-      request: request({ tools: [weatherTool, { name: 'get_time' }], toolChoice: { kind: 'tool', name: 'get_weather' }, parallelToolCalls: true }, 'Weather in Paris?'),
+      request: request(
+        { tools: [weatherTool, { name: 'get_time' }], toolChoice: { kind: 'tool', name: 'get_weather' }, parallelToolCalls: true },
+        'Weather in Paris?',
+      ),
     },
     {
       fixture: 'request-web-search.json',
@@ -51,7 +59,12 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
           responseFormat: {
             kind: 'json_schema',
             name: 'city',
-            schema: { type: 'object', properties: { name: { type: 'string' }, population: { type: 'integer' } }, required: ['name', 'population'], additionalProperties: false },
+            schema: {
+              type: 'object',
+              properties: { name: { type: 'string' }, population: { type: 'integer' } },
+              required: ['name', 'population'],
+              additionalProperties: false,
+            },
             strict: true,
           },
         },
@@ -68,15 +81,48 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
           {
             role: 'assistant',
             content: [
-              { type: 'reasoning', text: '**Gathering data**\n\nTwo cities, then the time.', signature: { family: 'gemini', value: 'EvYBCvMBAdHtim9KxyBCyqj3ZCqn0Na6Yb5yTUmd0Nt4U5k' } },
+              {
+                type: 'reasoning',
+                text: '**Gathering data**\n\nTwo cities, then the time.',
+                signature: { family: 'gemini', value: 'EvYBCvMBAdHtim9KxyBCyqj3ZCqn0Na6Yb5yTUmd0Nt4U5k' },
+              },
               { type: 'reasoning', text: 'Reasoning from another provider.', signature: { family: 'anthropic', value: 'EqQBCkYIARgCKkA' } },
-              { type: 'tool_call', id: 'call_0_get_weather', name: 'get_weather', arguments: '{"city":"Paris"}', signature: { family: 'gemini', value: SIGNATURE } },
-              { type: 'tool_call', id: 'call_1_get_weather', name: 'get_weather', arguments: '{"city":"Rome"}', extraContent: { google: { thought_signature: 'CiQB0e2Kb4LqRome' } } },
-              { type: 'tool_call', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_time', arguments: '{"zone":"CET"}', signature: { family: 'anthropic', value: 'not-for-google' } },
+              {
+                type: 'tool_call',
+                id: 'call_0_get_weather',
+                name: 'get_weather',
+                arguments: '{"city":"Paris"}',
+                signature: { family: 'gemini', value: SIGNATURE },
+              },
+              {
+                type: 'tool_call',
+                id: 'call_1_get_weather',
+                name: 'get_weather',
+                arguments: '{"city":"Rome"}',
+                extraContent: { google: { thought_signature: 'CiQB0e2Kb4LqRome' } },
+              },
+              {
+                type: 'tool_call',
+                id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+                name: 'get_time',
+                arguments: '{"zone":"CET"}',
+                signature: { family: 'anthropic', value: 'not-for-google' },
+              },
             ],
           },
           { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_0_get_weather', content: [{ type: 'text', text: '18C and sunny' }] }] },
-          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_1_get_weather', name: 'get_weather', content: [{ type: 'text', text: 'weather service unavailable' }], isError: true }] },
+          {
+            role: 'tool',
+            content: [
+              {
+                type: 'tool_result',
+                toolCallId: 'call_1_get_weather',
+                name: 'get_weather',
+                content: [{ type: 'text', text: 'weather service unavailable' }],
+                isError: true,
+              },
+            ],
+          },
           { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: [{ type: 'text', text: '14:05' }] }] },
           { role: 'user', content: [{ type: 'text', text: 'Thanks! Try Rome again later.' }] },
         ],
@@ -86,17 +132,26 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
       fixture: 'request-images.json',
       name: 'images inline and by URL (media type from the extension when it tells), documents',
       request: request({
-        messages: [{
-          role: 'user',
-          content: [
-            { type: 'text', text: 'Compare these pictures with the report.' },
-            { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' } },
-            { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.JPG?size=2' } },
-            { type: 'image', source: { kind: 'url', url: 'https://example.com/image' } },
-            { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0xLjQKJcOkw7zDtsOfCg==' },
-            { type: 'document', mediaType: 'text/plain', data: 'Quarterly report: revenue up 4%.' },
-          ],
-        }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Compare these pictures with the report.' },
+              {
+                type: 'image',
+                source: {
+                  kind: 'base64',
+                  mediaType: 'image/png',
+                  data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+                },
+              },
+              { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.JPG?size=2' } },
+              { type: 'image', source: { kind: 'url', url: 'https://example.com/image' } },
+              { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0xLjQKJcOkw7zDtsOfCg==' },
+              { type: 'document', mediaType: 'text/plain', data: 'Quarterly report: revenue up 4%.' },
+            ],
+          },
+        ],
       }),
     },
   ];
@@ -117,7 +172,7 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
     assert.deepEqual(geminiBody(request({ responseFormat: { kind: 'json_object' } })).generationConfig, { responseMimeType: 'application/json' });
   });
 
-  test('reasoning → thinkingConfig (Google\'s effort budgets; none/disabled = 0; adaptive = dynamic)', () => {
+  test("reasoning → thinkingConfig (Google's effort budgets; none/disabled = 0; adaptive = dynamic)", () => {
     const config = (reasoning: CanonicalRequest['reasoning']) => geminiBody(request({ reasoning })).generationConfig?.thinkingConfig;
     assert.deepEqual(config({ kind: 'effort', effort: 'none' }), { thinkingBudget: 0 });
     assert.deepEqual(config({ kind: 'effort', effort: 'low' }), { thinkingBudget: 1024, includeThoughts: true });
@@ -134,9 +189,20 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
   });
 
   test('a tool result whose function cannot be named is a 400; unparsable arguments are a 400, never {}', () => {
-    assert.throws(() => geminiBody(request({ messages: [{ role: 'tool', content: [{ type: 'tool_result', toolCallId: 'x', content: [] }] }] })), rejectedField('messages', 'invalid_value'));
     assert.throws(
-      () => geminiBody(request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }, { role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'f', arguments: '{oops' }] }] })),
+      () => geminiBody(request({ messages: [{ role: 'tool', content: [{ type: 'tool_result', toolCallId: 'x', content: [] }] }] })),
+      rejectedField('messages', 'invalid_value'),
+    );
+    assert.throws(
+      () =>
+        geminiBody(
+          request({
+            messages: [
+              { role: 'user', content: [{ type: 'text', text: 'x' }] },
+              { role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'f', arguments: '{oops' }] },
+            ],
+          }),
+        ),
       rejectedField('messages', 'invalid_value'),
     );
   });
@@ -148,7 +214,9 @@ describe('gemini: canonical request → upstream body (request fixtures)', () =>
     assert.deepEqual(plain.headers, { 'content-type': 'application/json', 'x-goog-api-key': 'key-1' });
     const streamed = buildGeminiRequest(request({}), endpoint, 'key-1', true);
     assert.equal(streamed.url, 'http://upstream.test/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
-    assert.equal(buildGeminiRequest(request({}), simulatorEndpoint({ kind: 'gemini' }, 'gemini-3-pro'), undefined, false).url,
-      'https://generativelanguage.googleapis.com/v1beta/models/gemini-3-pro:generateContent');
+    assert.equal(
+      buildGeminiRequest(request({}), simulatorEndpoint({ kind: 'gemini' }, 'gemini-3-pro'), undefined, false).url,
+      'https://generativelanguage.googleapis.com/v1beta/models/gemini-3-pro:generateContent',
+    );
   });
 });

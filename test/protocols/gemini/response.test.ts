@@ -9,7 +9,8 @@ import { GROUNDING_CITATIONS, GROUNDING_SEARCH } from './grounding-expected.ts';
 const here = import.meta.dirname;
 const FLASH = 'gemini-2.5-flash';
 const THOUGHT_SUMMARY = '**Analyzing the question**\n\nThe user asks for 27 times 453. Breaking it into 400 + 50 + 3.';
-const SIGNATURE = 'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
+const SIGNATURE =
+  'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
 
 describe('gemini: response fixtures → canonical result', () => {
   responseFixtureTests(here, parseGeminiResponse, {
@@ -25,12 +26,20 @@ describe('gemini: response fixtures → canonical result', () => {
     ]),
     'length.json': result(['len-1', 'gemini-2.5-flash-lite'], finish('length', 'MAX_TOKENS'), usage(6, 4), [{ type: 'text', text: 'Once upon a time' }]),
     // promptTokenCount includes the cached part.
-    'cached-usage.json': result(['cache-1', FLASH], finish('stop', 'STOP'), usage(102, 6, { cacheReadTokens: 2048 }), [{ type: 'text', text: 'The report covers Q3.' }]),
+    'cached-usage.json': result(['cache-1', FLASH], finish('stop', 'STOP'), usage(102, 6, { cacheReadTokens: 2048 }), [
+      { type: 'text', text: 'The report covers Q3.' },
+    ]),
     // Search results fed back to the model are input.
-    'grounding.json': result(['ground-1', FLASH], finish('stop', 'STOP'), usage(319, 18), [{ type: 'text', text: 'España ganó la Eurocopa 2024. Derrotó a Inglaterra 2-1.' }], {
-      webSearch: GROUNDING_SEARCH,
-      citations: GROUNDING_CITATIONS,
-    }),
+    'grounding.json': result(
+      ['ground-1', FLASH],
+      finish('stop', 'STOP'),
+      usage(319, 18),
+      [{ type: 'text', text: 'España ganó la Eurocopa 2024. Derrotó a Inglaterra 2-1.' }],
+      {
+        webSearch: GROUNDING_SEARCH,
+        citations: GROUNDING_CITATIONS,
+      },
+    ),
     'blocked.json': result(['blocked-1', FLASH], finish('content_filter', 'PROHIBITED_CONTENT'), usage(7, 0), []),
     'safety.json': result(['safety-1', FLASH], finish('content_filter', 'SAFETY'), usage(11, 0), []),
   });
@@ -58,17 +67,23 @@ describe('gemini: upstream errors (docs/protocols.md, Upstream errors)', () => {
     assert.equal(parseGeminiError(429, { 'retry-after': '3' }, readFixture(here, 'rate-limit.json')).retryAfterSeconds, 3);
   });
 
-  test('400 INVALID_ARGUMENT (a missing thought signature) → the client\'s 400 with the message', () => {
+  test("400 INVALID_ARGUMENT (a missing thought signature) → the client's 400 with the message", () => {
     const error = parseGeminiError(400, {}, readFixture(here, 'missing-signature.json'));
     assert.deepEqual([error.status, error.type, error.retryable], [400, 'invalid_request_error', false]);
     assert.match(error.message, /missing a `thought_signature`/);
   });
 
   test('503 UNAVAILABLE and 500 INTERNAL → retryable', () => {
-    assert.deepEqual([parseGeminiError(503, {}, readFixture(here, 'unavailable.json')).retryable, parseGeminiError(500, {}, '{"error":{"code":500,"status":"INTERNAL"}}').retryable], [true, true]);
+    assert.deepEqual(
+      [
+        parseGeminiError(503, {}, readFixture(here, 'unavailable.json')).retryable,
+        parseGeminiError(500, {}, '{"error":{"code":500,"status":"INTERNAL"}}').retryable,
+      ],
+      [true, true],
+    );
   });
 
-  test('400 with reason API_KEY_INVALID (Gemini\'s bad-key answer) → non-retryable 502, not the client\'s 400', () => {
+  test("400 with reason API_KEY_INVALID (Gemini's bad-key answer) → non-retryable 502, not the client's 400", () => {
     const error = parseGeminiError(400, {}, readFixture(here, 'invalid-key.json'));
     assert.deepEqual([error.status, error.type, error.retryable], [502, 'api_error', false]);
   });

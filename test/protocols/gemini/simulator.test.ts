@@ -20,7 +20,9 @@ function answered(first: CanonicalRequest, content: readonly AssistantContentPar
   return [
     ...first.messages,
     { role: 'assistant', content },
-    ...calls.map((call): Message => ({ role: 'tool', content: [{ type: 'tool_result', toolCallId: call.id, content: [{ type: 'text', text: `${call.name} done` }] }] })),
+    ...calls.map(
+      (call): Message => ({ role: 'tool', content: [{ type: 'tool_result', toolCallId: call.id, content: [{ type: 'text', text: `${call.name} done` }] }] }),
+    ),
   ];
 }
 
@@ -68,7 +70,13 @@ describe('gemini protocol ⇄ simulator', () => {
     const first = request({ tools: [WEATHER_TOOL] });
     const turn = await geminiProtocol.complete(first, endpoint, context);
     const call = turn.content[0] as ToolCallPart;
-    const asChatClientSends: ToolCallPart = { type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments, extraContent: { google: { thought_signature: call.signature!.value } } };
+    const asChatClientSends: ToolCallPart = {
+      type: 'tool_call',
+      id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      extraContent: { google: { thought_signature: call.signature!.value } },
+    };
     const second = await geminiProtocol.complete({ ...first, messages: answered(first, [asChatClientSends]) }, endpoint, context);
     assert.equal(second.finish.reason, 'stop');
   });
@@ -99,14 +107,19 @@ describe('gemini protocol ⇄ simulator', () => {
     assert.deepEqual(result.webSearch?.queries, ['Hello there']);
     assert.match(result.webSearch?.searchEntryPointHtml ?? '', /<div class="chip">Hello there<\/div>/);
     assert.equal(result.webSearch?.billedQueries, 1);
-    assert.deepEqual(result.citations, [{ url: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/sim', title: 'example.com', startIndex: 0, endIndex: 17 }]);
+    assert.deepEqual(result.citations, [
+      { url: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/sim', title: 'example.com', startIndex: 0, endIndex: 17 },
+    ]);
     const streamed = await collect(geminiProtocol.stream(request({ stream: true, webSearch: true }), endpoint, context));
     assert.ok(streamed.some((event) => event.type === 'web-search'));
   });
 
   test('thinking with thought summaries → a reasoning part before the text', async () => {
     const result = await geminiProtocol.complete(request({ reasoning: { kind: 'effort', effort: 'low' } }), endpoint, context);
-    assert.deepEqual(result.content.map((part) => part.type), ['reasoning', 'text']);
+    assert.deepEqual(
+      result.content.map((part) => part.type),
+      ['reasoning', 'text'],
+    );
     assert.ok(result.usage.reasoningTokens > 0);
   });
 
@@ -128,7 +141,10 @@ describe('gemini protocol ⇄ simulator', () => {
     sim.enqueue({ kind: 'stall', afterEvents: 0 }, { kind: 'stall', afterEvents: 2 });
     await assert.rejects(geminiProtocol.complete(request({}), impatient, context), { status: 502, code: 'upstream_timeout', retryable: true });
     const stalled = await collect(geminiProtocol.stream(request({ stream: true }), impatient, context));
-    assert.ok(stalled.some((event) => event.type === 'text-delta'), 'the events before the silence arrive');
+    assert.ok(
+      stalled.some((event) => event.type === 'text-delta'),
+      'the events before the silence arrive',
+    );
     const last = stalled.at(-1);
     assert.deepEqual(last?.type === 'error' && [last.error.code, last.error.retryable], ['upstream_timeout', true]);
   });

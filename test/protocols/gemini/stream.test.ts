@@ -7,7 +7,8 @@ import { GROUNDING_CITATIONS, GROUNDING_SEARCH } from './grounding-expected.ts';
 
 const here = import.meta.dirname;
 const decode = (text: string, chunkSize?: number) => decodeSse(createGeminiStreamDecoder(), text, chunkSize);
-const SIGNATURE = 'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
+const SIGNATURE =
+  'CiQB0e2Kb2vEwyoTgBG3ZHxb0s7uGOuOXUTwiJEd+1sGfAY4Rl0KYQHR7YpvWpPSxEtAzu0ijX6hVzzaxvTk1TWPtjwwc4pfKSCKvx6kIr1zx3GVjkKiGFJ4yzAoqEU/2fI1sGTX2AFkEl9J5tk';
 
 describe('gemini: stream fixtures → canonical events', () => {
   test('text.sse: pieces joined in one part, running usage, finish at the body end', async () => {
@@ -37,12 +38,15 @@ describe('gemini: stream fixtures → canonical events', () => {
 
   test('thinking.sse: thought parts as reasoning before the text', async () => {
     const events = await decode(readFixture(here, 'thinking.sse'));
-    assert.deepEqual(events.filter((event) => event.type !== 'usage'), [
-      startEvent('thinking-2', 'gemini-2.5-pro'),
-      ...reasoningEvents(0, ['**Analyzing the question**\n\nThe user asks for 27 times 453.', ' Breaking it into 400 + 50 + 3.']),
-      ...textEvents(1, '27 × 453', ' = 12,231.'),
-      finishEvent('stop', 'STOP'),
-    ]);
+    assert.deepEqual(
+      events.filter((event) => event.type !== 'usage'),
+      [
+        startEvent('thinking-2', 'gemini-2.5-pro'),
+        ...reasoningEvents(0, ['**Analyzing the question**\n\nThe user asks for 27 times 453.', ' Breaking it into 400 + 50 + 3.']),
+        ...textEvents(1, '27 × 453', ' = 12,231.'),
+        finishEvent('stop', 'STOP'),
+      ],
+    );
     assert.deepEqual(events.filter((event) => event.type === 'usage').at(-1), usageEvent(12, 239, { reasoningTokens: 228 }));
   });
 

@@ -32,7 +32,10 @@ describe('openai chat upstream specifics', () => {
     const stream = await client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true });
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
-    assert.ok(chunks.every((chunk) => !chunk.usage), 'the client did not ask for usage');
+    assert.ok(
+      chunks.every((chunk) => !chunk.usage),
+      'the client did not ask for usage',
+    );
     assert.deepEqual(primary.requests.at(-1)!.body.stream_options, { include_usage: true });
   });
 
@@ -40,12 +43,19 @@ describe('openai chat upstream specifics', () => {
     const { client, primary } = context();
     const sent = primary.requests.length;
     const ask = (extra_body: unknown) =>
-      client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'hi' }], extra_body } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      client.chat.completions.create({
+        model: SINGLE_MODEL,
+        messages: [{ role: 'user', content: 'hi' }],
+        extra_body,
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     await ask({ cloud_a: { top_k: 5 } });
     const body = primary.requests.at(-1)!.body;
     assert.equal(body.top_k, 5);
     assert.equal(body.cloud_a, undefined);
-    await assert.rejects(ask({ cloud_a: { top_p: 0.5 } }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400 && error.param === 'extra_body.cloud_a.top_p');
+    await assert.rejects(
+      ask({ cloud_a: { top_p: 0.5 } }),
+      (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400 && error.param === 'extra_body.cloud_a.top_p',
+    );
     assert.equal(primary.requests.length, sent + 1);
   });
 
@@ -69,14 +79,20 @@ describe('openai chat upstream specifics', () => {
 
   test('a length stop passes through', async () => {
     const { client } = context();
-    const completion = await client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'one two three four five' }], max_completion_tokens: 2 });
+    const completion = await client.chat.completions.create({
+      model: SINGLE_MODEL,
+      messages: [{ role: 'user', content: 'one two three four five' }],
+      max_completion_tokens: 2,
+    });
     assert.equal(completion.choices[0].finish_reason, 'length');
     assert.equal(completion.choices[0].message.content, 'Echo: one');
   });
 
-  test('tool loop: a provider\'s opaque extra_content reaches the client verbatim and goes back upstream unchanged', async () => {
+  test("tool loop: a provider's opaque extra_content reaches the client verbatim and goes back upstream unchanged", async () => {
     const { client, primary } = context();
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ];
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Lima?' }];
     const first = await client.chat.completions.create({ model: SINGLE_MODEL, messages, tools });
     const call = first.choices[0].message.tool_calls![0] as ToolCallWithExtra;
@@ -90,7 +106,7 @@ describe('openai chat upstream specifics', () => {
     ]);
   });
 
-  test('a tool call replayed with altered extra_content gets the provider\'s 400', async () => {
+  test("a tool call replayed with altered extra_content gets the provider's 400", async () => {
     const { client } = context();
     const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
     const first = await client.chat.completions.create({ model: SINGLE_MODEL, messages: [{ role: 'user', content: 'Look it up' }], tools });
@@ -99,7 +115,11 @@ describe('openai chat upstream specifics', () => {
       client.chat.completions.create({
         model: SINGLE_MODEL,
         tools,
-        messages: [{ role: 'user', content: 'Look it up' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: 'x' }],
+        messages: [
+          { role: 'user', content: 'Look it up' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: call.id, content: 'x' },
+        ],
       }),
       (error: unknown) => error instanceof OpenAI.APIError && error.status === 400 && /extra_content/.test(error.message),
     );
@@ -118,15 +138,21 @@ describe('openai chat upstream specifics', () => {
       assert.equal(completion.choices[0].logprobs!.content!.map((entry) => entry.token).join(''), completion.choices[0].message.content);
     });
 
-    test('stream: each chunk carries its tokens\' logprobs, and the SDK helper assembles the same list', async () => {
+    test("stream: each chunk carries its tokens' logprobs, and the SDK helper assembles the same list", async () => {
       const { client } = context();
       const stream = client.chat.completions.stream({ model: SINGLE_MODEL, messages, logprobs: true, top_logprobs: 2 });
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       stream.on('chunk', (chunk) => chunks.push(chunk));
       const completion = await stream.finalChatCompletion();
       const withLogprobs = chunks.filter((chunk) => chunk.choices[0]?.logprobs);
-      assert.deepEqual(withLogprobs.map((chunk) => chunk.choices[0].delta.content), tokenize('Echo: rain in the harbour'));
-      assert.deepEqual(withLogprobs.flatMap((chunk) => chunk.choices[0].logprobs!.content!), expected);
+      assert.deepEqual(
+        withLogprobs.map((chunk) => chunk.choices[0].delta.content),
+        tokenize('Echo: rain in the harbour'),
+      );
+      assert.deepEqual(
+        withLogprobs.flatMap((chunk) => chunk.choices[0].logprobs!.content!),
+        expected,
+      );
       assert.deepEqual(completion.choices[0].logprobs?.content, expected);
     });
 
@@ -150,7 +176,9 @@ describe('openai chat web search (search models) → annotations and x_gateway.w
   before(async () => {
     sim = await startOpenAIChatSimulator({ apiKey: 'o-key' });
     // Chat Completions reports no query count: a search model is billed once per search request.
-    const config = webSearchConfig({ id: 'openai', kind: 'openai', baseUrl: sim.baseUrl, apiKeyEnv: 'OPENAI_KEY' }, SEARCH_PRICE, { [SEARCH_MODEL]: 'per_request' });
+    const config = webSearchConfig({ id: 'openai', kind: 'openai', baseUrl: sim.baseUrl, apiKeyEnv: 'OPENAI_KEY' }, SEARCH_PRICE, {
+      [SEARCH_MODEL]: 'per_request',
+    });
     gateway = await startGateway({ config, env: { OPENAI_KEY: 'o-key' }, creditUsd: '10' });
     client = openai(gateway);
   });
@@ -187,12 +215,19 @@ describe('openai chat web search (search models) → annotations and x_gateway.w
 
   test('stream: the annotations in a delta, the extension on the finish chunk, the usage cost = ledger charge', async () => {
     const before = await ledger(gateway);
-    const stream = await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create({
+      ...request,
+      stream: true,
+      stream_options: { include_usage: true },
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     assert.equal(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), answer);
     const deltas = chunks.map((chunk) => chunk.choices[0]?.delta as { annotations?: unknown } | undefined);
-    assert.deepEqual(deltas.flatMap((delta) => (delta?.annotations ? [delta.annotations] : [])), [citation]);
+    assert.deepEqual(
+      deltas.flatMap((delta) => (delta?.annotations ? [delta.annotations] : [])),
+      [citation],
+    );
     const finish = chunks.find((chunk) => chunk.choices[0]?.finish_reason) as unknown as { x_gateway?: unknown };
     assert.deepEqual(finish.x_gateway, extension);
     const usage = chunks.at(-1)!.usage as OpenAI.CompletionUsage & { cost: string };

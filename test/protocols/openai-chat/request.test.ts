@@ -12,10 +12,25 @@ describe('openai chat: canonical request → upstream body', () => {
   // Each fixture is the body as the upstream receives it, key order included.
   const rows: { name: string; request: CanonicalRequest; stream?: boolean; fixture: string }[] = [
     { name: 'minimal', request: request({}), fixture: 'request-minimal.json' },
-    { name: 'system blocks lead as system messages', request: request({ system: [{ text: 'Be brief.' }, { text: 'Be kind.' }] }), fixture: 'request-system.json' },
+    {
+      name: 'system blocks lead as system messages',
+      request: request({ system: [{ text: 'Be brief.' }, { text: 'Be kind.' }] }),
+      fixture: 'request-system.json',
+    },
     {
       name: 'sampling and length fields',
-      request: request({ maxOutputTokens: 50, temperature: 0.2, topP: 0.9, stop: ['END'], presencePenalty: 0.5, frequencyPenalty: -0.5, seed: 7, logprobs: false, topLogprobs: 0, user: 'u-1' }),
+      request: request({
+        maxOutputTokens: 50,
+        temperature: 0.2,
+        topP: 0.9,
+        stop: ['END'],
+        presencePenalty: 0.5,
+        frequencyPenalty: -0.5,
+        seed: 7,
+        logprobs: false,
+        topLogprobs: 0,
+        user: 'u-1',
+      }),
       fixture: 'request-sampling.json',
     },
     { name: 'logprobs with top alternatives', request: request({ logprobs: true, topLogprobs: 5 }), fixture: 'request-logprobs.json' },
@@ -31,7 +46,10 @@ describe('openai chat: canonical request → upstream body', () => {
     },
     {
       name: 'json_schema response format and reasoning effort',
-      request: request({ responseFormat: { kind: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true }, reasoning: { kind: 'effort', effort: 'none' } }),
+      request: request({
+        responseFormat: { kind: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true },
+        reasoning: { kind: 'effort', effort: 'none' },
+      }),
       fixture: 'request-structured.json',
     },
     { name: 'web search is a request option', request: request({ webSearch: true }), fixture: 'request-web-search.json' },
@@ -39,7 +57,13 @@ describe('openai chat: canonical request → upstream body', () => {
       name: 'tool loop: assistant tool calls with extra_content, tool results, reasoning not sent back',
       request: request({
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBO' }, detail: 'low' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Weather?' },
+              { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBO' }, detail: 'low' },
+            ],
+          },
           {
             role: 'assistant',
             content: [
@@ -56,12 +80,27 @@ describe('openai chat: canonical request → upstream body', () => {
       name: 'tool results inside a user turn (messages dialect) become tool messages before the text',
       request: request({
         dialect: 'messages',
-        messages: [{ role: 'user', content: [{ type: 'tool_result', toolCallId: 'toolu_1', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, { type: 'text', text: 'Thanks' }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                toolCallId: 'toolu_1',
+                content: [
+                  { type: 'text', text: 'a' },
+                  { type: 'text', text: 'b' },
+                ],
+              },
+              { type: 'text', text: 'Thanks' },
+            ],
+          },
+        ],
       }),
       fixture: 'request-messages-tool-results.json',
     },
     {
-      name: 'messages-dialect disabled thinking sends no effort (that API\'s default)',
+      name: "messages-dialect disabled thinking sends no effort (that API's default)",
       request: request({ dialect: 'messages', reasoning: { kind: 'disabled' } }),
       fixture: 'request-minimal.json',
     },

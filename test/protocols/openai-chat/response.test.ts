@@ -11,7 +11,9 @@ const GPT_41 = 'gpt-4.1-2025-04-14';
 
 describe('openai chat: response fixtures → canonical result', () => {
   responseFixtureTests(here, parseChatResponse, {
-    'text.json': result(['chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', GPT_41], finish('stop', 'stop'), usage(19, 10), [{ type: 'text', text: 'Hello! How can I assist you today?' }]),
+    'text.json': result(['chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', GPT_41], finish('stop', 'stop'), usage(19, 10), [
+      { type: 'text', text: 'Hello! How can I assist you today?' },
+    ]),
     'tools.json': result(['chatcmpl-tools1', GPT_41], finish('tool_calls', 'tool_calls'), usage(82, 40), [
       { type: 'tool_call', id: 'call_abc', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { type: 'tool_call', id: 'call_def', name: 'get_time', arguments: '{"zone":"CET"}' },
@@ -20,18 +22,23 @@ describe('openai chat: response fixtures → canonical result', () => {
       { type: 'reasoning', text: 'The user greets me; a short greeting back fits.' },
       { type: 'text', text: 'Hi! What can I do for you?' },
     ]),
-    'length.json': result(['chatcmpl-len1', 'gpt-4o-mini-2024-07-18'], finish('length', 'length'), usage(14, 8), [{ type: 'text', text: 'Once upon a time, in a' }]),
+    'length.json': result(['chatcmpl-len1', 'gpt-4o-mini-2024-07-18'], finish('length', 'length'), usage(14, 8), [
+      { type: 'text', text: 'Once upon a time, in a' },
+    ]),
     // docs/protocols.md, "Usage": uncached = prompt − cached − cache write; output includes
     // reasoning.
-    'cached-usage.json': result(['chatcmpl-cache1', 'gpt-5-2025-08-07'], finish('stop', 'stop'), usage(258, 300, { cacheReadTokens: 1920, cacheWriteTokens: 128, reasoningTokens: 256 }), [
-      { type: 'text', text: 'Done.' },
-    ]),
+    'cached-usage.json': result(
+      ['chatcmpl-cache1', 'gpt-5-2025-08-07'],
+      finish('stop', 'stop'),
+      usage(258, 300, { cacheReadTokens: 1920, cacheWriteTokens: 128, reasoningTokens: 256 }),
+      [{ type: 'text', text: 'Done.' }],
+    ),
     'logprobs.json': result(['chatcmpl-logp1', 'gpt-4o-mini-2024-07-18'], finish('stop', 'stop'), usage(11, 3), [{ type: 'text', text: 'Hello there!' }], {
       logprobs: HELLO_THERE_LOGPROBS,
     }),
   });
 
-  test('logprobs: a missing bytes form is null; a refusal\'s tokens go with the refusal text; none asked for, none kept', () => {
+  test("logprobs: a missing bytes form is null; a refusal's tokens go with the refusal text; none asked for, none kept", () => {
     const choice = (logprobs: unknown) => parseChatResponse({ choices: [{ finish_reason: 'stop', message: { content: null, refusal: 'No.' }, logprobs }] });
     assert.deepEqual(choice({ content: null, refusal: [{ token: 'No.', logprob: -0.5, top_logprobs: [] }] }).logprobs, [
       { token: 'No.', logprob: -0.5, bytes: null, topLogprobs: [] },
@@ -42,14 +49,16 @@ describe('openai chat: response fixtures → canonical result', () => {
   test('extra_content on a tool call is kept for replay (chat rule 1)', () => {
     const body = {
       id: 'x',
-      choices: [{
-        finish_reason: 'tool_calls',
-        message: {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 'sig==' } } }],
+      choices: [
+        {
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 'sig==' } } }],
+          },
         },
-      }],
+      ],
     };
     assert.deepEqual(parseChatResponse(body).content, [
       { type: 'tool_call', id: 'c1', name: 'f', arguments: '{}', extraContent: { google: { thought_signature: 'sig==' } } },
@@ -58,10 +67,15 @@ describe('openai chat: response fixtures → canonical result', () => {
 
   test('url_citation annotations become citations', () => {
     const body = {
-      choices: [{
-        finish_reason: 'stop',
-        message: { content: 'See it.', annotations: [{ type: 'url_citation', url_citation: { url: 'https://example.com', title: 'Ex', start_index: 0, end_index: 7 } }] },
-      }],
+      choices: [
+        {
+          finish_reason: 'stop',
+          message: {
+            content: 'See it.',
+            annotations: [{ type: 'url_citation', url_citation: { url: 'https://example.com', title: 'Ex', start_index: 0, end_index: 7 } }],
+          },
+        },
+      ],
     };
     assert.deepEqual(parseChatResponse(body).citations, [{ url: 'https://example.com', title: 'Ex', startIndex: 0, endIndex: 7 }]);
   });

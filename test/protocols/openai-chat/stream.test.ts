@@ -67,7 +67,10 @@ describe('openai chat: stream fixtures → canonical events', () => {
   test('length.sse', async () => {
     const events = await decode(readFixture(here, 'length.sse'));
     assert.deepEqual(events.at(-1), finishEvent('length', 'length'));
-    assert.deepEqual(events.filter((event) => event.type === 'text-delta').map((event) => event.text), ['Once upon', ' a time']);
+    assert.deepEqual(
+      events.filter((event) => event.type === 'text-delta').map((event) => event.text),
+      ['Once upon', ' a time'],
+    );
   });
 
   test('mid-stream-error.sse: the error chunk ends the stream as an error event', async () => {
@@ -84,8 +87,21 @@ describe('openai chat: stream fixtures → canonical events', () => {
   });
 
   test('extra_content on a streamed tool call is carried on its start', async () => {
-    const chunk = { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 's' } } }] } }] };
-    const events = await decode(`data: ${JSON.stringify(chunk)}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n`);
+    const chunk = {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              { index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 's' } } },
+            ],
+          },
+        },
+      ],
+    };
+    const events = await decode(
+      `data: ${JSON.stringify(chunk)}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n`,
+    );
     assert.deepEqual(events[1], { type: 'tool-call-start', index: 0, id: 'c', name: 'f', extraContent: { google: { thought_signature: 's' } } });
   });
 

@@ -58,7 +58,10 @@ describe('openai responses upstream specifics', () => {
     const { client, primary } = context();
     const completion = await client.chat.completions.create({
       model: SINGLE_MODEL,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'one two three four five' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'one two three four five' },
+      ],
       max_completion_tokens: 8,
       reasoning_effort: 'low',
     });
@@ -136,14 +139,21 @@ describe('openai responses web search → x_gateway.web_search', () => {
   const expectedCost = (usage: OpenAI.CompletionUsage, units: number) =>
     BigInt(usage.prompt_tokens) * picosPerToken('1') + BigInt(usage.completion_tokens) * picosPerToken('2') + BigInt(units) * usdToPicos(SEARCH_PRICE_USD);
 
-  for (const [model, billed] of [[PER_QUERY, 2], [PER_REQUEST, 1]] as const) {
+  for (const [model, billed] of [
+    [PER_QUERY, 2],
+    [PER_REQUEST, 1],
+  ] as const) {
     test(`${model === PER_QUERY ? 'per query' : 'per request'}: the queries, billed_queries ${billed}, url citations, a charge equal to the cost header and to the route's prices`, async () => {
       const before = await ledger(gateway);
       const { data, response } = await client.chat.completions
         .create({ model, ...searchRequest } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming)
         .withResponse();
       assert.deepEqual(sim.requests.at(-1)!.body.tools, [{ type: 'web_search' }]);
-      assert.deepEqual((data as WebSearchExtension).x_gateway?.web_search, { queries: [QUESTION, `${QUESTION} 2`], search_entry_point_html: '', billed_queries: billed });
+      assert.deepEqual((data as WebSearchExtension).x_gateway?.web_search, {
+        queries: [QUESTION, `${QUESTION} 2`],
+        search_entry_point_html: '',
+        billed_queries: billed,
+      });
       const text = `Echo: ${QUESTION}`;
       assert.equal(data.choices[0].message.content, text);
       assert.deepEqual(data.choices[0].message.annotations, [

@@ -23,7 +23,14 @@ function body(canonical: CanonicalRequest, route: RouteEndpoint = endpoint('up-m
 /** The reasoning items that preceded a call, as its signature carries them (what a chat client replays in extra_content). */
 const CARRIED_REASONING = {
   family: 'openai',
-  value: JSON.stringify([{ type: 'reasoning', id: 'rs_6820f383d7c08191846711c5df8233bc', summary: [{ type: 'summary_text', text: '**Finding the city**\n\nThe photo shows the Eiffel Tower.' }], encrypted_content: 'gAAAAABoIPOH6jx1RV2p' }]),
+  value: JSON.stringify([
+    {
+      type: 'reasoning',
+      id: 'rs_6820f383d7c08191846711c5df8233bc',
+      summary: [{ type: 'summary_text', text: '**Finding the city**\n\nThe photo shows the Eiffel Tower.' }],
+      encrypted_content: 'gAAAAABoIPOH6jx1RV2p',
+    },
+  ]),
 } as const;
 
 describe('openai responses: canonical request → upstream body (request-*.json fixtures)', () => {
@@ -31,47 +38,68 @@ describe('openai responses: canonical request → upstream body (request-*.json 
     {
       fixture: 'request-text.json',
       name: 'system blocks become instructions; length, sampling, user, stream',
-      request: request({ system: [{ text: 'You are a calm storyteller.' }, { text: 'Keep it short.' }], maxOutputTokens: 256, temperature: 0.7, topP: 0.9, user: 'user-1234', stream: true }, 'Tell me a three sentence bedtime story about a unicorn.'),
+      request: request(
+        {
+          system: [{ text: 'You are a calm storyteller.' }, { text: 'Keep it short.' }],
+          maxOutputTokens: 256,
+          temperature: 0.7,
+          topP: 0.9,
+          user: 'user-1234',
+          stream: true,
+        },
+        'Tell me a three sentence bedtime story about a unicorn.',
+      ),
       route: endpoint('gpt-4.1'),
     },
     {
       fixture: 'request-tools.json',
       name: 'flat function tools with explicit strict, web search, a named tool choice, no parallel calls',
-      request: request({
-        tools: [
-          {
-            name: 'get_weather',
-            description: 'Get current temperature for a given location.',
-            parameters: { type: 'object', properties: { location: { type: 'string', description: 'City and country e.g. Bogotá, Colombia' } }, required: ['location'], additionalProperties: false },
-            strict: true,
-          },
-          { name: 'get_time' },
-        ],
-        webSearch: true,
-        toolChoice: { kind: 'tool', name: 'get_weather' },
-        parallelToolCalls: false,
-      }, 'What is the weather like in Paris today?'),
+      request: request(
+        {
+          tools: [
+            {
+              name: 'get_weather',
+              description: 'Get current temperature for a given location.',
+              parameters: {
+                type: 'object',
+                properties: { location: { type: 'string', description: 'City and country e.g. Bogotá, Colombia' } },
+                required: ['location'],
+                additionalProperties: false,
+              },
+              strict: true,
+            },
+            { name: 'get_time' },
+          ],
+          webSearch: true,
+          toolChoice: { kind: 'tool', name: 'get_weather' },
+          parallelToolCalls: false,
+        },
+        'What is the weather like in Paris today?',
+      ),
       route: endpoint('gpt-4.1'),
     },
     {
       fixture: 'request-structured.json',
       name: 'json_schema flat in text.format; a reasoning effort asks for encrypted reasoning',
-      request: request({
-        system: [{ text: 'Extract the event information.' }],
-        toolChoice: { kind: 'required' },
-        responseFormat: {
-          kind: 'json_schema',
-          name: 'calendar_event',
-          strict: true,
-          schema: {
-            type: 'object',
-            properties: { name: { type: 'string' }, date: { type: 'string' }, participants: { type: 'array', items: { type: 'string' } } },
-            required: ['name', 'date', 'participants'],
-            additionalProperties: false,
+      request: request(
+        {
+          system: [{ text: 'Extract the event information.' }],
+          toolChoice: { kind: 'required' },
+          responseFormat: {
+            kind: 'json_schema',
+            name: 'calendar_event',
+            strict: true,
+            schema: {
+              type: 'object',
+              properties: { name: { type: 'string' }, date: { type: 'string' }, participants: { type: 'array', items: { type: 'string' } } },
+              required: ['name', 'date', 'participants'],
+              additionalProperties: false,
+            },
           },
+          reasoning: { kind: 'effort', effort: 'high' },
         },
-        reasoning: { kind: 'effort', effort: 'high' },
-      }, 'Alice and Bob are going to a science fair on Friday.'),
+        'Alice and Bob are going to a science fair on Friday.',
+      ),
       route: endpoint('o4-mini'),
     },
     {
@@ -84,7 +112,13 @@ describe('openai responses: canonical request → upstream body (request-*.json 
             role: 'user',
             content: [
               { type: 'text', text: 'What is the weather like where this photo was taken?' },
-              { type: 'image', source: { kind: 'url', url: 'https://upload.wikimedia.org/wikipedia/commons/4/4b/La_Tour_Eiffel_vue_de_la_Tour_Saint-Jacques%2C_Paris_ao%C3%BBt_2014_%282%29.jpg' } },
+              {
+                type: 'image',
+                source: {
+                  kind: 'url',
+                  url: 'https://upload.wikimedia.org/wikipedia/commons/4/4b/La_Tour_Eiffel_vue_de_la_Tour_Saint-Jacques%2C_Paris_ao%C3%BBt_2014_%282%29.jpg',
+                },
+              },
             ],
           },
           {
@@ -93,7 +127,14 @@ describe('openai responses: canonical request → upstream body (request-*.json 
               // The reasoning text a chat client replays (reasoning_content) has no item to refer to.
               { type: 'reasoning', text: '**Finding the city**\n\nThe photo shows the Eiffel Tower.' },
               { type: 'text', text: 'That is the Eiffel Tower; checking Paris.' },
-              { type: 'tool_call', id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France"}', signature: CARRIED_REASONING, extraContent: { openai: { encrypted_content: CARRIED_REASONING.value } } },
+              {
+                type: 'tool_call',
+                id: 'call_12345xyz',
+                name: 'get_weather',
+                arguments: '{"location":"Paris, France"}',
+                signature: CARRIED_REASONING,
+                extraContent: { openai: { encrypted_content: CARRIED_REASONING.value } },
+              },
               { type: 'tool_call', id: 'call_67890abc', name: 'get_time', arguments: '{}' },
             ],
           },
@@ -101,7 +142,14 @@ describe('openai responses: canonical request → upstream body (request-*.json 
             role: 'tool',
             content: [
               { type: 'tool_result', toolCallId: 'call_12345xyz', content: [{ type: 'text', text: '{"temperature":18,"sky":"sunny"}' }] },
-              { type: 'tool_result', toolCallId: 'call_67890abc', content: [{ type: 'text', text: '14:05, see the clock:' }, { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'low' }] },
+              {
+                type: 'tool_result',
+                toolCallId: 'call_67890abc',
+                content: [
+                  { type: 'text', text: '14:05, see the clock:' },
+                  { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'low' },
+                ],
+              },
             ],
           },
         ],
@@ -110,7 +158,7 @@ describe('openai responses: canonical request → upstream body (request-*.json 
     },
     {
       fixture: 'request-reasoning-replay.json',
-      name: 'OpenAI reasoning parts go back by reference in place; another family\'s reasoning is dropped',
+      name: "OpenAI reasoning parts go back by reference in place; another family's reasoning is dropped",
       request: request({
         reasoning: { kind: 'effort', effort: 'low' },
         messages: [
@@ -118,7 +166,11 @@ describe('openai responses: canonical request → upstream body (request-*.json 
           {
             role: 'assistant',
             content: [
-              { type: 'reasoning', text: "**Counting the letters**\n\nThe word has three r's.", signature: { family: 'openai', value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}' } },
+              {
+                type: 'reasoning',
+                text: "**Counting the letters**\n\nThe word has three r's.",
+                signature: { family: 'openai', value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}' },
+              },
               { type: 'reasoning', text: 'An Anthropic thought', signature: { family: 'anthropic', value: 'sig' } },
               { type: 'text', text: "There are three r's in strawberry." },
             ],
@@ -157,33 +209,53 @@ describe('openai responses: canonical request → upstream body', () => {
   });
 
   test('a turn that replays its reasoning items does not get the ones its tool call carries as well', () => {
-    const input = body(request({
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
-        {
-          role: 'assistant',
-          content: [
-            { type: 'reasoning', text: '', signature: { family: 'openai', value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}' } },
-            { type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: '{}', signature: CARRIED_REASONING },
-          ],
-        },
-      ],
-    })).input as { type: string }[];
-    assert.deepEqual(input.map((item) => item.type), ['message', 'reasoning', 'function_call']);
+    const input = body(
+      request({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+          {
+            role: 'assistant',
+            content: [
+              {
+                type: 'reasoning',
+                text: '',
+                signature: { family: 'openai', value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}' },
+              },
+              { type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: '{}', signature: CARRIED_REASONING },
+            ],
+          },
+        ],
+      }),
+    ).input as { type: string }[];
+    assert.deepEqual(
+      input.map((item) => item.type),
+      ['message', 'reasoning', 'function_call'],
+    );
   });
 
   test('a tool call signature of another family, or an unreadable one, carries no reasoning', () => {
-    for (const signature of [{ family: 'anthropic', value: CARRIED_REASONING.value }, { family: 'openai', value: '[{"type":"reasoning"}]' }, { family: 'openai', value: 'not json' }] as const) {
-      const input = body(request({ messages: [{ role: 'assistant', content: [{ type: 'tool_call', id: 'call_1', name: 'f', arguments: '{}', signature }] }] })).input;
+    for (const signature of [
+      { family: 'anthropic', value: CARRIED_REASONING.value },
+      { family: 'openai', value: '[{"type":"reasoning"}]' },
+      { family: 'openai', value: 'not json' },
+    ] as const) {
+      const input = body(
+        request({ messages: [{ role: 'assistant', content: [{ type: 'tool_call', id: 'call_1', name: 'f', arguments: '{}', signature }] }] }),
+      ).input;
       assert.deepEqual(input, [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' }]);
     }
   });
 
   test('chat rule 3: the parameters this route rejects are declared', () => {
-    assert.deepEqual(
-      [...openAIResponsesTranslator.unsupportedParameters].sort(),
-      ['frequencyPenalty', 'logprobs', 'presencePenalty', 'seed', 'stop', 'topK', 'topLogprobs'],
-    );
+    assert.deepEqual([...openAIResponsesTranslator.unsupportedParameters].sort(), [
+      'frequencyPenalty',
+      'logprobs',
+      'presencePenalty',
+      'seed',
+      'stop',
+      'topK',
+      'topLogprobs',
+    ]);
   });
 
   test('URL and bearer key', () => {

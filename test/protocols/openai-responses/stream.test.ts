@@ -30,7 +30,10 @@ describe('openai responses: stream fixtures → canonical events', () => {
   test('reasoning.sse: summary deltas, the item reference as the signature', async () => {
     assert.deepEqual(await decode(readFixture(here, 'reasoning.sse')), [
       startEvent('resp_reason2', 'o4-mini-2025-04-16'),
-      ...reasoningEvents(0, ['**Counting**\n\n', "Three r's."], { family: 'openai', value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}' }),
+      ...reasoningEvents(0, ['**Counting**\n\n', "Three r's."], {
+        family: 'openai',
+        value: '{"id":"rs_6820f383d7c08191846711c5df8233bc","encrypted_content":"gAAAAABoIPOH6jx1RV2p"}',
+      }),
       ...textEvents(1, 'Three.'),
       usageEvent(15, 410, { reasoningTokens: 384 }),
       finishEvent('stop', 'completed'),
@@ -38,11 +41,23 @@ describe('openai responses: stream fixtures → canonical events', () => {
   });
 
   test('reasoning-tools.sse: the completed reasoning item rides on the first call after it', async () => {
-    const item = { type: 'reasoning', id: 'rs_68af4030baa48193b0b43b4c2a176a1a', summary: [{ type: 'summary_text', text: '**Checking the weather**\n\nThe user wants two cities.' }], encrypted_content: 'gAAAAABor0AyZ0Qk8mK3' };
+    const item = {
+      type: 'reasoning',
+      id: 'rs_68af4030baa48193b0b43b4c2a176a1a',
+      summary: [{ type: 'summary_text', text: '**Checking the weather**\n\nThe user wants two cities.' }],
+      encrypted_content: 'gAAAAABor0AyZ0Qk8mK3',
+    };
     assert.deepEqual(await decode(readFixture(here, 'reasoning-tools.sse')), [
       startEvent('resp_reasontools2', 'o4-mini-2025-04-16'),
-      ...reasoningEvents(0, ['**Checking the weather**\n\n', 'The user wants two cities.'], { family: 'openai', value: '{"id":"rs_68af4030baa48193b0b43b4c2a176a1a","encrypted_content":"gAAAAABor0AyZ0Qk8mK3"}' }),
-      ...toolCallEvents(1, { id: 'call_12345xyz', name: 'get_weather', signature: { family: 'openai', value: JSON.stringify([item]) } }, '{"location":"Paris, France"}'),
+      ...reasoningEvents(0, ['**Checking the weather**\n\n', 'The user wants two cities.'], {
+        family: 'openai',
+        value: '{"id":"rs_68af4030baa48193b0b43b4c2a176a1a","encrypted_content":"gAAAAABor0AyZ0Qk8mK3"}',
+      }),
+      ...toolCallEvents(
+        1,
+        { id: 'call_12345xyz', name: 'get_weather', signature: { family: 'openai', value: JSON.stringify([item]) } },
+        '{"location":"Paris, France"}',
+      ),
       ...toolCallEvents(2, { id: 'call_67890abc', name: 'get_weather' }, '{"location":"Bogotá, Colombia"}'),
       usageEvent(84, 220, { reasoningTokens: 192 }),
       finishEvent('tool_calls', 'completed'),
@@ -51,7 +66,12 @@ describe('openai responses: stream fixtures → canonical events', () => {
 
   test('web-search.sse: the query from the completed call, one web-search event before the finish, citations on the text', async () => {
     const text = 'Seagrass meadows off Virginia have recovered to record size.';
-    const citation = { url: 'https://www.vims.edu/newsandevents/topstories/2025/sav_report.php', title: 'Seagrass recovery reaches a new high', startIndex: 0, endIndex: text.length };
+    const citation = {
+      url: 'https://www.vims.edu/newsandevents/topstories/2025/sav_report.php',
+      title: 'Seagrass recovery reaches a new high',
+      startIndex: 0,
+      endIndex: text.length,
+    };
     assert.deepEqual(await decode(readFixture(here, 'web-search.sse')), [
       startEvent('resp_websearch2', 'gpt-4.1-2025-04-14'),
       ...cutTextEvents(0, 'Seagrass meadows off Virginia', ' have recovered', ' to record size.'),
@@ -76,7 +96,12 @@ describe('openai responses: stream fixtures → canonical events', () => {
   });
 
   test('failed.sse: response.failed maps its error (here a rate limit)', async () => {
-    assert.deepEqual(comparable(await decode(readFixture(here, 'failed.sse'))).at(-1), { type: 'error', status: 429, code: 'upstream_rate_limited', retryable: true });
+    assert.deepEqual(comparable(await decode(readFixture(here, 'failed.sse'))).at(-1), {
+      type: 'error',
+      status: 429,
+      code: 'upstream_rate_limited',
+      retryable: true,
+    });
   });
 
   test('the same events whatever the chunking', async () => {
@@ -85,7 +110,9 @@ describe('openai responses: stream fixtures → canonical events', () => {
   });
 
   test('a malformed event is an error event, and nothing is decoded after it', async () => {
-    const events = comparable(await decode('event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\nevent: response.output_text.delta\ndata: {"type":\n\n'));
+    const events = comparable(
+      await decode('event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\nevent: response.output_text.delta\ndata: {"type":\n\n'),
+    );
     assert.deepEqual(events, [{ type: 'start', providerResponseId: 'r' }, UPSTREAM_FAULT]);
   });
 

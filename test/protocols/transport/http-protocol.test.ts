@@ -125,7 +125,10 @@ describe('http chat protocol over the simulator harness', () => {
   test('socket reset mid-stream: the events so far, then one error event', async () => {
     sim.enqueue({ kind: 'reset', afterEvents: 3 });
     const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
-    assert.deepEqual(events.slice(0, 3).map((event) => event.type), ['start', 'text-start', 'text-delta']);
+    assert.deepEqual(
+      events.slice(0, 3).map((event) => event.type),
+      ['start', 'text-start', 'text-delta'],
+    );
     const last = events.at(-1)!;
     assert.equal(last.type, 'error');
     assert.equal(last.type === 'error' && last.error.code, 'upstream_unavailable');
@@ -163,7 +166,10 @@ describe('http chat protocol over the simulator harness', () => {
   test("the provider's in-stream error chunk: an error event", async () => {
     sim.enqueue({ kind: 'stream-error', afterEvents: 2 });
     const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
-    assert.deepEqual(events.map((event) => event.type), ['start', 'text-start', 'text-delta', 'error']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['start', 'text-start', 'text-delta', 'error'],
+    );
   });
 
   test('a malformed JSON body on a non-streaming call: 502, retryable', async () => {
@@ -175,7 +181,8 @@ describe('http chat protocol over the simulator harness', () => {
   test('the events of one network read come as one batch; events written apart come apart', async () => {
     const batchesFrom = async (baseUrl: string) => {
       const batches: StreamBatch[] = [];
-      for await (const batch of openAIChatProtocol.stream(request, simulatorEndpoint({ kind: 'openai', base_url: baseUrl }), callContext())) batches.push(batch);
+      for await (const batch of openAIChatProtocol.stream(request, simulatorEndpoint({ kind: 'openai', base_url: baseUrl }), callContext()))
+        batches.push(batch);
       return batches;
     };
     // The simulator writes each event on its own; the same bytes, sent in one write, arrive in one read.
@@ -184,7 +191,12 @@ describe('http chat protocol over the simulator harness', () => {
       await fetch(`${sim.baseUrl}/chat/completions`, {
         method: 'POST',
         headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two three four' }] }),
+        body: JSON.stringify({
+          model: 'm',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'one two three four' }],
+        }),
       })
     ).text();
     const oneWrite = createServer((_incoming, response) => {
@@ -223,7 +235,9 @@ describe('responses upstream over the harness', () => {
   });
 
   test('a stream with a trailing [DONE] finishes cleanly with cached usage', async () => {
-    const events = await collect(openAIResponsesProtocol.stream(request, simulatorEndpoint({ kind: 'openai-responses', base_url: sim.baseUrl }), callContext()));
+    const events = await collect(
+      openAIResponsesProtocol.stream(request, simulatorEndpoint({ kind: 'openai-responses', base_url: sim.baseUrl }), callContext()),
+    );
     const usage = events.find((event) => event.type === 'usage');
     assert.equal(usage?.type === 'usage' && usage.usage.cacheReadTokens, 4);
     assert.deepEqual(events.at(-1), { type: 'finish', finish: { reason: 'stop', raw: 'completed' } });
@@ -231,7 +245,9 @@ describe('responses upstream over the harness', () => {
 
   test('the provider error event mid-stream: an error event', async () => {
     sim.enqueue({ kind: 'stream-error', afterEvents: 5 });
-    const events = await collect(openAIResponsesProtocol.stream(request, simulatorEndpoint({ kind: 'openai-responses', base_url: sim.baseUrl }), callContext()));
+    const events = await collect(
+      openAIResponsesProtocol.stream(request, simulatorEndpoint({ kind: 'openai-responses', base_url: sim.baseUrl }), callContext()),
+    );
     assert.equal(events.at(-1)?.type, 'error');
   });
 });

@@ -45,7 +45,7 @@ describe('postJson / getJson', () => {
   before(async () => {
     sim = await startSimulator({
       handle: (request, reply) => reply.json(200, { method: request.method, path: request.path, got: request.body ?? null }),
-      errorBody: (status, message) => ({ error: { message, type: 'server_error' } }),
+      errorBody: (_status, message) => ({ error: { message, type: 'server_error' } }),
       streamErrorEvent: (message) => ({ data: { error: { message } } }),
     });
   });

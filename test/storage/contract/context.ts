@@ -36,7 +36,10 @@ export async function assertLedgerConsistent(store: Store, owner: OwnerRef, rese
   assert.equal(balance.reserved, open, 'reserved = Σ open reservations');
   assert.equal(balance.available, balance.balance - balance.reserved);
   assert.ok(balance.available >= 0n, 'available is never negative');
-  assert.ok(entries.every((entry) => entry.amount > 0n), 'entries are positive');
+  assert.ok(
+    entries.every((entry) => entry.amount > 0n),
+    'entries are positive',
+  );
   return balance;
 }
 

@@ -120,7 +120,10 @@ export function directoryContract({ store, peer }: ContractContext): void {
         (await store().listKeys(accountOwner)).map((key) => key.id),
         [plain.id, restricted.id],
       );
-      assert.deepEqual((await store().listKeys(organizationOwner)).map((key) => key.id), [orgKey.id]);
+      assert.deepEqual(
+        (await store().listKeys(organizationOwner)).map((key) => key.id),
+        [orgKey.id],
+      );
       const all = (await store().listKeys()).map((key) => key.id);
       assert.ok([plain.id, restricted.id, orgKey.id].every((id) => all.includes(id)));
 

@@ -11,7 +11,10 @@ export function firstAccountContract({ fresh }: ContractContext): void {
         const created = await Promise.all(stores.flatMap((store) => [1, 2, 3].map(() => store.createFirstAccount({ name: 'demo' }))));
         const accounts = created.filter((account) => account !== null);
         assert.equal(accounts.length, 1);
-        assert.deepEqual((await stores[0].listAccounts()).map((account) => account.id), [accounts[0]!.id]);
+        assert.deepEqual(
+          (await stores[0].listAccounts()).map((account) => account.id),
+          [accounts[0]!.id],
+        );
         assert.equal((await stores[1].getBalance({ kind: 'account', id: accounts[0]!.id })).balance, 0n, 'it has its wallet');
         assert.equal(await stores[2].createFirstAccount({ name: 'demo' }), null, 'never again');
       } finally {

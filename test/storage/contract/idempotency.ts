@@ -84,10 +84,7 @@ export function idempotencyContract({ store, peer }: ContractContext): void {
       const keyId = newKeyId();
       await store().beginIdempotent({ keyId, ...claim({ expiresAt: NOW + 5_000 }) });
       await store().completeIdempotent({ keyId, route: 'chat', idempotencyKey: 'retry-me', status: 200, headers: {}, body: 'old' });
-      assert.deepEqual(
-        await store().beginIdempotent({ keyId, ...claim({ bodyHash: 'hash-b', now: NOW + 5_001 }) }),
-        { state: 'started' },
-      );
+      assert.deepEqual(await store().beginIdempotent({ keyId, ...claim({ bodyHash: 'hash-b', now: NOW + 5_001 }) }), { state: 'started' });
       assert.deepEqual(await store().beginIdempotent({ keyId, ...claim({ bodyHash: 'hash-b', now: NOW + 5_002 }) }), {
         state: 'in_progress',
       });
@@ -105,9 +102,7 @@ export function idempotencyContract({ store, peer }: ContractContext): void {
 
     test('of many concurrent first requests exactly one starts', async () => {
       const keyId = newKeyId();
-      const outcomes = await Promise.all(
-        Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? store() : peer()).beginIdempotent({ keyId, ...claim() })),
-      );
+      const outcomes = await Promise.all(Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? store() : peer()).beginIdempotent({ keyId, ...claim() })));
       assert.equal(outcomes.filter((outcome) => outcome.state === 'started').length, 1);
       assert.equal(outcomes.filter((outcome) => outcome.state === 'in_progress').length, 39);
     });

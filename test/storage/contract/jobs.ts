@@ -65,9 +65,7 @@ export function jobsContract({ store, peer }: ContractContext): void {
       const jobs = [];
       for (let i = 0; i < 20; i++) jobs.push(await store().createJob(newJob({ createdAt: NOW + i })));
       const claims = await Promise.all(
-        Array.from({ length: 50 }, (_, index) =>
-          (index % 2 === 0 ? store() : peer()).claimJob('response', `worker-${index}`, NOW + 100, NOW + 10_000),
-        ),
+        Array.from({ length: 50 }, (_, index) => (index % 2 === 0 ? store() : peer()).claimJob('response', `worker-${index}`, NOW + 100, NOW + 10_000)),
       );
       const claimed = claims.filter((job) => job !== null).map((job) => job.id);
       assert.equal(claimed.length, jobs.length);

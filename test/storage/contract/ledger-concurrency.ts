@@ -22,7 +22,10 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
       const results = await Promise.all(attempts);
       const reserved = results.filter((reservation): reservation is Reservation => reservation !== null);
       assert.equal(reserved.length, Number(balance / amount));
-      assert.ok(observed.every((available) => available >= 0n), 'available never went below zero');
+      assert.ok(
+        observed.every((available) => available >= 0n),
+        'available never went below zero',
+      );
       assert.deepEqual(await store().getBalance(owner), {
         balance,
         reserved: 37n * amount,
@@ -53,7 +56,11 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
       const charged = entries.filter((entry) => entry.kind === 'charge');
       assert.equal(new Set(charged.map((entry) => entry.reservationId)).size, charged.length, 'one charge per reservation');
       const stillOpen = reserved.filter((_, i) => i % 3 === 2);
-      const final = await assertLedgerConsistent(store(), owner, reserved.map((reservation) => reservation.id));
+      const final = await assertLedgerConsistent(
+        store(),
+        owner,
+        reserved.map((reservation) => reservation.id),
+      );
       assert.equal(final.reserved, sum(stillOpen.map((reservation) => reservation.amount)));
       assert.equal(final.balance, balance - sum(charged.map((entry) => entry.amount)));
     });
@@ -66,14 +73,16 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
       for (let i = 0; i < 10; i++) {
         reservations.push((await store().reserve({ owner, amount: 50n, requestId: null, expiresAt }))!);
       }
-      const outcomes = await Promise.all(
-        reservations.map((reservation, index) => (index % 2 === 0 ? store() : peer()).settle(reservation.id, 300n)),
-      );
+      const outcomes = await Promise.all(reservations.map((reservation, index) => (index % 2 === 0 ? store() : peer()).settle(reservation.id, 300n)));
       const charged = sum(outcomes.map((outcome) => outcome!.charged));
       const shortfall = sum(outcomes.map((outcome) => outcome!.shortfall));
       assert.equal(charged, 1_000n, 'everything was charged, and no more');
       assert.equal(charged + shortfall, 3_000n);
-      const final = await assertLedgerConsistent(store(), owner, reservations.map((reservation) => reservation.id));
+      const final = await assertLedgerConsistent(
+        store(),
+        owner,
+        reservations.map((reservation) => reservation.id),
+      );
       assert.deepEqual(final, { balance: 0n, reserved: 0n, available: 0n });
     });
 
@@ -116,7 +125,11 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
         return index % 3 === 0 ? instance.addCredit(owner, 40n).then(() => null) : instance.reserve({ owner, amount: 30n, requestId: null, expiresAt });
       });
       const reservations = (await Promise.all(operations)).filter((reservation) => reservation !== null);
-      const final = await assertLedgerConsistent(store(), owner, reservations.map((reservation) => reservation.id));
+      const final = await assertLedgerConsistent(
+        store(),
+        owner,
+        reservations.map((reservation) => reservation.id),
+      );
       assert.equal(final.balance, 100n + 20n * 40n);
       assert.equal(final.reserved, BigInt(reservations.length) * 30n);
     });

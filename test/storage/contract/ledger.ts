@@ -32,10 +32,13 @@ export function ledgerContract({ store, peer }: ContractContext): void {
         reserved: 0n,
         available: 12_500_000_000_001n,
       });
-      assert.deepEqual((await store().listEntries(owner)).map((e) => [e.kind, e.amount, e.note]), [
-        ['credit', 12_500_000_000_000n, 'welcome credit'],
-        ['credit', 1n, null],
-      ]);
+      assert.deepEqual(
+        (await store().listEntries(owner)).map((e) => [e.kind, e.amount, e.note]),
+        [
+          ['credit', 12_500_000_000_000n, 'welcome credit'],
+          ['credit', 1n, null],
+        ],
+      );
       await assertLedgerConsistent(store(), owner, []);
     });
 
@@ -74,16 +77,19 @@ export function ledgerContract({ store, peer }: ContractContext): void {
       const first = await store().reserve({ owner, amount: 600n, requestId: 'req_1', expiresAt });
       assert.ok(first);
       assert.match(first.id, /^res_[0-9a-z]{27}$/);
-      assert.deepEqual({ ...first, createdAt: 0 }, {
-        id: first.id,
-        owner,
-        amount: 600n,
-        requestId: 'req_1',
-        status: 'open',
-        holder: { kind: 'instance', id: store().instanceId },
-        createdAt: 0,
-        expiresAt,
-      });
+      assert.deepEqual(
+        { ...first, createdAt: 0 },
+        {
+          id: first.id,
+          owner,
+          amount: 600n,
+          requestId: 'req_1',
+          status: 'open',
+          holder: { kind: 'instance', id: store().instanceId },
+          createdAt: 0,
+          expiresAt,
+        },
+      );
       assert.deepEqual(await peer().getReservation(first.id), first);
       assert.equal(await store().reserve({ owner, amount: 401n, requestId: null, expiresAt }), null);
       const second = await peer().reserve({ owner, amount: 400n, requestId: null, expiresAt });
@@ -124,7 +130,10 @@ export function ledgerContract({ store, peer }: ContractContext): void {
       const paid = (await store().reserve({ owner, amount: 50n, requestId: null, expiresAt: Date.now() + MINUTE }))!;
       assert.deepEqual(await store().settle(paid.id, 50n, 'req_late'), { charged: 50n, released: 0n, shortfall: 0n });
       const charges = (await store().listEntries(owner)).filter((entry) => entry.kind === 'charge');
-      assert.deepEqual(charges.map((entry) => [entry.amount, entry.requestId]), [[50n, 'req_late']]);
+      assert.deepEqual(
+        charges.map((entry) => [entry.amount, entry.requestId]),
+        [[50n, 'req_late']],
+      );
       await assert.rejects(store().settle(paid.id, -1n), RangeError);
       await assertLedgerConsistent(store(), owner, [free.id, paid.id]);
     });

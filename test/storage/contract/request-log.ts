@@ -122,7 +122,16 @@ export function requestLogContract({ store, peer }: ContractContext): void {
     test('usage summary groups by model since a time, counting all input tokens, served and refused requests apart', async () => {
       const owner = await newAccount(store());
       const other = await newAccount(store());
-      const refusal = { status: 'failed', cost: 0n, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0, output: null } as const;
+      const refusal = {
+        status: 'failed',
+        cost: 0n,
+        inputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 0,
+        reasoningTokens: 0,
+        output: null,
+      } as const;
       await store().recordRequests([
         record(owner, { model: 'model-b', createdAt: 1_000, cost: 5n }),
         record(owner, { model: 'model-a', createdAt: 2_000, cost: 7n }),
