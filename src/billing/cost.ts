@@ -4,7 +4,7 @@
  * once to the total, the only place a fraction can be rounded (up; see core/money.ts).
  */
 import type { Usage } from '../canonical/index.ts';
-import { totalInputTokens } from '../canonical/index.ts';
+import { cacheWritesByLifetime, totalInputTokens } from '../canonical/index.ts';
 import type { EndpointPrices, TokenRates } from '../catalog/types.ts';
 import { applyRate, type Picos, type RateMultiplier } from '../core/money.ts';
 
@@ -26,11 +26,15 @@ export function referenceCost(prices: EndpointPrices, usage: Usage, searchUnits:
   // never cheaper than configured, and never a rate borrowed from the other tier.
   const cacheRead = rates.cacheRead ?? input;
   const cacheWrite = rates.cacheWrite ?? input;
+  // A tier without a 1-hour rate bills 1-hour writes as 5-minute ones (docs/billing.md).
+  const cacheWrite1h = rates.cacheWrite1h ?? cacheWrite;
   const output = rates.output ?? 0n;
+  const writes = cacheWritesByLifetime(usage);
   return (
     BigInt(usage.inputTokens) * input +
     BigInt(usage.cacheReadTokens) * cacheRead +
-    BigInt(usage.cacheWriteTokens) * cacheWrite +
+    BigInt(writes.fiveMinute) * cacheWrite +
+    BigInt(writes.oneHour) * cacheWrite1h +
     BigInt(usage.outputTokens) * output +
     (prices.perRequest ?? 0n) +
     BigInt(searchUnits) * (prices.searchPerUnit ?? 0n)

@@ -23,6 +23,7 @@ export function usageOfUnfinishedStream(reported: Usage | undefined, promptToken
     inputTokens: inputReported ? reported.inputTokens : promptTokens,
     cacheReadTokens: inputReported ? reported.cacheReadTokens : 0,
     cacheWriteTokens: inputReported ? reported.cacheWriteTokens : 0,
+    ...(inputReported && reported.cacheWrite1hTokens !== undefined ? { cacheWrite1hTokens: reported.cacheWrite1hTokens } : {}),
     outputTokens: Math.max(reported?.outputTokens ?? 0, outputEstimate),
     reasoningTokens: Math.max(reported?.reasoningTokens ?? 0, reasoningEstimate),
   };

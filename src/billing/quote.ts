@@ -34,10 +34,14 @@ export function worstCaseQuote(endpoints: readonly RouteEndpoint[], quoteOne: (e
   return applyRate(worst, rate);
 }
 
-/** A prompt token may end up uncached, read from cache or written to it; assume the dearest. */
+/**
+ * A prompt token may end up uncached, read from cache or written to it for 5 minutes or an hour;
+ * assume the dearest.
+ */
 function worstInputRate(rates: TokenRates): Picos {
   let worst = rates.input ?? 0n;
-  if (rates.cacheRead !== undefined && rates.cacheRead > worst) worst = rates.cacheRead;
-  if (rates.cacheWrite !== undefined && rates.cacheWrite > worst) worst = rates.cacheWrite;
+  for (const rate of [rates.cacheRead, rates.cacheWrite, rates.cacheWrite1h]) {
+    if (rate !== undefined && rate > worst) worst = rate;
+  }
   return worst;
 }

@@ -3,5 +3,5 @@ export type * from './message.ts';
 export type * from './result.ts';
 export type * from './stream.ts';
 export type * from './usage.ts';
-export { ZERO_USAGE, totalInputTokens } from './usage.ts';
+export { ZERO_USAGE, cacheWritesByLifetime, totalInputTokens } from './usage.ts';
 export { BatchCollector } from './stream.ts';

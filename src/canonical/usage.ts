@@ -32,6 +32,21 @@ export function totalInputTokens(usage: Usage): number {
   return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
 }
 
+/** The cache writes by lifetime, each billed at its own rate (docs/billing.md). */
+export interface CacheWritesByLifetime {
+  readonly fiveMinute: number;
+  readonly oneHour: number;
+}
+
+/**
+ * Splits cacheWriteTokens into its 5-minute and 1-hour parts. A 1-hour count outside 0..total (a
+ * provider's inconsistency) is brought within it, so that neither part is ever negative.
+ */
+export function cacheWritesByLifetime(usage: Usage): CacheWritesByLifetime {
+  const oneHour = Math.max(0, Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens));
+  return { fiveMinute: usage.cacheWriteTokens - oneHour, oneHour };
+}
+
 /**
  * Web search metadata from a grounded or search-enabled response. `billedQueries` follows the
  * provider kind's rule: executed queries for some, one unit per successful search request for others.

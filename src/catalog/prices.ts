@@ -62,6 +62,7 @@ interface TokenRateFields {
   readonly output_per_1m?: number;
   readonly cache_read_per_1m?: number;
   readonly cache_write_per_1m?: number;
+  readonly cache_write_1h_per_1m?: number;
 }
 
 function tokenRates(fields: TokenRateFields): TokenRates {
@@ -70,6 +71,7 @@ function tokenRates(fields: TokenRateFields): TokenRates {
     output: optionalTokenRate(fields.output_per_1m),
     cacheRead: optionalTokenRate(fields.cache_read_per_1m),
     cacheWrite: optionalTokenRate(fields.cache_write_per_1m),
+    cacheWrite1h: optionalTokenRate(fields.cache_write_1h_per_1m),
   };
 }
 

@@ -4,7 +4,8 @@
  *
  * - Only endpoints the view may use count, and pinned endpoints never set a public price (rule 5).
  * - Standard tokens: the one endpoint with the lowest input + output sum supplies input, output and
- *   its own cache rates; minimums of different endpoints are never combined (rule 2).
+ *   its own cache rates (reads, 5-minute and 1-hour writes); minimums of different endpoints are
+ *   never combined (rule 2).
  * - Long context: chosen independently among endpoints that have a long-context tier, by the
  *   lowest long-context input + output sum, with that endpoint's threshold and cache-read rate.
  * - Media: per_image and per_second each from the endpoint with the lowest rate in that unit;
@@ -24,7 +25,7 @@ import { displayRate, displayUsd, perTokenToPerMillion, rateOf, type RateKey } f
 import type { ConsentCondition, LongContextPricing, ModelPricing } from './schemas.ts';
 import type { TokenRates } from './types.ts';
 
-const STANDARD_KEYS = ['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m'] as const;
+const STANDARD_KEYS = ['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m', 'cache_write_1h_per_1m'] as const;
 
 interface ShownRate {
   readonly key: RateKey;
@@ -125,7 +126,7 @@ function longContextRow(rates: NonNullable<CatalogEndpoint['route']['prices']['l
 }
 
 function tokenRatesAreZero(rates: TokenRates): boolean {
-  return [rates.input, rates.output, rates.cacheRead, rates.cacheWrite].every((rate) => rate === undefined || rate === 0n);
+  return [rates.input, rates.output, rates.cacheRead, rates.cacheWrite, rates.cacheWrite1h].every((rate) => rate === undefined || rate === 0n);
 }
 
 function combinedConditions(sources: readonly CatalogEndpoint[]): ConsentCondition[] {

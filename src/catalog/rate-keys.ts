@@ -6,7 +6,15 @@
 import { formatUsd, perMillionRateToPicosPerToken, usdToPicos, type Picos } from '../core/money.ts';
 import type { EndpointPrices } from './types.ts';
 
-export const RATE_KEYS = ['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m', 'per_image', 'per_second'] as const;
+export const RATE_KEYS = [
+  'input_per_1m',
+  'output_per_1m',
+  'cache_read_per_1m',
+  'cache_write_per_1m',
+  'cache_write_1h_per_1m',
+  'per_image',
+  'per_second',
+] as const;
 export type RateKey = (typeof RATE_KEYS)[number];
 
 /** A partial set of rates in pico-USD, keyed by public field name (used for list prices). */
@@ -23,6 +31,8 @@ export function rateOf(prices: EndpointPrices, key: RateKey): Picos | undefined 
       return prices.standard.cacheRead;
     case 'cache_write_per_1m':
       return prices.standard.cacheWrite;
+    case 'cache_write_1h_per_1m':
+      return prices.standard.cacheWrite1h;
     case 'per_image':
       return prices.perImage;
     case 'per_second':

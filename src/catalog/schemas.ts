@@ -46,6 +46,7 @@ const RateFields = {
   output_per_1m: Type.Optional(Rate),
   cache_read_per_1m: Type.Optional(Rate),
   cache_write_per_1m: Type.Optional(Rate),
+  cache_write_1h_per_1m: Type.Optional(Rate),
   per_image: Type.Optional(Rate),
   per_second: Type.Optional(Rate),
 };

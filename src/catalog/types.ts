@@ -11,7 +11,10 @@ export interface TokenRates {
   readonly input?: Picos;
   readonly output?: Picos;
   readonly cacheRead?: Picos;
+  /** Cache writes with a 5-minute lifetime (and every write the provider does not split). */
   readonly cacheWrite?: Picos;
+  /** Cache writes with a 1-hour lifetime; undefined = billed at cacheWrite. */
+  readonly cacheWrite1h?: Picos;
 }
 
 /** An endpoint's billing prices, exact, as configured (reference prices before the account rate). */

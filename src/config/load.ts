@@ -131,7 +131,7 @@ function checkVariantKeys(variants: readonly { key: string }[], path: string): v
   });
 }
 
-const TOKEN_RATE_KEYS = new Set(['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m']);
+const TOKEN_RATE_KEYS = new Set(['input_per_1m', 'output_per_1m', 'cache_read_per_1m', 'cache_write_per_1m', 'cache_write_1h_per_1m']);
 
 function checkAmounts(object: Record<string, unknown>, path: string): void {
   for (const [key, value] of Object.entries(object)) {

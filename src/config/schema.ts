@@ -38,6 +38,7 @@ const RateKeys = {
   output_per_1m: Type.Optional(Decimal),
   cache_read_per_1m: Type.Optional(Decimal),
   cache_write_per_1m: Type.Optional(Decimal),
+  cache_write_1h_per_1m: Type.Optional(Decimal),
   per_image: Type.Optional(Decimal),
   per_second: Type.Optional(Decimal),
 };
@@ -49,6 +50,7 @@ export const LongContextConfig = Type.Object(
     output_per_1m: Decimal,
     cache_read_per_1m: Type.Optional(Decimal),
     cache_write_per_1m: Type.Optional(Decimal),
+    cache_write_1h_per_1m: Type.Optional(Decimal),
   },
   { additionalProperties: false },
 );

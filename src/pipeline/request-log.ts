@@ -14,7 +14,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Usage } from '../canonical/index.ts';
-import { ZERO_USAGE } from '../canonical/index.ts';
+import { cacheWritesByLifetime, ZERO_USAGE } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
@@ -68,6 +68,8 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     inputTokens: usage.inputTokens,
     cacheReadTokens: usage.cacheReadTokens,
     cacheWriteTokens: usage.cacheWriteTokens,
+    // As billed: capped at the cache writes (canonical/usage.ts).
+    cacheWrite1hTokens: usage.cacheWrite1hTokens === undefined ? null : cacheWritesByLifetime(usage).oneHour,
     outputTokens: usage.outputTokens,
     reasoningTokens: usage.reasoningTokens,
     searchUnits: facts.searchUnits ?? 0,

@@ -112,7 +112,7 @@ function checkRate(rate: RateMultiplier | null): RateMultiplier | null {
   return rate;
 }
 
-/** The request log's columns, in the order of its CREATE TABLE. */
+/** The request log's columns, in the order of its CREATE TABLE and of the migrations that added some. */
 export const REQUEST_LOG_COLUMNS = [
   'id',
   'owner_kind',
@@ -139,6 +139,7 @@ export const REQUEST_LOG_COLUMNS = [
   'output',
   'blob_keys',
   'expires_at',
+  'cache_write_1h_tokens',
 ] as const;
 
 /**
@@ -181,6 +182,7 @@ export function requestColumns(record: RequestLogRecord) {
     output: record.output ?? null,
     blob_keys: record.blobKeys,
     expires_at: record.expiresAt,
+    cache_write_1h_tokens: record.cacheWrite1hTokens,
   };
 }
 
@@ -337,6 +339,7 @@ export function requestFromRow(row: Row): RequestLogRecord {
     inputTokens: integer(row.input_tokens),
     cacheReadTokens: integer(row.cache_read_tokens),
     cacheWriteTokens: integer(row.cache_write_tokens),
+    cacheWrite1hTokens: nullableInteger(row.cache_write_1h_tokens),
     outputTokens: integer(row.output_tokens),
     reasoningTokens: integer(row.reasoning_tokens),
     searchUnits: integer(row.search_units),

@@ -216,6 +216,8 @@ export interface RequestLogRecord {
   readonly inputTokens: number;
   readonly cacheReadTokens: number;
   readonly cacheWriteTokens: number;
+  /** The part of cacheWriteTokens written for 1 hour; null when the provider reported no split. */
+  readonly cacheWrite1hTokens: number | null;
   readonly outputTokens: number;
   readonly reasoningTokens: number;
   readonly searchUnits: number;

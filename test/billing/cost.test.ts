@@ -49,6 +49,61 @@ describe('referenceCost', () => {
   });
 });
 
+describe('referenceCost: cache writes at two rates', () => {
+  // Anthropic-like rates: writes for 5 minutes at 1.25 × input, for an hour at 2 × input; the
+  // long-context tier has its own of both.
+  const twoRates = routeOf(
+    endpoint('m', {
+      pricing: {
+        unit: 'per_1m_tokens',
+        input_per_1m: 3,
+        output_per_1m: 15,
+        cache_read_per_1m: 0.3,
+        cache_write_per_1m: 3.75,
+        cache_write_1h_per_1m: 6,
+        long_context: {
+          threshold_tokens: 1000,
+          input_per_1m: 6,
+          output_per_1m: 22.5,
+          cache_read_per_1m: 0.6,
+          cache_write_per_1m: 7.5,
+          cache_write_1h_per_1m: 12,
+        },
+      },
+    }),
+  ).prices;
+  const mixed = (uncached: number, read: number, write5m: number, write1h: number, output: number) => ({
+    ...usage(uncached, output, read, write5m + write1h),
+    cacheWrite1hTokens: write1h,
+  });
+
+  test('standard tier: uncached × input + read × read + 5m × write + 1h × write 1h + output × output, exactly', () => {
+    assert.equal(
+      referenceCost(twoRates, mixed(100, 200, 300, 400, 50), 0),
+      100n * 3_000_000n + 200n * 300_000n + 300n * 3_750_000n + 400n * 6_000_000n + 50n * 15_000_000n,
+    );
+  });
+
+  test('long-context tier: every part at that tier’s own rates, 1-hour writes included', () => {
+    // 1 + 200 + 300 + 500 = 1001 input tokens: past the exclusive threshold.
+    assert.equal(
+      referenceCost(twoRates, mixed(1, 200, 300, 500, 50), 0),
+      1n * 6_000_000n + 200n * 600_000n + 300n * 7_500_000n + 500n * 12_000_000n + 50n * 22_500_000n,
+    );
+  });
+
+  test('without a reported split every write is a 5-minute one; a 1-hour count beyond the writes is capped', () => {
+    assert.equal(referenceCost(twoRates, usage(10, 0, 0, 40), 0), 10n * 3_000_000n + 40n * 3_750_000n);
+    assert.equal(referenceCost(twoRates, { ...usage(10, 0, 0, 40), cacheWrite1hTokens: 90 }, 0), 10n * 3_000_000n + 40n * 6_000_000n);
+  });
+
+  test('a tier without a 1-hour rate bills 1-hour writes at its 5-minute rate, or at input without either', () => {
+    const fiveMinuteOnly = routeOf(endpoint('m', { pricing: { unit: 'per_1m_tokens', input_per_1m: 3, output_per_1m: 15, cache_write_per_1m: 3.75 } })).prices;
+    assert.equal(referenceCost(fiveMinuteOnly, mixed(0, 0, 10, 20, 0), 0), 30n * 3_750_000n);
+    assert.equal(referenceCost(route.prices, mixed(0, 0, 10, 20, 0), 0), 30n * 3_000_000n);
+  });
+});
+
 describe('costOfCall', () => {
   test('the account rate applies once to the total, rounding a fractional pico up', () => {
     const base = referenceCost(route.prices, usage(7, 3), 0);

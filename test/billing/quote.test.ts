@@ -39,6 +39,25 @@ describe('quoteEndpoint', () => {
     assert.equal(quoteEndpoint(request, cheap, 20), 20n * 1_000_000n + 10n * 2_000_000n);
   });
 
+  test('a 1-hour cache-write rate above every other input-side rate is the one quoted, in its tier', () => {
+    const oneHour = routeOf(
+      endpoint('one-hour', {
+        pricing: {
+          unit: 'per_1m_tokens',
+          input_per_1m: 3,
+          output_per_1m: 15,
+          cache_write_per_1m: 3.75,
+          cache_write_1h_per_1m: 6,
+          long_context: { threshold_tokens: 50, input_per_1m: 6, output_per_1m: 22.5, cache_write_1h_per_1m: 12 },
+        },
+        limits: {},
+      }),
+    );
+    const request = chatRequest({ max_tokens: 10 });
+    assert.equal(quoteEndpoint(request, oneHour, 20), 20n * 6_000_000n + 10n * 15_000_000n);
+    assert.equal(quoteEndpoint(request, oneHour, 51), 51n * 12_000_000n + 10n * 22_500_000n);
+  });
+
   test('an estimated prompt above the threshold is quoted at long-context rates', () => {
     const request = chatRequest({ max_tokens: 10 });
     assert.equal(quoteEndpoint(request, dear, 50), 50n * 3_750_000n + 10n * 15_000_000n);
@@ -114,5 +133,15 @@ describe('usageOfUnfinishedStream', () => {
     assert.equal(usage.outputTokens, countTextTokens('one two three four'));
     const ahead = usageOfUnfinishedStream({ ...reported, outputTokens: 50 }, 99, { outputText: 'one', reasoningText: '' });
     assert.equal(ahead.outputTokens, 50);
+  });
+
+  test('reported cache writes keep their 1-hour part, so it is billed at the 1-hour rate', () => {
+    const reported = { inputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 40, cacheWrite1hTokens: 25, outputTokens: 1, reasoningTokens: 0 };
+    const usage = usageOfUnfinishedStream(reported, 99, { outputText: 'one two', reasoningText: '' });
+    assert.deepEqual([usage.cacheWriteTokens, usage.cacheWrite1hTokens], [40, 25]);
+    assert.equal(
+      usageOfUnfinishedStream({ ...reported, cacheWrite1hTokens: undefined }, 99, { outputText: '', reasoningText: '' }).cacheWrite1hTokens,
+      undefined,
+    );
   });
 });

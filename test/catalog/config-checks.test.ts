@@ -45,6 +45,27 @@ const cases: { name: string; document: GatewayConfig; path: string }[] = [
     document: config([model('gateway/v', [endpoint({ pricing: { unit: 'per_second', variants: [variantWithListPrice] } })])]),
     path: '/models/0/endpoints/0/pricing/variants/0/list_price',
   },
+  {
+    name: 'a 1-hour cache-write rate finer than a per-million-token rate can be (6 decimals)',
+    document: config([model('gateway/m', [endpoint({ pricing: { unit: 'per_1m_tokens', cache_write_1h_per_1m: 0.0000001 } })])]),
+    path: '/models/0/endpoints/0/pricing/cache_write_1h_per_1m',
+  },
+  {
+    name: 'the same in a long-context tier',
+    document: config([
+      model('gateway/m', [
+        endpoint({
+          pricing: { unit: 'per_1m_tokens', long_context: { threshold_tokens: 10, input_per_1m: 1, output_per_1m: 1, cache_write_1h_per_1m: 0.0000001 } },
+        }),
+      ]),
+    ]),
+    path: '/models/0/endpoints/0/pricing/long_context/cache_write_1h_per_1m',
+  },
+  {
+    name: 'the same as a list price',
+    document: config([model('gateway/m', [endpoint({ pricing: { unit: 'per_1m_tokens', list: { cache_write_1h_per_1m: 0.0000001 } } })])]),
+    path: '/models/0/endpoints/0/pricing/list/cache_write_1h_per_1m',
+  },
 ];
 
 for (const { name, document, path } of cases) {

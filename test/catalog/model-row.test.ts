@@ -180,7 +180,8 @@ describe('routes', () => {
               input_per_1m: 0.15,
               output_per_1m: 0.6,
               cache_read_per_1m: 0.075,
-              long_context: { threshold_tokens: 1000, input_per_1m: 0.3, output_per_1m: 1.2 },
+              cache_write_1h_per_1m: 0.3,
+              long_context: { threshold_tokens: 1000, input_per_1m: 0.3, output_per_1m: 1.2, cache_write_1h_per_1m: 0.6 },
               variants: [{ key: '720p', price: 0.3 }],
             },
           }),
@@ -194,8 +195,15 @@ describe('routes', () => {
     assert.equal(route.upstreamModel, 'up-m');
     assert.equal(route.latencyMs, 300);
     assert.equal(route.throughputTps, 80);
-    assert.deepEqual(route.prices.standard, { input: 150_000n, output: 600_000n, cacheRead: 75_000n, cacheWrite: undefined });
-    assert.deepEqual(route.prices.longContext, { thresholdTokens: 1000, input: 300_000n, output: 1_200_000n, cacheRead: undefined, cacheWrite: undefined });
+    assert.deepEqual(route.prices.standard, { input: 150_000n, output: 600_000n, cacheRead: 75_000n, cacheWrite: undefined, cacheWrite1h: 300_000n });
+    assert.deepEqual(route.prices.longContext, {
+      thresholdTokens: 1000,
+      input: 300_000n,
+      output: 1_200_000n,
+      cacheRead: undefined,
+      cacheWrite: undefined,
+      cacheWrite1h: 600_000n,
+    });
     assert.deepEqual([...route.prices.variants], [['720p', 300_000_000_000n]]);
     assert.equal(route.prices.searchPerUnit, 10_000_000_000n);
     assert.equal(route.prices.searchBilling, 'per_query');

@@ -39,6 +39,68 @@ const cases: Case[] = [
     expected: { unit: 'per_1m_tokens', input_per_1m: 3, output_per_1m: 5, cache_read_per_1m: 0.5 },
   },
   {
+    name: 'rule 2: the 1-hour cache-write rate comes from the pair endpoint, with its other cache rates',
+    endpoints: [
+      endpoint({ pricing: tokens(1, 10, { cache_write_per_1m: 1.25, cache_write_1h_per_1m: 2 }) }),
+      endpoint({ pricing: tokens(3, 5, { cache_read_per_1m: 0.3, cache_write_per_1m: 3.75, cache_write_1h_per_1m: 6 }) }),
+    ],
+    expected: { unit: 'per_1m_tokens', input_per_1m: 3, output_per_1m: 5, cache_read_per_1m: 0.3, cache_write_per_1m: 3.75, cache_write_1h_per_1m: 6 },
+  },
+  {
+    name: 'rule 2: a pair endpoint without a 1-hour rate shows none, never one borrowed from elsewhere',
+    endpoints: [
+      endpoint({ pricing: tokens(1, 10, { cache_write_per_1m: 1.25, cache_write_1h_per_1m: 2 }) }),
+      endpoint({ pricing: tokens(3, 5, { cache_write_per_1m: 3.75 }) }),
+    ],
+    expected: { unit: 'per_1m_tokens', input_per_1m: 3, output_per_1m: 5, cache_write_per_1m: 3.75 },
+  },
+  {
+    name: "rule 3: the 1-hour rate's list price is the pair endpoint's, and counts in discount_percent",
+    endpoints: [
+      endpoint({
+        pricing: tokens(3, 12, {
+          cache_write_per_1m: 3.75,
+          cache_write_1h_per_1m: 4.5,
+          list: { input_per_1m: 4, output_per_1m: 16, cache_write_per_1m: 5, cache_write_1h_per_1m: 8 },
+        }),
+      }),
+      endpoint({ provider: 'p2', pricing: tokens(4, 16, { cache_write_1h_per_1m: 1, list: { cache_write_1h_per_1m: 10 } }) }),
+    ],
+    expected: {
+      unit: 'per_1m_tokens',
+      input_per_1m: 3,
+      output_per_1m: 12,
+      cache_write_per_1m: 3.75,
+      cache_write_1h_per_1m: 4.5,
+      list: { input_per_1m: 4, output_per_1m: 16, cache_write_per_1m: 5, cache_write_1h_per_1m: 8 },
+      // 25 % off input, output and 5-minute writes; 43.75 % off 1-hour writes: the smallest.
+      discount_percent: 25,
+    },
+  },
+  {
+    name: 'rule 3: a 1-hour rate at its list price means list without discount_percent',
+    endpoints: [endpoint({ pricing: tokens(3, 12, { cache_write_1h_per_1m: 6, list: { input_per_1m: 4, cache_write_1h_per_1m: 6 } }) })],
+    expected: { unit: 'per_1m_tokens', input_per_1m: 3, output_per_1m: 12, cache_write_1h_per_1m: 6, list: { input_per_1m: 4, cache_write_1h_per_1m: 6 } },
+  },
+  {
+    name: "long context: a tier's 1-hour cache-write rate is billed, not shown (no cache-write rate of that tier is)",
+    endpoints: [
+      endpoint({
+        pricing: tokens(2, 8, {
+          cache_write_1h_per_1m: 4,
+          long_context: { threshold_tokens: 1000, input_per_1m: 4, output_per_1m: 16, cache_write_per_1m: 5, cache_write_1h_per_1m: 8 },
+        }),
+      }),
+    ],
+    expected: {
+      unit: 'per_1m_tokens',
+      input_per_1m: 2,
+      output_per_1m: 8,
+      cache_write_1h_per_1m: 4,
+      long_context: { threshold_tokens: 1000, base_input_per_1m: 4, base_output_per_1m: 16, input_per_1m: 4, output_per_1m: 16 },
+    },
+  },
+  {
     name: 'rule 2: an endpoint without a complete input/output pair never sets the token rates',
     endpoints: [endpoint({ pricing: { input_per_1m: 0.01 } }), endpoint({ pricing: tokens(2, 6) })],
     expected: { unit: 'per_1m_tokens', input_per_1m: 2, output_per_1m: 6 },
@@ -196,6 +258,30 @@ const cases: Case[] = [
     name: 'is_free: absent when a cache rate is not free',
     endpoints: [endpoint({ pricing: tokens(0, 0, { cache_write_per_1m: 0.1 }) })],
     expected: { unit: 'per_1m_tokens', input_per_1m: 0, output_per_1m: 0, cache_write_per_1m: 0.1 },
+  },
+  {
+    name: 'is_free: every token rate zero, the 1-hour cache write included',
+    endpoints: [endpoint({ pricing: tokens(0, 0, { cache_write_per_1m: 0, cache_write_1h_per_1m: 0 }) })],
+    expected: { unit: 'per_1m_tokens', is_free: true, input_per_1m: 0, output_per_1m: 0, cache_write_per_1m: 0, cache_write_1h_per_1m: 0 },
+  },
+  {
+    name: 'is_free: absent when the 1-hour cache write is not free',
+    endpoints: [endpoint({ pricing: tokens(0, 0, { cache_write_per_1m: 0, cache_write_1h_per_1m: 0.1 }) })],
+    expected: { unit: 'per_1m_tokens', input_per_1m: 0, output_per_1m: 0, cache_write_per_1m: 0, cache_write_1h_per_1m: 0.1 },
+  },
+  {
+    name: "is_free: absent when the long-context tier's 1-hour cache write costs something",
+    endpoints: [
+      endpoint({
+        pricing: tokens(0, 0, { long_context: { threshold_tokens: 10, input_per_1m: 0, output_per_1m: 0, cache_write_1h_per_1m: 1 } }),
+      }),
+    ],
+    expected: {
+      unit: 'per_1m_tokens',
+      input_per_1m: 0,
+      output_per_1m: 0,
+      long_context: { threshold_tokens: 10, base_input_per_1m: 0, base_output_per_1m: 0, input_per_1m: 0, output_per_1m: 0 },
+    },
   },
   {
     name: 'is_free: absent when the long-context tier costs something',

@@ -8,11 +8,11 @@
  * budget must lie in 1024..max_tokens−1, every tool_use must be answered by a tool_result in the
  * very next user turn, a replayed thinking block must carry a signature this server issued, and with
  * thinking on, the last assistant turn of a tool loop must start with its thinking block.
- * It thinks when thinking is requested and reports cache writes, then reads, for prefixes marked
- * with cache_control. With the web search server tool it searches as the API documents: each search
- * a `server_tool_use` block answered by a `web_search_tool_result`, a search past the tool's
- * `max_uses` answered with the `max_uses_exceeded` error (and not billed), the answer citing the
- * first result, and `usage.server_tool_use.web_search_requests` counting the searches that ran.
+ * It thinks when thinking is requested and reports cache writes (split by lifetime), then reads,
+ * for prefixes marked with cache_control. With the web search server tool it searches as the API
+ * documents: each search a `server_tool_use` block answered by a `web_search_tool_result`, a search
+ * past the tool's `max_uses` answered with the `max_uses_exceeded` error (and not billed), the
+ * answer citing the first result, and `usage.server_tool_use.web_search_requests` counting the searches that ran.
  * @see https://docs.anthropic.com/en/api/messages
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
@@ -262,6 +262,8 @@ function streamEvents(
  * Input tokens split as the API does: every cache_control breakpoint writes the prefix up to it; a
  * later request whose prefix (up to its last breakpoint) starts with a written one reads that part
  * from the cache and writes only the rest; `input_tokens` is what follows the last breakpoint.
+ * `cache_creation` splits the writes by lifetime: the API wants 1-hour breakpoints before 5-minute
+ * ones, so what was written up to the last 1-hour breakpoint is 1-hour, the rest 5-minute.
  */
 function messageUsage(body: any, plan: ReplyPlan, state: State, extraCached: number) {
   const pieces: any[] = [...(body.tools ?? []), ...(Array.isArray(body.system) ? body.system : [body.system ?? ''])];
@@ -277,11 +279,15 @@ function messageUsage(body: any, plan: ReplyPlan, state: State, extraCached: num
     if (piece?.cache_control !== undefined) state.cached.add(prefixKey(end));
   });
   const readTokens = read < 0 ? 0 : tokens(prefixKey(read));
+  const writtenUpTo = (end: number) => (end < 0 ? 0 : Math.max(0, tokens(prefixKey(end)) - readTokens));
+  const written = writtenUpTo(last);
+  const writtenFor1h = writtenUpTo(pieces.findLastIndex((piece) => piece?.cache_control?.ttl === '1h'));
   const uncached = Math.max(1, tokens(JSON.stringify(plain.slice(last + 1))));
   const moved = Math.min(extraCached, uncached - 1);
   return {
     input_tokens: uncached - moved,
-    cache_creation_input_tokens: last < 0 ? 0 : tokens(prefixKey(last)) - readTokens,
+    cache_creation_input_tokens: written,
+    cache_creation: { ephemeral_5m_input_tokens: written - writtenFor1h, ephemeral_1h_input_tokens: writtenFor1h },
     cache_read_input_tokens: readTokens + moved,
     output_tokens: plan.outputTokens,
     output_tokens_details: { thinking_tokens: plan.reasoningTokens },

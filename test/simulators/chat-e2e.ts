@@ -341,7 +341,13 @@ export function chatEndToEndSuite<S extends ProtocolSimulator>(options: ChatEndT
         assert.ok(row.outputTokens > 0, 'the streamed output is billed');
         assert.equal(
           charged,
-          routeCost(PRIMARY, { uncached: row.inputTokens, cacheRead: row.cacheReadTokens, cacheWrite: row.cacheWriteTokens, output: row.outputTokens }),
+          routeCost(PRIMARY, {
+            uncached: row.inputTokens,
+            cacheRead: row.cacheReadTokens,
+            cacheWrite: row.cacheWriteTokens - (row.cacheWrite1hTokens ?? 0),
+            cacheWrite1h: row.cacheWrite1hTokens ?? 0,
+            output: row.outputTokens,
+          }),
         );
       });
     }
@@ -391,22 +397,27 @@ export async function readChatStream(stream: AsyncIterable<OpenAI.ChatCompletion
   return { chunks, text, finish, usage, error };
 }
 
-interface TokenCounts {
+export interface TokenCounts {
   readonly uncached: number;
   readonly cacheRead: number;
+  /** Cache writes for 5 minutes. */
   readonly cacheWrite: number;
+  /** Cache writes for an hour (none when omitted). */
+  readonly cacheWrite1h?: number;
   readonly output: number;
 }
 
 /**
  * What tokens cost on the route at `position` of chatModelsConfig, by hand: per million tokens,
- * input 1 + position USD, output 2 + position USD, cache reads 0.1 USD, cache writes 1.25 USD.
+ * input 1 + position USD, output 2 + position USD, cache reads 0.1 USD, cache writes 1.25 USD for
+ * 5 minutes and 2 USD for an hour.
  */
-function routeCost(position: number, tokens: TokenCounts): bigint {
+export function routeCost(position: number, tokens: TokenCounts): bigint {
   return (
     BigInt(tokens.uncached) * picosPerToken(String(1 + position)) +
     BigInt(tokens.cacheRead) * picosPerToken('0.1') +
     BigInt(tokens.cacheWrite) * picosPerToken('1.25') +
+    BigInt(tokens.cacheWrite1h ?? 0) * picosPerToken('2') +
     BigInt(tokens.output) * picosPerToken(String(2 + position))
   );
 }
@@ -425,7 +436,7 @@ export function requestIdOf(response: Response): string {
   return id;
 }
 
-async function loggedRequest(gateway: TestGateway, requestId: string): Promise<RequestLogRecord> {
+export async function loggedRequest(gateway: TestGateway, requestId: string): Promise<RequestLogRecord> {
   return eventually(async () => {
     await flushRequestLog(gateway);
     const row = await gateway.store.getRequest(requestId);

@@ -48,7 +48,14 @@ export function chatModelsConfig(models: E2EModels): GatewayConfig {
           model: provider.upstreamModel ?? `${provider.id}-model`,
           supply: 'first_party',
           training_use: 'never',
-          pricing: { unit: 'per_1m_tokens', input_per_1m: 1 + position, output_per_1m: 2 + position, cache_read_per_1m: 0.1, cache_write_per_1m: 1.25 },
+          pricing: {
+            unit: 'per_1m_tokens',
+            input_per_1m: 1 + position,
+            output_per_1m: 2 + position,
+            cache_read_per_1m: 0.1,
+            cache_write_per_1m: 1.25,
+            cache_write_1h_per_1m: 2,
+          },
           capabilities: TEXT_CAPABILITIES,
           limits: { max_tokens: 4096, context_window: 128000, reasoning_efforts: ['none', 'low', 'medium', 'high'] },
           // One provider option per naming style, for the extra_body tests: Chat's and Gemini's.

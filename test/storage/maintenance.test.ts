@@ -61,6 +61,7 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         inputTokens: 1,
         cacheReadTokens: 0,
         cacheWriteTokens: 0,
+        cacheWrite1hTokens: null,
         outputTokens: 1,
         reasoningTokens: 0,
         searchUnits: 0,

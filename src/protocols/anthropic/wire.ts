@@ -122,6 +122,8 @@ export interface AnthropicUsageWire {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** cache_creation_input_tokens split by lifetime (absent from older responses). */
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
   output_tokens_details?: { thinking_tokens?: number | null } | null;
   server_tool_use?: { web_search_requests?: number | null } | null;
 }

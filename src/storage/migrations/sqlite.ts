@@ -184,4 +184,13 @@ CREATE TABLE served_models (
 ) WITHOUT ROWID, STRICT;
 `,
   },
+  {
+    version: 4,
+    name: 'one-hour cache writes',
+    // The part of cache_write_tokens written with a 1-hour lifetime, billed at its own rate
+    // (docs/billing.md). NULL when the provider reported no split, and for the rows of earlier versions.
+    sql: `
+ALTER TABLE request_log ADD COLUMN cache_write_1h_tokens INTEGER CHECK (cache_write_1h_tokens BETWEEN 0 AND cache_write_tokens);
+`,
+  },
 ];

@@ -8,7 +8,17 @@ import OpenAI from 'openai';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
-import { chatEndToEndSuite, FALLBACK_MODEL, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import {
+  assertCharges,
+  chatEndToEndSuite,
+  FALLBACK_MODEL,
+  ledger,
+  loggedRequest,
+  readChatStream,
+  requestIdOf,
+  routeCost,
+  SINGLE_MODEL,
+} from '../../simulators/chat-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
@@ -142,6 +152,46 @@ describe('anthropic upstream specifics', () => {
     const charge = await waitForCharge(gateway, owner, known);
     assert.equal(formatUsd(charge), second.response.headers.get('x-gateway-cost-usd'));
   });
+
+  for (const [ttl, stream] of [
+    ['1h', false],
+    ['1h', true],
+    ['5m', false],
+  ] as const) {
+    test(`cache writes for ${ttl === '1h' ? 'an hour' : '5 minutes'}${stream ? ', streamed' : ''}: charged exactly at the route's ${ttl} write rate, the split in the request log`, async () => {
+      const { client, gateway } = context();
+      const before = await ledger(gateway);
+      // A prefix no other test wrote, so that this call writes all of it.
+      const messages: OpenAI.ChatCompletionMessageParam[] = [
+        { role: 'system', content: `A long instruction written for ${ttl}${stream ? ' in a stream' : ''}. `.repeat(30) },
+        { role: 'user', content: 'a question' },
+      ];
+      const gatewayOptions = { gateway: { cache: 'on', cache_ttl: ttl } };
+      let usage: OpenAI.CompletionUsage;
+      let requestId: string;
+      if (stream) {
+        const body = { model: SINGLE_MODEL, messages, stream: true, stream_options: { include_usage: true }, ...gatewayOptions };
+        const { data, response } = await client.chat.completions.create(body as OpenAI.ChatCompletionCreateParamsStreaming).withResponse();
+        usage = (await readChatStream(data)).usage!;
+        requestId = requestIdOf(response);
+      } else {
+        const { data, response } = await client.chat.completions
+          .create({ model: SINGLE_MODEL, messages, ...gatewayOptions } as WithGatewayOptions)
+          .withResponse();
+        usage = data.usage!;
+        requestId = requestIdOf(response);
+      }
+      const written = (usage.prompt_tokens_details as { cache_creation_tokens?: number }).cache_creation_tokens ?? 0;
+      const read = usage.prompt_tokens_details?.cached_tokens ?? 0;
+      assert.ok(written > 0, 'the prefix is written');
+      // Every breakpoint has the request's lifetime, so every write is of that lifetime.
+      const split = ttl === '1h' ? { cacheWrite: 0, cacheWrite1h: written } : { cacheWrite: written, cacheWrite1h: 0 };
+      const expected = routeCost(0, { uncached: usage.prompt_tokens - read - written, cacheRead: read, ...split, output: usage.completion_tokens });
+      assert.equal(await assertCharges(gateway, before, 1, requestId), expected);
+      const row = await loggedRequest(gateway, requestId);
+      assert.deepEqual([row.cacheWriteTokens, row.cacheWrite1hTokens, row.cost], [written, split.cacheWrite1h, expected]);
+    });
+  }
 });
 
 type WebSearchExtension = { x_gateway?: { web_search: { queries: string[]; search_entry_point_html: string; billed_queries: number } } };

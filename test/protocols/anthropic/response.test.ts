@@ -33,10 +33,13 @@ describe('anthropic: response fixtures → canonical result', () => {
     'stop-sequence.json': result(['msg_01StopSeq', HAIKU], { reason: 'stop', raw: 'stop_sequence', stopSequence: '5' }, usage(20, 9), [
       { type: 'text', text: '1, 2, 3, 4, ' },
     ]),
-    // input_tokens already excludes both cache counts.
-    'cached-usage.json': result(['msg_01CacheHit', SONNET], finish('stop', 'end_turn'), usage(21, 393, { cacheReadTokens: 1200, cacheWriteTokens: 188086 }), [
-      { type: 'text', text: 'The document discusses caching.' },
-    ]),
+    // input_tokens already excludes both cache counts; cache_creation splits the writes by lifetime.
+    'cached-usage.json': result(
+      ['msg_01CacheHit', SONNET],
+      finish('stop', 'end_turn'),
+      usage(21, 393, { cacheReadTokens: 1200, cacheWriteTokens: 188086, cacheWrite1hTokens: 100000 }),
+      [{ type: 'text', text: 'The document discusses caching.' }],
+    ),
   });
 
   test('thinking-tools.json: the thinking before the first tool call also travels as its signature', () => {

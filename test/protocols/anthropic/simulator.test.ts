@@ -86,6 +86,30 @@ describe('anthropic protocol ⇄ simulator', () => {
     assert.ok(next.usage.cacheReadTokens >= first.usage.cacheWriteTokens);
   });
 
+  test('cache writes split by lifetime: the prefix up to the 1-hour breakpoint for an hour, the rest for 5 minutes, whole and streamed', async () => {
+    const mixed = request({
+      system: [{ text: 'A long instruction kept for an hour. '.repeat(20), cacheControl: { type: 'ephemeral', ttl: '1h' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'A long question kept for five minutes. '.repeat(20), cacheControl: { type: 'ephemeral' } }] },
+      ],
+    });
+    for (const result of [
+      (await anthropicProtocol.complete(mixed, endpoint, context)).usage,
+      (
+        await collect(
+          anthropicProtocol.stream({ ...mixed, stream: true, system: [{ ...mixed.system![0], text: `Another. ${mixed.system![0].text}` }] }, endpoint, context),
+        )
+      )
+        .flatMap((event) => (event.type === 'usage' ? [event.usage] : []))
+        .at(-1)!,
+    ]) {
+      const { cacheWriteTokens, cacheWrite1hTokens = 0 } = result;
+      assert.ok(cacheWrite1hTokens > 0 && cacheWrite1hTokens < cacheWriteTokens, `1-hour ${cacheWrite1hTokens} of ${cacheWriteTokens} written`);
+    }
+    const sent = sim.requests.at(-2)!.body;
+    assert.deepEqual([sent.system[0].cache_control, sent.messages[0].content[0].cache_control], [{ type: 'ephemeral', ttl: '1h' }, { type: 'ephemeral' }]);
+  });
+
   test('web search: the server tool runs; the queries that ran, the billed count and the cited span come back, whole and streamed', async () => {
     const searching = await startAnthropicSimulator({ searchQueries: 7 });
     try {

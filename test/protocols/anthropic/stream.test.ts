@@ -64,11 +64,12 @@ describe('anthropic: stream fixtures → canonical events', () => {
     );
   });
 
-  test('cached-usage.sse: cache counts from message_start, overwritten by message_delta', async () => {
+  test('cached-usage.sse: cache counts from message_start, overwritten by message_delta; the 1-hour part from message_start', async () => {
     const events = await decode(readFixture(here, 'cached-usage.sse'));
+    const cache = { cacheReadTokens: 1200, cacheWriteTokens: 2000, cacheWrite1hTokens: 500 };
     assert.deepEqual(
       events.filter((event) => event.type === 'usage'),
-      [usageEvent(21, 1, { cacheReadTokens: 1200, cacheWriteTokens: 2000 }), usageEvent(21, 6, { cacheReadTokens: 1200, cacheWriteTokens: 2000 })],
+      [usageEvent(21, 1, cache), usageEvent(21, 6, cache)],
     );
   });
 

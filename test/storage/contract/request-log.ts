@@ -24,6 +24,7 @@ function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): Req
     inputTokens: 10,
     cacheReadTokens: 2,
     cacheWriteTokens: 1,
+    cacheWrite1hTokens: null,
     outputTokens: 20,
     reasoningTokens: 5,
     searchUnits: 0,
@@ -43,7 +44,12 @@ export function requestLogContract({ store, peer }: ContractContext): void {
   describe('request log', () => {
     test('records round-trip exactly, outputs and blob keys included', async () => {
       const owner = await newAccount(store());
-      const full = record(owner, { cost: 2n ** 62n + 3n, blobKeys: ['outputs/a/0.png', 'outputs/a/1.png'] });
+      const full = record(owner, {
+        cost: 2n ** 62n + 3n,
+        blobKeys: ['outputs/a/0.png', 'outputs/a/1.png'],
+        cacheWriteTokens: 30,
+        cacheWrite1hTokens: 20,
+      });
       const failed = record(owner, {
         route: 'images.generations',
         model: null,
@@ -64,6 +70,19 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       assert.deepEqual(await peer().getRequest(text.id), text);
       assert.equal(await store().getRequest('req_missing'), null);
       await store().recordRequests([]);
+    });
+
+    test('the 1-hour part of the cache writes: none, some or all of them, or unknown (NULL)', async () => {
+      const owner = await newAccount(store());
+      const rows = [0, 7, 30, null].map((cacheWrite1hTokens) => record(owner, { cacheWriteTokens: 30, cacheWrite1hTokens }));
+      await store().recordRequests(rows);
+      for (const row of rows) assert.deepEqual(await peer().getRequest(row.id), row);
+      // A part larger than the whole, or negative, is refused by both engines.
+      for (const cacheWrite1hTokens of [31, -1]) {
+        const inconsistent = record(owner, { cacheWriteTokens: 30, cacheWrite1hTokens });
+        await assert.rejects(store().recordRequests([inconsistent]));
+        assert.equal(await peer().getRequest(inconsistent.id), null);
+      }
     });
 
     test('an output given as JSON text is stored as that JSON, not as a string', async () => {
