@@ -59,6 +59,34 @@ const chatMessages = [
 ];
 const anthropicMessages = [{ role: 'user', content: USER_PROMPT }];
 
+/**
+ * A conversation a client measures before sending it: the prompt above, an answer and a follow-up.
+ * With the model and the system prompt, a body of about 2 KB.
+ */
+const countedMessages = [
+  ...anthropicMessages,
+  {
+    role: 'assistant',
+    content: [
+      'Three recent novels fit: one follows a Dutch trading company clerk through ten years of letters,',
+      'one is a slow voyage to Canton told by a ship surgeon, and one is the first of a trilogy about a',
+      'Bristol merchant family. The second is a standalone; the third starts a series at its first volume.',
+      'All three were published in the last eight years by small presses, run to more than five hundred',
+      'pages, and are told at least in part through letters and journals. The clerk novel ends quietly,',
+      'the voyage ends on a return home, and the trilogy resolves its first volume while leaving the',
+      'family story open. Each costs between twenty-two and twenty-eight euros in hardcover.',
+    ].join(' '),
+  },
+  {
+    role: 'user',
+    content: [
+      'Thank you. Which of the three has the calmest ending, and is any of them available as a signed',
+      'hardcover? If the trilogy is the best fit, please also tell me whether the second volume is out,',
+      'and whether the first can be gift-wrapped in plain paper.',
+    ].join(' '),
+  },
+];
+
 const json = (value: unknown) => JSON.stringify(value);
 const bearer = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 /**
@@ -74,6 +102,11 @@ function chatBody(model: string, stream: boolean) {
     max_tokens: MAX_TOKENS,
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   });
+}
+
+/** A count_tokens body as `client.messages.countTokens()` sends it: the messages body without max_tokens. */
+function countTokensBody(model: string) {
+  return json({ model, system: SYSTEM_PROMPT, messages: countedMessages });
 }
 
 function messagesBody(model: string, stream: boolean) {
@@ -122,24 +155,16 @@ export const WORKLOADS: readonly Workload[] = [
   },
   {
     id: 'count-tokens',
-    title: 'POST /v1/messages/count_tokens (the gateway counts locally)',
-    upstream: {
-      method: 'POST',
-      path: '/v1/messages/count_tokens',
-      headers: anthropicHeaders(UPSTREAM_KEY),
-      body: json({ model: UPSTREAM_CLAUDE_MODEL, system: SYSTEM_PROMPT, messages: anthropicMessages }),
-    },
-    gateway: (key) => ({
-      method: 'POST',
-      path: '/v1/messages/count_tokens',
-      headers: anthropicHeaders(key),
-      body: json({ model: GATEWAY_MODELS.claude, system: SYSTEM_PROMPT, messages: anthropicMessages }),
-    }),
+    title: 'POST /v1/messages/count_tokens, ~2 KB request (the gateway counts locally, no upstream call)',
+    // The gateway calls no upstream here, so the bare proxy's figure is a baseline of the same kind
+    // as for `models`: one hop to a fixed answer (docs/performance.md, "Workloads").
+    upstream: { method: 'POST', path: '/v1/messages/count_tokens', headers: anthropicHeaders(UPSTREAM_KEY), body: countTokensBody(UPSTREAM_CLAUDE_MODEL) },
+    gateway: (key) => ({ method: 'POST', path: '/v1/messages/count_tokens', headers: anthropicHeaders(key), body: countTokensBody(GATEWAY_MODELS.claude) }),
     probe: 'success',
   },
   {
     id: 'messages',
-    title: 'POST /v1/messages over an Anthropic-protocol upstream',
+    title: 'POST /v1/messages, non-streaming, ~1 KB prompt, over an Anthropic-protocol upstream',
     upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, false) },
     gateway: (key) => ({ method: 'POST', path: '/v1/messages', headers: anthropicHeaders(key), body: messagesBody(GATEWAY_MODELS.claude, false) }),
     probe: 'success',

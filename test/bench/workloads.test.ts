@@ -1,0 +1,35 @@
+/** The benchmark's workload table: the Anthropic-format workloads compare the same work on every target. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { parseOptions } from '../../bench/options.ts';
+import { GATEWAY_MODELS, WORKLOADS, type Workload, type WorkloadId } from '../../bench/workloads.ts';
+
+const workload = (id: WorkloadId): Workload => WORKLOADS.find((candidate) => candidate.id === id)!;
+const gatewayBody = (id: WorkloadId) => JSON.parse(workload(id).gateway('gw-key').body!);
+const upstreamBody = (id: WorkloadId) => JSON.parse(workload(id).upstream.body!);
+
+describe('bench workloads', () => {
+  test('each id once; --only selects the messages workloads by id', () => {
+    const ids = WORKLOADS.map((candidate) => candidate.id);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.deepEqual(parseOptions(['--only=messages,count-tokens']).workloads, ['count-tokens', 'messages']);
+  });
+
+  for (const id of ['messages', 'count-tokens'] as const) {
+    test(`${id}: the gateway receives, on the same path with the same version header, the request the upstream receives but for the model`, () => {
+      const { path, headers } = workload(id).gateway('gw-key');
+      assert.equal(path, workload(id).upstream.path);
+      assert.equal(headers['anthropic-version'], workload(id).upstream.headers['anthropic-version']);
+      assert.equal(headers.authorization, 'Bearer gw-key');
+      assert.deepEqual({ ...gatewayBody(id), model: undefined }, { ...upstreamBody(id), model: undefined });
+      assert.equal(gatewayBody(id).model, GATEWAY_MODELS.claude);
+    });
+  }
+
+  test('count-tokens: a request of about 2 KB, without the max_tokens a count does not take', () => {
+    const size = Buffer.byteLength(workload('count-tokens').gateway('gw-key').body!);
+    assert.ok(size >= 1900 && size <= 2200, `${size} bytes`);
+    assert.equal(gatewayBody('count-tokens').max_tokens, undefined);
+    assert.ok(gatewayBody('messages').max_tokens > 0);
+  });
+});
