@@ -65,17 +65,23 @@ export class CheckedStream {
       this.#ended = true;
       return [{ type: 'error', error: errors.upstreamEndedEarly() }];
     }
-    const events = new BatchCollector();
-    for (const raw of step.value) {
-      const event = checked(raw);
-      events.push(event);
-      if (isTerminal(event)) {
-        this.#ended = true;
-        break;
-      }
+    return this.#checked(step.value);
+  }
+
+  /** The batch as it came (no copy) unless its terminal event is rewritten or followed by more. */
+  #checked(batch: StreamBatch): StreamBatch {
+    for (let index = 0; index < batch.length; index++) {
+      const event = batch[index];
+      if (!isTerminal(event)) continue;
+      this.#ended = true;
+      const terminal = checked(event);
+      if (terminal === event && index === batch.length - 1) return batch;
+      const cut = new BatchCollector();
+      for (const before of batch.slice(0, index)) cut.push(before);
+      cut.push(terminal);
+      return cut.take()!;
     }
-    // A batch is never empty, and its first event is always kept.
-    return events.take()!;
+    return batch;
   }
 
   /** Stops the upstream read; a clean-up failure changes nothing for the client. */

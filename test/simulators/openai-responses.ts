@@ -19,6 +19,7 @@
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
 import { planReply, promptTokens, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
+import { chatErrorBody } from './openai-chat.ts';
 
 export interface OpenAIResponsesSimulatorOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
@@ -89,17 +90,8 @@ export async function startOpenAIResponsesSimulator(options: OpenAIResponsesSimu
   return Object.assign(simulator, { baseUrl: `${simulator.origin}/v1`, options, reasoningItems: state.reasoningItems });
 }
 
-export function responsesErrorBody(status: number, message: string): object {
-  const [type, code] =
-    status === 429
-      ? ['requests', 'rate_limit_exceeded']
-      : status === 401
-        ? ['invalid_request_error', 'invalid_api_key']
-        : status >= 500
-          ? ['server_error', null]
-          : ['invalid_request_error', null];
-  return { error: { message, type, param: null, code } };
-}
+/** Responses errors use the same envelope as Chat Completions. */
+export const responsesErrorBody = chatErrorBody;
 
 async function handle(request: RecordedRequest, reply: Reply, options: OpenAIResponsesSimulatorOptions, state: State): Promise<void> {
   if (request.method !== 'POST' || request.path !== '/v1/responses') {

@@ -13,6 +13,7 @@
  */
 import type { StorageLogger } from '../logger.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
+import { releaseOpenReservations } from './ledger.ts';
 
 export interface HeartbeatOptions {
   /** How long an instance's heartbeat may be missing before its holds are released (ms). */
@@ -32,35 +33,22 @@ const BEAT: Statement = {
          ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
 };
 
-// Like the expiry sweep (ledger.ts): SKIP LOCKED leaves a reservation being closed right now to
-// whoever closes it. The lapsed rows that held nothing at the statement's start are deleted; those
-// whose holds this statement releases go at the next beat.
-const RELEASE_LAPSED: Statement = {
+// Like the expiry sweep (ledger.ts). The lapsed rows that held nothing at the statement's start are
+// deleted; those whose holds this statement releases go at the next beat.
+const RELEASE_LAPSED = releaseOpenReservations({
   name: 'gateway_release_lapsed_holders',
-  text: `WITH lapsed AS (
+  before: `lapsed AS (
            SELECT id FROM instances WHERE heartbeat_at < ${DATABASE_NOW} - $1::bigint AND id <> $2
-         ), released AS (
-           UPDATE reservations SET status = 'released', closed_at = $3
-           WHERE id IN (
-             SELECT id FROM reservations
-             WHERE status = 'open' AND holder_kind = 'instance' AND holder_id IN (SELECT id FROM lapsed)
-             FOR UPDATE SKIP LOCKED
-           ) AND status = 'open'
-           RETURNING owner_kind, owner_id, amount
-         ), totals AS (
-           SELECT owner_kind, owner_id, sum(amount)::bigint AS amount, count(*) AS released
-           FROM released GROUP BY owner_kind, owner_id
-         ), moved AS (
-           UPDATE wallets w SET reserved = w.reserved - t.amount
-           FROM totals t WHERE w.owner_kind = t.owner_kind AND w.owner_id = t.owner_id
-         ), forgotten AS (
+         )`,
+  which: `holder_kind = 'instance' AND holder_id IN (SELECT id FROM lapsed)`,
+  closedAt: '$3',
+  after: `forgotten AS (
            DELETE FROM instances i USING lapsed l
            WHERE i.id = l.id AND NOT EXISTS (
              SELECT 1 FROM reservations r WHERE r.status = 'open' AND r.holder_kind = 'instance' AND r.holder_id = i.id
            )
-         )
-         SELECT coalesce(sum(released), 0) AS released FROM totals`,
-};
+         )`,
+});
 
 const MARK_LAPSED: Statement = { name: 'gateway_instance_lapsed', text: 'UPDATE instances SET heartbeat_at = 0 WHERE id = $1' };
 

@@ -96,24 +96,40 @@ const RELEASE: Statement = {
          SELECT count(*) AS released FROM released`,
 };
 
-// SKIP LOCKED leaves reservations that a settle or another instance is closing right now to them.
-const RELEASE_EXPIRED: Statement = {
-  name: 'gateway_release_expired',
-  text: `WITH expired AS (
-           UPDATE reservations SET status = 'released', closed_at = $1
+/**
+ * One statement that releases the open reservations `which` selects (a condition on a reservation
+ * row) and returns their amounts to the wallets, reporting how many it released. SKIP LOCKED leaves
+ * a reservation that a settle or another instance is closing right now to whoever closes it.
+ * `before` and `after` are further CTEs around it (those after may read `released` and `totals`).
+ */
+export function releaseOpenReservations(input: {
+  readonly name: string;
+  readonly which: string;
+  /** The parameter that carries the closing time, e.g. `$1`. */
+  readonly closedAt: string;
+  readonly before?: string;
+  readonly after?: string;
+}): Statement {
+  return {
+    name: input.name,
+    text: `WITH ${input.before ? `${input.before}, ` : ''}released AS (
+           UPDATE reservations SET status = 'released', closed_at = ${input.closedAt}
            WHERE id IN (
-             SELECT id FROM reservations WHERE status = 'open' AND expires_at < $1 FOR UPDATE SKIP LOCKED
+             SELECT id FROM reservations WHERE status = 'open' AND ${input.which} FOR UPDATE SKIP LOCKED
            ) AND status = 'open'
            RETURNING owner_kind, owner_id, amount
          ), totals AS (
            SELECT owner_kind, owner_id, sum(amount)::bigint AS amount, count(*) AS released
-           FROM expired GROUP BY owner_kind, owner_id
+           FROM released GROUP BY owner_kind, owner_id
          ), moved AS (
            UPDATE wallets w SET reserved = w.reserved - t.amount
            FROM totals t WHERE w.owner_kind = t.owner_kind AND w.owner_id = t.owner_id
-         )
+         )${input.after ? `, ${input.after}` : ''}
          SELECT coalesce(sum(released), 0) AS released FROM totals`,
-};
+  };
+}
+
+const RELEASE_EXPIRED = releaseOpenReservations({ name: 'gateway_release_expired', which: 'expires_at < $1', closedAt: '$1' });
 
 const RESERVATION: Statement = { name: 'gateway_reservation', text: 'SELECT * FROM reservations WHERE id = $1' };
 
