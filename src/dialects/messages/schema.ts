@@ -101,9 +101,8 @@ const CustomTool = StrictObject({
   type: Type.Optional(Nullable(Type.Literal('custom'))),
   name: Type.String({ pattern: TOOL_NAME_PATTERN }),
   description: Type.Optional(Type.String()),
-  input_schema: Type.Object(
-    { type: Type.Literal('object') },
-    { additionalProperties: true, description: 'JSON Schema of the input object (`type: "object"`).' },
+  input_schema: Type.Unsafe<{ type: 'object'; [keyword: string]: unknown }>(
+    Type.Object({ type: Type.Literal('object') }, { additionalProperties: true, description: 'JSON Schema of the input object (`type: "object"`).' }),
   ),
   strict: Type.Optional(Type.Boolean()),
   cache_control: Type.Optional(CacheControl),
@@ -147,7 +146,7 @@ const MaxTokens = Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS_LIMIT })
 const bodyFields = {
   model: Type.String({ minLength: 1 }),
   messages: Type.Array(Tagged('role', [UserMessage, AssistantMessage]), { minItems: 1 }),
-  system: Type.Optional(ArrayOr(Type.Array(TextBlock), Type.String())),
+  system: Type.Optional(ArrayOr(Type.Array(Tagged('type', [TextBlock])), Type.String())),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   top_k: Type.Optional(Type.Integer({ minimum: 1 })),
