@@ -106,6 +106,18 @@ describe('POST /v1/messages/count_tokens', () => {
     assert.equal(scoped.body.error.type, 'permission_error');
   });
 
+  test('/openapi.json describes both endpoints from the schemas that validate them', async () => {
+    const response = await call(gateway.baseUrl, 'GET', '/openapi.json');
+    const messages = response.body.paths['/v1/messages'].post;
+    const counting = response.body.paths['/v1/messages/count_tokens'].post;
+    const bodyOf = (operation: any) => operation.requestBody.content['application/json'].schema;
+    assert.ok(bodyOf(messages).required.includes('max_tokens'));
+    assert.ok(!bodyOf(counting).required.includes('max_tokens'));
+    assert.deepEqual(Object.keys(bodyOf(counting).properties).sort(), Object.keys(bodyOf(messages).properties).sort());
+    assert.ok(messages.parameters.some((parameter: { name: string }) => parameter.name === 'Idempotency-Key'));
+    assert.equal(counting.responses['200'].content['application/json'].schema.properties.input_tokens.minimum, 1);
+  });
+
   test('free: no credit moves and no request is logged', async () => {
     const before = await ledger(gateway);
     const ids: string[] = [];
