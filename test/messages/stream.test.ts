@@ -210,4 +210,28 @@ describe('messagesFrameEncoder', () => {
   test('the ping frame is the one the SDK skips', () => {
     assert.equal(PING_FRAME, 'event: ping\ndata: {"type":"ping"}\n\n');
   });
+
+  test("a tool call's opaque data goes first as a whole redacted_thinking block, the indexes following it", () => {
+    const frames = framesOf([
+      { type: 'start' },
+      { type: 'tool-call-start', index: 0, id: 'c1', name: 'f', signature: { family: 'gemini', value: 'thought-sig' } },
+      { type: 'tool-call-delta', index: 0, argumentsDelta: '{}' },
+      { type: 'tool-call-end', index: 0 },
+      { type: 'finish', finish: { reason: 'tool_calls', raw: 'STOP' } },
+    ]);
+    assert.deepEqual(
+      frames.map((frame) => `${frame.event}${'index' in frame.data ? `:${frame.data.index}` : ''}`),
+      [
+        'message_start',
+        'content_block_start:0',
+        'content_block_stop:0',
+        'content_block_start:1',
+        'content_block_delta:1',
+        'content_block_stop:1',
+        'message_delta',
+        'message_stop',
+      ],
+    );
+    assert.equal((frames[1].data.content_block as { type: string }).type, 'redacted_thinking');
+  });
 });

@@ -61,14 +61,14 @@ export interface ChatEndToEndContext<S extends ProtocolSimulator = ProtocolSimul
 }
 
 /** The primary provider's `timeout_ms`: it bounds each wait for headers and each silence inside a body. */
-const PRIMARY_TIMEOUT_MS = 1_000;
+export const PRIMARY_TIMEOUT_MS = 1_000;
 
 /** Route positions in FALLBACK_MODEL (SINGLE_MODEL has the primary alone), which set their prices. */
-const PRIMARY = 0;
-const SECONDARY = 1;
+export const PRIMARY = 0;
+export const SECONDARY = 1;
 
 /** A prompt whose reply streams long enough for a fault after six wire events to cut it short. */
-const LONG_PROMPT = 'one two three four five six seven eight nine ten';
+export const LONG_PROMPT = 'one two three four five six seven eight nine ten';
 
 /**
  * Faults after six wire events: by then text is flowing in every protocol's format (the gateway
@@ -391,7 +391,7 @@ export async function readChatStream(stream: AsyncIterable<OpenAI.ChatCompletion
   return { chunks, text, finish, usage, error };
 }
 
-interface TokenCounts {
+export interface TokenCounts {
   readonly uncached: number;
   readonly cacheRead: number;
   readonly cacheWrite: number;
@@ -402,7 +402,7 @@ interface TokenCounts {
  * What tokens cost on the route at `position` of chatModelsConfig, by hand: per million tokens,
  * input 1 + position USD, output 2 + position USD, cache reads 0.1 USD, cache writes 1.25 USD.
  */
-function routeCost(position: number, tokens: TokenCounts): bigint {
+export function routeCost(position: number, tokens: TokenCounts): bigint {
   return (
     BigInt(tokens.uncached) * picosPerToken(String(1 + position)) +
     BigInt(tokens.cacheRead) * picosPerToken('0.1') +
@@ -425,7 +425,7 @@ export function requestIdOf(response: Response): string {
   return id;
 }
 
-async function loggedRequest(gateway: TestGateway, requestId: string): Promise<RequestLogRecord> {
+export async function loggedRequest(gateway: TestGateway, requestId: string): Promise<RequestLogRecord> {
   return eventually(async () => {
     await flushRequestLog(gateway);
     const row = await gateway.store.getRequest(requestId);

@@ -22,6 +22,7 @@ import { errors } from '../../core/errors.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
 import { messagesParamNames } from './param-names.ts';
+import { signatureOf, toolCallDataOf, type ToolCallData } from './opaque-data.ts';
 import type { CountTokensBody, CustomToolBody, MessageBody, ServerToolBody } from './schema.ts';
 
 export interface DecodedMessagesRequest {
@@ -160,23 +161,46 @@ function imagePart(block: ImageBlockBody): ImagePart {
 
 function decodeAssistantContent(content: AssistantContentBody): AssistantContentPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((block): AssistantContentPart => {
+  // Tool call data the gateway sent in redacted_thinking blocks goes back onto its calls (opaque-data.ts).
+  const carried = new Map<string, ToolCallData>();
+  const parts: AssistantContentPart[] = [];
+  for (const block of content) {
     switch (block.type) {
       case 'text':
-        return textPart(block);
-      case 'tool_use':
+        parts.push(textPart(block));
+        break;
+      case 'tool_use': {
         // The arguments stay JSON text in canonical form; an object serializes to exactly one.
-        return { type: 'tool_call', id: block.id, name: block.name, arguments: JSON.stringify(block.input) };
-      case 'thinking':
-        return { type: 'reasoning', text: block.thinking, ...(block.signature !== '' && { signature: { family: 'anthropic', value: block.signature } }) };
-      case 'redacted_thinking':
-        return { type: 'reasoning', text: '', redacted: true, signature: { family: 'anthropic', value: block.data } };
+        const data = carried.get(block.id);
+        parts.push({
+          type: 'tool_call',
+          id: block.id,
+          name: block.name,
+          arguments: JSON.stringify(block.input),
+          ...(data?.signature && { signature: data.signature }),
+          ...(data?.extraContent && { extraContent: data.extraContent }),
+        });
+        break;
+      }
+      case 'thinking': {
+        const signature = signatureOf(block.signature);
+        parts.push({ type: 'reasoning', text: block.thinking, ...(signature && { signature }) });
+        break;
+      }
+      case 'redacted_thinking': {
+        const data = toolCallDataOf(block.data);
+        if (data) carried.set(data.id, data);
+        // Anthropic's own redacted thinking; a carrier (read or not) is no reasoning.
+        else if (data === undefined) parts.push({ type: 'reasoning', text: '', redacted: true, signature: { family: 'anthropic', value: block.data } });
+        break;
+      }
       default: {
         const unreachable: never = block;
         return unreachable;
       }
     }
-  });
+  }
+  return parts;
 }
 
 function isServerTool(tool: CustomToolBody | ServerToolBody): tool is ServerToolBody {

@@ -4,9 +4,10 @@
  * carries the charged `cost` as chat's does.
  * @see https://docs.anthropic.com/en/api/messages
  */
-import type { AssistantContentPart, CanonicalResult, Finish, OpaqueProviderData, ReasoningPart, ToolCallPart, Usage } from '../../canonical/index.ts';
+import type { AssistantContentPart, CanonicalResult, Finish, ReasoningPart, ToolCallPart, Usage } from '../../canonical/index.ts';
 import { formatUsd } from '../../core/money.ts';
 import type { TextCall, TextSettlement } from '../../pipeline/kinds/text.ts';
+import { signatureText, toolCallDataText } from './opaque-data.ts';
 
 export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
@@ -77,20 +78,24 @@ export function encodeMessage(result: CanonicalResult, call: TextCall, settlemen
     type: 'message',
     role: 'assistant',
     model: call.modelId,
-    content: result.content.map(encodeBlock),
+    content: result.content.flatMap(encodeBlocks),
     ...encodeStop(result.finish),
     usage: chargedUsage(settlement),
   };
 }
 
-export function encodeBlock(part: AssistantContentPart): MessagesContentBlock {
+/** A part's blocks: a tool call with data the Messages format has no field for is preceded by its carrier (opaque-data.ts). */
+function encodeBlocks(part: AssistantContentPart): MessagesContentBlock[] {
   switch (part.type) {
     case 'text':
-      return { type: 'text', text: part.text, citations: null };
-    case 'tool_call':
-      return { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part) };
+      return [{ type: 'text', text: part.text, citations: null }];
+    case 'tool_call': {
+      const carried = toolCallDataText(part);
+      const call: MessagesToolUseBlock = { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part) };
+      return carried === undefined ? [call] : [{ type: 'redacted_thinking', data: carried }, call];
+    }
     case 'reasoning':
-      return part.redacted === true ? { type: 'redacted_thinking', data: signatureText(part.signature) } : thinkingBlock(part);
+      return [part.redacted === true ? { type: 'redacted_thinking', data: signatureText(part.signature) } : thinkingBlock(part)];
     default: {
       const unreachable: never = part;
       return unreachable;
@@ -100,15 +105,6 @@ export function encodeBlock(part: AssistantContentPart): MessagesContentBlock {
 
 function thinkingBlock(part: ReasoningPart): MessagesThinkingBlock {
   return { type: 'thinking', thinking: part.text, signature: signatureText(part.signature) };
-}
-
-/**
- * Only an Anthropic signature is shown: the client sends it back as an Anthropic one
- * (docs/messages.md), so another family's would reach no provider that could read it. A thinking
- * block without one has an empty signature, which the gateway accepts back and drops.
- */
-export function signatureText(signature: OpaqueProviderData | undefined): string {
-  return signature?.family === 'anthropic' ? signature.value : '';
 }
 
 export function toolInput(part: Pick<ToolCallPart, 'arguments'>): unknown {

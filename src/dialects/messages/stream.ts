@@ -12,8 +12,9 @@ import type { FastifyReply } from 'fastify';
 import { ZERO_USAGE, type StreamEvent, type Usage } from '../../canonical/index.ts';
 import { sendEventStream } from '../../http/event-stream.ts';
 import type { StreamRun } from '../../pipeline/text-stream.ts';
-import { chargedUsage, encodeStop, encodeUsage, messageId, signatureText, type MessagesContentBlock } from './encode.ts';
+import { chargedUsage, encodeStop, encodeUsage, messageId, type MessagesContentBlock } from './encode.ts';
 import { messagesErrorBody } from './error-body.ts';
+import { signatureText, toolCallDataText } from './opaque-data.ts';
 
 /** Silence after which a `ping` is sent: below the idle timeouts of common proxies (30 s and up). */
 export const PING_INTERVAL_MS = 15_000;
@@ -78,6 +79,15 @@ export function messagesFrameEncoder(run: StreamRun): (event: StreamEvent) => st
     return frame('content_block_stop', { type: 'content_block_stop', index: block.index });
   };
 
+  /** A block sent whole, start and stop together: its content is known at once. */
+  const wholeBlock = (block: MessagesContentBlock): string => {
+    const index = nextIndex++;
+    return (
+      frame('content_block_start', { type: 'content_block_start', index, content_block: block }) +
+      frame('content_block_stop', { type: 'content_block_stop', index })
+    );
+  };
+
   const delta = (index: number, body: Record<string, string>): string => frame('content_block_delta', { type: 'content_block_delta', index, delta: body });
 
   /** The block a text or thinking delta feeds, opened if its start was not seen. */
@@ -119,14 +129,18 @@ export function messagesFrameEncoder(run: StreamRun): (event: StreamEvent) => st
       case 'reasoning-end': {
         const signature = signatureText(event.signature);
         if (redacted.delete(event.index)) {
-          return messageStart() + startBlock(event.index, 'thinking', { type: 'redacted_thinking', data: signature }) + stopBlock(event.index);
+          return messageStart() + wholeBlock({ type: 'redacted_thinking', data: signature });
         }
         const block = open.get(event.index);
         const signed = block !== undefined && signature !== '' ? delta(block.index, { type: 'signature_delta', signature }) : '';
         return signed + stopBlock(event.index);
       }
-      case 'tool-call-start':
-        return messageStart() + startBlock(event.index, 'tool_use', { type: 'tool_use', id: event.id, name: event.name, input: {} });
+      case 'tool-call-start': {
+        // Data the tool_use block has no field for goes first, in its own block (opaque-data.ts).
+        const carried = toolCallDataText(event);
+        const carrier = carried === undefined ? '' : wholeBlock({ type: 'redacted_thinking', data: carried });
+        return messageStart() + carrier + startBlock(event.index, 'tool_use', { type: 'tool_use', id: event.id, name: event.name, input: {} });
+      }
       case 'tool-call-delta': {
         const block = open.get(event.index);
         return block?.kind === 'tool_use' && event.argumentsDelta ? delta(block.index, { type: 'input_json_delta', partial_json: event.argumentsDelta }) : '';
