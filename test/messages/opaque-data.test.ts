@@ -47,6 +47,7 @@ describe('opaque provider data through the messages dialect', () => {
       { type: 'reasoning', text: 'hm', signature: { family: 'openai', value: 'encrypted' } },
       { type: 'reasoning', text: 'so', signature: { family: 'anthropic', value: 'sig' } },
       { type: 'reasoning', text: '', redacted: true, signature: { family: 'anthropic', value: 'opaque' } },
+      { type: 'reasoning', text: '', redacted: true, signature: { family: 'gemini', value: 'hidden' } },
       { type: 'text', text: 'Done.' },
     ];
     assert.deepEqual(replayed(parts), parts);

@@ -189,9 +189,13 @@ function decodeAssistantContent(content: AssistantContentBody): AssistantContent
       }
       case 'redacted_thinking': {
         const data = toolCallDataOf(block.data);
-        if (data) carried.set(data.id, data);
-        // Anthropic's own redacted thinking; a carrier (read or not) is no reasoning.
-        else if (data === undefined) parts.push({ type: 'reasoning', text: '', redacted: true, signature: { family: 'anthropic', value: block.data } });
+        if (data === undefined) {
+          // Redacted thinking, not a carrier; a carrier that does not read back carries nothing.
+          const signature = signatureOf(block.data);
+          parts.push({ type: 'reasoning', text: '', redacted: true, ...(signature && { signature }) });
+        } else if (data !== null) {
+          carried.set(data.id, data);
+        }
         break;
       }
       default: {

@@ -17,11 +17,11 @@ import { messagesErrorBody } from './error-body.ts';
 import { signatureText, toolCallDataText } from './opaque-data.ts';
 
 /** Silence after which a `ping` is sent: below the idle timeouts of common proxies (30 s and up). */
-export const PING_INTERVAL_MS = 15_000;
+const PING_INTERVAL_MS = 15_000;
 export const PING_FRAME = frame('ping', { type: 'ping' });
 
-export function sendMessagesStream(reply: FastifyReply, run: StreamRun, pingEveryMs = PING_INTERVAL_MS): FastifyReply {
-  return sendEventStream(reply, run.events, messagesFrameEncoder(run), { everyMs: pingEveryMs, frame: PING_FRAME });
+export function sendMessagesStream(reply: FastifyReply, run: StreamRun): FastifyReply {
+  return sendEventStream(reply, run.events, messagesFrameEncoder(run), { everyMs: PING_INTERVAL_MS, frame: PING_FRAME });
 }
 
 type BlockKind = 'text' | 'thinking' | 'tool_use';
