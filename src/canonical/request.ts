@@ -109,6 +109,11 @@ export interface CanonicalRequest {
   readonly provider?: ProviderPreferences;
   /** Provider option groups (`extra_body`), validated by policy against the route's constraints. */
   readonly extraBody?: Readonly<Record<string, unknown>>;
+  /**
+   * The messages dialect's `anthropic-beta` header values, forwarded only to Anthropic upstreams
+   * (as the same header); every other protocol ignores them.
+   */
+  readonly betas?: readonly string[];
 }
 
 export interface SystemBlock {

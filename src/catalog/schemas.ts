@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CapabilitiesConfig, EndpointParametersConfig, LimitsConfig, PricingUnit } from '../config/schema.ts';
 
-/** The capabilities the API makes public; the config's others are for request validation only. */
+/** The capabilities the API makes public; `strict_tools` is for request validation only. */
 export const PUBLIC_CAPABILITIES = [
   'streaming',
   'tool_use',
@@ -23,6 +23,10 @@ export const PUBLIC_CAPABILITIES = [
   'image_editing',
   'image_mask',
   'video_generation',
+  // The Messages API's thinking modes (docs/messages.md, rule 2), so a client can choose one.
+  'thinking_manual',
+  'thinking_adaptive',
+  'thinking_disable',
 ] as const satisfies readonly (keyof CapabilitiesConfig)[];
 
 export const PublicCapabilities = Type.Pick(CapabilitiesConfig, [...PUBLIC_CAPABILITIES], {

@@ -97,7 +97,7 @@ export const CapabilitiesConfig = Type.Object(
     image_editing: Bool,
     image_mask: Bool,
     video_generation: Bool,
-    /** Messages-style thinking modes (not public capabilities; used by validation). */
+    /** Messages-style thinking modes: manual budgets, adaptive thinking, and whether thinking can be turned off. */
     thinking_manual: Bool,
     thinking_adaptive: Bool,
     thinking_disable: Bool,

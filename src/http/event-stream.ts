@@ -17,19 +17,33 @@ export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
 }
 
 /**
+ * A frame sent when nothing else was for `everyMs`, so that proxies and clients with idle timeouts
+ * keep a silent stream open (the messages dialect's `ping` events).
+ */
+export interface KeepAlive {
+  readonly everyMs: number;
+  readonly frame: string;
+}
+
+/**
  * Streams a run's events as server-sent events, each framed by the dialect's `encode` (the frames
  * of one event; '' for none). Headers go out with the first frame, which the pipeline only
  * produces once an upstream route has answered, so a failure before that is still a plain JSON
  * error with its real status.
  */
-export function sendEventStream<Event>(reply: FastifyReply, events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string): FastifyReply {
+export function sendEventStream<Event>(
+  reply: FastifyReply,
+  events: AsyncIterable<readonly Event[]>,
+  encode: (event: Event) => string,
+  keepAlive?: KeepAlive,
+): FastifyReply {
   return (
     reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-cache')
       // Reverse proxies must not buffer the stream.
       .header('x-accel-buffering', 'no')
-      .send(new BatchedFrames(events, encode))
+      .send(new BatchedFrames(events, encode, keepAlive))
   );
 }
 
@@ -48,12 +62,21 @@ export class BatchedFrames<Event> extends Readable {
   /** Set while the consumer's buffer is full; resolved by the next `_read`. */
   #wake: (() => void) | undefined;
   #consumerFull = false;
+  /** Re-armed by every batch sent, so it fires only after a silence. */
+  readonly #keepAlive: NodeJS.Timeout | undefined;
 
-  constructor(events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string) {
+  constructor(events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string, keepAlive?: KeepAlive) {
     super();
     this.#events = events[Symbol.asyncIterator]();
     this.#encode = encode;
+    this.#keepAlive = keepAlive && setInterval(() => this.#sendKeepAlive(keepAlive.frame), keepAlive.everyMs);
     void this.#pump();
+  }
+
+  #sendKeepAlive(frame: string): void {
+    // A batch about to be flushed, or one the client has not read yet, breaks the silence itself.
+    if (this.destroyed || this.#consumerFull || this.#batch !== '') return;
+    if (!this.push(frame)) this.#consumerFull = true;
   }
 
   override _read(): void {
@@ -64,6 +87,7 @@ export class BatchedFrames<Event> extends Readable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    clearInterval(this.#keepAlive);
     // Stopping the events stops the run behind them: the upstream is aborted and what was used is settled.
     this.#wake?.();
     Promise.resolve(this.#events.return?.()).then(
@@ -87,6 +111,7 @@ export class BatchedFrames<Event> extends Readable {
           setImmediate(this.#flush);
         }
       }
+      clearInterval(this.#keepAlive);
       if (!this.destroyed) {
         this.#flush();
         this.push(null);
@@ -101,6 +126,7 @@ export class BatchedFrames<Event> extends Readable {
     if (this.#batch === '' || this.destroyed) return;
     const batch = this.#batch;
     this.#batch = '';
+    this.#keepAlive?.refresh();
     if (!this.push(batch)) this.#consumerFull = true;
   };
 }

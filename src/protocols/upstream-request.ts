@@ -25,6 +25,8 @@ export interface UpstreamRequestShape extends UpstreamAddress {
   path(endpoint: RouteEndpoint, stream: boolean): string;
   /** Sent on every request, between content-type and the credential. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Headers that depend on the request (Anthropic's `anthropic-beta`), after the fixed ones. */
+  requestHeaders?(request: CanonicalRequest): Readonly<Record<string, string>> | undefined;
   body(request: CanonicalRequest, endpoint: RouteEndpoint, stream: boolean): object;
   /** Where in the body `extra_body` options go when not at its top level (Gemini: generationConfig). */
   extraOptionsTarget?(body: object): Record<string, unknown>;
@@ -36,6 +38,7 @@ export function upstreamRequestBuilder(shape: UpstreamRequestShape): HttpChatTra
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       ...shape.headers,
+      ...shape.requestHeaders?.(request),
       ...(apiKey !== undefined && shape.credentialHeaders(apiKey)),
     };
     if (stream) headers.accept = 'text/event-stream';

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type GatewayError } from '../core/errors.ts';
 import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
+import { errorBodyFor } from '../http/error-body.ts';
 import { toGatewayError } from '../http/error-mapping.ts';
 import { MethodIndex } from './method-index.ts';
 import { ensureRequestId, newRequestId } from './request-id.ts';
@@ -17,7 +18,7 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   // Official SDKs retry every 5xx unless told not to; a failure we know is final says so.
   if (error.status >= 500 && !error.retryable) reply.header('x-should-retry', 'false');
-  return reply.code(error.status).type('application/json').send(error.toEnvelope());
+  return reply.code(error.status).type('application/json').send(errorBodyFor(reply, error));
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

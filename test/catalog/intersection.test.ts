@@ -19,7 +19,15 @@ describe('capabilities', () => {
     { name: 'false on any route → false', routes: [{ tool_use: true }, { tool_use: false }], expected: { tool_use: false } },
     { name: 'false beside unverified → false', routes: [{ sampling: false }, {}], expected: { sampling: false } },
     { name: 'true beside unverified → omitted', routes: [{ web_search: true }, {}], expected: {} },
-    { name: 'validation-only capabilities are not public', routes: [{ strict_tools: true, thinking_manual: true }], expected: {} },
+    { name: 'strict_tools is for validation only, never public', routes: [{ strict_tools: true }], expected: {} },
+    {
+      name: 'thinking modes follow the same rules',
+      routes: [
+        { thinking_manual: true, thinking_adaptive: true, thinking_disable: true },
+        { thinking_manual: true, thinking_adaptive: false },
+      ],
+      expected: { thinking_manual: true, thinking_adaptive: false },
+    },
     {
       name: 'vision is true whenever input_modalities has image',
       routes: [{ vision: false }],

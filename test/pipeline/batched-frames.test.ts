@@ -1,7 +1,8 @@
 /**
  * The SSE body (src/http/event-stream.ts): frames ready in one turn of the event loop leave as one
  * chunk, frames that arrive apart leave apart, and a body destroyed by a departing client stops
- * the frames behind it.
+ * the frames behind it; with a keep-alive, a silence is filled with its frame and the timer ends
+ * with the body.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -58,5 +59,26 @@ describe('BatchedFrames', () => {
       throw new Error('boom');
     }
     await assert.rejects(chunksOf(new BatchedFrames(frames(), asIs)), /boom/);
+  });
+
+  test('a keep-alive frame fills a silence between frames, and none is sent once the body ended', async () => {
+    let silenceFilled: () => void = () => {};
+    const filled = new Promise<void>((resolve) => (silenceFilled = resolve));
+    async function* frames(): AsyncGenerator<readonly string[]> {
+      yield ['a'];
+      // No frame until the client has seen a keep-alive.
+      await filled;
+      yield ['b'];
+    }
+    const chunks: string[] = [];
+    for await (const chunk of new BatchedFrames(frames(), asIs, { everyMs: 5, frame: 'ping' })) {
+      chunks.push(String(chunk));
+      if (String(chunk) === 'ping') silenceFilled();
+    }
+    assert.equal(chunks[0], 'a');
+    assert.equal(chunks.at(-1), 'b');
+    const between = chunks.slice(1, -1);
+    assert.ok(between.length > 0 && between.every((chunk) => chunk === 'ping'), JSON.stringify(chunks));
+    // A timer left running would keep this test file's process alive: the runner's timeout catches it.
   });
 });

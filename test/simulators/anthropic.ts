@@ -28,6 +28,8 @@ export interface AnthropicSimulatorOptions {
    * breakpoints (a prefix another request wrote, in effect); the prompt's total is unchanged.
    */
   cachedTokens?: number;
+  /** Reports this stop reason (and matched stop sequence) instead of the one the reply plan implies. */
+  stop?: { readonly reason: string; readonly sequence: string | null };
 }
 
 export interface AnthropicSimulator extends Simulator {
@@ -82,7 +84,8 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
   const signature = input.reasoning ? `sig-sim-${counter}` : undefined;
   if (signature !== undefined) state.signatures.add(signature);
   const usage = messageUsage(body, plan, state, options.cachedTokens ?? 0);
-  const stopReason = plan.toolCalls.length > 0 ? 'tool_use' : plan.truncated ? 'max_tokens' : 'end_turn';
+  const stopReason = options.stop?.reason ?? (plan.toolCalls.length > 0 ? 'tool_use' : plan.truncated ? 'max_tokens' : 'end_turn');
+  const stopSequence = options.stop?.sequence ?? null;
   const id = `msg_sim${counter}`;
   const search = planSearch(body, input.lastUserText, options.searchQueries ?? 1, counter);
   const text = plan.textChunks.join('');
@@ -93,7 +96,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
     cited_text: text.slice(0, 150),
   };
   const searchUsage = search && { server_tool_use: { web_search_requests: search.requests, web_fetch_requests: 0 } };
-  if (body.stream === true) return reply.sse(streamEvents(id, body.model, plan, signature, stopReason, usage, search, citation, searchUsage));
+  if (body.stream === true) return reply.sse(streamEvents(id, body.model, plan, signature, stopReason, stopSequence, usage, search, citation, searchUsage));
   reply.json(200, {
     id,
     type: 'message',
@@ -109,7 +112,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
       ...plan.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) })),
     ],
     stop_reason: stopReason,
-    stop_sequence: null,
+    stop_sequence: stopSequence,
     usage: { ...usage, ...searchUsage },
   });
 }
@@ -204,6 +207,7 @@ function streamEvents(
   plan: ReplyPlan,
   signature: string | undefined,
   stopReason: string,
+  stopSequence: string | null,
   usage: any,
   search: SearchPlan | undefined,
   citation: object | undefined,
@@ -253,7 +257,7 @@ function streamEvents(
     );
   }
   const finalUsage = { output_tokens: usage.output_tokens, output_tokens_details: usage.output_tokens_details, ...searchUsage };
-  events.push(event({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: finalUsage }));
+  events.push(event({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage: finalUsage }));
   events.push(event({ type: 'message_stop' }));
   return events;
 }

@@ -61,14 +61,14 @@ export interface ChatEndToEndContext<S extends ProtocolSimulator = ProtocolSimul
 }
 
 /** The primary provider's `timeout_ms`: it bounds each wait for headers and each silence inside a body. */
-const PRIMARY_TIMEOUT_MS = 1_000;
+export const PRIMARY_TIMEOUT_MS = 1_000;
 
 /** Route positions in FALLBACK_MODEL (SINGLE_MODEL has the primary alone), which set their prices. */
-const PRIMARY = 0;
-const SECONDARY = 1;
+export const PRIMARY = 0;
+export const SECONDARY = 1;
 
 /** A prompt whose reply streams long enough for a fault after six wire events to cut it short. */
-const LONG_PROMPT = 'one two three four five six seven eight nine ten';
+export const LONG_PROMPT = 'one two three four five six seven eight nine ten';
 
 /**
  * Faults after six wire events: by then text is flowing in every protocol's format (the gateway

@@ -10,7 +10,6 @@ import type {
   FunctionTool,
   ImagePart,
   Message,
-  ProviderPreferences,
   ResponseFormat,
   SystemBlock,
   TextPart,
@@ -20,6 +19,7 @@ import type {
   DocumentPart,
 } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
+import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { signatureOf } from './extra-content.ts';
 import { chatParamNames } from './param-names.ts';
@@ -41,7 +41,7 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
   const request: CanonicalRequest = {
     dialect: 'chat',
     model: body.model,
-    fallbackModels: fallbackModels(body.model, body.models),
+    fallbackModels: fallbackModels(body),
     system: conversation.system,
     messages: conversation.messages,
     maxOutputTokens: body.max_tokens ?? body.max_completion_tokens,
@@ -62,8 +62,8 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage,
     user: body.user,
-    cache: body.gateway?.cache === undefined && body.gateway?.cache_ttl === undefined ? undefined : { mode: body.gateway.cache, ttl: body.gateway.cache_ttl },
-    provider: decodeProviderPreferences(body),
+    cache: cacheOptions(body),
+    provider: providerPreferences(body),
     extraBody: body.extra_body && Object.keys(body.extra_body).length ? body.extra_body : undefined,
   };
   const names = chatParamNames({
@@ -79,27 +79,6 @@ function checkStreamOptions(body: ChatCompletionBody): void {
   if (body.stream_options !== undefined && body.stream !== true) {
     throw errors.invalidValue('stream_options', "'stream_options' is only allowed when 'stream' is true.");
   }
-}
-
-/** The `models` list after the primary model, without repeats (each is tried once). */
-function fallbackModels(model: string, models: readonly string[] | undefined): string[] {
-  const seen = new Set([model]);
-  const result: string[] = [];
-  for (const name of models ?? []) {
-    if (seen.has(name)) continue;
-    seen.add(name);
-    result.push(name);
-  }
-  return result;
-}
-
-/** `gateway.provider` and the top-level `provider` say the same thing; the top-level one wins per field. */
-function decodeProviderPreferences(body: ChatCompletionBody): ProviderPreferences | undefined {
-  const nested = body.gateway?.provider;
-  const top = body.provider;
-  const sort = top?.sort ?? nested?.sort;
-  const allowFallbacks = top?.allow_fallbacks ?? nested?.allow_fallbacks;
-  return sort === undefined && allowFallbacks === undefined ? undefined : { sort, allowFallbacks };
 }
 
 interface DecodedConversation {

@@ -5,7 +5,7 @@
  * events. An `Idempotency-Key` replays the completion with its cost header (http/idempotency.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { formatUsd } from '../../core/money.ts';
+import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { clientDisconnectSignal, sendEventStream } from '../../http/event-stream.ts';
 import { withIdempotency } from '../../http/idempotency.ts';
@@ -18,10 +18,6 @@ import { decodeChatRequest } from './decode.ts';
 import { encodeChatCompletion } from './encode.ts';
 import { ChatCompletionRequest, type ChatCompletionBody } from './schema.ts';
 import { chatFrameEncoder } from './stream.ts';
-
-export const COST_HEADER = 'x-gateway-cost-usd';
-/** What Fastify sets for a body it serializes itself; the completion arrives serialized. */
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export const chatRoutes: RouteModule = (app, deps) => registerChatRoutes(app, deps, pipelineFor(deps));
 
@@ -54,8 +50,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
         signal: clientDisconnectSignal(reply),
       };
       if (!canonical.stream) {
-        const completed = await pipeline.complete(TEXT, input, encodeChatCompletion);
-        return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).type(JSON_CONTENT_TYPE).send(completed.json);
+        return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeChatCompletion));
       }
       const run = await streamText(pipeline, input, encodeChatCompletion);
       return sendEventStream(reply, run.events, chatFrameEncoder(run, canonical.includeUsage === true));

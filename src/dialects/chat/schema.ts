@@ -5,14 +5,14 @@
  * Rules that span fields (one web_search tool, tool_choice naming a declared tool) are in decode.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ArrayOr, StrictObject, StringEnum, StringOr, Tagged } from './schema-kit.ts';
+import { FallbackModelsSchema, GatewayOptionsSchema, ProviderPreferencesSchema } from '../gateway-options.ts';
+import { ArrayOr, StrictObject, StringEnum, StringOr, Tagged } from '../schema-kit.ts';
 
 export const MAX_MESSAGES = 1000;
 export const MAX_CONTENT_PARTS = 1000;
 export const MAX_OUTPUT_TOKENS_LIMIT = 200_000;
 export const MAX_STOP_SEQUENCES = 4;
 export const MAX_TOOLS = 512;
-export const MAX_FALLBACK_MODELS = 5;
 
 /** OpenAI's rule for function and schema names; other providers accept a superset. */
 const NAME_PATTERN = '^[a-zA-Z0-9_-]{1,64}$';
@@ -98,24 +98,6 @@ const ResponseFormat = Tagged('type', [
   }),
 ]);
 
-export const ProviderPreferencesSchema = StrictObject(
-  {
-    sort: Type.Optional(StringEnum(['price', 'latency', 'throughput'])),
-    allow_fallbacks: Type.Optional(Type.Boolean()),
-    // Former provider-name selectors: accepted for compatibility and ignored (docs/chat-completions.md).
-    only: Type.Optional(Type.Array(Type.String())),
-    order: Type.Optional(Type.Array(Type.String())),
-    ignore: Type.Optional(Type.Array(Type.String())),
-  },
-  { description: 'Routing hints.' },
-);
-
-export const GatewayOptionsSchema = StrictObject({
-  cache: Type.Optional(StringEnum(['on', 'off'])),
-  cache_ttl: Type.Optional(StringEnum(['5m', '1h'])),
-  provider: Type.Optional(ProviderPreferencesSchema),
-});
-
 const MaxTokens = Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS_LIMIT });
 
 export const ChatCompletionRequest = StrictObject({
@@ -153,7 +135,7 @@ export const ChatCompletionRequest = StrictObject({
       description: 'Provider option groups (e.g. cloud_a); each option must be allowed by the route.',
     }),
   ),
-  models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: MAX_FALLBACK_MODELS })),
+  models: Type.Optional(FallbackModelsSchema),
   provider: Type.Optional(ProviderPreferencesSchema),
   gateway: Type.Optional(GatewayOptionsSchema),
 });

@@ -120,8 +120,9 @@ function assistantBlocks(content: readonly AssistantContentPart[]): AnthropicAss
 function assistantBlock(part: AssistantContentPart): AnthropicAssistantBlock[] {
   switch (part.type) {
     case 'text':
-      // The API rejects empty text blocks; an empty text carries nothing to replay.
-      return part.text === '' ? [] : [{ type: 'text', text: part.text }];
+      // The API rejects empty text blocks; an empty text carries nothing to replay. A breakpoint
+      // on an assistant block stays where the client put it, as on every other block.
+      return part.text === '' ? [] : [{ type: 'text', text: part.text, ...cacheControl(part.cacheControl) }];
     case 'tool_call':
       return [{ type: 'tool_use', id: part.id, name: part.name, input: toolArgumentsObject(part) }];
     case 'reasoning': {

@@ -28,6 +28,8 @@ export const buildAnthropicRequest = upstreamRequestBuilder({
   defaultBaseUrl: 'https://api.anthropic.com',
   path: () => '/v1/messages',
   headers: { 'anthropic-version': ANTHROPIC_VERSION },
+  // A messages client's beta features (docs/messages.md) reach Anthropic as the client named them.
+  requestHeaders: (request) => (request.betas === undefined ? undefined : { 'anthropic-beta': request.betas.join(',') }),
   credentialHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
   body: anthropicBody,
 });

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
@@ -14,11 +15,13 @@ import {
   FALLBACK_MODEL,
   ledger,
   loggedRequest,
+  PRIMARY,
   readChatStream,
   requestIdOf,
   routeCost,
   SINGLE_MODEL,
 } from '../../simulators/chat-e2e.ts';
+import { costAt as messagesCostAt, messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
@@ -31,6 +34,12 @@ const context = chatEndToEndSuite({
       simulator.options.cachedTokens = tokens;
     },
   },
+});
+
+const messagesContext = messagesEndToEndSuite({
+  kind: 'anthropic',
+  startSimulator: (apiKey) => startAnthropicSimulator({ apiKey }),
+  signsThinking: true,
 });
 
 /** Chat bodies with the gateway's own request options, which the SDK's types do not know. */
@@ -278,3 +287,74 @@ async function waitForCharge(
   }
   throw new Error('no charge was recorded');
 }
+
+describe('messages over anthropic: as faithful as a pass-through', () => {
+  const tool: Anthropic.Tool = {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+  };
+  const body = (question: string): Anthropic.MessageCreateParamsNonStreaming => ({
+    model: SINGLE_MODEL,
+    max_tokens: 256,
+    system: [
+      { type: 'text', text: 'You are terse.' },
+      { type: 'text', text: 'Instructions shared by every conversation, long enough to be worth caching.', cache_control: { type: 'ephemeral', ttl: '1h' } },
+    ],
+    tools: [{ ...tool, cache_control: { type: 'ephemeral' } }],
+    tool_choice: { type: 'none' },
+    stop_sequences: ['END', 'STOP'],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'A first part.' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'text', text: 'A second part.', cache_control: { type: 'ephemeral', ttl: '5m' } },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'Noted.', cache_control: { type: 'ephemeral' } }] },
+      { role: 'user', content: question },
+    ],
+  });
+
+  test('blocks keep their order and cache_control (with its ttl) in place; stop sequences pass; cache writes then reads, charged exactly', async () => {
+    const { client, primary, gateway } = messagesContext();
+    const first = await client.messages.create(body('And now?'));
+    const sent = primary!.requests.at(-1)!.body;
+    const expected = body('And now?');
+    assert.deepEqual(sent.system, expected.system);
+    assert.deepEqual(sent.tools, expected.tools);
+    assert.deepEqual(sent.stop_sequences, ['END', 'STOP']);
+    assert.deepEqual(sent.messages, [expected.messages[0], expected.messages[1], { role: 'user', content: [{ type: 'text', text: 'And now?' }] }]);
+    assert.ok(first.usage.cache_creation_input_tokens! > 0, 'the marked prefixes are written');
+    assert.equal(first.usage.cache_creation?.ephemeral_5m_input_tokens, first.usage.cache_creation_input_tokens);
+
+    const before = await ledger(gateway);
+    const { data: second, response } = await client.messages.create(body('And then?')).withResponse();
+    assert.ok(second.usage.cache_read_input_tokens! > 0, 'the same prefixes are read back');
+    const charged = await assertCharges(gateway, before, 1, requestIdOf(response));
+    assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(charged));
+    assert.equal(charged, messagesCostAt(PRIMARY, second.usage));
+  });
+
+  for (const streamed of [false, true]) {
+    test(`the upstream's stop reasons come through${streamed ? ', streamed' : ''}: pause_turn and refusal, a matched stop sequence with its text`, async () => {
+      const { client, primary } = messagesContext();
+      try {
+        for (const [reason, sequence] of [
+          ['pause_turn', null],
+          ['refusal', null],
+          ['stop_sequence', 'END'],
+        ] as const) {
+          primary!.options.stop = { reason, sequence };
+          const request = { model: SINGLE_MODEL, max_tokens: 256, messages: [{ role: 'user' as const, content: 'hi' }] };
+          const message = streamed ? await client.messages.stream(request).finalMessage() : await client.messages.create(request);
+          assert.deepEqual([message.stop_reason, message.stop_sequence], [reason, sequence]);
+        }
+      } finally {
+        primary!.options.stop = undefined;
+      }
+    });
+  }
+});

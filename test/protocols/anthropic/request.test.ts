@@ -361,6 +361,12 @@ describe('anthropic: canonical request → upstream body', () => {
     });
     assert.equal(buildAnthropicRequest(request({}), simulatorEndpoint({ kind: 'anthropic' }), undefined, false).url, 'https://api.anthropic.com/v1/messages');
   });
+
+  test("a messages client's anthropic-beta values go upstream in the anthropic-beta header, only when given", () => {
+    const wire = buildAnthropicRequest(request({ betas: ['context-1m-2025-08-07', 'files-api-2025-04-14'] }), endpoint(), 'sk-ant', false);
+    assert.equal(wire.headers['anthropic-beta'], 'context-1m-2025-08-07,files-api-2025-04-14');
+    assert.equal('anthropic-beta' in buildAnthropicRequest(request({}), endpoint(), 'sk-ant', false).headers, false);
+  });
 });
 
 describe('anthropic: reasoning controls', () => {

@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { assertCharges, chatEndToEndSuite, ledger, readChatStream, requestIdOf, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
@@ -23,6 +24,11 @@ const context = chatEndToEndSuite({
       simulator.options.cachedTokens = tokens;
     },
   },
+});
+
+messagesEndToEndSuite({
+  kind: 'gemini',
+  startSimulator: (apiKey) => startGeminiSimulator({ apiKey }),
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { google?: { thought_signature?: string } } };

@@ -10,6 +10,7 @@ import { formatUsd, usdToPicos } from '../../../src/core/money.ts';
 import { eventually, ledger, newCharges, openai, picosPerToken } from '../../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
 import { webSearchConfig } from '../../simulators/gateway-config.ts';
 import { chatTokenLogprob, opaqueExtraContent, searchAnnotations, startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
 import { tokenize } from '../../simulators/reply.ts';
@@ -22,6 +23,12 @@ const context = chatEndToEndSuite({
       simulator.options.cachedTokens = tokens;
     },
   },
+});
+
+messagesEndToEndSuite({
+  kind: 'openai',
+  startSimulator: (apiKey) => startOpenAIChatSimulator({ apiKey }),
+  budgetThinking: false,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: unknown };

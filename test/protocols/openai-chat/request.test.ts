@@ -125,4 +125,10 @@ describe('openai chat: canonical request → upstream body', () => {
     assert.equal(wire.headers.accept, 'text/event-stream');
     assert.equal(buildChatRequest(request({}), endpoint, undefined, false).headers.authorization, undefined);
   });
+
+  test('anthropic-beta values of a messages client are not sent to an OpenAI upstream', () => {
+    const endpoint = simulatorEndpoint({ kind: 'openai', base_url: 'http://127.0.0.1:9/v1/' }, 'up-model');
+    const wire = buildChatRequest(request({ betas: ['files-api-2025-04-14'] }), endpoint, 'sk-1', false);
+    assert.deepEqual(Object.keys(wire.headers).sort(), ['authorization', 'content-type']);
+  });
 });

@@ -11,6 +11,7 @@ import { formatUsd, usdToPicos } from '../../../src/core/money.ts';
 import { picosPerToken } from '../../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { assertCharges, chatEndToEndSuite, ledger, readChatStream, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
+import { messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { SEARCH_RESULT, startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
@@ -23,6 +24,12 @@ const context = chatEndToEndSuite({
       simulator.options.cachedTokens = tokens;
     },
   },
+});
+
+messagesEndToEndSuite({
+  kind: 'openai-responses',
+  startSimulator: (apiKey) => startOpenAIResponsesSimulator({ apiKey, reasoningSummary: true }),
+  budgetThinking: false,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { openai?: { encrypted_content?: string } } };

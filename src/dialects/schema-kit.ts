@@ -43,3 +43,8 @@ export function ArrayOr<A extends TSchema, O extends TSchema>(array: A, otherwis
 export function StringOr<S extends TSchema, O extends TSchema>(string: S, otherwise: O, options: { description?: string } = {}) {
   return Type.Unsafe<Static<S> | Static<O>>({ if: { type: 'string' }, then: string, else: otherwise, ...options });
 }
+
+/** A value that may also be `null` (the Messages API's optional fields accept null as "not given"). */
+export function Nullable<S extends TSchema>(schema: S, options: { description?: string } = {}) {
+  return Type.Unsafe<Static<S> | null>({ if: { type: 'null' }, else: schema, ...options });
+}
