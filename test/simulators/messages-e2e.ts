@@ -327,10 +327,13 @@ export function costShown(usage: unknown): unknown {
 
 /** What a Message's usage costs on the route at `position`: Messages counts the three input parts apart. */
 export function costAt(position: number, usage: Anthropic.Usage): bigint {
+  // Writes for an hour are billed at their own rate; the rest of the writes at the 5-minute rate.
+  const cacheWrite1h = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
   return routeCost(position, {
     uncached: usage.input_tokens,
     cacheRead: usage.cache_read_input_tokens ?? 0,
-    cacheWrite: usage.cache_creation_input_tokens ?? 0,
+    cacheWrite: (usage.cache_creation_input_tokens ?? 0) - cacheWrite1h,
+    cacheWrite1h,
     output: usage.output_tokens,
   });
 }

@@ -320,7 +320,8 @@ describe('messages over anthropic: as faithful as a pass-through', () => {
 
   test('blocks keep their order and cache_control (with its ttl) in place; stop sequences pass; cache writes then reads, charged exactly', async () => {
     const { client, primary, gateway } = messagesContext();
-    const first = await client.messages.create(body('And now?'));
+    const beforeFirst = await ledger(gateway);
+    const { data: first, response: firstResponse } = await client.messages.create(body('And now?')).withResponse();
     const sent = primary!.requests.at(-1)!.body;
     const expected = body('And now?');
     assert.deepEqual(sent.system, expected.system);
@@ -328,7 +329,12 @@ describe('messages over anthropic: as faithful as a pass-through', () => {
     assert.deepEqual(sent.stop_sequences, ['END', 'STOP']);
     assert.deepEqual(sent.messages, [expected.messages[0], expected.messages[1], { role: 'user', content: [{ type: 'text', text: 'And now?' }] }]);
     assert.ok(first.usage.cache_creation_input_tokens! > 0, 'the marked prefixes are written');
-    assert.equal(first.usage.cache_creation?.ephemeral_5m_input_tokens, first.usage.cache_creation_input_tokens);
+    // The system prefix is marked for an hour, what follows it for five minutes: both parts are reported.
+    const split = first.usage.cache_creation!;
+    assert.ok(split.ephemeral_1h_input_tokens > 0 && split.ephemeral_5m_input_tokens > 0, JSON.stringify(split));
+    assert.equal(split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens, first.usage.cache_creation_input_tokens);
+    // Each part of the writes at its own rate.
+    assert.equal(await assertCharges(gateway, beforeFirst, 1, requestIdOf(firstResponse)), messagesCostAt(PRIMARY, first.usage));
 
     const before = await ledger(gateway);
     const { data: second, response } = await client.messages.create(body('And then?')).withResponse();
