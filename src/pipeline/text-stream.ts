@@ -92,6 +92,8 @@ export class PipelineStream<Body> implements StreamRun {
   private firstByteMs: number | null = null;
   /** Set when the events start being consumed, or when the run is abandoned before that. */
   private started = false;
+  /** Set once a batch was handed to the client's response: its status line (200) has gone out. */
+  private delivered = false;
 
   constructor(input: PipelineStreamInput<Body>) {
     this.input = input;
@@ -140,7 +142,10 @@ export class PipelineStream<Body> implements StreamRun {
         // Settled before the terminal event is handed out, so that a dialect can render the charge.
         if (ending) await this.finish(ending);
         const events = batch.take();
-        if (events !== undefined) yield events;
+        if (events !== undefined) {
+          this.delivered = true;
+          yield events;
+        }
         if (ending || signal.aborted) return;
         try {
           pending = await opened.stream.next();
@@ -185,8 +190,9 @@ export class PipelineStream<Body> implements StreamRun {
     const output = settlement ? render(this.accumulator.result(finish, settlement.usage), call, settlement) : null;
     pipeline.record(prepared, {
       status: ending.kind === 'finished' ? (ending.finish.reason === 'length' ? 'incomplete' : 'completed') : ending.kind === 'failed' ? 'failed' : 'cancelled',
-      // The status line was 200: the stream had started before anything went wrong.
-      httpStatus: 200,
+      // 200 once the stream had started: the client received that status line, whatever came later.
+      // 499 when the client left before anything was sent (docs/operations.md, "Logs").
+      httpStatus: this.delivered ? 200 : 499,
       endpoint: opened.endpoint,
       ...(settlement && pipeline.settled(prepared, settlement)),
       errorCode: ending.kind === 'failed' ? ending.error.code : null,

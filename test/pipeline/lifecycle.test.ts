@@ -184,6 +184,7 @@ describe('request lifecycle', () => {
     });
     const record = await eventually(() => row(requestId));
     assert.equal(record.status, 'cancelled');
+    assert.equal(record.httpStatus, 200, 'the status line the client received before it left');
     assert.equal(record.cost, charges[0].amount);
     assert.ok(record.outputTokens > 0 && record.outputTokens < fullOutput, `${record.outputTokens} of ${fullOutput} output tokens`);
     assert.equal(record.inputTokens, full.body.usage.prompt_tokens);
@@ -201,16 +202,17 @@ describe('request lifecycle', () => {
     const client = new AbortController();
     const pipeline = new Pipeline(gateway.deps);
     try {
-      const run = await streamText(
-        pipeline,
-        { request, names, auth, requestId: timeOrderedId('req'), route: 'chat', signal: client.signal },
-        encodeChatCompletion,
-      );
+      const requestId = timeOrderedId('req');
+      const run = await streamText(pipeline, { request, names, auth, requestId, route: 'chat', signal: client.signal }, encodeChatCompletion);
       assert.ok((await ledger(gateway)).balance.reserved > 0n, 'the stream holds its reservation');
       client.abort();
       await eventually(async () => assert.equal((await ledger(gateway)).balance.reserved, 0n));
       assert.equal(run.settlement?.usage.outputTokens, 0, 'nothing was sent, so no output is billed');
       assert.ok((await newCharges(gateway, before)).length <= 1);
+      await pipeline.flush();
+      const record = await gateway.store.getRequest(requestId);
+      assert.equal(record?.status, 'cancelled');
+      assert.equal(record?.httpStatus, 499, 'nothing was sent to the client');
     } finally {
       await pipeline.close();
     }
