@@ -42,8 +42,25 @@ function* segments(text: string): Generator<string> {
   if (last < text.length) yield text.slice(last);
 }
 
+/**
+ * Whether `text` may hold a run that `segments` would cut: a linear scan, about a tenth of what
+ * the regular expression costs over a whole prompt (which was half the time of counting 2 KB). Only ASCII white space ends a run here, so text with other
+ * white space may be reported long when it is not; it then takes the exact path, with the same count.
+ */
+function mayHaveLongRun(text: string): boolean {
+  if (text.length <= MAX_RUN) return false;
+  let run = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 32 || (code >= 9 && code <= 13)) run = 0;
+    else if (++run > MAX_RUN) return true;
+  }
+  return false;
+}
+
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
+  if (!mayHaveLongRun(text)) return o200k().countTokens(text, PLAIN_TEXT);
   let tokens = 0;
   for (const segment of segments(text)) tokens += o200k().countTokens(segment, PLAIN_TEXT);
   return tokens;
