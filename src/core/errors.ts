@@ -144,7 +144,7 @@ const entry =
 const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
 
 /** What `notFound` can name. */
-export type NotFoundKind = 'Organization' | 'Account' | 'API key';
+export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response';
 
 export const errors = {
   // The request as HTTP: framework failures before any route logic ran.

@@ -160,7 +160,8 @@ function decodeUserContent(content: UserWireContent, at: string): UserContentPar
   });
 }
 
-function decodeImage(image: { url: string; detail?: 'auto' | 'low' | 'high' }, param: string): ImagePart {
+/** An image URL part (chat's `image_url`, responses' `input_image`): an http(s) URL or a base64 data URL. */
+export function decodeImage(image: { url: string; detail?: 'auto' | 'low' | 'high' }, param: string): ImagePart {
   const detail = image.detail === undefined ? {} : { detail: image.detail };
   if (/^https?:\/\//i.test(image.url)) return { type: 'image', source: { kind: 'url', url: image.url }, ...detail };
   const data = parseDataUrl(image.url);

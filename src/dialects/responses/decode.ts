@@ -1,0 +1,224 @@
+/**
+ * Responses body → CanonicalRequest. The schema has already checked every type and limit; this
+ * rejects what the endpoint does not implement (by name, before any credit moves), adds the rules
+ * that span fields, and records where each canonical piece came from, so that policy errors name
+ * the client's own field (`input[2].content[0]`, `tools[1].strict`, `reasoning.effort`).
+ * Omission stays omission: an absent field is undefined in the canonical request.
+ */
+import type {
+  AssistantContentPart,
+  CanonicalRequest,
+  FunctionTool,
+  Message,
+  ReasoningEffort,
+  SystemBlock,
+  ToolChoice,
+  UserContentPart,
+} from '../../canonical/index.ts';
+import { errors } from '../../core/errors.ts';
+import type { ParamNamer } from '../../policy/violation.ts';
+import { decodeImage } from '../chat/decode.ts';
+import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
+import { responsesParamNames, type ResponsesOrigins } from './param-names.ts';
+import type { ResponsesBody, ResponsesInputItem, ResponsesMessageItem } from './schema.ts';
+
+export interface DecodedResponsesRequest {
+  readonly request: CanonicalRequest;
+  readonly names: ParamNamer;
+}
+
+export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesRequest {
+  rejectUnsupported(body);
+  const conversation = decodeInput(body.input, body.instructions);
+  const tools = decodeTools(body.tools);
+  const reasoning = decodeReasoning(body);
+  const request: CanonicalRequest = {
+    dialect: 'responses',
+    model: body.model,
+    fallbackModels: fallbackModels(body),
+    system: conversation.system,
+    messages: conversation.messages,
+    maxOutputTokens: body.max_output_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    tools: tools.functions.length ? tools.functions : undefined,
+    toolChoice: decodeToolChoice(body.tool_choice, tools.functions),
+    reasoning: reasoning.effort === undefined ? undefined : { kind: 'effort', effort: reasoning.effort },
+    stream: body.stream === true,
+    user: body.user,
+    cache: cacheOptions(body),
+    provider: providerPreferences(body),
+  };
+  const names = responsesParamNames({ messages: conversation.origins, tools: tools.origins, reasoningField: reasoning.field });
+  return { request, names };
+}
+
+/**
+ * Fields of the OpenAI Responses API the gateway does not implement (docs/responses.md): a 400
+ * naming the field, whatever its value, rather than a silent difference in behaviour. `background:
+ * false` asks for what every request gets and is accepted.
+ */
+function rejectUnsupported(body: ResponsesBody): void {
+  if (body.background === true) {
+    throw errors.unsupportedParameter('background', "'background' is not supported yet: background responses arrive with the job workers.");
+  }
+  if (body.previous_response_id !== undefined) {
+    throw errors.unsupportedParameter('previous_response_id', "'previous_response_id' is not supported: send the whole conversation in 'input'.");
+  }
+  if (body.response_format !== undefined) throw errors.unsupportedParameter('response_format', "'response_format' is not supported on this endpoint.");
+  if (body.text?.format !== undefined) throw errors.unsupportedParameter('text.format', "'text.format' is not supported on this endpoint.");
+  if (body.parallel_tool_calls !== undefined) {
+    throw errors.unsupportedParameter('parallel_tool_calls', "'parallel_tool_calls' is not supported on this endpoint.");
+  }
+  body.tools?.forEach((tool, index) => {
+    if (tool.type !== 'function') {
+      throw errors.unsupportedParameter(`tools[${index}]`, `'tools[${index}]': server-side web search is not available on this endpoint.`);
+    }
+  });
+}
+
+/** `reasoning_effort` and the SDK's `reasoning.effort` are one setting; both may be sent when they agree. */
+function decodeReasoning(body: ResponsesBody): { effort: ReasoningEffort | undefined; field: ResponsesOrigins['reasoningField'] } {
+  const top = body.reasoning_effort;
+  const nested = body.reasoning?.effort;
+  if (top !== undefined && nested !== undefined && top !== nested) {
+    throw errors.invalidValue('reasoning.effort', `'reasoning.effort' (${nested}) disagrees with 'reasoning_effort' (${top}); send one of them.`);
+  }
+  return top === undefined && nested !== undefined ? { effort: nested, field: 'reasoning.effort' } : { effort: top, field: 'reasoning_effort' };
+}
+
+interface DecodedConversation {
+  readonly system: SystemBlock[];
+  readonly messages: Message[];
+  readonly origins: number[];
+}
+
+/**
+ * Items become canonical messages in order. An assistant message and the function calls that follow
+ * it are one assistant turn (as chat's assistant message with `tool_calls`), so that providers that
+ * require alternating turns accept the conversation; each function call output is a tool message.
+ */
+function decodeInput(input: ResponsesBody['input'], instructions: string | undefined): DecodedConversation {
+  const system: SystemBlock[] = instructions === undefined ? [] : [{ text: instructions }];
+  if (typeof input === 'string') return { system, messages: [{ role: 'user', content: [{ type: 'text', text: input }] }], origins: [0] };
+  const messages: Message[] = [];
+  const origins: number[] = [];
+  // Outputs carry only the call id; providers that key results by function name need it.
+  const toolNames = new Map<string, string>();
+  let assistant: AssistantContentPart[] | undefined;
+  const pushAssistant = (parts: readonly AssistantContentPart[], index: number) => {
+    if (assistant === undefined) {
+      assistant = [];
+      messages.push({ role: 'assistant', content: assistant });
+      origins.push(index);
+    }
+    assistant.push(...parts);
+  };
+  input.forEach((item: ResponsesInputItem, index) => {
+    const at = `input[${index}]`;
+    if ('role' in item) {
+      if (item.role === 'assistant') return pushAssistant(assistantContent(item, at), index);
+      assistant = undefined;
+      if (item.role === 'user') {
+        messages.push({ role: 'user', content: userContent(item.content, at) });
+        origins.push(index);
+        return;
+      }
+      for (const text of textsOf(item.content)) system.push({ text });
+      return;
+    }
+    switch (item.type) {
+      case 'function_call':
+        toolNames.set(item.call_id, item.name);
+        return pushAssistant([{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }], index);
+      case 'function_call_output': {
+        assistant = undefined;
+        const name = toolNames.get(item.call_id);
+        messages.push({
+          role: 'tool',
+          content: [{ type: 'tool_result', toolCallId: item.call_id, ...(name === undefined ? {} : { name }), content: [{ type: 'text', text: item.output }] }],
+        });
+        origins.push(index);
+        return;
+      }
+      default: {
+        const unreachable: never = item;
+        return unreachable;
+      }
+    }
+  });
+  if (messages.length === 0) {
+    throw errors.invalidValue('input', "'input' must hold at least one user, assistant or function call item besides system and developer messages.");
+  }
+  return { system, messages, origins };
+}
+
+function textsOf(content: string | readonly { readonly text: string }[]): string[] {
+  return typeof content === 'string' ? [content] : content.map((part) => part.text);
+}
+
+function userContent(content: Extract<ResponsesMessageItem, { role: 'user' }>['content'], at: string): UserContentPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part, partIndex): UserContentPart => {
+    switch (part.type) {
+      case 'input_text':
+        return { type: 'text', text: part.text };
+      case 'input_image':
+        return decodeImage({ url: part.image_url, detail: part.detail }, `${at}.content[${partIndex}].image_url`);
+      default: {
+        const unreachable: never = part;
+        return unreachable;
+      }
+    }
+  });
+}
+
+function assistantContent(item: Extract<ResponsesMessageItem, { role: 'assistant' }>, at: string): AssistantContentPart[] {
+  if (typeof item.content === 'string') return [{ type: 'text', text: item.content }];
+  if (item.content.length === 0) throw errors.invalidValue(`${at}.content`, `'${at}.content' must hold at least one part.`);
+  return item.content.map((part): AssistantContentPart => ({ type: 'text', text: part.type === 'output_text' ? part.text : part.refusal }));
+}
+
+interface DecodedTools {
+  readonly functions: FunctionTool[];
+  readonly origins: ResponsesOrigins['tools'][number][];
+}
+
+/** Both tool shapes decode alike; the origin remembers which one, so `strict` is named where it was written. */
+function decodeTools(wire: ResponsesBody['tools']): DecodedTools {
+  const functions: FunctionTool[] = [];
+  const origins: DecodedTools['origins'] = [];
+  (wire ?? []).forEach((tool, index) => {
+    // Web search tools were rejected by name before decoding.
+    if (tool.type !== 'function') return;
+    const nested = 'function' in tool;
+    const fn = nested ? tool.function : tool;
+    functions.push({
+      name: fn.name,
+      ...(fn.description === undefined ? {} : { description: fn.description }),
+      ...(fn.parameters === undefined || fn.parameters === null ? {} : { parameters: fn.parameters }),
+      ...(fn.strict === undefined || fn.strict === null ? {} : { strict: fn.strict }),
+    });
+    origins.push({ index, nested });
+  });
+  return { functions, origins };
+}
+
+/**
+ * `none` and `auto` without function tools change nothing and are not forwarded; `required` or a
+ * named function without a matching function tool cannot be satisfied and are a 400.
+ */
+function decodeToolChoice(choice: ResponsesBody['tool_choice'], tools: readonly FunctionTool[]): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  if (typeof choice === 'string') {
+    if (tools.length === 0) {
+      if (choice === 'required') throw errors.invalidValue('tool_choice', "'tool_choice' = 'required' needs at least one function tool.");
+      return undefined;
+    }
+    return { kind: choice };
+  }
+  if (!tools.some((tool) => tool.name === choice.name)) {
+    throw errors.invalidValue('tool_choice.name', `'tool_choice.name' names '${choice.name}', which is not one of the function tools.`);
+  }
+  return { kind: 'tool', name: choice.name };
+}
