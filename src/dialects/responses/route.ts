@@ -1,0 +1,102 @@
+/**
+ * POST /v1/responses and GET /v1/responses/{id} (docs/responses.md), for clients of the OpenAI
+ * Responses API such as the official OpenAI SDK pointed at `{gateway}/v1`.
+ *
+ * - POST only translates, as chat does: the body is validated by the schema, decoded to the
+ *   canonical request, run through the metered-call core as text, and rendered as a Response object
+ *   (with the `x-gateway-cost-usd` header) or as its event stream. An `Idempotency-Key` replays the
+ *   object with its cost header (http/idempotency.ts).
+ * - GET reads the request log: a response's id is its request id (response-id.ts), and the row
+ *   keeps the object the client got (for a stream, the final object) for 24 hours. Only the key's
+ *   owner sees it; anyone else gets the same 404 as for an unknown id.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AuthContext } from '../../auth/context.ts';
+import { errors } from '../../core/errors.ts';
+import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { clientDisconnectSignal } from '../../http/event-stream.ts';
+import { withIdempotency } from '../../http/idempotency.ts';
+import { rejectionRecorder } from '../../http/request-recording.ts';
+import type { RouteModule } from '../../http/route-module.ts';
+import { TEXT } from '../../pipeline/kinds/text.ts';
+import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
+import { streamText } from '../../pipeline/text-stream.ts';
+import { decodeResponsesRequest } from './decode.ts';
+import { encodeResponse } from './encode.ts';
+import { requestIdOf } from './response-id.ts';
+import { ResponsesRequest, type ResponsesBody } from './schema.ts';
+import { sendResponsesStream } from './stream.ts';
+
+/** The request log's and the idempotency records' name of the route. */
+const ROUTE = 'responses';
+
+export const responsesRoutes: RouteModule = (app, deps) => registerResponsesRoutes(app, deps, pipelineFor(deps));
+
+export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pipeline: Pipeline): void {
+  app.addHook('onClose', () => pipeline.close());
+  // Authentication before body validation: an unauthenticated caller learns nothing about the body.
+  const authenticate = deps.authenticator.require('responses');
+
+  app.post<{ Body: ResponsesBody }>(
+    '/v1/responses',
+    withIdempotency(
+      deps,
+      { route: ROUTE, resultHeaders: [COST_HEADER], pipeline },
+      {
+        schema: { summary: 'Create a response', tags: ['responses'], body: ResponsesRequest },
+        onRequest: authenticate,
+        onError: rejectionRecorder(pipeline, ROUTE, deps.now),
+      },
+    ),
+    async (request, reply) => {
+      const { request: canonical, names } = decodeResponsesRequest(request.body);
+      const input = {
+        request: canonical,
+        names,
+        auth: request.auth,
+        requestId: request.gatewayRequestId,
+        route: ROUTE,
+        signal: clientDisconnectSignal(reply),
+      };
+      if (!canonical.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeResponse));
+      return sendResponsesStream(reply, await streamText(pipeline, input, encodeResponse));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/responses/:id',
+    {
+      schema: { summary: 'Retrieve a response', tags: ['responses'], params: Type.Object({ id: Type.String() }) },
+      onRequest: authenticate,
+    },
+    async (request) => {
+      const id = request.params.id;
+      const output = await storedResponse(deps, pipeline, request.auth, id);
+      if (output === undefined) throw errors.notFound('Response', id);
+      return output;
+    },
+  );
+}
+
+/**
+ * The stored response object with this id, when the caller's owner made it and it has not expired.
+ * Rows are written in short batches (pipeline/request-log.ts): a lookup that misses flushes them once
+ * and looks again, so a response can be retrieved as soon as it has been answered.
+ */
+async function storedResponse(deps: AppDeps, pipeline: Pipeline, auth: AuthContext, id: string): Promise<object | undefined> {
+  const requestId = requestIdOf(id);
+  if (requestId === undefined) return undefined;
+  let row = await deps.store.getRequest(requestId);
+  if (row === null) {
+    await pipeline.flush();
+    row = await deps.store.getRequest(requestId);
+  }
+  if (row === null || row.route !== ROUTE || row.expiresAt <= deps.now()) return undefined;
+  if (row.owner.kind !== auth.owner.kind || row.owner.id !== auth.owner.id) return undefined;
+  // A refused request has no output; an idempotent replay's row holds the original object, whose id is not this one.
+  const output = row.output;
+  if (typeof output !== 'object' || output === null || (output as { id?: unknown }).id !== id) return undefined;
+  return output;
+}
