@@ -46,6 +46,16 @@ describe('examples', () => {
     assert.equal(result.stderr, '');
   });
 
+  test('responses.mjs prints the reply with its token counts, then the same response retrieved by id', async () => {
+    const result = await example('responses.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.ok(lines.slice(0, -2).join('\n').trim().length > 0, result.stdout);
+    assert.match(lines.at(-2) ?? '', /^\(\d+ input \+ [1-9]\d* output tokens\)$/);
+    assert.match(lines.at(-1) ?? '', /^\(retrieved resp_[0-9a-z]{27}: completed\)$/);
+    assert.equal(result.stderr, '');
+  });
+
   test('models.mjs lists the models with their prices', async () => {
     const result = await example('models.mjs');
     assert.equal(result.code, 0, result.stderr);
@@ -57,7 +67,7 @@ describe('examples', () => {
     const wrong = await example('models.mjs', { GATEWAY_API_KEY: 'gateway_wrong' });
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /^401 invalid_api_key: /);
-    for (const name of ['chat.mjs', 'streaming.mjs', 'messages.mjs', 'models.mjs']) {
+    for (const name of ['chat.mjs', 'streaming.mjs', 'messages.mjs', 'responses.mjs', 'models.mjs']) {
       const missing = await example(name, {});
       assert.equal(missing.code, 1, name);
       assert.match(missing.stderr, /^Set GATEWAY_API_KEY/, name);
