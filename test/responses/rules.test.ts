@@ -160,6 +160,14 @@ describe('POST /v1/responses: validation and rules', () => {
     await accepts({ model: 'gateway/low-high', reasoning_effort: 'high', reasoning: { effort: 'high' } });
   });
 
+  test('/openapi.json describes both routes from the schemas that validate them', async () => {
+    const document = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
+    const body = document.paths['/v1/responses'].post.requestBody.content['application/json'].schema;
+    assert.deepEqual(body.required, ['model', 'input']);
+    assert.equal(body.additionalProperties, false);
+    assert.equal(document.paths['/v1/responses/{id}'].get.parameters[0].name, 'id');
+  });
+
   test('an unknown model is a 404', async () => {
     assertError(await post({ model: 'gateway/nope' }), { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
   });
