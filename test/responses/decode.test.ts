@@ -35,7 +35,18 @@ describe('decodeResponsesRequest', () => {
     assert.equal(request.user, 'u-1');
     assert.equal(request.stream, true);
     const bare = decode({}).request;
-    for (const field of ['maxOutputTokens', 'temperature', 'topP', 'user', 'tools', 'toolChoice', 'parallelToolCalls', 'reasoning', 'responseFormat', 'webSearch'] as const) {
+    for (const field of [
+      'maxOutputTokens',
+      'temperature',
+      'topP',
+      'user',
+      'tools',
+      'toolChoice',
+      'parallelToolCalls',
+      'reasoning',
+      'responseFormat',
+      'webSearch',
+    ] as const) {
       assert.equal(bare[field], undefined, field);
     }
     assert.equal(bare.stream, false);
@@ -46,14 +57,26 @@ describe('decodeResponsesRequest', () => {
     const { request, names } = decode({
       input: [
         { role: 'developer', content: 'dev rules' },
-        { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'look' },
+            { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' },
+          ],
+        },
         { type: 'message', role: 'assistant', id: 'msg_1', status: 'completed', content: [{ type: 'output_text', text: 'checking', annotations: [] }] },
         { type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{"city":"Paris"}', id: 'fc_1', status: 'completed' },
         { type: 'function_call', call_id: 'call_2', name: 'weather', arguments: '{"city":"Rome"}' },
         { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
         { type: 'function_call_output', call_id: 'call_2', output: 'rain' },
         { role: 'system', content: [{ type: 'input_text', text: 'sys' }] },
-        { role: 'user', content: [{ type: 'input_text', text: 'thanks' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'thanks' },
+            { type: 'input_image', image_url: 'data:image/png;base64,AAAA' },
+          ],
+        },
       ],
     });
     assert.deepEqual(request.system, [{ text: 'dev rules' }, { text: 'sys' }]);
@@ -100,13 +123,30 @@ describe('decodeResponsesRequest', () => {
       ],
     });
     assert.deepEqual(request.messages[1], { role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'f', arguments: '{}' }] });
-    assert.deepEqual(request.messages[3], { role: 'assistant', content: [{ type: 'text', text: 'plain' }, { type: 'text', text: 'no' }] });
+    assert.deepEqual(request.messages[3], {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'plain' },
+        { type: 'text', text: 'no' },
+      ],
+    });
   });
 
   test('bad image URLs and empty conversations are 400s naming the item', () => {
-    rejects({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://x' }] }] }, { code: 'invalid_value', param: 'input[0].content[0].image_url' });
+    rejects(
+      { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://x' }] }] },
+      { code: 'invalid_value', param: 'input[0].content[0].image_url' },
+    );
     rejects({ input: [{ role: 'system', content: 'only' }] }, { code: 'invalid_value', param: 'input' });
-    rejects({ input: [{ role: 'user', content: 'q' }, { role: 'assistant', content: [] }] }, { code: 'invalid_value', param: 'input[1].content' });
+    rejects(
+      {
+        input: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: [] },
+        ],
+      },
+      { code: 'invalid_value', param: 'input[1].content' },
+    );
   });
 
   test('function tools in the nested and the flat shape decode alike; strict is named where it was written', () => {

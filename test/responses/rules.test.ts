@@ -140,12 +140,21 @@ describe('POST /v1/responses: validation and rules', () => {
     await unsupported({ model: 'gateway/no-sampling', temperature: 0.5 }, 'temperature');
     await unsupported({ model: 'gateway/no-sampling', top_p: 0.5 }, 'top_p');
     await unsupported({ model: 'gateway/no-strict', tools: [flat, { type: 'function', name: 'other', parameters, strict: true }] }, 'tools[1].strict');
-    await unsupported({ model: 'gateway/no-strict', tools: [{ type: 'function', function: { name: 'f', parameters, strict: true } }] }, 'tools[0].function.strict');
+    await unsupported(
+      { model: 'gateway/no-strict', tools: [{ type: 'function', function: { name: 'f', parameters, strict: true } }] },
+      'tools[0].function.strict',
+    );
     await accepts({ model: 'gateway/no-strict', tools: [flat] });
     await accepts({ model: 'gateway/full', tools: [{ ...flat, strict: true }] });
     const image = { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' };
     await unsupported(
-      { model: 'gateway/text-only', input: [{ role: 'developer', content: 'd' }, { role: 'user', content: [{ type: 'input_text', text: 'look' }, image] }] },
+      {
+        model: 'gateway/text-only',
+        input: [
+          { role: 'developer', content: 'd' },
+          { role: 'user', content: [{ type: 'input_text', text: 'look' }, image] },
+        ],
+      },
       'input[1].content[1]',
     );
     await unsupported({ model: 'gateway/small', max_output_tokens: 101 }, 'max_output_tokens');

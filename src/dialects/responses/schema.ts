@@ -78,9 +78,7 @@ const InputItem = Type.Unsafe<Static<typeof Message> | Static<typeof ToolItem>>(
 
 const FunctionDefinition = {
   description: Type.Optional(Type.String()),
-  parameters: Type.Optional(
-    Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'JSON Schema of the arguments object.' }),
-  ),
+  parameters: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'JSON Schema of the arguments object.' })),
   strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
 };
 /** The chat-completions shape: `{type: function, function: {name, …}}`. */
