@@ -14,12 +14,12 @@ import type {
   SystemBlock,
   TextPart,
   ToolCallPart,
-  ToolChoice,
   UserContentPart,
   DocumentPart,
 } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
+import { decodeToolChoice } from '../tool-choice.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { signatureOf } from './extra-content.ts';
 import { chatParamNames } from './param-names.ts';
@@ -55,7 +55,10 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
     topLogprobs: body.top_logprobs,
     tools: tools.functions.length ? tools.functions : undefined,
     webSearch: tools.webSearchIndex === undefined ? undefined : true,
-    toolChoice: decodeToolChoice(body.tool_choice, tools.functions),
+    toolChoice: decodeToolChoice(
+      typeof body.tool_choice === 'object' ? { name: body.tool_choice.function.name, param: 'tool_choice.function.name' } : body.tool_choice,
+      tools.functions,
+    ),
     parallelToolCalls: body.parallel_tool_calls,
     responseFormat: decodeResponseFormat(body.response_format),
     reasoning: body.reasoning_effort === undefined ? undefined : { kind: 'effort', effort: body.reasoning_effort },
@@ -258,26 +261,6 @@ function decodeTools(wire: ChatCompletionBody['tools']): DecodedTools {
     origins.push(index);
   });
   return { functions, origins, webSearchIndex };
-}
-
-/**
- * `none` and `auto` without function tools change nothing and are not forwarded; `required` or a
- * named function without a matching function tool cannot be satisfied and are a 400.
- */
-function decodeToolChoice(choice: ChatCompletionBody['tool_choice'], tools: readonly FunctionTool[]): ToolChoice | undefined {
-  if (choice === undefined) return undefined;
-  if (typeof choice === 'string') {
-    if (tools.length === 0) {
-      if (choice === 'required') throw errors.invalidValue('tool_choice', "'tool_choice' = 'required' needs at least one function tool.");
-      return undefined;
-    }
-    return { kind: choice };
-  }
-  const name = choice.function.name;
-  if (!tools.some((tool) => tool.name === name)) {
-    throw errors.invalidValue('tool_choice.function.name', `'tool_choice.function.name' names '${name}', which is not one of the function tools.`);
-  }
-  return { kind: 'tool', name };
 }
 
 function decodeResponseFormat(format: ChatCompletionBody['response_format']): ResponseFormat | undefined {

@@ -5,20 +5,12 @@
  * the client's own field (`input[2].content[0]`, `tools[1].strict`, `reasoning.effort`).
  * Omission stays omission: an absent field is undefined in the canonical request.
  */
-import type {
-  AssistantContentPart,
-  CanonicalRequest,
-  FunctionTool,
-  Message,
-  ReasoningEffort,
-  SystemBlock,
-  ToolChoice,
-  UserContentPart,
-} from '../../canonical/index.ts';
+import type { AssistantContentPart, CanonicalRequest, FunctionTool, Message, ReasoningEffort, SystemBlock, UserContentPart } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { decodeImage } from '../chat/decode.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
+import { decodeToolChoice } from '../tool-choice.ts';
 import { responsesParamNames, type ResponsesOrigins } from './param-names.ts';
 import type { ResponsesBody, ResponsesInputItem, ResponsesMessageItem } from './schema.ts';
 
@@ -42,7 +34,10 @@ export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesReq
     temperature: body.temperature,
     topP: body.top_p,
     tools: tools.functions.length ? tools.functions : undefined,
-    toolChoice: decodeToolChoice(body.tool_choice, tools.functions),
+    toolChoice: decodeToolChoice(
+      typeof body.tool_choice === 'object' ? { name: body.tool_choice.name, param: 'tool_choice.name' } : body.tool_choice,
+      tools.functions,
+    ),
     reasoning: reasoning.effort === undefined ? undefined : { kind: 'effort', effort: reasoning.effort },
     stream: body.stream === true,
     user: body.user,
@@ -202,23 +197,4 @@ function decodeTools(wire: ResponsesBody['tools']): DecodedTools {
     origins.push({ index, nested });
   });
   return { functions, origins };
-}
-
-/**
- * `none` and `auto` without function tools change nothing and are not forwarded; `required` or a
- * named function without a matching function tool cannot be satisfied and are a 400.
- */
-function decodeToolChoice(choice: ResponsesBody['tool_choice'], tools: readonly FunctionTool[]): ToolChoice | undefined {
-  if (choice === undefined) return undefined;
-  if (typeof choice === 'string') {
-    if (tools.length === 0) {
-      if (choice === 'required') throw errors.invalidValue('tool_choice', "'tool_choice' = 'required' needs at least one function tool.");
-      return undefined;
-    }
-    return { kind: choice };
-  }
-  if (!tools.some((tool) => tool.name === choice.name)) {
-    throw errors.invalidValue('tool_choice.name', `'tool_choice.name' names '${choice.name}', which is not one of the function tools.`);
-  }
-  return { kind: 'tool', name: choice.name };
 }
