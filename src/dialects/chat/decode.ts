@@ -8,7 +8,6 @@ import type {
   AssistantContentPart,
   CanonicalRequest,
   FunctionTool,
-  ImagePart,
   Message,
   ResponseFormat,
   SystemBlock,
@@ -20,6 +19,7 @@ import type {
 import { errors } from '../../core/errors.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
 import { decodeToolChoice } from '../tool-choice.ts';
+import { decodeImageUrl, parseDataUrl } from '../image-url.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { signatureOf } from './extra-content.ts';
 import { chatParamNames } from './param-names.ts';
@@ -152,7 +152,7 @@ function decodeUserContent(content: UserWireContent, at: string): UserContentPar
       case 'text':
         return { type: 'text', text: part.text };
       case 'image_url':
-        return decodeImage(part.image_url, `${at}.content[${partIndex}].image_url.url`);
+        return decodeImageUrl(part.image_url, `${at}.content[${partIndex}].image_url.url`);
       case 'file':
         return decodeFile(part.file, `${at}.content[${partIndex}].file.file_data`);
       default: {
@@ -163,17 +163,6 @@ function decodeUserContent(content: UserWireContent, at: string): UserContentPar
   });
 }
 
-/** An image URL part (chat's `image_url`, responses' `input_image`): an http(s) URL or a base64 data URL. */
-export function decodeImage(image: { url: string; detail?: 'auto' | 'low' | 'high' }, param: string): ImagePart {
-  const detail = image.detail === undefined ? {} : { detail: image.detail };
-  if (/^https?:\/\//i.test(image.url)) return { type: 'image', source: { kind: 'url', url: image.url }, ...detail };
-  const data = parseDataUrl(image.url);
-  if (!data?.mediaType.startsWith('image/')) {
-    throw errors.invalidValue(param, `'${param}' must be an http(s) URL or a data:image/...;base64 URL.`);
-  }
-  return { type: 'image', source: { kind: 'base64', mediaType: data.mediaType, data: data.data }, ...detail };
-}
-
 function decodeFile(file: { file_data: string; filename?: string }, param: string): DocumentPart {
   const data = parseDataUrl(file.file_data);
   if (!data) throw errors.invalidValue(param, `'${param}' must be a data URL (data:<media type>;base64,<data>).`);
@@ -181,18 +170,6 @@ function decodeFile(file: { file_data: string; filename?: string }, param: strin
   // The canonical document holds plain text for text/plain and base64 for everything else.
   const content = data.mediaType === 'text/plain' ? Buffer.from(data.data, 'base64').toString('utf8') : data.data;
   return { type: 'document', mediaType: data.mediaType, data: content, ...title };
-}
-
-/** `data:<media type>[;params];base64,<data>`; undefined when it is not a base64 data URL. */
-function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
-  if (!url.startsWith('data:')) return undefined;
-  const comma = url.indexOf(',');
-  if (comma < 0) return undefined;
-  const header = url.slice(5, comma).split(';');
-  if (header[header.length - 1].toLowerCase() !== 'base64' || !header[0]) return undefined;
-  const data = url.slice(comma + 1);
-  if (data.length === 0) return undefined;
-  return { mediaType: header[0].toLowerCase(), data };
 }
 
 type AssistantWire = Extract<ChatMessageBody, { role: 'assistant' }>;

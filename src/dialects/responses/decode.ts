@@ -8,7 +8,7 @@
 import type { AssistantContentPart, CanonicalRequest, FunctionTool, Message, ReasoningEffort, SystemBlock, UserContentPart } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
-import { decodeImage } from '../chat/decode.ts';
+import { decodeImageUrl } from '../image-url.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
 import { decodeToolChoice } from '../tool-choice.ts';
 import { responsesParamNames, type ResponsesOrigins } from './param-names.ts';
@@ -159,7 +159,7 @@ function userContent(content: Extract<ResponsesMessageItem, { role: 'user' }>['c
       case 'input_text':
         return { type: 'text', text: part.text };
       case 'input_image':
-        return decodeImage({ url: part.image_url, detail: part.detail }, `${at}.content[${partIndex}].image_url`);
+        return decodeImageUrl({ url: part.image_url, detail: part.detail }, `${at}.content[${partIndex}].image_url`);
       default: {
         const unreachable: never = part;
         return unreachable;
