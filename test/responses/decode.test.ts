@@ -132,6 +132,33 @@ describe('decodeResponsesRequest', () => {
     });
   });
 
+  test('returned reasoning items go back as the reasoning of the assistant turn they open; an empty summary adds nothing', () => {
+    const { request } = decode({
+      input: [
+        { role: 'user', content: 'q' },
+        { type: 'reasoning', id: 'rs_1', summary: [] },
+        { type: 'reasoning', id: 'rs_2', summary: [{ type: 'summary_text', text: 'think' }], status: 'completed' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'a' }] },
+        { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c', output: 'r' },
+        { type: 'reasoning', summary: [] },
+        { role: 'user', content: 'next' },
+      ],
+    });
+    assert.deepEqual(request.messages[1], {
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'think' },
+        { type: 'text', text: 'a' },
+        { type: 'tool_call', id: 'c', name: 'f', arguments: '{}' },
+      ],
+    });
+    assert.deepEqual(
+      request.messages.map((message) => message.role),
+      ['user', 'assistant', 'tool', 'user'],
+    );
+  });
+
   test('bad image URLs and empty conversations are 400s naming the item', () => {
     rejects(
       { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://x' }] }] },

@@ -89,8 +89,8 @@ interface DecodedConversation {
 }
 
 /**
- * Items become canonical messages in order. An assistant message and the function calls that follow
- * it are one assistant turn (as chat's assistant message with `tool_calls`), so that providers that
+ * Items become canonical messages in order. An assistant message and the reasoning and function call
+ * items around it are one assistant turn (as chat's assistant message with `tool_calls`), so that providers that
  * require alternating turns accept the conversation; each function call output is a tool message.
  */
 function decodeInput(input: ResponsesBody['input'], instructions: string | undefined): DecodedConversation {
@@ -102,6 +102,8 @@ function decodeInput(input: ResponsesBody['input'], instructions: string | undef
   const toolNames = new Map<string, string>();
   let assistant: AssistantContentPart[] | undefined;
   const pushAssistant = (parts: readonly AssistantContentPart[], index: number) => {
+    // A reasoning item with no summary adds nothing, not even an empty turn.
+    if (parts.length === 0) return;
     if (assistant === undefined) {
       assistant = [];
       messages.push({ role: 'assistant', content: assistant });
@@ -126,6 +128,12 @@ function decodeInput(input: ResponsesBody['input'], instructions: string | undef
       case 'function_call':
         toolNames.set(item.call_id, item.name);
         return pushAssistant([{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }], index);
+      case 'reasoning':
+        // The summaries the gateway returned go back as the turn's reasoning, as chat's `reasoning_content` does.
+        return pushAssistant(
+          item.summary.map((summary): AssistantContentPart => ({ type: 'reasoning', text: summary.text })),
+          index,
+        );
       case 'function_call_output': {
         assistant = undefined;
         const name = toolNames.get(item.call_id);

@@ -66,10 +66,18 @@ const FunctionCallOutput = StrictObject({
   status: Type.Optional(StringEnum(['in_progress', 'completed', 'incomplete'])),
 });
 
-const Message = Tagged('role', [UserMessage, SystemMessage, DeveloperMessage, AssistantMessage]);
-const ToolItem = Tagged('type', [FunctionCall, FunctionCallOutput]);
+/** A returned reasoning item, appended back with the rest of a response's output. */
+const Reasoning = StrictObject({
+  type: Type.Literal('reasoning'),
+  summary: Type.Array(StrictObject({ type: Type.Literal('summary_text'), text: Type.String() })),
+  id: Type.Optional(Type.String()),
+  status: Type.Optional(StringEnum(['in_progress', 'completed', 'incomplete'])),
+});
 
-/** A message (told apart by `role`, its `type` being optional) or a tool item (told apart by `type`). */
+const Message = Tagged('role', [UserMessage, SystemMessage, DeveloperMessage, AssistantMessage]);
+const ToolItem = Tagged('type', [FunctionCall, FunctionCallOutput, Reasoning]);
+
+/** A message (told apart by `role`, its `type` being optional) or another item (told apart by `type`). */
 const InputItem = Type.Unsafe<Static<typeof Message> | Static<typeof ToolItem>>({
   if: { type: 'object', required: ['role'] },
   then: Message,
