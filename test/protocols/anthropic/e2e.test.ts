@@ -22,6 +22,7 @@ import {
   SINGLE_MODEL,
 } from '../../simulators/chat-e2e.ts';
 import { costAt as messagesCostAt, messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
+import { responsesEndToEndSuite } from '../../simulators/responses-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
 
@@ -40,6 +41,11 @@ const messagesContext = messagesEndToEndSuite({
   kind: 'anthropic',
   startSimulator: (apiKey) => startAnthropicSimulator({ apiKey }),
   signsThinking: true,
+});
+
+responsesEndToEndSuite({
+  kind: 'anthropic',
+  startSimulator: (apiKey) => startAnthropicSimulator({ apiKey }),
 });
 
 /** Chat bodies with the gateway's own request options, which the SDK's types do not know. */

@@ -11,6 +11,7 @@ import { formatUsd } from '../../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { assertCharges, chatEndToEndSuite, ledger, readChatStream, requestIdOf, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
 import { messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
+import { responsesEndToEndSuite } from '../../simulators/responses-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
@@ -29,6 +30,12 @@ const context = chatEndToEndSuite({
 messagesEndToEndSuite({
   kind: 'gemini',
   startSimulator: (apiKey) => startGeminiSimulator({ apiKey }),
+});
+
+responsesEndToEndSuite({
+  kind: 'gemini',
+  startSimulator: (apiKey) => startGeminiSimulator({ apiKey }),
+  signsToolCalls: true,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { google?: { thought_signature?: string } } };

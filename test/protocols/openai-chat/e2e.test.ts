@@ -11,6 +11,7 @@ import { eventually, ledger, newCharges, openai, picosPerToken } from '../../cha
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { chatEndToEndSuite, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
 import { messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
+import { responsesEndToEndSuite } from '../../simulators/responses-e2e.ts';
 import { webSearchConfig } from '../../simulators/gateway-config.ts';
 import { chatTokenLogprob, opaqueExtraContent, searchAnnotations, startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
 import { tokenize } from '../../simulators/reply.ts';
@@ -29,6 +30,12 @@ messagesEndToEndSuite({
   kind: 'openai',
   startSimulator: (apiKey) => startOpenAIChatSimulator({ apiKey }),
   budgetThinking: false,
+});
+
+responsesEndToEndSuite({
+  kind: 'openai',
+  startSimulator: (apiKey) => startOpenAIChatSimulator({ apiKey }),
+  signsToolCalls: true,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: unknown };

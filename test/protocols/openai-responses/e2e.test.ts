@@ -12,6 +12,7 @@ import { picosPerToken } from '../../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { assertCharges, chatEndToEndSuite, ledger, readChatStream, SINGLE_MODEL } from '../../simulators/chat-e2e.ts';
 import { messagesEndToEndSuite } from '../../simulators/messages-e2e.ts';
+import { responsesEndToEndSuite } from '../../simulators/responses-e2e.ts';
 import { SEARCH_PER_QUERY, SEARCH_PER_REQUEST, webSearchConfig } from '../../simulators/gateway-config.ts';
 import { SEARCH_RESULT, startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
 import { assertRefusedBeforeUpstream } from '../helpers.ts';
@@ -30,6 +31,11 @@ messagesEndToEndSuite({
   kind: 'openai-responses',
   startSimulator: (apiKey) => startOpenAIResponsesSimulator({ apiKey, reasoningSummary: true }),
   budgetThinking: false,
+});
+
+responsesEndToEndSuite({
+  kind: 'openai-responses',
+  startSimulator: (apiKey) => startOpenAIResponsesSimulator({ apiKey, reasoningSummary: true }),
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { openai?: { encrypted_content?: string } } };
