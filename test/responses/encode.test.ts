@@ -93,7 +93,7 @@ describe('encodeResponse', () => {
     });
   }
 
-  test("the stored object of a stream that failed is failed, with an error; a client never gets one (stream.ts sends an error event)", () => {
+  test('the stored object of a stream that failed is failed, with an error; a client never gets one (stream.ts sends an error event)', () => {
     const response = encodeResponse(result({ finish: { reason: 'error', raw: null } }), call, settlement);
     assert.equal(response.status, 'failed');
     assert.equal(response.error?.code, 'server_error');

@@ -133,7 +133,9 @@ describe('responsesFrameEncoder', () => {
     const created = frames[0].data.response as { id: string; status: string; output: unknown[]; usage?: unknown };
     assert.deepEqual([created.id, created.status, created.output, created.usage], ['resp_abc', 'in_progress', [], undefined]);
     // The parallel calls keep their own output indexes, and each delta names its own.
-    const argumentDeltas = frames.filter((frame) => frame.event === 'response.function_call_arguments.delta').map((frame) => [frame.data.output_index, frame.data.delta]);
+    const argumentDeltas = frames
+      .filter((frame) => frame.event === 'response.function_call_arguments.delta')
+      .map((frame) => [frame.data.output_index, frame.data.delta]);
     assert.deepEqual(argumentDeltas, [
       [2, '{"city":'],
       [3, '{}'],

@@ -46,6 +46,14 @@ export interface ResponsesEndToEndOptions<S extends ProtocolSimulator> {
    * such an upstream is a known failure: it runs as a todo.
    */
   readonly signsToolCalls?: boolean;
+  /**
+   * Whether the upstream signs its reasoning and requires it back, signed, before a tool call it
+   * made after reasoning (Anthropic thinking, OpenAI reasoning items): a known failure of the tool
+   * loop with reasoning for the same reason.
+   */
+  readonly signsReasoning?: boolean;
+  /** False for upstreams that report reasoning tokens but return no reasoning text (OpenAI chat); default true. */
+  readonly reasoningText?: boolean;
 }
 
 export interface ResponsesEndToEndContext<S extends ProtocolSimulator = ProtocolSimulator> {
@@ -156,13 +164,17 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
       assert.deepEqual(wire(await client.responses.retrieve(final.id)), wire(final));
     });
 
-    for (const streamed of [false, true]) {
-      test(`tool loop${streamed ? ', streamed' : ''}: a function_call item, its output items appended with a function_call_output close the loop`, {
-        todo: options.signsToolCalls === true && "the tool call's provider data is not carried back yet",
+    for (const reasoning of [false, true]) {
+      const streamed = reasoning;
+      test(`tool loop${reasoning ? ' with reasoning, streamed' : ''}: a function_call item, its output items appended with a function_call_output close the loop`, {
+        todo: (options.signsToolCalls === true || (reasoning && options.signsReasoning === true)) && "the provider's signatures are not carried back yet",
       }, async () => {
         const { client } = get();
-        const ask = (input: OpenAI.Responses.ResponseInput) =>
-          streamed ? client.responses.stream({ model: SINGLE_MODEL, input, tools: TOOLS }).finalResponse() : client.responses.create({ model: SINGLE_MODEL, input, tools: TOOLS });
+        const effort = reasoning ? { reasoning: { effort: 'low' as const } } : {};
+        const ask = (input: OpenAI.Responses.ResponseInput): Promise<OpenAI.Responses.Response> =>
+          streamed
+            ? client.responses.stream({ model: SINGLE_MODEL, input, tools: TOOLS, ...effort }).finalResponse()
+            : client.responses.create({ model: SINGLE_MODEL, input, tools: TOOLS, ...effort });
         const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'Weather in Paris?' }];
         const first = await ask(input);
         assert.equal(first.status, 'completed');
@@ -172,7 +184,11 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
         assert.match(call.call_id, /./);
         assert.equal(typeof (JSON.parse(call.arguments) as { city?: unknown }).city, 'string');
         // The returned items go back as the SDK gives them (without the fields its parser adds).
-        input.push(...(wire(first) as OpenAI.Responses.Response).output, { type: 'function_call_output', call_id: call.call_id, output: '18C and sunny' });
+        input.push(...(wire(first) as { output: OpenAI.Responses.ResponseInputItem[] }).output, {
+          type: 'function_call_output',
+          call_id: call.call_id,
+          output: '18C and sunny',
+        });
         const second = await ask(input);
         assert.equal(second.status, 'completed');
         assert.ok(second.output_text.includes('18C and sunny'), JSON.stringify(second.output));
@@ -217,6 +233,37 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
         const charged = await assertCharges(gateway, before, 1, requestId);
         assert.equal(costShown(data.usage), formatUsd(charged));
         assert.equal(charged, costAt(PRIMARY, data.usage!));
+      });
+    }
+
+    for (const streamed of [false, true]) {
+      const text = options.reasoningText !== false;
+      const what = text ? "a reasoning item with the upstream's reasoning text before the message" : 'no reasoning item where the upstream gives no text';
+      test(`reasoning${streamed ? ', streamed' : ''}: ${what}, charged with its reasoning tokens`, async () => {
+        const { client, gateway } = get();
+        const before = await ledger(gateway);
+        const body = { model: SINGLE_MODEL, input: 'Think about it', reasoning: { effort: 'low' as const } };
+        let summary = '';
+        let final: OpenAI.Responses.Response;
+        if (streamed) {
+          const stream = client.responses.stream(body);
+          stream.on('response.reasoning_summary_text.delta', (event) => (summary += event.delta));
+          final = await stream.finalResponse();
+        } else {
+          final = await client.responses.create(body);
+        }
+        assert.deepEqual(
+          final.output.map((item) => item.type),
+          text ? ['reasoning', 'message'] : ['message'],
+        );
+        assert.ok(final.usage!.output_tokens_details.reasoning_tokens > 0);
+        const charged = await assertCharges(gateway, before, 1, requestIdOfResponse(final.id));
+        assert.equal(charged, costAt(PRIMARY, final.usage!));
+        if (!text) return;
+        const reasoning = final.output[0] as OpenAI.Responses.ResponseReasoningItem;
+        assert.equal(reasoning.summary.length, 1);
+        assert.ok(reasoning.summary[0].text.length > 0);
+        if (streamed) assert.equal(summary, reasoning.summary[0].text);
       });
     }
 

@@ -165,7 +165,11 @@ export function terminalStatus(finish: Finish): StatusFields<TerminalStatus> {
     case 'content_filter':
       return { status: 'incomplete', error: null, incomplete_details: { reason: 'content_filter' } };
     case 'error':
-      return { status: 'failed', error: { code: 'server_error', message: 'The upstream stream failed before the response was complete.' }, incomplete_details: null };
+      return {
+        status: 'failed',
+        error: { code: 'server_error', message: 'The upstream stream failed before the response was complete.' },
+        incomplete_details: null,
+      };
     default: {
       const unreachable: never = finish.reason;
       return unreachable;
@@ -206,7 +210,7 @@ export function outputText(text: string, citations: readonly Citation[]): Respon
 }
 
 /** The API's url_citation has every field; a citation without a span covers the whole text. */
-export function encodeCitation(citation: Citation, text: string): ResponsesUrlCitation {
+function encodeCitation(citation: Citation, text: string): ResponsesUrlCitation {
   return {
     type: 'url_citation',
     url: citation.url,

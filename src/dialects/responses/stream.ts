@@ -15,7 +15,6 @@ import { sendEventStream } from '../../http/event-stream.ts';
 import type { StreamRun } from '../../pipeline/text-stream.ts';
 import {
   chargedUsage,
-  encodeCitation,
   encodeUsage,
   functionCallItem,
   IN_PROGRESS,
@@ -140,7 +139,9 @@ export function responsesFrameEncoder(run: StreamRun): (event: StreamEvent) => s
         const { frames, item } = itemFor(event.index, 'message');
         if (item === undefined) return frames;
         item.text += event.text;
-        return frames + frame('response.output_text.delta', { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta: event.text, logprobs: [] });
+        return (
+          frames + frame('response.output_text.delta', { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta: event.text, logprobs: [] })
+        );
       }
       case 'text-end':
         return finishItem(event.index, event.citations ?? []);

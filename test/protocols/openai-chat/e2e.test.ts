@@ -36,6 +36,7 @@ responsesEndToEndSuite({
   kind: 'openai',
   startSimulator: (apiKey) => startOpenAIChatSimulator({ apiKey }),
   signsToolCalls: true,
+  reasoningText: false,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: unknown };

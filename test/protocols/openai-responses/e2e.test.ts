@@ -36,6 +36,7 @@ messagesEndToEndSuite({
 responsesEndToEndSuite({
   kind: 'openai-responses',
   startSimulator: (apiKey) => startOpenAIResponsesSimulator({ apiKey, reasoningSummary: true }),
+  signsReasoning: true,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { openai?: { encrypted_content?: string } } };
