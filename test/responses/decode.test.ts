@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { GatewayError } from '../../src/core/errors.ts';
 import { decodeResponsesRequest } from '../../src/dialects/responses/decode.ts';
-import type { ResponsesBody } from '../../src/dialects/responses/schema.ts';
+import type { ResponsesBody, ResponsesInputItem } from '../../src/dialects/responses/schema.ts';
+import { encodeResponse } from '../../src/dialects/responses/encode.ts';
+import { ZERO_USAGE, type CanonicalResult, type ReasoningPart, type ToolCallPart } from '../../src/canonical/index.ts';
 
 const decode = (body: Partial<ResponsesBody>) => decodeResponsesRequest({ model: 'gateway/m', input: 'hi', ...body });
 
@@ -157,6 +159,36 @@ describe('decodeResponsesRequest', () => {
       request.messages.map((message) => message.role),
       ['user', 'assistant', 'tool', 'user'],
     );
+  });
+
+  test('provider data the gateway returned comes back: reasoning signatures and function call data, as encoded', () => {
+    const reasoning: ReasoningPart = { type: 'reasoning', text: 'think', signature: { family: 'anthropic', value: 'sig' } };
+    const call: ToolCallPart = {
+      type: 'tool_call',
+      id: 'c',
+      name: 'f',
+      arguments: '{}',
+      signature: { family: 'gemini', value: 'thought' },
+      extraContent: { google: { thought_signature: 'thought' } },
+    };
+    const redacted = { family: 'anthropic' as const, value: 'hidden' };
+    const output = encodeResponse(
+      { content: [reasoning, call], finish: { reason: 'tool_calls', raw: null }, usage: ZERO_USAGE } satisfies CanonicalResult,
+      { requestId: 'req_abc', request: decode({}).request, modelId: 'gateway/m', endpoint: {} as never, createdAt: 0 },
+      { usage: ZERO_USAGE, searchUnits: 0, charged: 0n },
+    ).output;
+    const { request } = decode({
+      input: [
+        { role: 'user', content: 'q' },
+        ...(output as unknown as ResponsesInputItem[]),
+        { type: 'reasoning', summary: [], encrypted_content: Buffer.from(JSON.stringify(redacted)).toString('base64url') },
+        { type: 'function_call_output', call_id: 'c', output: 'r' },
+      ],
+    });
+    assert.deepEqual(request.messages[1], {
+      role: 'assistant',
+      content: [reasoning, call, { type: 'reasoning', text: '', signature: redacted, redacted: true }],
+    });
   });
 
   test('bad image URLs and empty conversations are 400s naming the item', () => {

@@ -59,7 +59,14 @@ describe('encodeResponse', () => {
     );
     assert.equal(response.status, 'completed');
     assert.deepEqual(response.output, [
-      { type: 'reasoning', id: 'rs_abc_0', summary: [{ type: 'summary_text', text: 'Thinking.' }], status: 'completed' },
+      {
+        type: 'reasoning',
+        id: 'rs_abc_0',
+        summary: [{ type: 'summary_text', text: 'Thinking.' }],
+        status: 'completed',
+        // The signature, packed, for the client to replay (src/dialects/responses/provider-data.ts).
+        encrypted_content: Buffer.from(JSON.stringify({ family: 'anthropic', value: 'sig' })).toString('base64url'),
+      },
       { type: 'reasoning', id: 'rs_abc_1', summary: [], status: 'completed' },
       {
         type: 'message',

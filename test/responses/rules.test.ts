@@ -95,7 +95,11 @@ describe('POST /v1/responses: validation and rules', () => {
     await invalid(item({ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }), 'input[0].content[0].type');
     await invalid(item({ role: 'assistant', content: [{ type: 'input_text', text: 'x' }] }), 'input[0].content[0].type');
     await invalid(item({ type: 'file_search_call', id: 'fs_1' }), 'input[0].type');
-    await invalid(item({ type: 'reasoning', summary: [], encrypted_content: 'x' }), 'input[0].encrypted_content');
+    await invalid(item({ type: 'reasoning', summary: [], encrypted_content: 5 }), 'input[0].encrypted_content');
+    await invalid(
+      item({ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}', x_gateway: { provider_data: 'p', other: 'x' } }),
+      'input[0].x_gateway.other',
+    );
     await invalid(item({ type: 'function_call', call_id: 'c', name: 'f' }), 'input[0].arguments', 'missing_required_parameter');
     await invalid(item({ type: 'function_call_output', call_id: 'c', output: 5 }), 'input[0].output');
     await invalid({ tools: [{ ...flat, name: 'bad name' }] }, 'tools[0].name');

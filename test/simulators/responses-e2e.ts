@@ -166,9 +166,7 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
 
     for (const reasoning of [false, true]) {
       const streamed = reasoning;
-      test(`tool loop${reasoning ? ' with reasoning, streamed' : ''}: a function_call item, its output items appended with a function_call_output close the loop`, {
-        todo: (options.signsToolCalls === true || (reasoning && options.signsReasoning === true)) && "the provider's signatures are not carried back yet",
-      }, async () => {
+      test(`tool loop${reasoning ? ' with reasoning, streamed' : ''}: a function_call item, its output items appended with a function_call_output close the loop`, async () => {
         const { client } = get();
         const effort = reasoning ? { reasoning: { effort: 'low' as const } } : {};
         const ask = (input: OpenAI.Responses.ResponseInput): Promise<OpenAI.Responses.Response> =>

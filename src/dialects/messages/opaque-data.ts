@@ -14,11 +14,10 @@
  * nothing Anthropic issued is mistaken for them.
  */
 import type { OpaqueProviderData, ToolCallPart } from '../../canonical/index.ts';
+import { extraContentOf, opaqueData, pack, unpack } from '../packed-data.ts';
 
 const FOREIGN_SIGNATURE = 'gateway.signature:';
 const TOOL_CALL_DATA = 'gateway.tool_call:';
-
-const FAMILIES: ReadonlySet<string> = new Set<OpaqueProviderData['family']>(['openai', 'anthropic', 'gemini']);
 
 export function signatureText(signature: OpaqueProviderData | undefined): string {
   if (signature === undefined) return '';
@@ -58,27 +57,6 @@ export function toolCallDataOf(text: string): ToolCallData | null | undefined {
   if (typeof data !== 'object' || data === null || typeof (data as ToolCallData).id !== 'string') return null;
   const { id, signature, extraContent } = data as Record<string, unknown>;
   const opaque = opaqueData(signature);
-  const extra =
-    typeof extraContent === 'object' && extraContent !== null && !Array.isArray(extraContent) ? (extraContent as Record<string, unknown>) : undefined;
+  const extra = extraContentOf(extraContent);
   return { id: id as string, ...(opaque && { signature: opaque }), ...(extra && { extraContent: extra }) };
-}
-
-function pack(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
-function unpack(text: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(text, 'base64url').toString());
-  } catch {
-    return undefined;
-  }
-}
-
-function opaqueData(value: unknown): OpaqueProviderData | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { family, value: data } = value as Record<string, unknown>;
-  return typeof family === 'string' && FAMILIES.has(family) && typeof data === 'string'
-    ? { family: family as OpaqueProviderData['family'], value: data }
-    : undefined;
 }

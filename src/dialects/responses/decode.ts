@@ -13,6 +13,7 @@ import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-op
 import { decodeToolChoice } from '../tool-choice.ts';
 import { responsesParamNames, type ResponsesOrigins } from './param-names.ts';
 import type { ResponsesBody, ResponsesInputItem, ResponsesMessageItem } from './schema.ts';
+import { callDataOf, reasoningSignatureOf } from './provider-data.ts';
 
 export interface DecodedResponsesRequest {
   readonly request: CanonicalRequest;
@@ -127,13 +128,9 @@ function decodeInput(input: ResponsesBody['input'], instructions: string | undef
     switch (item.type) {
       case 'function_call':
         toolNames.set(item.call_id, item.name);
-        return pushAssistant([{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }], index);
+        return pushAssistant([{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments, ...callDataOf(item) }], index);
       case 'reasoning':
-        // The summaries the gateway returned go back as the turn's reasoning, as chat's `reasoning_content` does.
-        return pushAssistant(
-          item.summary.map((summary): AssistantContentPart => ({ type: 'reasoning', text: summary.text })),
-          index,
-        );
+        return pushAssistant(reasoningParts(item), index);
       case 'function_call_output': {
         assistant = undefined;
         const name = toolNames.get(item.call_id);
@@ -154,6 +151,21 @@ function decodeInput(input: ResponsesBody['input'], instructions: string | undef
     throw errors.invalidValue('input', "'input' must hold at least one user, assistant or function call item besides system and developer messages.");
   }
   return { system, messages, origins };
+}
+
+/**
+ * The summaries the gateway returned go back as the turn's reasoning, as chat's `reasoning_content`
+ * does; the signature rides on the last one, or on a redacted part when there is no summary.
+ */
+function reasoningParts(item: Extract<ResponsesInputItem, { type: 'reasoning' }>): AssistantContentPart[] {
+  const signature = reasoningSignatureOf(item.encrypted_content);
+  const parts: AssistantContentPart[] = item.summary.map((summary) => ({ type: 'reasoning', text: summary.text }));
+  if (signature === undefined) return parts;
+  const last = parts.pop();
+  // An Anthropic reasoning part without text is redacted thinking; other families' have no such kind.
+  const bare: AssistantContentPart = { type: 'reasoning', text: '', signature, ...(signature.family === 'anthropic' && { redacted: true }) };
+  parts.push(last === undefined || last.type !== 'reasoning' ? bare : { ...last, signature });
+  return parts;
 }
 
 function textsOf(content: string | readonly { readonly text: string }[]): string[] {

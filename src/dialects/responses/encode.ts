@@ -10,6 +10,7 @@ import { totalInputTokens } from '../../canonical/index.ts';
 import { formatUsd } from '../../core/money.ts';
 import type { TextCall, TextSettlement } from '../../pipeline/kinds/text.ts';
 import { responseIdOf } from './response-id.ts';
+import { functionCallExtension, reasoningExtension } from './provider-data.ts';
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -43,6 +44,8 @@ export interface ResponsesFunctionCallItem {
   /** The arguments' JSON text exactly as produced. */
   arguments: string;
   status: ItemStatus;
+  /** The provider's data for this call, to be replayed (./provider-data.ts). */
+  x_gateway?: { provider_data: string };
 }
 
 export interface ResponsesSummaryText {
@@ -56,6 +59,8 @@ export interface ResponsesReasoningItem {
   id: string;
   summary: ResponsesSummaryText[];
   status: ItemStatus;
+  /** The provider's signature of this reasoning, packed, to be replayed (./provider-data.ts). */
+  encrypted_content?: string;
 }
 
 export type ResponsesOutputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesReasoningItem;
@@ -191,9 +196,9 @@ function outputItem(requestId: string, index: number, part: AssistantContentPart
     case 'text':
       return messageItem(itemId('msg', requestId, index), part.text, citations, 'completed');
     case 'tool_call':
-      return functionCallItem(itemId('fc', requestId, index), part.id, part.name, part.arguments, 'completed');
+      return { ...functionCallItem(itemId('fc', requestId, index), part.id, part.name, part.arguments, 'completed'), ...functionCallExtension(part) };
     case 'reasoning':
-      return reasoningItem(itemId('rs', requestId, index), part.text, 'completed');
+      return { ...reasoningItem(itemId('rs', requestId, index), part.text, 'completed'), ...reasoningExtension(part.signature) };
     default: {
       const unreachable: never = part;
       return unreachable;

@@ -57,6 +57,8 @@ const FunctionCall = StrictObject({
   arguments: Type.String(),
   id: Type.Optional(Type.String()),
   status: Type.Optional(StringEnum(['in_progress', 'completed', 'incomplete'])),
+  // The provider data a function call the gateway returned carries back (docs/responses.md).
+  x_gateway: Type.Optional(StrictObject({ provider_data: Type.String() })),
 });
 const FunctionCallOutput = StrictObject({
   type: Type.Literal('function_call_output'),
@@ -72,6 +74,7 @@ const Reasoning = StrictObject({
   summary: Type.Array(StrictObject({ type: Type.Literal('summary_text'), text: Type.String() })),
   id: Type.Optional(Type.String()),
   status: Type.Optional(StringEnum(['in_progress', 'completed', 'incomplete'])),
+  encrypted_content: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 
 const Message = Tagged('role', [UserMessage, SystemMessage, DeveloperMessage, AssistantMessage]);

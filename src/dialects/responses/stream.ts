@@ -10,7 +10,7 @@
  * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 import type { FastifyReply } from 'fastify';
-import { ZERO_USAGE, type Citation, type StreamEvent, type Usage } from '../../canonical/index.ts';
+import { ZERO_USAGE, type Citation, type OpaqueProviderData, type StreamEvent, type Usage } from '../../canonical/index.ts';
 import { sendEventStream } from '../../http/event-stream.ts';
 import type { StreamRun } from '../../pipeline/text-stream.ts';
 import {
@@ -27,6 +27,7 @@ import {
   type ResponsesOutputItem,
   type TerminalStatus,
 } from './encode.ts';
+import { functionCallExtension, reasoningExtension, type FunctionCallExtension } from './provider-data.ts';
 
 /** The terminal event of each status a finish leads to. */
 const TERMINAL_EVENT: Record<TerminalStatus, string> = {
@@ -42,8 +43,17 @@ export function sendResponsesStream(reply: FastifyReply, run: StreamRun): Fastif
 /** An output item being streamed: what its `.done` events and its final form are built from. */
 type OpenItem =
   | { readonly kind: 'message'; readonly outputIndex: number; readonly id: string; text: string }
-  | { readonly kind: 'reasoning'; readonly outputIndex: number; readonly id: string; text: string; summaryStarted: boolean }
-  | { readonly kind: 'function_call'; readonly outputIndex: number; readonly id: string; readonly callId: string; readonly name: string; arguments: string };
+  | { readonly kind: 'reasoning'; readonly outputIndex: number; readonly id: string; text: string; summaryStarted: boolean; signature?: OpaqueProviderData }
+  | {
+      readonly kind: 'function_call';
+      readonly outputIndex: number;
+      readonly id: string;
+      readonly callId: string;
+      readonly name: string;
+      arguments: string;
+      /** Known at the call's start; shown with the finished item, as OpenAI adds encrypted content only then. */
+      readonly extension: FunctionCallExtension;
+    };
 
 /**
  * The frames of each canonical event, in order, with the stream's state in the closure (see the
@@ -111,11 +121,11 @@ export function responsesFrameEncoder(run: StreamRun): (event: StreamEvent) => s
           frames += frame('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: item.text });
           frames += frame('response.reasoning_summary_part.done', { ...at, summary_index: 0, part: { type: 'summary_text', text: item.text } });
         }
-        final = reasoningItem(item.id, item.text, 'completed');
+        final = { ...reasoningItem(item.id, item.text, 'completed'), ...reasoningExtension(item.signature) };
         break;
       case 'function_call':
         frames += frame('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.arguments });
-        final = functionCallItem(item.id, item.callId, item.name, item.arguments, 'completed');
+        final = { ...functionCallItem(item.id, item.callId, item.name, item.arguments, 'completed'), ...item.extension };
         break;
       default: {
         const unreachable: never = item;
@@ -160,7 +170,11 @@ export function responsesFrameEncoder(run: StreamRun): (event: StreamEvent) => s
         item.text += event.text;
         return frames + frame('response.reasoning_summary_text.delta', { ...at, delta: event.text });
       }
-      case 'reasoning-end':
+      case 'reasoning-end': {
+        const item = open.get(event.index);
+        if (item?.kind === 'reasoning' && event.signature) item.signature = event.signature;
+        return finishItem(event.index, []);
+      }
       case 'tool-call-end':
         return finishItem(event.index, []);
       case 'tool-call-start': {
@@ -171,6 +185,7 @@ export function responsesFrameEncoder(run: StreamRun): (event: StreamEvent) => s
           callId: event.id,
           name: event.name,
           arguments: '',
+          extension: functionCallExtension(event),
         };
         open.set(event.index, item);
         return added(functionCallItem(item.id, item.callId, item.name, '', 'in_progress'));
