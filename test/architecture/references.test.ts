@@ -255,7 +255,7 @@ describe('the reference checks catch what they are for', () => {
       ['(', 'DESIGN', ': fallbacks)'],
       ['the bars of ', 'STYLE', '.md'],
       ['(', 'spec', ': Model rules 1–2)'],
-      ['read /work/', 'shared', '/notes.txt'],
+      ['read ../', 'shared', '/notes.txt'],
       ['`', 'shared', '/spec/x.md`'],
     ].map((pieces) => pieces.join(''));
     for (const text of cited) {
