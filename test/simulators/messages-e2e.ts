@@ -10,11 +10,9 @@
  * moved by it alone, nothing left reserved.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import type { ProviderConfig } from '../../src/config/schema.ts';
 import { formatUsd } from '../../src/core/money.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
   assertCharges,
   FALLBACK_MODEL,
@@ -29,29 +27,23 @@ import {
   SECONDARY,
   SINGLE_MODEL,
 } from './chat-e2e.ts';
-import { chatModelsConfig, type E2EProvider } from './gateway-config.ts';
-import type { Behaviour } from './harness.ts';
+import {
+  costShown,
+  type DialectEndToEndContext,
+  type DialectEndToEndSetup,
+  dialectEndToEndGateway,
+  faultsUnavailable,
+  MID_STREAM_FAULTS,
+} from './dialect-e2e.ts';
 
-export interface MessagesEndToEndOptions<S extends ProtocolSimulator> {
-  readonly kind: ProviderConfig['kind'];
-  /**
-   * Starts a simulator that requires credentials equal to `apiKey`; absent for the built-in
-   * simulated provider, which has no upstream (and so no failure to inject).
-   */
-  readonly startSimulator?: (apiKey: string) => Promise<S>;
+export interface MessagesEndToEndOptions<S extends ProtocolSimulator> extends DialectEndToEndSetup<S> {
   /** Whether the upstream signs its thinking and checks the signatures replayed to it (Anthropic). */
   readonly signsThinking?: boolean;
   /** False for protocols whose models take an effort level: a thinking budget is then a 400 (default true). */
   readonly budgetThinking?: boolean;
 }
 
-export interface MessagesEndToEndContext<S extends ProtocolSimulator = ProtocolSimulator> {
-  readonly gateway: TestGateway;
-  readonly client: Anthropic;
-  /** Undefined for the built-in simulated provider. */
-  readonly primary: S | undefined;
-  readonly secondary: S | undefined;
-}
+export type MessagesEndToEndContext<S extends ProtocolSimulator = ProtocolSimulator> = DialectEndToEndContext<S, Anthropic>;
 
 const TOOLS: Anthropic.Tool[] = [
   {
@@ -61,44 +53,11 @@ const TOOLS: Anthropic.Tool[] = [
   },
 ];
 
-/** Faults after six wire events, when text is flowing in every protocol's format (see chat-e2e.ts). */
-const MID_STREAM_FAULTS: readonly { readonly name: string; readonly behaviour: Behaviour }[] = [
-  { name: "the provider's in-stream error event", behaviour: { kind: 'stream-error', afterEvents: 6 } },
-  { name: 'a connection reset', behaviour: { kind: 'reset', afterEvents: 6 } },
-];
-
 /** Runs the shared scenarios; returns a getter for protocol-specific tests in the same file. */
 export function messagesEndToEndSuite<S extends ProtocolSimulator>(options: MessagesEndToEndOptions<S>): () => MessagesEndToEndContext<S> {
-  let context: MessagesEndToEndContext<S> | undefined;
-  const get = () => {
-    assert.ok(context, 'the end-to-end gateway is not started');
-    return context;
-  };
-  const faults = options.startSimulator === undefined && 'the built-in simulated provider has no failure to inject';
-
-  before(async () => {
-    const primary = await options.startSimulator?.('sk-primary');
-    const secondary = await options.startSimulator?.('sk-secondary');
-    const provider = (id: string, sim: S | undefined, env: string): E2EProvider => ({ id, kind: options.kind, baseUrl: sim?.baseUrl ?? '', apiKeyEnv: env });
-    const first = { ...provider('primary', primary, 'PRIMARY_KEY'), timeoutMs: PRIMARY_TIMEOUT_MS };
-    const config = chatModelsConfig({ [FALLBACK_MODEL]: [first, provider('secondary', secondary, 'SECONDARY_KEY')], [SINGLE_MODEL]: [first] });
-    if (options.startSimulator === undefined) {
-      config.providers = config.providers.map((entry) => ({ id: entry.id, kind: 'simulated', simulated: { chunk_delay_ms: 0 } }));
-    }
-    const gateway = await startGateway({ config, env: { PRIMARY_KEY: 'sk-primary', SECONDARY_KEY: 'sk-secondary' }, creditUsd: '10' });
-    // The SDK's own base: the gateway's root, no `/v1`.
-    const client = new Anthropic({ apiKey: gateway.apiKey, baseURL: gateway.baseUrl, maxRetries: 0 });
-    context = { gateway, client, primary, secondary };
-  });
-  beforeEach(() => {
-    const { primary, secondary } = get();
-    for (const sim of [primary, secondary]) sim?.setDefault({ kind: 'normal' });
-  });
-  after(async () => {
-    await context?.gateway.close();
-    await context?.primary?.close();
-    await context?.secondary?.close();
-  });
+  // The SDK's own base: the gateway's root, no `/v1`.
+  const get = dialectEndToEndGateway(options, (gateway) => new Anthropic({ apiKey: gateway.apiKey, baseURL: gateway.baseUrl, maxRetries: 0 }));
+  const faults = faultsUnavailable(options);
 
   describe(`messages over ${options.kind}`, () => {
     test('messages.create: a Message of the model served, its usage charged exactly, the cost in the header and in usage', async () => {
@@ -318,11 +277,6 @@ export function messagesEndToEndSuite<S extends ProtocolSimulator>(options: Mess
   });
 
   return get;
-}
-
-/** The cost the gateway adds to a Message's usage (and to the final message_delta's). */
-export function costShown(usage: unknown): unknown {
-  return (usage as { cost?: unknown } | undefined)?.cost;
 }
 
 /** What a Message's usage costs on the route at `position`: Messages counts the three input parts apart. */

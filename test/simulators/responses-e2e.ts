@@ -10,11 +10,9 @@
  * moved by it alone, nothing left reserved.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { ProviderConfig } from '../../src/config/schema.ts';
 import { formatUsd } from '../../src/core/money.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
   assertCharges,
   FALLBACK_MODEL,
@@ -29,40 +27,21 @@ import {
   SECONDARY,
   SINGLE_MODEL,
 } from './chat-e2e.ts';
-import { chatModelsConfig, type E2EProvider } from './gateway-config.ts';
-import type { Behaviour } from './harness.ts';
+import {
+  costShown,
+  type DialectEndToEndContext,
+  type DialectEndToEndSetup,
+  dialectEndToEndGateway,
+  faultsUnavailable,
+  MID_STREAM_FAULTS,
+} from './dialect-e2e.ts';
 
-export interface ResponsesEndToEndOptions<S extends ProtocolSimulator> {
-  readonly kind: ProviderConfig['kind'];
-  /**
-   * Starts a simulator that requires credentials equal to `apiKey`; absent for the built-in
-   * simulated provider, which has no upstream (and so no failure to inject).
-   */
-  readonly startSimulator?: (apiKey: string) => Promise<S>;
-  /**
-   * Whether the upstream attaches data to its tool calls that it requires back in the next turn
-   * (Gemini thought signatures, an OpenAI-compatible server's `extra_content`). The responses
-   * dialect has no carrier for it yet (docs/responses.md, "Not carried yet"), so the tool loop over
-   * such an upstream is a known failure: it runs as a todo.
-   */
-  readonly signsToolCalls?: boolean;
-  /**
-   * Whether the upstream signs its reasoning and requires it back, signed, before a tool call it
-   * made after reasoning (Anthropic thinking, OpenAI reasoning items): a known failure of the tool
-   * loop with reasoning for the same reason.
-   */
-  readonly signsReasoning?: boolean;
+export interface ResponsesEndToEndOptions<S extends ProtocolSimulator> extends DialectEndToEndSetup<S> {
   /** False for upstreams that report reasoning tokens but return no reasoning text (OpenAI chat); default true. */
   readonly reasoningText?: boolean;
 }
 
-export interface ResponsesEndToEndContext<S extends ProtocolSimulator = ProtocolSimulator> {
-  readonly gateway: TestGateway;
-  readonly client: OpenAI;
-  /** Undefined for the built-in simulated provider. */
-  readonly primary: S | undefined;
-  readonly secondary: S | undefined;
-}
+export type ResponsesEndToEndContext<S extends ProtocolSimulator = ProtocolSimulator> = DialectEndToEndContext<S, OpenAI>;
 
 const TOOLS: OpenAI.Responses.FunctionTool[] = [
   {
@@ -74,43 +53,10 @@ const TOOLS: OpenAI.Responses.FunctionTool[] = [
   },
 ];
 
-/** Faults after six wire events, when text is flowing in every protocol's format (see chat-e2e.ts). */
-const MID_STREAM_FAULTS: readonly { readonly name: string; readonly behaviour: Behaviour }[] = [
-  { name: "the provider's in-stream error event", behaviour: { kind: 'stream-error', afterEvents: 6 } },
-  { name: 'a connection reset', behaviour: { kind: 'reset', afterEvents: 6 } },
-];
-
 /** Runs the shared scenarios; returns a getter for protocol-specific tests in the same file. */
 export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: ResponsesEndToEndOptions<S>): () => ResponsesEndToEndContext<S> {
-  let context: ResponsesEndToEndContext<S> | undefined;
-  const get = () => {
-    assert.ok(context, 'the end-to-end gateway is not started');
-    return context;
-  };
-  const faults = options.startSimulator === undefined && 'the built-in simulated provider has no failure to inject';
-
-  before(async () => {
-    const primary = await options.startSimulator?.('sk-primary');
-    const secondary = await options.startSimulator?.('sk-secondary');
-    const provider = (id: string, sim: S | undefined, env: string): E2EProvider => ({ id, kind: options.kind, baseUrl: sim?.baseUrl ?? '', apiKeyEnv: env });
-    const first = { ...provider('primary', primary, 'PRIMARY_KEY'), timeoutMs: PRIMARY_TIMEOUT_MS };
-    const config = chatModelsConfig({ [FALLBACK_MODEL]: [first, provider('secondary', secondary, 'SECONDARY_KEY')], [SINGLE_MODEL]: [first] });
-    if (options.startSimulator === undefined) {
-      config.providers = config.providers.map((entry) => ({ id: entry.id, kind: 'simulated', simulated: { chunk_delay_ms: 0 } }));
-    }
-    const gateway = await startGateway({ config, env: { PRIMARY_KEY: 'sk-primary', SECONDARY_KEY: 'sk-secondary' }, creditUsd: '10' });
-    const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
-    context = { gateway, client, primary, secondary };
-  });
-  beforeEach(() => {
-    const { primary, secondary } = get();
-    for (const sim of [primary, secondary]) sim?.setDefault({ kind: 'normal' });
-  });
-  after(async () => {
-    await context?.gateway.close();
-    await context?.primary?.close();
-    await context?.secondary?.close();
-  });
+  const get = dialectEndToEndGateway(options, (gateway) => new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 }));
+  const faults = faultsUnavailable(options);
 
   describe(`responses over ${options.kind}`, () => {
     test('responses.create: a Response of the model served, its usage charged exactly, the cost in the header and in usage; retrieve returns it again', async () => {
@@ -350,11 +296,6 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
 function requestIdOfResponse(responseId: string): string {
   assert.match(responseId, /^resp_./);
   return `req_${responseId.slice('resp_'.length)}`;
-}
-
-/** The cost the gateway adds to a Response's usage. */
-export function costShown(usage: unknown): unknown {
-  return (usage as { cost?: unknown } | undefined)?.cost;
 }
 
 /** What a Response's usage costs on the route at `position`: input_tokens counts the cache reads and writes too. */

@@ -46,7 +46,6 @@ const messagesContext = messagesEndToEndSuite({
 responsesEndToEndSuite({
   kind: 'anthropic',
   startSimulator: (apiKey) => startAnthropicSimulator({ apiKey }),
-  signsReasoning: true,
 });
 
 /** Chat bodies with the gateway's own request options, which the SDK's types do not know. */

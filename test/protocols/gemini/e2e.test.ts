@@ -35,7 +35,6 @@ messagesEndToEndSuite({
 responsesEndToEndSuite({
   kind: 'gemini',
   startSimulator: (apiKey) => startGeminiSimulator({ apiKey }),
-  signsToolCalls: true,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { google?: { thought_signature?: string } } };

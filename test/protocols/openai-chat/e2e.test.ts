@@ -35,7 +35,6 @@ messagesEndToEndSuite({
 responsesEndToEndSuite({
   kind: 'openai',
   startSimulator: (apiKey) => startOpenAIChatSimulator({ apiKey }),
-  signsToolCalls: true,
   reasoningText: false,
 });
 

@@ -36,7 +36,6 @@ messagesEndToEndSuite({
 responsesEndToEndSuite({
   kind: 'openai-responses',
   startSimulator: (apiKey) => startOpenAIResponsesSimulator({ apiKey, reasoningSummary: true }),
-  signsReasoning: true,
 });
 
 type ToolCallWithExtra = OpenAI.ChatCompletionMessageFunctionToolCall & { extra_content?: { openai?: { encrypted_content?: string } } };
