@@ -1,9 +1,9 @@
 /** The Messages body → canonical request mapping, its cross-field rules, and the names errors use. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { GatewayError } from '../../src/core/errors.ts';
 import { betasOf, decodeMessagesRequest } from '../../src/dialects/messages/decode.ts';
 import type { CountTokensBody } from '../../src/dialects/messages/schema.ts';
+import { assertRejected } from '../helpers/errors.ts';
 
 const decode = (body: Partial<CountTokensBody>, betas?: string[]) =>
   decodeMessagesRequest({ model: 'gateway/m', max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], ...body }, betas);
@@ -11,17 +11,7 @@ const decode = (body: Partial<CountTokensBody>, betas?: string[]) =>
 const tool = { name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
 
 function rejects(body: Partial<CountTokensBody>, expected: { code: string; param: string; message?: RegExp }): void {
-  assert.throws(
-    () => decode(body),
-    (error: unknown) => {
-      assert.ok(error instanceof GatewayError);
-      assert.equal(error.status, 400);
-      assert.equal(error.code, expected.code);
-      assert.equal(error.param, expected.param);
-      if (expected.message) assert.match(error.message, expected.message);
-      return true;
-    },
-  );
+  assertRejected(() => decode(body), expected);
 }
 
 describe('decodeMessagesRequest', () => {

@@ -1,28 +1,18 @@
 /** The Responses body → canonical request mapping, its unsupported fields, its cross-field rules, and the names errors use. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { GatewayError } from '../../src/core/errors.ts';
 import { decodeResponsesRequest } from '../../src/dialects/responses/decode.ts';
 import type { ResponsesBody, ResponsesInputItem } from '../../src/dialects/responses/schema.ts';
 import { encodeResponse } from '../../src/dialects/responses/encode.ts';
 import { ZERO_USAGE, type CanonicalResult, type ReasoningPart, type ToolCallPart } from '../../src/canonical/index.ts';
+import { assertRejected } from '../helpers/errors.ts';
 
 const decode = (body: Partial<ResponsesBody>) => decodeResponsesRequest({ model: 'gateway/m', input: 'hi', ...body });
 
 const parameters = { type: 'object', properties: { city: { type: 'string' } } };
 
 function rejects(body: Partial<ResponsesBody>, expected: { code: string; param: string; message?: RegExp }): void {
-  assert.throws(
-    () => decode(body),
-    (error: unknown) => {
-      assert.ok(error instanceof GatewayError);
-      assert.equal(error.status, 400);
-      assert.equal(error.code, expected.code);
-      assert.equal(error.param, expected.param);
-      if (expected.message) assert.match(error.message, expected.message);
-      return true;
-    },
-  );
+  assertRejected(() => decode(body), expected);
 }
 
 describe('decodeResponsesRequest', () => {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { clientDisconnectSignal, sendEventStream } from '../../http/event-stream.ts';
+import { sendEventStream } from '../../http/event-stream.ts';
 import { withIdempotency } from '../../http/idempotency.ts';
 import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
@@ -18,6 +18,7 @@ import { decodeChatRequest } from './decode.ts';
 import { encodeChatCompletion } from './encode.ts';
 import { ChatCompletionRequest, type ChatCompletionBody } from './schema.ts';
 import { chatFrameEncoder } from './stream.ts';
+import { callInput } from '../../http/call-input.ts';
 
 export const chatRoutes: RouteModule = (app, deps) => registerChatRoutes(app, deps, pipelineFor(deps));
 
@@ -40,15 +41,8 @@ export function registerChatRoutes(app: FastifyInstance, deps: AppDeps, pipeline
       },
     ),
     async (request, reply) => {
-      const { request: canonical, names } = decodeChatRequest(request.body);
-      const input = {
-        request: canonical,
-        names,
-        auth: request.auth,
-        requestId: request.gatewayRequestId,
-        route: 'chat',
-        signal: clientDisconnectSignal(reply),
-      };
+      const input = callInput(request, reply, 'chat', decodeChatRequest(request.body));
+      const canonical = input.request;
       if (!canonical.stream) {
         return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeChatCompletion));
       }

@@ -14,7 +14,6 @@
 import type { FastifyInstance } from 'fastify';
 import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { clientDisconnectSignal } from '../../http/event-stream.ts';
 import { withIdempotency } from '../../http/idempotency.ts';
 import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
@@ -27,6 +26,7 @@ import { encodeMessage } from './encode.ts';
 import { messagesErrorBody } from './error-body.ts';
 import { CountTokensRequest, CountTokensResult, MessagesRequest, type CountTokensBody, type MessagesBody } from './schema.ts';
 import { sendMessagesStream } from './stream.ts';
+import { callInput } from '../../http/call-input.ts';
 
 /** The request log's and the idempotency records' name of the route. */
 const ROUTE = 'messages';
@@ -52,16 +52,8 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: AppDeps, pipe
       },
     ),
     async (request, reply) => {
-      const { request: canonical, names } = decodeMessagesRequest(request.body, betasOf(request.headers['anthropic-beta']));
-      const input = {
-        request: canonical,
-        names,
-        auth: request.auth,
-        requestId: request.gatewayRequestId,
-        route: ROUTE,
-        signal: clientDisconnectSignal(reply),
-      };
-      if (!canonical.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeMessage));
+      const input = callInput(request, reply, ROUTE, decodeMessagesRequest(request.body, betasOf(request.headers['anthropic-beta'])));
+      if (!input.request.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeMessage));
       return sendMessagesStream(reply, await streamText(pipeline, input, encodeMessage));
     },
   );

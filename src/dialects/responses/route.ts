@@ -16,7 +16,6 @@ import type { AuthContext } from '../../auth/context.ts';
 import { errors } from '../../core/errors.ts';
 import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { clientDisconnectSignal } from '../../http/event-stream.ts';
 import { withIdempotency } from '../../http/idempotency.ts';
 import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
@@ -28,6 +27,7 @@ import { encodeResponse } from './encode.ts';
 import { requestIdOf } from './response-id.ts';
 import { ResponsesRequest, type ResponsesBody } from './schema.ts';
 import { sendResponsesStream } from './stream.ts';
+import { callInput } from '../../http/call-input.ts';
 
 /** The request log's and the idempotency records' name of the route. */
 const ROUTE = 'responses';
@@ -51,16 +51,8 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pip
       },
     ),
     async (request, reply) => {
-      const { request: canonical, names } = decodeResponsesRequest(request.body);
-      const input = {
-        request: canonical,
-        names,
-        auth: request.auth,
-        requestId: request.gatewayRequestId,
-        route: ROUTE,
-        signal: clientDisconnectSignal(reply),
-      };
-      if (!canonical.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeResponse));
+      const input = callInput(request, reply, ROUTE, decodeResponsesRequest(request.body));
+      if (!input.request.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeResponse));
       return sendResponsesStream(reply, await streamText(pipeline, input, encodeResponse));
     },
   );
