@@ -12,6 +12,7 @@ import { PING_FRAME, messagesFrameEncoder } from '../../src/dialects/messages/st
 import type { TextSettlement } from '../../src/pipeline/kinds/text.ts';
 import type { StreamRun } from '../../src/pipeline/text-stream.ts';
 import { call, settlement } from './rendering-fixtures.ts';
+import { namedEvents } from '../helpers/sse.ts';
 
 interface Frame {
   event: string;
@@ -22,18 +23,7 @@ interface Frame {
 function framesOf(events: StreamEvent[], settled: TextSettlement | null = settlement): Frame[] {
   const run: StreamRun = { call, settlement: settled ?? undefined, events: (async function* () {})() };
   const encode = messagesFrameEncoder(run);
-  return events
-    .map(encode)
-    .join('')
-    .split(/(?<=\n\n)/)
-    .filter(Boolean)
-    .map((text) => {
-      const match = /^event: (\w+)\ndata: (.*)\n\n$/s.exec(text);
-      assert.ok(match, `not one SSE event: ${JSON.stringify(text)}`);
-      const data = JSON.parse(match[2]) as Record<string, unknown>;
-      assert.equal(data.type, match[1], 'the data names the event it is');
-      return { event: match[1], data };
-    });
+  return namedEvents(events.map(encode).join(''));
 }
 
 function messageDelta(frames: Frame[]): { delta: unknown; usage: object } {

@@ -14,6 +14,7 @@ import { responsesFrameEncoder } from '../../src/dialects/responses/stream.ts';
 import type { TextSettlement } from '../../src/pipeline/kinds/text.ts';
 import type { StreamRun } from '../../src/pipeline/text-stream.ts';
 import { call, settlement } from '../messages/rendering-fixtures.ts';
+import { namedEvents } from '../helpers/sse.ts';
 
 interface Frame {
   event: string;
@@ -27,16 +28,7 @@ function encode(events: readonly StreamEvent[], settled: TextSettlement | null =
 
 /** `settled` null: the stream's settlement failed. */
 function framesOf(events: readonly StreamEvent[], settled: TextSettlement | null = settlement): Frame[] {
-  return encode(events, settled)
-    .split(/(?<=\n\n)/)
-    .filter(Boolean)
-    .map((text) => {
-      const match = /^event: ([\w.]+)\ndata: (.*)\n\n$/s.exec(text);
-      assert.ok(match, `not one SSE event: ${JSON.stringify(text)}`);
-      const data = JSON.parse(match[2]) as Frame['data'];
-      assert.equal(data.type, match[1], 'the data names the event it is');
-      return { event: match[1], data };
-    });
+  return namedEvents<Frame['data']>(encode(events, settled));
 }
 
 const reasoningTextAndTools: StreamEvent[] = [
