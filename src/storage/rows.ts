@@ -305,6 +305,7 @@ function holderFromRow(row: Row): HoldOwner | null {
   const kind = text(row.holder_kind) as HoldOwner['kind'];
   switch (kind) {
     case 'instance':
+    case 'job':
       return { kind, id: text(row.holder_id) };
     default:
       throw new Error(`unknown reservation holder kind ${String(kind satisfies never)}`);
@@ -381,6 +382,8 @@ export function jobFromRow(row: Row): JobRecord {
     leaseOwner: nullableText(row.lease_owner),
     leaseUntil: nullableInteger(row.lease_until),
     attempts: integer(row.attempts),
+    dispatchedAt: nullableInteger(row.dispatched_at),
+    cost: row.cost === null || row.cost === undefined ? null : bigintValue(row.cost),
   };
 }
 

@@ -101,16 +101,17 @@ export interface Balance {
 export type ReservationStatus = 'open' | 'settled' | 'released';
 
 /**
- * Who keeps a reservation open, and so whose end returns it. Today every hold belongs to the
- * gateway instance (server process) serving the request: when that instance dies, its holds are
- * released by the next server on the SQLite file, or by a live instance once the dead one's
- * heartbeat has lapsed on PostgreSQL (docs/billing.md). Background jobs, which outlive the process
- * that queued them, will add a `{ kind: 'job'; id }` holder, released when the job ends or
- * expires rather than with any instance.
+ * Who keeps a reservation open, and so whose end returns it.
+ * - `instance`: the gateway instance (server process) serving the request. When that instance
+ *   dies, its holds are released by the next server on the SQLite file, or by a live instance once
+ *   the dead one's heartbeat has lapsed on PostgreSQL (docs/billing.md).
+ * - `job`: a background job (docs/jobs.md), which outlives the process that queued it. Its hold is
+ *   settled or released when the job ends, whichever instance ends it, and otherwise expires with
+ *   the job; no instance's death releases it.
  */
 export interface HoldOwner {
-  readonly kind: 'instance';
-  /** The instance's id (Store.instanceId). */
+  readonly kind: 'instance' | 'job';
+  /** The instance's id (Store.instanceId) or the job's id. */
   readonly id: string;
 }
 
@@ -141,9 +142,9 @@ export interface LedgerStore {
   /**
    * Atomic conditional hold: succeeds only when available ≥ amount, else returns null and changes
    * nothing. Concurrent calls can never together take available below zero. The hold belongs to
-   * this store's instance (`holder`).
+   * `holder`, by default this store's instance.
    */
-  reserve(input: { owner: OwnerRef; amount: Picos; requestId: string | null; expiresAt: number }): Promise<Reservation | null>;
+  reserve(input: { owner: OwnerRef; amount: Picos; requestId: string | null; expiresAt: number; holder?: HoldOwner }): Promise<Reservation | null>;
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
    * reservation is charged as far as the available balance allows (never below zero).
@@ -290,8 +291,10 @@ export interface IdempotencyStore {
 
 export type JobKind = 'response' | 'video';
 export type JobStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+export const ENDED_JOB_STATUSES = ['completed', 'incomplete', 'failed', 'cancelled'] as const satisfies readonly JobStatus[];
+export type EndedJobStatus = (typeof ENDED_JOB_STATUSES)[number];
 
-/** A background response or a video job: durable, claimable by any instance, cancellable. */
+/** A background response or a video job: durable, claimable by any instance, cancellable (docs/jobs.md). */
 export interface JobRecord {
   readonly id: string;
   readonly kind: JobKind;
@@ -302,6 +305,7 @@ export interface JobRecord {
   readonly payload: unknown;
   /** The client-visible object (response object, video job), updated as the job moves. */
   readonly result: unknown;
+  /** The credit hold the job runs on; its holder is the job. */
   readonly reservationId: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -310,10 +314,36 @@ export interface JobRecord {
   readonly leaseOwner: string | null;
   readonly leaseUntil: number | null;
   readonly attempts: number;
+  /**
+   * When a worker first sent the job's work upstream; null while nothing was sent. A job taken over
+   * after a crash is retried only while this is null (the upstream may otherwise have done, and
+   * billed, the work already).
+   */
+  readonly dispatchedAt: number | null;
+  /**
+   * What the ended job is to be charged (its hold is settled with this), set with a `completed` or
+   * `incomplete` status; null otherwise. Lets any instance finish the charge if the one that ended
+   * the job died before settling.
+   */
+  readonly cost: Picos | null;
+}
+
+export type NewJob = Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt' | 'dispatchedAt' | 'cost'>;
+
+export interface JobPatch {
+  readonly status?: JobStatus;
+  readonly result?: unknown;
+  readonly payload?: unknown;
+  /** null clears the lease (and its owner). */
+  readonly leaseUntil?: number | null;
+  readonly dispatchedAt?: number;
+  readonly cost?: Picos;
+  readonly now: number;
 }
 
 export interface JobStore {
-  createJob(job: Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt'>): Promise<JobRecord>;
+  /** Creates the job durably: once the promise resolves, a crash does not lose it (nor, on SQLite, the writes before it). */
+  createJob(job: NewJob): Promise<JobRecord>;
   getJob(id: string): Promise<JobRecord | null>;
   /**
    * Leases the oldest queued job of a kind (or an in-progress one whose lease expired or was
@@ -321,14 +351,29 @@ export interface JobStore {
    */
   claimJob(kind: JobKind, worker: string, now: number, leaseUntil: number): Promise<JobRecord | null>;
   /**
-   * Compare-and-set: applies the patch only when the job's status is one of `from`. Returns the
-   * updated job, or null when the status had moved on (a cancel won the race).
+   * Compare-and-set: applies the patch only when the job's status is one of `from` (and, with
+   * `leaseOwner`, while that worker holds its lease). Returns the updated job, or null when the job
+   * had moved on (a cancel won the race, or another instance took it over).
    */
-  transitionJob(
-    id: string,
-    from: readonly JobStatus[],
-    patch: { status?: JobStatus; result?: unknown; payload?: unknown; leaseUntil?: number | null; now: number },
-  ): Promise<JobRecord | null>;
+  transitionJob(id: string, from: readonly JobStatus[], patch: JobPatch, leaseOwner?: string): Promise<JobRecord | null>;
+  /**
+   * Extends the leases `worker` holds on these in-progress jobs; returns the ids it still holds.
+   * A job missing from the answer was cancelled or taken over: its worker stops.
+   */
+  renewLeases(ids: readonly string[], worker: string, now: number, leaseUntil: number): Promise<string[]>;
+  /**
+   * Clears the leases of in-progress jobs held by any worker other than `worker`, so that they can be
+   * claimed at once; returns how many. Only for the SQLite file's server at start: its lock proves
+   * that whoever held them is gone.
+   */
+  releaseLeasesHeldElsewhere(worker: string, now: number): Promise<number>;
+  /**
+   * Ended jobs whose hold is still open and that have not changed since `endedBefore`: the instance
+   * that ended them died before settling or releasing. Oldest first, at most `limit`.
+   */
+  endedJobsHoldingCredit(endedBefore: number, limit: number): Promise<JobRecord[]>;
+  /** Queued jobs by kind (the backlog); kinds without any are absent. */
+  countQueuedJobs(now: number): Promise<Map<JobKind, number>>;
   deleteExpiredJobs(now: number): Promise<number>;
 }
 

@@ -56,6 +56,26 @@ function harness(rows: Record<string, WalletRow>) {
 }
 
 describe('wallet book', () => {
+  test("a job's hold is written as open in the next group, whatever its age; one closed first is written once, closed", () => {
+    const { book, write, writeRequests } = harness({ acct_alice: { balance: 1_000n, reserved: 0n } });
+    const job = book.reserve({ owner: alice, amount: 100n, requestId: 'req_job', expiresAt: 2_000_000, holder: { kind: 'job', id: 'resp_1' } })!;
+    const request = book.reserve({ owner: alice, amount: 50n, requestId: 'req_plain', expiresAt: 2_000_000 })!;
+    assert.deepEqual(job.holder, { kind: 'job', id: 'resp_1' });
+    assert.equal(writeRequests(), 1, 'the job hold asks for a write at once');
+    assert.deepEqual(write(), [
+      ['insert', job.id, 'open', null],
+      ['wallet', 'acct_alice', 0n, 100n],
+    ]);
+    assert.equal(book.open(request.id)?.written, false, 'a young request hold still waits');
+
+    const closedFirst = book.reserve({ owner: alice, amount: 10n, requestId: null, expiresAt: 2_000_000, holder: { kind: 'job', id: 'resp_2' } })!;
+    book.close(book.open(closedFirst.id)!, 'released', 0n, null);
+    assert.deepEqual(write(), [
+      ['insert', closedFirst.id, 'released', 1_000_000],
+      ['wallet', 'acct_alice', 0n, 0n],
+    ]);
+  });
+
   test('holds only what the available balance covers, and refuses unknown owners', () => {
     const { book, reserve } = harness({ acct_alice: { balance: 1_000n, reserved: 100n } });
     assert.equal(reserve({ kind: 'account', id: 'acct_missing' }, 0n), null);

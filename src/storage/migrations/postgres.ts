@@ -201,4 +201,22 @@ ALTER TABLE request_log
   ADD COLUMN cache_write_1h_tokens INTEGER CHECK (cache_write_1h_tokens BETWEEN 0 AND cache_write_tokens);
 `,
   },
+  {
+    version: 5,
+    name: 'job holds',
+    // Background jobs hold credit in their own name (holder kind 'job'), so that no instance's end
+    // releases a job's hold (docs/jobs.md); a job records when its work was first sent upstream and
+    // the cost it is to be charged. Its documents become JSON (kept as text) rather than JSONB, which
+    // refuses text a client may send (NUL characters, lone surrogates).
+    sql: `
+ALTER TABLE reservations
+  DROP CONSTRAINT reservations_holder_kind_check,
+  ADD CONSTRAINT reservations_holder_kind_check CHECK (holder_kind IN ('instance', 'job'));
+ALTER TABLE jobs
+  ALTER COLUMN payload TYPE JSON USING payload::json,
+  ALTER COLUMN result TYPE JSON USING result::json,
+  ADD COLUMN dispatched_at BIGINT,
+  ADD COLUMN cost BIGINT CHECK (cost >= 0);
+`,
+  },
 ];

@@ -193,4 +193,33 @@ CREATE TABLE served_models (
 ALTER TABLE request_log ADD COLUMN cache_write_1h_tokens INTEGER CHECK (cache_write_1h_tokens BETWEEN 0 AND cache_write_tokens);
 `,
   },
+  {
+    version: 5,
+    name: 'job holds',
+    // Background jobs hold credit in their own name (holder kind 'job'), so that no instance's end
+    // releases a job's hold (docs/jobs.md); a job records when its work was first sent upstream and
+    // the cost it is to be charged. SQLite cannot change a CHECK in place: the reservations table is
+    // rebuilt (nothing references it).
+    sql: `
+CREATE TABLE reservations_v5 (
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  amount INTEGER NOT NULL CHECK (amount >= 0),
+  request_id TEXT,
+  status TEXT NOT NULL CHECK (status IN ('open', 'settled', 'released')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  closed_at INTEGER,
+  holder_kind TEXT CHECK (holder_kind IN ('instance', 'job')),
+  holder_id TEXT CHECK ((holder_kind IS NULL) = (holder_id IS NULL))
+) STRICT, WITHOUT ROWID;
+INSERT INTO reservations_v5 SELECT id, owner_kind, owner_id, amount, request_id, status, created_at, expires_at, closed_at, holder_kind, holder_id FROM reservations;
+DROP TABLE reservations;
+ALTER TABLE reservations_v5 RENAME TO reservations;
+CREATE INDEX reservations_open_expiry ON reservations (expires_at) WHERE status = 'open';
+ALTER TABLE jobs ADD COLUMN dispatched_at INTEGER;
+ALTER TABLE jobs ADD COLUMN cost INTEGER CHECK (cost >= 0);
+`,
+  },
 ];

@@ -2,8 +2,8 @@
  * Background jobs on PostgreSQL. A claim locks the oldest claimable row with FOR UPDATE SKIP LOCKED,
  * so concurrent claimers on any instance each take a different job without waiting on each other.
  */
+import { ENDED_JOB_STATUSES, type JobKind, type JobStore } from '../store.ts';
 import { jobFromRow, jsonText } from '../rows.ts';
-import type { JobStore } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 const INSERT: Statement = {
@@ -32,13 +32,39 @@ const TRANSITION: Statement = {
   name: 'gateway_jobs_transition',
   text: `UPDATE jobs SET
            status = COALESCE($3, status),
-           result = CASE WHEN $4::boolean THEN $5::jsonb ELSE result END,
-           payload = CASE WHEN $6::boolean THEN $7::jsonb ELSE payload END,
+           result = CASE WHEN $4::boolean THEN $5::json ELSE result END,
+           payload = CASE WHEN $6::boolean THEN $7::json ELSE payload END,
            lease_until = CASE WHEN $8::boolean THEN $9::bigint ELSE lease_until END,
            lease_owner = CASE WHEN $8::boolean AND $9::bigint IS NULL THEN NULL ELSE lease_owner END,
+           dispatched_at = COALESCE(dispatched_at, $11::bigint),
+           cost = COALESCE($12::bigint, cost),
            updated_at = $10
-         WHERE id = $1 AND status = ANY ($2::text[])
+         WHERE id = $1 AND status = ANY ($2::text[]) AND ($13::text IS NULL OR lease_owner = $13::text)
          RETURNING *`,
+};
+const RENEW: Statement = {
+  name: 'gateway_jobs_renew',
+  text: `UPDATE jobs SET lease_until = $4, updated_at = $3
+         WHERE id = ANY ($1::text[]) AND status = 'in_progress' AND lease_owner = $2
+         RETURNING id`,
+};
+const RELEASE_LEASES: Statement = {
+  name: 'gateway_jobs_release_leases',
+  text: `UPDATE jobs SET lease_until = NULL, lease_owner = NULL, updated_at = $2
+         WHERE status = 'in_progress' AND (lease_owner IS NULL OR lease_owner <> $1)`,
+};
+// From the open holds (few, indexed by holder) to their jobs, rather than through every ended job.
+const ENDED_HOLDING: Statement = {
+  name: 'gateway_jobs_ended_holding',
+  text: `SELECT jobs.* FROM reservations JOIN jobs ON jobs.id = reservations.holder_id
+         WHERE reservations.status = 'open' AND reservations.holder_kind = 'job'
+           AND jobs.status = ANY ($3::text[]) AND jobs.updated_at < $1
+         ORDER BY jobs.updated_at, jobs.id
+         LIMIT $2`,
+};
+const QUEUED_COUNTS: Statement = {
+  name: 'gateway_jobs_queued_counts',
+  text: "SELECT kind, COUNT(*) AS count FROM jobs WHERE status = 'queued' AND expires_at >= $1 GROUP BY kind",
 };
 const DELETE_EXPIRED: Statement = { name: 'gateway_jobs_delete_expired', text: 'DELETE FROM jobs WHERE expires_at < $1' };
 
@@ -68,7 +94,7 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
       const row = (await database.query(CLAIM, [kind, worker, now, leaseUntil])).rows[0];
       return row ? jobFromRow(row) : null;
     },
-    async transitionJob(id, from, patch) {
+    async transitionJob(id, from, patch, leaseOwner) {
       if (from.length === 0) return null;
       const values = [
         id,
@@ -81,9 +107,28 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
         patch.leaseUntil !== undefined,
         patch.leaseUntil ?? null,
         patch.now,
+        patch.dispatchedAt ?? null,
+        patch.cost ?? null,
+        leaseOwner ?? null,
       ];
       const row = (await database.query(TRANSITION, values)).rows[0];
       return row ? jobFromRow(row) : null;
+    },
+    async renewLeases(ids, worker, now, leaseUntil) {
+      if (ids.length === 0) return [];
+      const { rows } = await database.query(RENEW, [ids, worker, now, leaseUntil]);
+      return rows.map((row) => row.id as string);
+    },
+    async releaseLeasesHeldElsewhere(worker, now) {
+      return (await database.query(RELEASE_LEASES, [worker, now])).rowCount ?? 0;
+    },
+    async endedJobsHoldingCredit(endedBefore, limit) {
+      const { rows } = await database.query(ENDED_HOLDING, [endedBefore, limit, ENDED_JOB_STATUSES]);
+      return rows.map(jobFromRow);
+    },
+    async countQueuedJobs(now) {
+      const { rows } = await database.query(QUEUED_COUNTS, [now]);
+      return new Map(rows.map((row) => [row.kind as JobKind, Number(row.count)]));
     },
     async deleteExpiredJobs(now) {
       return (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;

@@ -46,7 +46,7 @@ const RESERVE: Statement = {
            RETURNING owner_kind, owner_id
          )
          INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at)
-         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', 'instance', $8, $6::bigint, $7::bigint FROM held
+         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', $9, $8, $6::bigint, $7::bigint FROM held
          RETURNING *`,
 };
 
@@ -156,9 +156,9 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
       return balanceFromRow((await database.query(WALLET, [owner.kind, owner.id])).rows[0]);
     },
 
-    async reserve({ owner, amount, requestId, expiresAt }) {
+    async reserve({ owner, amount, requestId, expiresAt, holder = { kind: 'instance', id: instanceId } }) {
       checkAmount('reservation', amount, 0n);
-      const values = [owner.kind, owner.id, amount, timeOrderedId('res'), requestId, now(), expiresAt, instanceId];
+      const values = [owner.kind, owner.id, amount, timeOrderedId('res'), requestId, now(), expiresAt, holder.id, holder.kind];
       const row = (await database.query(RESERVE, values)).rows[0];
       return row ? reservationFromRow(row) : null;
     },

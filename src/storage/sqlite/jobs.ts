@@ -1,21 +1,27 @@
 /**
  * Background jobs on SQLite. A claim is a single UPDATE of the oldest claimable row; SQLite runs
- * one writer at a time, so two claimers can never take the same job.
+ * one writer at a time, so two claimers can never take the same job. A job is created in a
+ * transaction of its own, committed before the promise resolves (with the group's pending writes,
+ * among them the job's credit hold): a queued job survives a crash right after its answer.
  */
+import { ENDED_JOB_STATUSES, type JobKind, type JobStore } from '../store.ts';
 import { jobFromRow, jsonText, type Row } from '../rows.ts';
-import type { JobStore } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
 
+const ENDED = ENDED_JOB_STATUSES.map((status) => `'${status}'`).join(', ');
+
 export function sqliteJobs(database: SqliteDatabase): JobStore {
-  const insert = database.prepare(
+  // Every job statement reads bigints: the cost column may exceed 2^53.
+  const prepare = (sql: string) => database.prepare(sql, { bigints: true });
+  const insert = prepare(
     `INSERT INTO jobs (id, kind, owner_kind, owner_id, key_id, status, payload, result, reservation_id, created_at, updated_at, expires_at)
      VALUES (:id, :kind, :owner_kind, :owner_id, :key_id, :status, :payload, :result, :reservation_id, :created_at, :created_at, :expires_at)
      RETURNING *`,
   );
-  const byId = database.prepare('SELECT * FROM jobs WHERE id = ?');
+  const byId = prepare('SELECT * FROM jobs WHERE id = ?');
   // Claimable: queued, or in progress with a lapsed (or no) lease, and not past its lifetime.
-  const claim = database.prepare(
+  const claim = prepare(
     `UPDATE jobs
      SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until, attempts = attempts + 1, updated_at = :now
      WHERE id = (
@@ -27,34 +33,58 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
      )
      RETURNING *`,
   );
-  const transition = database.prepare(
+  const transition = prepare(
     `UPDATE jobs SET
        status = COALESCE(:status, status),
        result = CASE WHEN :set_result THEN :result ELSE result END,
        payload = CASE WHEN :set_payload THEN :payload ELSE payload END,
        lease_until = CASE WHEN :set_lease THEN :lease_until ELSE lease_until END,
        lease_owner = CASE WHEN :set_lease AND :lease_until IS NULL THEN NULL ELSE lease_owner END,
+       dispatched_at = COALESCE(dispatched_at, :dispatched_at),
+       cost = COALESCE(:cost, cost),
        updated_at = :now
      WHERE id = :id AND status IN (SELECT value FROM json_each(:from_statuses))
+       AND (:lease_owner IS NULL OR lease_owner = :lease_owner)
      RETURNING *`,
   );
+  const renew = prepare(
+    `UPDATE jobs SET lease_until = :lease_until, updated_at = :now
+     WHERE id IN (SELECT value FROM json_each(:ids)) AND status = 'in_progress' AND lease_owner = :worker
+     RETURNING id`,
+  );
+  const releaseLeases = prepare(
+    `UPDATE jobs SET lease_until = NULL, lease_owner = NULL, updated_at = :now
+     WHERE status = 'in_progress' AND (lease_owner IS NULL OR lease_owner <> :worker)`,
+  );
+  // From the open holds (few) to their jobs, rather than through every ended job.
+  const endedHolding = prepare(
+    `SELECT jobs.* FROM reservations JOIN jobs ON jobs.id = reservations.holder_id
+     WHERE reservations.status = 'open' AND reservations.holder_kind = 'job'
+       AND jobs.status IN (${ENDED}) AND jobs.updated_at < :ended_before
+     ORDER BY jobs.updated_at, jobs.id
+     LIMIT :limit`,
+  );
+  const queuedCounts = prepare("SELECT kind, COUNT(*) AS count FROM jobs WHERE status = 'queued' AND expires_at >= ? GROUP BY kind");
   const deleteExpired = expiredRowsDeleter(database, 'jobs');
 
   return {
     async createJob(job) {
-      const row = insert.get({
-        id: job.id,
-        kind: job.kind,
-        owner_kind: job.owner.kind,
-        owner_id: job.owner.id,
-        key_id: job.keyId,
-        status: job.status,
-        payload: jsonText(job.payload),
-        result: jsonText(job.result),
-        reservation_id: job.reservationId,
-        created_at: job.createdAt,
-        expires_at: job.expiresAt,
-      }) as Row;
+      const row = database.transaction(
+        () =>
+          insert.get({
+            id: job.id,
+            kind: job.kind,
+            owner_kind: job.owner.kind,
+            owner_id: job.owner.id,
+            key_id: job.keyId,
+            status: job.status,
+            payload: jsonText(job.payload),
+            result: jsonText(job.result),
+            reservation_id: job.reservationId,
+            created_at: job.createdAt,
+            expires_at: job.expiresAt,
+          }) as Row,
+      );
       return jobFromRow(row);
     },
     async getJob(id) {
@@ -65,11 +95,12 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
       const row = claim.get({ kind, worker, now, lease_until: leaseUntil }) as Row | undefined;
       return row ? jobFromRow(row) : null;
     },
-    async transitionJob(id, from, patch) {
+    async transitionJob(id, from, patch, leaseOwner) {
       if (from.length === 0) return null;
       const row = transition.get({
         id,
         from_statuses: JSON.stringify(from),
+        lease_owner: leaseOwner ?? null,
         status: patch.status ?? null,
         set_result: patch.result === undefined ? 0 : 1,
         result: jsonText(patch.result),
@@ -77,9 +108,28 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
         payload: jsonText(patch.payload),
         set_lease: patch.leaseUntil === undefined ? 0 : 1,
         lease_until: patch.leaseUntil ?? null,
+        dispatched_at: patch.dispatchedAt ?? null,
+        cost: patch.cost ?? null,
         now: patch.now,
       }) as Row | undefined;
       return row ? jobFromRow(row) : null;
+    },
+    async renewLeases(ids, worker, now, leaseUntil) {
+      if (ids.length === 0) return [];
+      const rows = renew.all({ ids: JSON.stringify(ids), worker, now, lease_until: leaseUntil }) as Row[];
+      return rows.map((row) => row.id as string);
+    },
+    async releaseLeasesHeldElsewhere(worker, now) {
+      return Number(releaseLeases.run({ worker, now }).changes);
+    },
+    async endedJobsHoldingCredit(endedBefore, limit) {
+      // The ledger writes behind (ledger.ts): what it closed in memory must be on file first.
+      database.flush();
+      return (endedHolding.all({ ended_before: endedBefore, limit }) as Row[]).map(jobFromRow);
+    },
+    async countQueuedJobs(now) {
+      const rows = queuedCounts.all(now) as Row[];
+      return new Map(rows.map((row) => [row.kind as JobKind, Number(row.count)]));
     },
     deleteExpiredJobs: deleteExpired,
   };

@@ -42,6 +42,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       // now rather than when they expire.
       const released = releaseHeldElsewhere(options.now());
       if (released > 0) options.logger.info({ count: released }, 'released the credit holds of the previous server');
+      // Its jobs' leases too: this server's workers take them over now (docs/jobs.md).
+      const leases = await sqliteJobs(database).releaseLeasesHeldElsewhere(held.instanceId, options.now());
+      if (leases > 0) options.logger.info({ count: leases }, 'released the job leases of the previous server');
     }
     ledger = held;
   } catch (error) {

@@ -8,9 +8,11 @@
  * What is written, and when:
  * - a reservation closed before it was ever written (most requests) is written once, in its final
  *   state, with its charge; its hold never reaches the wallet row;
- * - a reservation still open WRITE_OPEN_AFTER_MS after it was made (a long stream, a queued job) is
- *   written as open, with its hold on the wallet row, so that a crash leaves it to be released by
- *   the next server (ledger.ts) and a restarted process could still settle it;
+ * - a reservation still open WRITE_OPEN_AFTER_MS after it was made (a long stream) is written as
+ *   open, with its hold on the wallet row, so that a crash leaves it to be released by the next
+ *   server (ledger.ts) and a restarted process could still settle it;
+ * - a job's hold is written as open in the next group, whatever its age: the job's record, which
+ *   is committed at once, refers to it, and the job outlives the process (docs/jobs.md);
  * - each wallet row receives one change per group with the sum of its changes.
  * The wallet rows never hold more than the balance covers: the CHECKs of the schema stay true.
  */
@@ -81,7 +83,7 @@ export interface BookWrites {
 }
 
 export interface WalletBookOptions {
-  /** The holder of every reservation the book makes: this process's instance. */
+  /** The holder of the reservations the book makes for no other holder: this process's instance. */
   readonly holder: HoldOwner;
   readonly now: () => number;
   /** The owner's wallet row; undefined when there is no such owner. */
@@ -103,6 +105,8 @@ export class WalletBook {
   readonly #dirty = new Set<HeldWallet>();
   /** Reservations written as open by the write being committed (unwritten again if it is lost). */
   #writtenInGroup: HeldReservation[] = [];
+  /** Job holds to write as open in the next group (see the top of this file). */
+  #writeNext: HeldReservation[] = [];
   #wakePending = false;
   #idleCheckAt = 0;
   readonly #wake = () => {
@@ -122,7 +126,7 @@ export class WalletBook {
   }
 
   /** The conditional hold: null when there is no such owner or its available balance is short. */
-  reserve(input: { owner: OwnerRef; amount: bigint; requestId: string | null; expiresAt: number }): Reservation | null {
+  reserve(input: { owner: OwnerRef; amount: bigint; requestId: string | null; expiresAt: number; holder?: HoldOwner }): Reservation | null {
     const wallet = this.#held(input.owner);
     if (!wallet) return null;
     if (wallet.balance - wallet.reserved < input.amount) {
@@ -136,15 +140,19 @@ export class WalletBook {
       amount: input.amount,
       requestId: input.requestId,
       status: 'open',
-      holder: this.#options.holder,
+      holder: input.holder ?? this.#options.holder,
       createdAt: this.#options.now(),
       expiresAt: input.expiresAt,
     };
     wallet.reserved += input.amount;
     wallet.unwritten += input.amount;
     wallet.holds += 1;
-    this.#open.set(reservation.id, { reservation, wallet, written: false });
-    this.#scheduleOpenWrites();
+    const entry: HeldReservation = { reservation, wallet, written: false };
+    this.#open.set(reservation.id, entry);
+    if (reservation.holder?.kind === 'job') {
+      this.#writeNext.push(entry);
+      this.#options.requestWrite();
+    } else this.#scheduleOpenWrites();
     return reservation;
   }
 
@@ -232,7 +240,7 @@ export class WalletBook {
   /** Hands what is pending to `writes` (inside the group's transaction). */
   write(writes: BookWrites): void {
     this.#writtenInGroup = [];
-    this.#writeAgedOpen(writes);
+    this.#writeOpen(writes);
     const batch = this.#closings;
     this.#closings = [];
     for (const { held: entry, status, closedAt, charged, requestId } of batch) {
@@ -292,20 +300,33 @@ export class WalletBook {
     return wallet;
   }
 
-  /** Writes as open the reservations open for WRITE_OPEN_AFTER_MS (the map is oldest first). */
-  #writeAgedOpen(writes: BookWrites): void {
+  /**
+   * Writes as open the job holds made since the last write and the reservations open for
+   * WRITE_OPEN_AFTER_MS (the map is oldest first).
+   */
+  #writeOpen(writes: BookWrites): void {
+    const jobHolds = this.#writeNext;
+    this.#writeNext = [];
+    for (const entry of jobHolds) {
+      // A hold closed meanwhile is written in its final state with the closings.
+      if (!entry.written && this.#open.has(entry.reservation.id)) this.#writeAsOpen(writes, entry);
+    }
     const writtenBefore = this.#options.now() - WRITE_OPEN_AFTER_MS;
     for (const entry of this.#open.values()) {
       if (entry.written) continue;
-      const { reservation, wallet } = entry;
-      if (reservation.createdAt > writtenBefore) break;
-      writes.insertReservation(reservation, 'open', null);
-      entry.written = true;
-      this.#writtenInGroup.push(entry);
-      wallet.unwritten -= reservation.amount;
-      wallet.reservedDelta += reservation.amount;
-      this.#dirty.add(wallet);
+      if (entry.reservation.createdAt > writtenBefore) break;
+      this.#writeAsOpen(writes, entry);
     }
+  }
+
+  #writeAsOpen(writes: BookWrites, entry: HeldReservation): void {
+    const { reservation, wallet } = entry;
+    writes.insertReservation(reservation, 'open', null);
+    entry.written = true;
+    this.#writtenInGroup.push(entry);
+    wallet.unwritten -= reservation.amount;
+    wallet.reservedDelta += reservation.amount;
+    this.#dirty.add(wallet);
   }
 
   /** Drops, at most once per IDLE_WALLET_MS, the wallets unused for that long (nothing of them is unwritten). */

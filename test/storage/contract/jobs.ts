@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { timeOrderedId } from '../../../src/core/ids.ts';
-import type { JobKind, JobRecord, JobStatus } from '../../../src/storage/store.ts';
+import type { JobKind, JobStatus, NewJob, OwnerRef } from '../../../src/storage/store.ts';
 import type { ContractContext } from './context.ts';
 
 const NOW = 50_000_000;
@@ -18,7 +18,7 @@ function newJob(overrides: { kind?: JobKind; status?: JobStatus; createdAt?: num
     reservationId: 'res_1',
     createdAt: overrides.createdAt ?? NOW,
     expiresAt: overrides.expiresAt ?? NOW + 86_400_000,
-  } as const satisfies Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt'>;
+  } as const satisfies NewJob;
 }
 
 export function jobsContract({ store, peer }: ContractContext): void {
@@ -26,11 +26,11 @@ export function jobsContract({ store, peer }: ContractContext): void {
     test('create and get', async () => {
       const job = newJob();
       const created = await store().createJob(job);
-      assert.deepEqual(created, { ...job, updatedAt: job.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0 });
+      assert.deepEqual(created, { ...job, updatedAt: job.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0, dispatchedAt: null, cost: null });
       assert.deepEqual(await peer().getJob(job.id), created);
       assert.equal(await store().getJob('resp_missing'), null);
       const bare = { ...newJob(), payload: null, result: null, reservationId: null };
-      assert.deepEqual(await store().createJob(bare), { ...bare, updatedAt: bare.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0 });
+      assert.deepEqual(await store().createJob(bare), { ...bare, updatedAt: bare.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0, dispatchedAt: null, cost: null });
     });
 
     test('claims take the oldest queued job of the kind, then lapsed leases', async () => {
@@ -102,6 +102,93 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.deepEqual(updated?.payload, { replaced: true });
       assert.equal(updated?.leaseUntil, null);
       assert.equal(updated?.leaseOwner, null);
+    });
+
+    test('a transition may require the lease holder, and records dispatch and cost once', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const job = await store().createJob(newJob());
+      const claimed = await store().claimJob('response', 'worker-a', NOW + 1, NOW + 1_000);
+      assert.equal(claimed?.id, job.id);
+      assert.equal(await peer().transitionJob(job.id, ['in_progress'], { dispatchedAt: NOW + 2, now: NOW + 2 }, 'worker-b'), null, 'not the holder');
+      const dispatched = await peer().transitionJob(job.id, ['in_progress'], { dispatchedAt: NOW + 2, now: NOW + 2 }, 'worker-a');
+      assert.equal(dispatched?.dispatchedAt, NOW + 2);
+      const again = await store().transitionJob(job.id, ['in_progress'], { dispatchedAt: NOW + 9, now: NOW + 3 }, 'worker-a');
+      assert.equal(again?.dispatchedAt, NOW + 2, 'the first dispatch is kept');
+      const big = 2n ** 62n + 7n;
+      const ended = await store().transitionJob(job.id, ['in_progress'], { status: 'completed', cost: big, now: NOW + 4 }, 'worker-a');
+      assert.equal(ended?.status, 'completed');
+      assert.equal(ended?.cost, big, 'costs beyond 2^53 are exact');
+      assert.equal((await peer().getJob(job.id))?.cost, big);
+    });
+
+    test('leases are renewed only for the jobs the worker still holds', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const kept = await store().createJob(newJob({ createdAt: NOW }));
+      const cancelled = await store().createJob(newJob({ createdAt: NOW + 1 }));
+      const other = await store().createJob(newJob({ createdAt: NOW + 2 }));
+      await store().claimJob('response', 'worker-a', NOW + 5, NOW + 1_000);
+      await store().claimJob('response', 'worker-a', NOW + 5, NOW + 1_000);
+      await store().claimJob('response', 'worker-b', NOW + 5, NOW + 1_000);
+      await peer().transitionJob(cancelled.id, ['queued', 'in_progress'], { status: 'cancelled', leaseUntil: null, now: NOW + 6 });
+      const held = await peer().renewLeases([kept.id, cancelled.id, other.id, 'resp_missing'], 'worker-a', NOW + 7, NOW + 5_000);
+      assert.deepEqual(held, [kept.id]);
+      assert.equal((await store().getJob(kept.id))?.leaseUntil, NOW + 5_000);
+      assert.equal((await store().getJob(other.id))?.leaseUntil, NOW + 1_000, "another worker's lease is untouched");
+      assert.deepEqual(await store().renewLeases([], 'worker-a', NOW + 7, NOW + 5_000), []);
+
+      assert.equal(await store().releaseLeasesHeldElsewhere('worker-a', NOW + 8), 1);
+      const released = await store().getJob(other.id);
+      assert.equal(released?.leaseOwner, null);
+      assert.equal(released?.leaseUntil, null);
+      assert.equal((await store().getJob(kept.id))?.leaseOwner, 'worker-a');
+      assert.equal((await peer().claimJob('response', 'worker-c', NOW + 9, NOW + 1_000))?.id, other.id, 'a released lease is claimable at once');
+    });
+
+    test('ended jobs still holding credit are found through their open holds', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const owner: OwnerRef = { kind: 'account', id: (await store().createAccount({ name: 'job holds' })).id };
+      await store().addCredit(owner, 1_000_000n);
+      const hold = async (jobId: string) =>
+        (await store().reserve({ owner, amount: 10n, requestId: null, expiresAt: NOW + 86_400_000, holder: { kind: 'job', id: jobId } }))!;
+      const jobWithHold = async (status: JobStatus, updatedAt: number) => {
+        const id = newJob().id;
+        const reservation = await hold(id);
+        assert.deepEqual(reservation.holder, { kind: 'job', id });
+        await store().createJob({ ...newJob(), id, owner, reservationId: reservation.id });
+        await store().transitionJob(id, ['queued'], { status, now: updatedAt });
+        return { id, reservation };
+      };
+      const completed = await jobWithHold('completed', NOW + 1);
+      const failed = await jobWithHold('failed', NOW + 2);
+      await jobWithHold('in_progress', NOW + 3);
+      await jobWithHold('cancelled', NOW + 50);
+      const settled = await jobWithHold('incomplete', NOW + 4);
+      assert.ok(await store().settle(settled.reservation.id, 5n));
+
+      const found = await peer().endedJobsHoldingCredit(NOW + 10, 10);
+      assert.deepEqual(
+        found.map((job) => job.id),
+        [completed.id, failed.id],
+        'ended before the bound, hold open, oldest first',
+      );
+      assert.equal((await peer().endedJobsHoldingCredit(NOW + 10, 1)).length, 1);
+      assert.deepEqual((await peer().getReservation(completed.reservation.id))?.holder, { kind: 'job', id: completed.id });
+    });
+
+    test('the backlog counts queued jobs by kind', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      await store().createJob(newJob());
+      await store().createJob(newJob());
+      await store().createJob(newJob({ kind: 'video' }));
+      await store().createJob(newJob({ status: 'in_progress' }));
+      await store().createJob(newJob({ expiresAt: NOW - 1 }));
+      assert.deepEqual(
+        await peer().countQueuedJobs(NOW),
+        new Map([
+          ['response', 2],
+          ['video', 1],
+        ]),
+      );
     });
 
     test('expired jobs are deleted', async () => {
