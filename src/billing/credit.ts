@@ -6,7 +6,7 @@
 import type { GatewayConfig } from '../config/schema.ts';
 import { errors } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
-import type { LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
+import type { HoldOwner, LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
 
 /** How long a reservation lives when the config does not say (a dead process's hold then expires). */
 export const DEFAULT_RESERVATION_TTL_SECONDS = 900;
@@ -37,13 +37,14 @@ export interface CreditHold {
 
 export async function holdCredit(
   ledger: LedgerStore,
-  input: { owner: OwnerRef; amount: Picos; requestId: string; now: number; ttlMs: number },
+  input: { owner: OwnerRef; amount: Picos; requestId: string; now: number; ttlMs: number; holder?: HoldOwner },
 ): Promise<CreditHold> {
   const reservation = await ledger.reserve({
     owner: input.owner,
     amount: input.amount,
     requestId: input.requestId,
     expiresAt: input.now + input.ttlMs,
+    holder: input.holder,
   });
   if (!reservation) throw errors.insufficientQuota();
   return creditHoldFor(ledger, reservation, input.requestId);

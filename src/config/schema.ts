@@ -230,6 +230,20 @@ export const GatewayConfig = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    /** Background jobs (docs/jobs.md). */
+    jobs: Type.Optional(
+      Type.Object(
+        {
+          /** How many jobs one instance runs at once. */
+          concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          /** How long a worker's claim on a job lasts without a heartbeat before another instance may take it over (seconds). */
+          lease_seconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3600 })),
+          /** How often an idle instance looks for queued jobs (milliseconds). */
+          poll_interval_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -370,6 +370,27 @@ export const errors = {
     status: 409,
     message: 'The credit held for this call is no longer reserved; it was not run.',
   })),
+  /** A job cancelled (or taken over by another instance) after its upstream answered: it is not charged. */
+  workEnded: entry(() => ({
+    code: 'invalid_state',
+    status: 409,
+    message: 'The work was cancelled, or taken over by another instance, before it was charged.',
+  })),
+  /** POST /v1/responses/{id}/cancel on a response that is no longer queued or in progress. */
+  notCancellable: entry((what: string, id: string, status: string) => ({
+    code: 'invalid_state',
+    status: 409,
+    message: `${what} '${id}' is ${status}; only a queued or in-progress one can be cancelled.`,
+  })),
+  /**
+   * A job whose instance stopped after sending its work upstream: the upstream may have done (and
+   * billed) it, so it is not retried; the client is not charged (docs/jobs.md).
+   */
+  jobInterrupted: entry(() => ({
+    code: 'internal_error',
+    status: 500,
+    message: 'The instance running this job stopped after sending it upstream; it was ended without a charge. Submit it again.',
+  })),
   /** A job's prepared call whose every planned route has left the config. */
   plannedRoutesGone: entry((modelId: string) => ({
     code: 'upstream_unavailable',

@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import type { Authenticator } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
+import type { Jobs } from '../jobs/jobs.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface AppDeps {
@@ -23,4 +24,6 @@ export interface AppDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Milliseconds since the epoch; replaceable in tests. */
   readonly now: () => number;
+  /** Background jobs: route modules submit, find and cancel them, and register their kind's handler. */
+  readonly jobs: Jobs;
 }

@@ -20,14 +20,14 @@ import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit
 import { worstCaseQuote } from '../billing/quote.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import type { GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { JsonText } from '../core/json-text.ts';
 import { applyRate, type Picos } from '../core/money.ts';
 import { RejectedParameter, type ParamNamer } from '../policy/violation.ts';
 import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import { PROTOCOLS } from '../protocols/registry.ts';
 import { asGatewayError } from '../routing/fallback.ts';
-import type { LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
+import type { HoldOwner, LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
 import type { KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
@@ -79,6 +79,26 @@ export interface PreparedCall<T extends KindTypes> extends RequestScope<T['reque
   readonly estimate: T['estimate'];
 }
 
+/** Whose hold a prepared call makes, and for how long; by default the instance's, for the reservation TTL. */
+export interface HoldTerms {
+  readonly holder: HoldOwner;
+  readonly ttlMs: number;
+}
+
+/**
+ * Lets work that outlives its request (a job) decide, between pricing and charging, whether the
+ * answer may still be charged: a cancelled job must not be. See `completePrepared`.
+ */
+export interface ChargeGate<Body> {
+  /**
+   * Called with the rendered answer and the cost about to be charged, before any charge. False
+   * when the work may no longer be charged (it was cancelled or taken over): then nothing is.
+   */
+  admit(body: Body, cost: Picos): Promise<boolean>;
+  /** Called when less than the cost could be charged (the balance ran short), with the answer rendered again. */
+  amend(body: Body): Promise<void>;
+}
+
 /** Facts of a finished request that differ between outcomes. */
 export interface Outcome {
   readonly status: RequestStatus;
@@ -128,7 +148,7 @@ export class Pipeline {
   }
 
   /** Resolve, validate, quote and hold; every failure here happens before any credit moves. */
-  async prepare<T extends KindTypes>(kind: OutputKind<T>, input: CallInput<T['request']>): Promise<PreparedCall<T>> {
+  async prepare<T extends KindTypes>(kind: OutputKind<T>, input: CallInput<T['request']>, terms?: HoldTerms): Promise<PreparedCall<T>> {
     const createdAt = this.#deps.now();
     const startedAt = performance.now();
     const { auth, request } = input;
@@ -143,7 +163,8 @@ export class Pipeline {
         amount: worstCaseQuote(selection.attempts, (endpoint) => kind.quote(request, endpoint, estimate), auth.rate),
         requestId: input.requestId,
         now: createdAt,
-        ttlMs: this.#reservationTtlMs,
+        ttlMs: terms?.ttlMs ?? this.#reservationTtlMs,
+        holder: terms?.holder,
       });
       return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate };
     } catch (error) {
@@ -153,7 +174,16 @@ export class Pipeline {
     }
   }
 
-  async completePrepared<T extends KindTypes, Body>(prepared: PreparedCall<T>, render: RenderResult<T, Body>): Promise<CompletedCall<T, Body>> {
+  /**
+   * Tries the plan's routes, meters, charges, renders and records. With a gate (a job), the answer
+   * is rendered with its cost and admitted by the gate before the charge, so that a job is charged
+   * only once its end is recorded, and never after it was cancelled.
+   */
+  async completePrepared<T extends KindTypes, Body>(
+    prepared: PreparedCall<T>,
+    render: RenderResult<T, Body>,
+    gate?: ChargeGate<Body>,
+  ): Promise<CompletedCall<T, Body>> {
     const { kind, request } = prepared;
     let endpoint: RouteEndpoint | undefined;
     try {
@@ -163,8 +193,21 @@ export class Pipeline {
       endpoint = attempt.endpoint;
       const meter = kind.meter(request, attempt.result, endpoint);
       const call = this.servedCall(prepared, endpoint);
-      const settlement = await this.settle(prepared, endpoint, meter);
-      const body = render(attempt.result, call, settlement);
+      const cost = this.price(prepared, endpoint, meter);
+      let body: Body;
+      let settlement: Settlement<T['meter']>;
+      if (gate) {
+        body = render(attempt.result, call, { ...meter, charged: cost });
+        if (!(await gate.admit(body, cost))) throw errors.workEnded();
+        settlement = await this.settle(prepared, meter, cost);
+        if (settlement.charged !== cost) {
+          body = render(attempt.result, call, settlement);
+          await gate.amend(body);
+        }
+      } else {
+        settlement = await this.settle(prepared, meter, cost);
+        body = render(attempt.result, call, settlement);
+      }
       const json = JsonText.of(body);
       this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...this.settled(prepared, settlement), output: json });
       return { body, json: json.text, call, settlement };
@@ -188,9 +231,13 @@ export class Pipeline {
     return this.#recorded(failure);
   }
 
-  /** Prices the meter on the route that served it and turns the hold into a charge. */
-  async settle<T extends KindTypes>(prepared: PreparedCall<T>, endpoint: RouteEndpoint, meter: T['meter']): Promise<Settlement<T['meter']>> {
-    const cost = applyRate(prepared.kind.cost(endpoint.prices, meter), prepared.payer.rate);
+  /** The cost of a meter on the route that served it, at the payer's rate. */
+  price<T extends KindTypes>(prepared: PreparedCall<T>, endpoint: RouteEndpoint, meter: T['meter']): Picos {
+    return applyRate(prepared.kind.cost(endpoint.prices, meter), prepared.payer.rate);
+  }
+
+  /** Turns the hold into a charge of `cost` (see `price`). */
+  async settle<T extends KindTypes>(prepared: PreparedCall<T>, meter: T['meter'], cost: Picos): Promise<Settlement<T['meter']>> {
     const charged = await prepared.hold.settle(cost);
     if (charged !== cost) {
       this.#deps.logger.warn(

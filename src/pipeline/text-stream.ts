@@ -176,7 +176,7 @@ export class PipelineStream<Body> implements StreamRun {
       succeeded && accumulator.usage ? accumulator.usage : usageOfUnfinishedStream(accumulator.usage, prepared.estimate.tokens, accumulator.streamedOutput());
     try {
       const meter = textMeter(prepared.request, opened.endpoint, usage, accumulator.webSearch, succeeded);
-      this.settled = await pipeline.settle(prepared, opened.endpoint, meter);
+      this.settled = await pipeline.settle(prepared, meter, pipeline.price(prepared, opened.endpoint, meter));
     } catch (error) {
       // The ledger is unreachable: the reservation stays open and expires; the client still gets its stream.
       pipeline.logger.error({ err: error, requestId: prepared.requestId }, 'stream settlement failed');

@@ -14,6 +14,8 @@ import { nameIndex } from '../config/aliases.ts';
 import { missingCredentials } from '../config/credentials.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { parseRateMultiplier } from '../core/money.ts';
+import { Jobs } from '../jobs/jobs.ts';
+import { jobSettings } from '../jobs/settings.ts';
 import { callableRoute } from '../protocols/registry.ts';
 import { startMaintenance } from '../storage/maintenance.ts';
 import { openStore } from '../storage/open-store.ts';
@@ -43,6 +45,8 @@ export interface RuntimeOptions {
   readonly drainOnClose?: boolean;
   /** See BuildAppOptions.requestTimeoutMs. */
   readonly requestTimeoutMs?: number;
+  /** How long close() lets running background jobs finish before it ends them as failed (ms). */
+  readonly jobDrainMs?: number;
   readonly now?: () => number;
 }
 
@@ -57,6 +61,7 @@ export interface GatewayRuntime {
 }
 
 const DEFAULT_MAINTENANCE_INTERVAL_MS = 30_000;
+const DEFAULT_JOB_DRAIN_MS = 10_000;
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: undefined });
@@ -73,18 +78,21 @@ export function createDeps(input: {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly now?: () => number;
 }): AppDeps {
+  const metrics = new Registry();
+  const now = input.now ?? Date.now;
   return {
     config: input.config,
     store: input.store,
     catalog: input.catalog,
     logger: input.logger,
-    metrics: new Registry(),
+    metrics,
     authenticator: input.authenticator,
     adminKey: input.adminKey,
     // A plain copy: reading process.env calls into the runtime on every access, and the credentials
     // are read per upstream call. The environment of a running process does not change anyway.
     env: Object.freeze({ ...input.env }),
-    now: input.now ?? Date.now,
+    now,
+    jobs: new Jobs({ store: input.store, settings: jobSettings(input.config), logger: input.logger, metrics, now }),
   };
 }
 
@@ -129,6 +137,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     throw error;
   }
 
+  // Route modules have registered their kinds of job: this instance's workers start.
+  deps.jobs.runner.start();
   const maintenance = startMaintenance(store, {
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,
@@ -149,6 +159,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
       closing ??= (async () => {
         authenticator.stop();
         try {
+          await deps.jobs.runner.stop(options.jobDrainMs ?? DEFAULT_JOB_DRAIN_MS);
           await app.close();
         } finally {
           await maintenance.stop();

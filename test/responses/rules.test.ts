@@ -130,8 +130,8 @@ describe('POST /v1/responses: validation and rules', () => {
   });
 
   test('what the endpoint does not implement: unsupported_parameter naming the field', async () => {
-    await unsupported({ background: true }, 'background');
-    await unsupported({ background: true, stream: true }, 'background');
+    // A background request follows the same rules, before anything is queued.
+    await unsupported({ background: true, previous_response_id: 'resp_1' }, 'previous_response_id');
     await unsupported({ previous_response_id: 'resp_abc' }, 'previous_response_id');
     await unsupported({ response_format: { type: 'json_object' } }, 'response_format');
     await unsupported({ text: { format: { type: 'json_schema', name: 'x', schema: {} } } }, 'text.format');

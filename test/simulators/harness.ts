@@ -69,6 +69,8 @@ export interface Simulator {
   /** `http://127.0.0.1:<port>` (no path). */
   readonly origin: string;
   readonly requests: RecordedRequest[];
+  /** The requests whose answer did not end: the client went away (an aborted upstream call), or a fault cut it. */
+  readonly abandoned: RecordedRequest[];
   /** How many connections the simulator has accepted: a client that keeps connections alive opens few. */
   connectionsAccepted(): number;
   enqueue(...behaviours: Behaviour[]): void;
@@ -80,12 +82,16 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
   const queue: Behaviour[] = [];
   let fallback: Behaviour = { kind: 'normal' };
   const requests: RecordedRequest[] = [];
+  const abandoned: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const sockets = new Set<Socket>();
 
   const server = createServer((incoming, response) => {
     void readRequest(incoming).then(async (request) => {
       requests.push(request);
+      response.on('close', () => {
+        if (!response.writableFinished) abandoned.push(request);
+      });
       const behaviour = queue.shift() ?? fallback;
       try {
         await serve(definition, behaviour, request, response, timers);
@@ -107,6 +113,7 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
   return {
     origin: `http://127.0.0.1:${port}`,
     requests,
+    abandoned,
     connectionsAccepted: () => accepted,
     enqueue: (...behaviours) => queue.push(...behaviours),
     setDefault: (behaviour) => {

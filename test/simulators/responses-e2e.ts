@@ -284,9 +284,77 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
       await assert.rejects(stream.finalResponse(), (error: unknown) => error instanceof OpenAI.APIError && error.status === 502);
       await assertCharges(gateway, before, 0);
     });
+
+    test('background: the queued object at once; retrieve polls it to completed; charged once, exactly, under the response id', async () => {
+      const { client, gateway } = get();
+      const before = await ledger(gateway);
+      const queued = await client.responses.create({ model: SINGLE_MODEL, input: 'hello in the background', max_output_tokens: 256, background: true });
+      assert.match(queued.id, /^resp_/);
+      assert.deepEqual([queued.status, queued.background, queued.output, queued.usage ?? null], ['queued', true, [], null]);
+      const final = await pollUntilEnded(client, queued.id);
+      assert.equal(final.status, 'completed');
+      assert.equal(final.background, true);
+      assert.ok(final.output_text.includes('hello in the background'), final.output_text);
+      const charged = await assertCharges(gateway, before, 1, requestIdOfResponse(queued.id));
+      assert.equal(costShown(final.usage), formatUsd(charged));
+      assert.equal(charged, costAt(PRIMARY, final.usage!));
+      assert.deepEqual(wire(await client.responses.retrieve(queued.id)), wire(final), 'the ended object stays as it is');
+    });
+
+    test('background: cancel while the upstream works aborts the call (the simulator sees it go), nothing is charged; a second cancel is a 409', {
+      skip: faults,
+    }, async () => {
+      const { client, gateway, primary } = get();
+      const before = await ledger(gateway);
+      const seen = primary!.requests.length;
+      // Under the primary's timeout, so that only the cancel can end the call.
+      primary!.enqueue({ kind: 'delay', ms: PRIMARY_TIMEOUT_MS - 100 });
+      const queued = await client.responses.create({ model: SINGLE_MODEL, input: 'slow work', background: true });
+      await until(() => primary!.requests.length > seen, 'the upstream call was made');
+      const cancelled = await client.responses.cancel(queued.id);
+      assert.equal(cancelled.status, 'cancelled');
+      assert.equal(cancelled.id, queued.id);
+      await until(() => primary!.abandoned.includes(primary!.requests[seen]), 'the upstream call was aborted');
+      await assertCharges(gateway, before, 0);
+      assert.equal((await client.responses.retrieve(queued.id)).status, 'cancelled');
+      await assert.rejects(
+        client.responses.cancel(queued.id),
+        (error: unknown) => error instanceof OpenAI.APIError && error.status === 409 && error.code === 'invalid_state',
+      );
+    });
+
+    test('background: an upstream failure ends the response as failed with its error, nothing charged', { skip: faults }, async () => {
+      const { client, gateway, primary } = get();
+      const before = await ledger(gateway);
+      primary!.enqueue({ kind: 'status', status: 500, message: 'background failure' });
+      const queued = await client.responses.create({ model: SINGLE_MODEL, input: 'will fail', background: true });
+      const final = await pollUntilEnded(client, queued.id);
+      assert.equal(final.status, 'failed');
+      assert.equal(final.error?.code, 'upstream_error');
+      await assertCharges(gateway, before, 0);
+    });
   });
 
   return get;
+}
+
+/** Polls a background response until it ends (bounded: a few seconds). */
+async function pollUntilEnded(client: OpenAI, id: string): Promise<OpenAI.Responses.Response> {
+  for (let poll = 0; poll < 500; poll++) {
+    const response = await client.responses.retrieve(id);
+    if (response.status !== 'queued' && response.status !== 'in_progress') return response;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail(`response ${id} did not end`);
+}
+
+/** Waits for a condition, polling every few milliseconds (bounded: a few seconds). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let poll = 0; poll < 1000; poll++) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  assert.fail(`${what}: not within the bound`);
 }
 
 /**

@@ -40,7 +40,8 @@ export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesReq
       tools.functions,
     ),
     reasoning: reasoning.effort === undefined ? undefined : { kind: 'effort', effort: reasoning.effort },
-    stream: body.stream === true,
+    // A background response answers with JSON even when a stream was asked for (docs/responses.md).
+    stream: body.stream === true && body.background !== true,
     user: body.user,
     cache: cacheOptions(body),
     provider: providerPreferences(body),
@@ -51,13 +52,9 @@ export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesReq
 
 /**
  * Fields of the OpenAI Responses API the gateway does not implement (docs/responses.md): a 400
- * naming the field, whatever its value, rather than a silent difference in behaviour. `background:
- * false` asks for what every request gets and is accepted.
+ * naming the field, whatever its value, rather than a silent difference in behaviour.
  */
 function rejectUnsupported(body: ResponsesBody): void {
-  if (body.background === true) {
-    throw errors.unsupportedParameter('background', "'background' is not supported yet: background responses arrive with the job workers.");
-  }
   if (body.previous_response_id !== undefined) {
     throw errors.unsupportedParameter('previous_response_id', "'previous_response_id' is not supported: send the whole conversation in 'input'.");
   }

@@ -78,10 +78,14 @@ export interface ResponsesUsage {
 /** The usage of a settled call: with the exact USD amount charged, as a decimal string. */
 export type ResponsesChargedUsage = ResponsesUsage & { cost: string };
 
-/** The statuses a synchronous response can end in; `failed` is an interrupted stream's stored object. */
-export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+/**
+ * A response's statuses: `failed` is also an interrupted stream's stored object; `queued` and
+ * `cancelled` belong to background responses only.
+ */
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
-export type TerminalStatus = Exclude<ResponseStatus, 'in_progress'>;
+/** The statuses a response's result ends it in (a cancel is not a result). */
+export type TerminalStatus = 'completed' | 'incomplete' | 'failed';
 
 /** The status fields of a response; `error` and `incomplete_details` go with their status only. */
 export type StatusFields<S extends ResponseStatus = ResponseStatus> = Pick<ResponseObject, 'error' | 'incomplete_details'> & { status: S };
@@ -111,7 +115,8 @@ export interface ResponseSettings {
   reasoning: { effort: string | null; summary: null };
   text: { format: { type: 'text' } };
   truncation: 'disabled';
-  background: false;
+  /** Whether the response was queued (`background: true`) rather than answered in its request. */
+  background: boolean;
   previous_response_id: null;
   /** GET /v1/responses/{id} returns it for 24 hours. */
   store: true;
@@ -140,8 +145,11 @@ export function encodeResponse(result: CanonicalResult, call: TextCall, settleme
   return { ...responseShell(call, terminalStatus(result.finish)), output, usage: chargedUsage(settlement) };
 }
 
-/** A response without output or usage yet: what `response.created` carries, and the base of every other. */
-export function responseShell(call: TextCall, status: StatusFields): Omit<ResponseObject, 'usage'> {
+/**
+ * A response without output or usage yet: what `response.created` carries, a queued background
+ * response, and the base of every other.
+ */
+export function responseShell(call: Pick<TextCall, 'requestId' | 'createdAt' | 'modelId' | 'request'>, status: StatusFields): Omit<ResponseObject, 'usage'> {
   return {
     id: responseIdOf(call.requestId),
     object: 'response',

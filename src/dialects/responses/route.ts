@@ -1,14 +1,21 @@
 /**
- * POST /v1/responses and GET /v1/responses/{id} (docs/responses.md), for clients of the OpenAI
- * Responses API such as the official OpenAI SDK pointed at `{gateway}/v1`.
+ * POST /v1/responses, GET /v1/responses/{id} and POST /v1/responses/{id}/cancel
+ * (docs/responses.md), for clients of the OpenAI Responses API such as the official OpenAI SDK
+ * pointed at `{gateway}/v1`.
  *
  * - POST only translates, as chat does: the body is validated by the schema, decoded to the
  *   canonical request, run through the metered-call core as text, and rendered as a Response object
  *   (with the `x-gateway-cost-usd` header) or as its event stream. An `Idempotency-Key` replays the
  *   object with its cost header (http/idempotency.ts).
- * - GET reads the request log: a response's id is its request id (response-id.ts), and the row
- *   keeps the object the client got (for a stream, the final object) for 24 hours. Only the key's
- *   owner sees it; anyone else gets the same 404 as for an unknown id.
+ * - `background: true` validates, quotes and holds credit in the request, then queues the call as a
+ *   job (its hold in the job's name) and answers the queued object at once, as JSON even for a
+ *   stream; a worker of any instance completes it (background.ts, src/jobs/).
+ * - GET reads the job of a background response, else the request log: a response's id is its
+ *   request id (response-id.ts), and the row keeps the object the client got (for a stream, the
+ *   final object) for 24 hours. Only the key's owner sees it; anyone else gets the same 404 as for
+ *   an unknown id.
+ * - cancel ends a queued or in-progress background response as `cancelled`, refunds its hold and
+ *   aborts its upstream call wherever it runs; on an ended one it is a 409 `invalid_state`.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -24,10 +31,12 @@ import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
 import { streamText } from '../../pipeline/text-stream.ts';
 import { decodeResponsesRequest } from './decode.ts';
 import { encodeResponse } from './encode.ts';
-import { requestIdOf } from './response-id.ts';
+import { requestIdOf, responseIdOf } from './response-id.ts';
 import { ResponsesRequest, type ResponsesBody } from './schema.ts';
 import { sendResponsesStream } from './stream.ts';
 import { callInput } from '../../http/call-input.ts';
+import { meteredJobHandler, submitMetered } from '../../jobs/metered-job.ts';
+import { polledResponse, RESPONSE_JOBS } from './background.ts';
 
 /** The request log's and the idempotency records' name of the route. */
 const ROUTE = 'responses';
@@ -36,6 +45,7 @@ export const responsesRoutes: RouteModule = (app, deps) => registerResponsesRout
 
 export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pipeline: Pipeline): void {
   app.addHook('onClose', () => pipeline.close());
+  deps.jobs.runner.register(meteredJobHandler(pipeline, RESPONSE_JOBS));
   // Authentication before body validation: an unauthenticated caller learns nothing about the body.
   const authenticate = deps.authenticator.require('responses');
 
@@ -52,6 +62,14 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pip
     ),
     async (request, reply) => {
       const input = callInput(request, reply, ROUTE, decodeResponsesRequest(request.body));
+      if (request.body.background === true) {
+        const job = await submitMetered(pipeline, deps.jobs, RESPONSE_JOBS, {
+          ...input,
+          jobId: responseIdOf(input.requestId),
+          context: request.body,
+        });
+        return reply.send(job.result);
+      }
       if (!input.request.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeResponse));
       return sendResponsesStream(reply, await streamText(pipeline, input, encodeResponse));
     },
@@ -65,9 +83,31 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pip
     },
     async (request) => {
       const id = request.params.id;
+      const job = await deps.jobs.find(id, request.auth.owner);
+      if (job !== null) return polledResponse(job);
       const output = await storedResponse(deps, pipeline, request.auth, id);
       if (output === undefined) throw errors.notFound('Response', id);
       return output;
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/responses/:id/cancel',
+    {
+      schema: { summary: 'Cancel a background response', tags: ['responses'], params: Type.Object({ id: Type.String() }) },
+      onRequest: authenticate,
+    },
+    async (request) => {
+      const id = request.params.id;
+      const outcome = await deps.jobs.cancel(id, request.auth.owner);
+      if (outcome === null) {
+        // A response answered in its request is not cancellable either; one of another owner is not found.
+        const answered = await storedResponse(deps, pipeline, request.auth, id);
+        if (answered !== undefined) throw errors.notCancellable('Response', id, String((answered as { status?: unknown }).status));
+        throw errors.notFound('Response', id);
+      }
+      if (!outcome.cancelled) throw errors.notCancellable('Response', id, outcome.job.status);
+      return outcome.job.result;
     },
   );
 }

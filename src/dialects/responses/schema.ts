@@ -4,8 +4,7 @@
  * unknown fields are a 400, and every limit of its table is here.
  *
  * Fields of the OpenAI Responses API that the gateway does not implement (`previous_response_id`,
- * `response_format`, `text.format`, `parallel_tool_calls`, `background: true`, server-side web
- * search tools) are accepted by the schema only so that decode.ts can answer them with
+ * `response_format`, `text.format`, `parallel_tool_calls`, server-side web search tools) are accepted by the schema only so that decode.ts can answer them with
  * `unsupported_parameter` naming the field, instead of a generic "unknown field".
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -125,7 +124,12 @@ export const ResponsesRequest = StrictObject({
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
   top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   stream: Type.Optional(Type.Boolean()),
-  background: Type.Optional(Type.Boolean({ description: 'Not available yet: `true` is a 400 (docs/responses.md).' })),
+  background: Type.Optional(
+    Type.Boolean({
+      description:
+        'true queues the work and answers the queued response object at once, as JSON even with `stream: true`; poll GET /v1/responses/{id} (docs/responses.md).',
+    }),
+  ),
   tools: Type.Optional(Type.Array(Tool, { maxItems: MAX_TOOLS })),
   tool_choice: Type.Optional(
     StringOr(StringEnum(['none', 'auto', 'required']), StrictObject({ type: Type.Literal('function'), name: Type.String({ minLength: 1 }) })),

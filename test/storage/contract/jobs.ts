@@ -30,7 +30,15 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.deepEqual(await peer().getJob(job.id), created);
       assert.equal(await store().getJob('resp_missing'), null);
       const bare = { ...newJob(), payload: null, result: null, reservationId: null };
-      assert.deepEqual(await store().createJob(bare), { ...bare, updatedAt: bare.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0, dispatchedAt: null, cost: null });
+      assert.deepEqual(await store().createJob(bare), {
+        ...bare,
+        updatedAt: bare.createdAt,
+        leaseOwner: null,
+        leaseUntil: null,
+        attempts: 0,
+        dispatchedAt: null,
+        cost: null,
+      });
     });
 
     test('claims take the oldest queued job of the kind, then lapsed leases', async () => {

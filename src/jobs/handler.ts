@@ -1,0 +1,41 @@
+/**
+ * What a kind of job (a background response, a video) gives the runner, and what the runner gives
+ * it back while it runs one job (docs/jobs.md).
+ */
+import type { GatewayError } from '../core/errors.ts';
+import type { Picos } from '../core/money.ts';
+import type { EndedJobStatus, JobKind, JobRecord } from '../storage/store.ts';
+
+export interface JobHandler {
+  readonly kind: JobKind;
+  /**
+   * Runs a claimed job to its end, recording the end through `context.end`. The runner has already
+   * dealt with a job taken over after its work was sent upstream; a job handed here was not.
+   */
+  run(job: JobRecord, context: JobContext): Promise<void>;
+  /** The client-visible object of a job that ended with `error` and no result. */
+  failed(job: JobRecord, error: GatewayError): unknown;
+  /** The client-visible object of a cancelled job. */
+  cancelled(job: JobRecord): unknown;
+}
+
+export interface JobContext {
+  /**
+   * Aborted when the job is cancelled (on any instance), when this worker lost its lease, or when
+   * the instance stops: the upstream call is aborted with it.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Records that the work is about to be sent upstream (a takeover after this fails the job rather
+   * than run it twice). False when the job has moved on: it must not be sent.
+   */
+  dispatch(): Promise<boolean>;
+  /**
+   * Ends the job with its client-visible object (and, for `completed` or `incomplete`, the cost it
+   * is to be charged), while this worker still holds it. False when it had moved on (a cancel won),
+   * and then nothing may be charged.
+   */
+  end(status: EndedJobStatus, result: unknown, cost?: Picos): Promise<boolean>;
+  /** Replaces the ended job's object (its charge was capped below the cost). */
+  amend(result: unknown): Promise<void>;
+}

@@ -1,0 +1,102 @@
+/**
+ * A metered call run as a background job: submitted by a route (validated, quoted and held in the
+ * request, the hold in the job's name), completed later by a worker through the same core as a
+ * call answered at once (pipeline/prepared-record.ts). A dialect supplies only its objects: the
+ * queued one, the rendering of a result, and the failed and cancelled ones.
+ */
+import { asGatewayError } from '../routing/fallback.ts';
+import { GatewayError } from '../core/errors.ts';
+import type { KindTypes, OutputKind } from '../pipeline/kind.ts';
+import type { Pipeline, PreparedCall } from '../pipeline/pipeline.ts';
+import { preparedCallRecord, resumePrepared, type PreparedCallRecord } from '../pipeline/prepared-record.ts';
+import type { CallInput, RenderResult } from '../pipeline/types.ts';
+import type { ParamNamer } from '../policy/violation.ts';
+import type { EndedJobStatus, JobKind, JobRecord } from '../storage/store.ts';
+import type { JobContext, JobHandler } from './handler.ts';
+import type { Jobs } from './jobs.ts';
+
+/** What a metered job stores: the prepared call and whatever the dialect needs to name its fields again. */
+interface MeteredPayload<Request> {
+  readonly call: PreparedCallRecord<Request>;
+  readonly context: unknown;
+}
+
+export interface MeteredJobPresenter<T extends KindTypes, Body> {
+  readonly jobKind: JobKind;
+  readonly output: OutputKind<T>;
+  /** The dialect's names for the request's fields, from what `submitMetered` stored as `context`. */
+  names(context: unknown): ParamNamer;
+  /** The object of the job as it waits for a worker. */
+  queued(prepared: PreparedCall<T>): unknown;
+  render: RenderResult<T, Body>;
+  /** How a rendered result ends the job (a text cut short by its token limit is `incomplete`). */
+  ended(body: Body): Exclude<EndedJobStatus, 'cancelled'>;
+  failed(job: JobRecord, error: GatewayError): unknown;
+  cancelled(job: JobRecord): unknown;
+}
+
+/**
+ * Validates, quotes and holds credit for the call (every refusal happens here, before anything is
+ * queued), then stores the job durably with its hold: a crash after the answer loses neither.
+ */
+export async function submitMetered<T extends KindTypes>(
+  pipeline: Pipeline,
+  jobs: Jobs,
+  presenter: MeteredJobPresenter<T, unknown>,
+  input: CallInput<T['request']> & { readonly jobId: string; readonly context: unknown },
+): Promise<JobRecord> {
+  const { lifetimeMs } = jobs.settings;
+  const prepared = await pipeline.prepare(presenter.output, input, { holder: { kind: 'job', id: input.jobId }, ttlMs: lifetimeMs });
+  try {
+    const payload: MeteredPayload<T['request']> = { call: preparedCallRecord(prepared), context: input.context };
+    return await jobs.submit({
+      id: input.jobId,
+      kind: presenter.jobKind,
+      owner: prepared.payer.owner,
+      keyId: prepared.payer.keyId,
+      status: 'queued',
+      payload,
+      result: presenter.queued(prepared),
+      reservationId: prepared.hold.reservation.id,
+      createdAt: prepared.createdAt,
+      expiresAt: prepared.createdAt + lifetimeMs,
+    });
+  } catch (error) {
+    throw await pipeline.fail(prepared, error);
+  }
+}
+
+export function meteredJobHandler<T extends KindTypes, Body>(pipeline: Pipeline, presenter: MeteredJobPresenter<T, Body>): JobHandler {
+  return {
+    kind: presenter.jobKind,
+    failed: presenter.failed,
+    cancelled: presenter.cancelled,
+    async run(job, context) {
+      const payload = job.payload as MeteredPayload<T['request']>;
+      let prepared: PreparedCall<T>;
+      try {
+        prepared = await resumePrepared(pipeline, presenter.output, payload.call, { names: presenter.names(payload.context), signal: context.signal });
+      } catch (error) {
+        // Its hold is gone or its routes left the config: it ends without having run.
+        await context.end('failed', presenter.failed(job, asGatewayError(error)));
+        return;
+      }
+      // Moved on (cancelled, or taken over) before anything was sent: its hold is someone else's now.
+      if (!(await context.dispatch())) return;
+      try {
+        await pipeline.completePrepared(prepared, presenter.render, {
+          admit: (body, cost) => context.end(presenter.ended(body), body, cost),
+          amend: (body) => context.amend(body),
+        });
+      } catch (error) {
+        await context.end('failed', presenter.failed(job, failureOf(error, context)));
+      }
+    },
+  };
+}
+
+/** An aborted job fails with the abort's reason (the instance stopping), not with the cancelled upstream call. */
+function failureOf(error: unknown, context: JobContext): GatewayError {
+  const reason: unknown = context.signal.aborted ? context.signal.reason : undefined;
+  return reason instanceof GatewayError ? reason : asGatewayError(error);
+}

@@ -1,0 +1,294 @@
+/**
+ * The job workers of one instance (docs/jobs.md). Every instance runs one runner; any of them may
+ * run any job:
+ * - it claims queued jobs (and jobs whose lease lapsed) while it has free slots, at most
+ *   `concurrency` at once, looking again every poll interval or at once when woken by a submission;
+ * - it renews the leases of the jobs it runs every heartbeat, in one statement; a job missing from
+ *   the renewal was cancelled or taken over, and its upstream call is aborted;
+ * - a job taken over after its work was sent upstream is failed and its hold released, never run
+ *   again (the upstream may have done, and billed, the work); one taken over before is run;
+ * - ended jobs whose hold is still open (their instance died between ending and charging) are
+ *   charged or released according to how they ended.
+ * Each job's credit hold is held in the job's name: no instance's death releases it (storage/store.ts,
+ * HoldOwner).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { errors } from '../core/errors.ts';
+import type { EndedJobStatus, JobKind, JobRecord, JobStore, LedgerStore } from '../storage/store.ts';
+import type { JobContext, JobHandler } from './handler.ts';
+import type { JobSettings } from './settings.ts';
+
+export type RunnerStore = JobStore & Pick<LedgerStore, 'settle' | 'release'> & { readonly instanceId: string };
+
+/** Ended jobs whose hold is still open are looked for this often. */
+const RECONCILE_INTERVAL_MS = 10_000;
+const RECONCILE_BATCH = 100;
+
+interface RunningJob {
+  readonly kind: JobKind;
+  readonly controller: AbortController;
+  readonly done: Promise<void>;
+}
+
+export interface RunnerOptions {
+  readonly store: RunnerStore;
+  readonly settings: JobSettings;
+  readonly logger: FastifyBaseLogger;
+  readonly metrics: Registry;
+  readonly now: () => number;
+}
+
+export class JobRunner {
+  readonly #options: RunnerOptions;
+  readonly #handlers = new Map<JobKind, JobHandler>();
+  readonly #running = new Map<string, RunningJob>();
+  readonly #metrics: ReturnType<typeof runnerMetrics>;
+  #started = false;
+  #stopping = false;
+  #filling: Promise<void> | null = null;
+  #refill = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
+  #reconcileTimer: NodeJS.Timeout | undefined;
+  #beating: Promise<void> | null = null;
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+    this.#metrics = runnerMetrics(options, () => this.#running);
+  }
+
+  /** This instance's worker id: the lease owner of the jobs it runs. */
+  get worker(): string {
+    return this.#options.store.instanceId;
+  }
+
+  get settings(): JobSettings {
+    return this.#options.settings;
+  }
+
+  register(handler: JobHandler): void {
+    if (this.#handlers.has(handler.kind)) throw new Error(`a handler for ${handler.kind} jobs is already registered`);
+    this.#handlers.set(handler.kind, handler);
+  }
+
+  handlerFor(kind: JobKind): JobHandler {
+    const handler = this.#handlers.get(kind);
+    if (!handler) throw new Error(`no handler for ${kind} jobs`);
+    return handler;
+  }
+
+  start(): void {
+    if (this.#started || this.#handlers.size === 0) return;
+    this.#started = true;
+    const { settings } = this.#options;
+    this.#pollTimer = setInterval(() => this.wake(), settings.pollIntervalMs);
+    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), settings.heartbeatMs);
+    this.#reconcileTimer = setInterval(() => void this.reconcile(), RECONCILE_INTERVAL_MS);
+    for (const timer of [this.#pollTimer, this.#heartbeatTimer, this.#reconcileTimer]) timer.unref();
+    this.wake();
+  }
+
+  /** Looks for claimable jobs now (a submission on this instance calls it). */
+  wake(): void {
+    if (!this.#started || this.#stopping) return;
+    if (this.#filling) {
+      this.#refill = true;
+      return;
+    }
+    this.#filling = this.#fill()
+      .catch((error: unknown) => this.#options.logger.error({ err: error }, 'claiming jobs failed'))
+      .finally(() => {
+        this.#filling = null;
+        if (this.#refill) {
+          this.#refill = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Aborts the job's work when this instance runs it (its cancel was recorded by the caller). */
+  abortLocal(id: string): void {
+    this.#running.get(id)?.controller.abort(errors.workEnded());
+  }
+
+  /**
+   * Stops claiming, lets running jobs finish for up to `drainMs`, then aborts the rest: they end
+   * as failed (and are not charged), since another instance cannot resume an upstream call.
+   */
+  async stop(drainMs: number): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    clearInterval(this.#pollTimer);
+    clearInterval(this.#reconcileTimer);
+    await this.#filling;
+    const running = [...this.#running.values()];
+    if (running.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const drained = Promise.all(running.map((job) => job.done)).then(() => true);
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), drainMs);
+      });
+      if (!(await Promise.race([drained, late]))) {
+        for (const job of this.#running.values()) job.controller.abort(errors.jobInterrupted());
+        await Promise.all([...this.#running.values()].map((job) => job.done));
+      }
+      clearTimeout(timer);
+    }
+    clearInterval(this.#heartbeatTimer);
+    await this.#beating;
+  }
+
+  /** Claims jobs into the free slots, one kind after another so that no kind starves another. */
+  async #fill(): Promise<void> {
+    const { store, settings, now } = this.#options;
+    let claimedAny = true;
+    while (claimedAny && !this.#stopping) {
+      claimedAny = false;
+      for (const kind of this.#handlers.keys()) {
+        if (this.#running.size >= settings.concurrency || this.#stopping) return;
+        const at = now();
+        const job = await store.claimJob(kind, this.worker, at, at + settings.leaseMs);
+        if (job) {
+          claimedAny = true;
+          this.#begin(job);
+        }
+      }
+    }
+  }
+
+  #begin(job: JobRecord): void {
+    const controller = new AbortController();
+    const done = this.#run(job, controller)
+      .catch((error: unknown) => this.#options.logger.error({ err: error, jobId: job.id }, 'job runner failure'))
+      .finally(() => {
+        this.#running.delete(job.id);
+        // A slot is free: look for the next job at once rather than at the next poll.
+        this.wake();
+      });
+    this.#running.set(job.id, { kind: job.kind, controller, done });
+  }
+
+  async #run(job: JobRecord, controller: AbortController): Promise<void> {
+    const handler = this.handlerFor(job.kind);
+    const context = this.#context(job, controller.signal);
+    if (job.dispatchedAt !== null) {
+      // Taken over after its work was sent upstream: ended without a charge, never sent twice.
+      this.#metrics.takenOver.inc({ kind: job.kind, outcome: 'failed' });
+      this.#options.logger.warn({ jobId: job.id, attempts: job.attempts }, 'job taken over after it was sent upstream: ended as failed, hold released');
+      if (await context.end('failed', handler.failed(job, errors.jobInterrupted()))) await this.#release(job);
+      return;
+    }
+    if (job.attempts > 1) {
+      this.#metrics.takenOver.inc({ kind: job.kind, outcome: 'retried' });
+      this.#options.logger.info({ jobId: job.id, attempts: job.attempts }, 'job taken over before it was sent upstream: running it');
+    }
+    await handler.run(job, context);
+  }
+
+  #context(job: JobRecord, signal: AbortSignal): JobContext {
+    const { store, now } = this.#options;
+    const worker = this.worker;
+    return {
+      signal,
+      dispatch: async () => (await store.transitionJob(job.id, ['in_progress'], { dispatchedAt: now(), now: now() }, worker)) !== null,
+      end: async (status: EndedJobStatus, result: unknown, cost) => {
+        const ended = await store.transitionJob(job.id, ['in_progress'], { status, result, cost, leaseUntil: null, now: now() }, worker);
+        if (ended) this.#metrics.ended.inc({ kind: job.kind, status });
+        return ended !== null;
+      },
+      amend: async (result) => {
+        await store.transitionJob(job.id, ['completed', 'incomplete'], { result, now: now() });
+      },
+    };
+  }
+
+  async #release(job: JobRecord): Promise<void> {
+    if (job.reservationId !== null) await this.#options.store.release(job.reservationId);
+  }
+
+  /** Renews the leases of the running jobs; aborts those this worker no longer holds. */
+  #heartbeat(): void {
+    if (this.#beating || this.#running.size === 0) return;
+    const { store, settings, now } = this.#options;
+    const ids = [...this.#running.keys()];
+    const at = now();
+    this.#beating = store
+      .renewLeases(ids, this.worker, at, at + settings.leaseMs)
+      .then((held) => {
+        const kept = new Set(held);
+        for (const id of ids) {
+          if (!kept.has(id)) this.#running.get(id)?.controller.abort(errors.workEnded());
+        }
+      })
+      .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'renewing job leases failed'))
+      .finally(() => {
+        this.#beating = null;
+      });
+  }
+
+  /**
+   * Charges or releases the holds of ended jobs whose instance died between ending them and
+   * finishing the hold. Only jobs unchanged for a lease are looked at: a live worker finishes its
+   * own hold within moments of ending the job.
+   */
+  async reconcile(): Promise<number> {
+    const { store, settings, now, logger } = this.#options;
+    let finished = 0;
+    try {
+      for (const job of await store.endedJobsHoldingCredit(now() - settings.leaseMs, RECONCILE_BATCH)) {
+        const reservationId = job.reservationId!;
+        const charge = (job.status === 'completed' || job.status === 'incomplete') && job.cost !== null;
+        if (charge) await store.settle(reservationId, job.cost!);
+        else await store.release(reservationId);
+        finished += 1;
+        logger.warn({ jobId: job.id, status: job.status, charged: charge ? String(job.cost) : '0' }, 'finished the credit hold of an ended job');
+      }
+    } catch (error) {
+      logger.error({ err: error }, 'finishing the holds of ended jobs failed');
+    }
+    return finished;
+  }
+}
+
+function runnerMetrics(options: RunnerOptions, running: () => ReadonlyMap<string, RunningJob>) {
+  const registers = [options.metrics];
+  new Gauge({
+    name: 'gateway_jobs_queued',
+    help: 'Background jobs waiting for a worker, by kind (all instances: the backlog).',
+    labelNames: ['kind'],
+    registers,
+    async collect() {
+      this.reset();
+      try {
+        for (const [kind, count] of await options.store.countQueuedJobs(options.now())) this.set({ kind }, count);
+      } catch (error) {
+        options.logger.warn({ err: error }, 'counting queued jobs failed');
+      }
+    },
+  });
+  new Gauge({
+    name: 'gateway_jobs_running',
+    help: 'Background jobs this instance is running, by kind.',
+    labelNames: ['kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const job of running().values()) this.inc({ kind: job.kind });
+    },
+  });
+  return {
+    ended: new Counter({
+      name: 'gateway_jobs_ended_total',
+      help: 'Background jobs this instance ended, by kind and final status.',
+      labelNames: ['kind', 'status'],
+      registers,
+    }),
+    takenOver: new Counter({
+      name: 'gateway_jobs_taken_over_total',
+      help: 'Jobs this instance claimed after another worker lost them: retried (nothing had been sent upstream) or failed.',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+  };
+}
