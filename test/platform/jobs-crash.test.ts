@@ -1,0 +1,266 @@
+/**
+ * Background responses across process deaths and instances, as real server processes over an
+ * OpenAI-protocol simulator (docs/jobs.md):
+ * - SQLite: a server killed with kill -9 while one job's upstream call is in flight and another job
+ *   waits; the next server on the file fails the first (it was sent upstream: never sent twice) and
+ *   releases its hold, and runs the second to completion.
+ * - PostgreSQL: the same with a second instance taking over once the dead one's lease lapsed; and a
+ *   cancel made on one instance aborting the upstream call of a job running on the other.
+ * Every job ends in a terminal state and the ledger balances to the last unit: credits − charges =
+ * balance, reserved = open holds, and the only charge is the completed job's cost.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { stringify } from 'yaml';
+import { usdToPicos } from '../../src/core/money.ts';
+import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
+import { call } from '../helpers/http.ts';
+import { startProcess, type RunningProcess } from '../helpers/processes.ts';
+import { chatModelsConfig } from '../simulators/gateway-config.ts';
+import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN = 'admin-secret-for-tests';
+const MODEL = 'gateway/jobs-model';
+const UPSTREAM_KEY = 'sk-jobs';
+/** jobs.lease_seconds: a dead instance's jobs are taken over this long after its last heartbeat. */
+const LEASE_SECONDS = 2;
+/** An upstream call that only a kill or a cancel ends within the test. */
+const HELD_CALL = { kind: 'delay', ms: 60_000 } as const;
+
+let workDir: string;
+let configPath: string;
+let upstream: OpenAIChatSimulator;
+
+before(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'gateway-jobs-crash-'));
+  upstream = await startOpenAIChatSimulator({ apiKey: UPSTREAM_KEY });
+  const config = {
+    ...chatModelsConfig({ [MODEL]: [{ id: 'upstream', kind: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'UPSTREAM_KEY', timeoutMs: 120_000 }] }),
+    // One job at a time per instance, so that a second job waits in the queue behind a held one.
+    jobs: { concurrency: 1, lease_seconds: LEASE_SECONDS, poll_interval_ms: 100 },
+    billing: { instance_lapse_seconds: 3 },
+  };
+  configPath = join(workDir, 'jobs.yaml');
+  await writeFile(configPath, stringify(config));
+});
+after(async () => {
+  await upstream.close();
+  await rm(workDir, { recursive: true, force: true });
+});
+beforeEach(() => upstream.setDefault({ kind: 'normal' }));
+
+interface Server {
+  readonly process: RunningProcess;
+  readonly baseUrl: string;
+}
+
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const server = startProcess(['src/main.ts'], {
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    GATEWAY_ADMIN_KEY: ADMIN,
+    GATEWAY_CONFIG: configPath,
+    UPSTREAM_KEY,
+    ...env,
+  });
+  const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+  return { process: server, baseUrl };
+}
+
+async function fundedAccount(server: Server) {
+  const account = await call(server.baseUrl, 'POST', '/admin/v1/accounts', { key: ADMIN, json: { name: 'jobs' } });
+  const accountId: string = account.body.id;
+  await call(server.baseUrl, 'POST', `/admin/v1/accounts/${accountId}/credit`, { key: ADMIN, json: { amount_usd: '5' } });
+  const issued = await call(server.baseUrl, 'POST', '/admin/v1/keys', { key: ADMIN, json: { account_id: accountId } });
+  return { accountId, key: issued.body.key as string };
+}
+
+async function submit(server: Server, key: string, input: string): Promise<string> {
+  const queued = await call(server.baseUrl, 'POST', '/v1/responses', { key, json: { model: MODEL, input, background: true } });
+  assert.equal(queued.status, 200, queued.text);
+  assert.equal(queued.body.status, 'queued');
+  return queued.body.id;
+}
+
+const retrieve = async (server: Server, key: string, id: string) => (await call(server.baseUrl, 'GET', `/v1/responses/${id}`, { key })).body;
+
+/** Polls until the response has ended (bounded). */
+async function ended(server: Server, key: string, id: string, timeoutMs = 20_000): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await retrieve(server, key, id);
+    if (response.status !== 'queued' && response.status !== 'in_progress') return response;
+    if (Date.now() > deadline) assert.fail(`response ${id} is still ${response.status}`);
+    await sleep(50);
+  }
+}
+
+async function upstreamSaw(count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (upstream.requests.length < count) {
+    if (Date.now() > deadline) assert.fail(`the upstream saw ${upstream.requests.length} of ${count} calls`);
+    await sleep(10);
+  }
+}
+
+async function balanceOf(server: Server, accountId: string) {
+  const view = (await call(server.baseUrl, 'GET', `/admin/v1/accounts/${accountId}`, { key: ADMIN })).body;
+  return { balance: usdToPicos(view.balance_usd), reserved: usdToPicos(view.reserved_usd) };
+}
+
+const TOTALS_SQL = (placeholder: string) => `SELECT
+  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'credit') AS credits,
+  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charges,
+  (SELECT count(*) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charge_count,
+  (SELECT coalesce(sum(amount), 0) FROM reservations WHERE owner_id = ${placeholder} AND status = 'open') AS open_holds,
+  balance, reserved FROM wallets WHERE owner_id = ${placeholder}`;
+
+type Totals = Record<'credits' | 'charges' | 'charge_count' | 'open_holds' | 'balance' | 'reserved', bigint>;
+
+const bigints = (row: Record<string, unknown>): Totals =>
+  Object.fromEntries(Object.entries(row).map(([name, value]) => [name, BigInt(value as string | number | bigint)])) as Totals;
+
+/** One charge, equal to the completed job's cost; nothing held; the identities hold on the rows and in the admin view. */
+function assertBalanced(totals: Totals, shown: { balance: bigint; reserved: bigint }, completedCost: string): void {
+  assert.equal(totals.charge_count, 1n, 'one charge: the completed job, never the failed one, never twice');
+  assert.equal(totals.charges, usdToPicos(completedCost), 'the charge is the cost the completed response shows');
+  assert.equal(totals.open_holds, 0n, 'no hold left open');
+  assert.equal(totals.balance, totals.credits - totals.charges, 'balance = credits − charges');
+  assert.equal(totals.reserved, totals.open_holds, 'reserved = open holds');
+  assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved });
+}
+
+/** The two jobs of a crash: the first held upstream when the instance dies, the second waiting behind it. */
+function assertCrashOutcome(interrupted: Record<string, any>, waiting: Record<string, any>): void {
+  assert.equal(interrupted.status, 'failed');
+  assert.equal(interrupted.error.code, 'server_error');
+  assert.match(interrupted.error.message, /stopped after sending it upstream/);
+  assert.equal(waiting.status, 'completed');
+  assert.ok(waiting.output[0].content[0].text.includes('second job'));
+}
+
+describe('background jobs across crashes and instances', () => {
+  test('SQLite: after a kill -9, the next server fails the job that was upstream (no charge) and completes the one that waited', async () => {
+    const dataDir = join(workDir, 'sqlite');
+    const first = await startServer({ GATEWAY_DATA_DIR: dataDir });
+    let funded: { accountId: string; key: string };
+    let interruptedId: string;
+    let waitingId: string;
+    const seen = upstream.requests.length;
+    try {
+      funded = await fundedAccount(first);
+      upstream.enqueue(HELD_CALL);
+      interruptedId = await submit(first, funded.key, 'first job');
+      await upstreamSaw(seen + 1);
+      waitingId = await submit(first, funded.key, 'second job');
+      assert.equal((await retrieve(first, funded.key, waitingId)).status, 'queued');
+      assert.ok((await balanceOf(first, funded.accountId)).reserved > 0n, 'both jobs hold credit');
+    } finally {
+      await first.process.stop('SIGKILL');
+    }
+
+    const second = await startServer({ GATEWAY_DATA_DIR: dataDir });
+    try {
+      const interrupted = await ended(second, funded.key, interruptedId);
+      const waiting = await ended(second, funded.key, waitingId);
+      assertCrashOutcome(interrupted, waiting);
+      assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
+      assert.match(second.process.output(), /released the job leases of the previous server/);
+      const shown = await balanceOf(second, funded.accountId);
+      const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
+      try {
+        const totals = file.prepare(TOTALS_SQL('?1'));
+        totals.setReadBigInts(true);
+        assertBalanced(bigints(totals.get(funded.accountId)!), shown, waiting.usage.cost);
+      } finally {
+        file.close();
+      }
+    } finally {
+      assert.equal((await second.process.stop('SIGTERM')).code, 0);
+    }
+  });
+
+  describe('PostgreSQL', () => {
+    let schema: string;
+    let admin: pg.Client;
+    let env: Record<string, string>;
+    before(async () => {
+      schema = `test_jobs_${randomBytes(6).toString('hex')}`;
+      admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.query(`SET search_path TO ${schema}`);
+      const url = new URL(TEST_DATABASE_URL);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
+    });
+    after(async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    });
+
+    test(`a second instance takes over the jobs of one killed with kill -9 once its lease lapsed (${LEASE_SECONDS} s here)`, async () => {
+      const doomed = await startServer(env);
+      let survivor: Server | undefined;
+      const seen = upstream.requests.length;
+      try {
+        const funded = await fundedAccount(doomed);
+        upstream.enqueue(HELD_CALL);
+        const interruptedId = await submit(doomed, funded.key, 'first job');
+        await upstreamSaw(seen + 1);
+        const waitingId = await submit(doomed, funded.key, 'second job');
+        await doomed.process.stop('SIGKILL');
+        survivor = await startServer(env);
+        const interrupted = await ended(survivor, funded.key, interruptedId);
+        const waiting = await ended(survivor, funded.key, waitingId);
+        assertCrashOutcome(interrupted, waiting);
+        assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
+        const shown = await balanceOf(survivor, funded.accountId);
+        assertBalanced(bigints((await admin.query(TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown, waiting.usage.cost);
+      } finally {
+        await doomed.process.stop('SIGKILL');
+        await survivor?.process.stop('SIGTERM');
+      }
+    });
+
+    test('a cancel on one instance aborts the upstream call of the job another instance runs, and refunds its hold', async () => {
+      const runner = await startServer(env);
+      let other: Server | undefined;
+      const seen = upstream.requests.length;
+      try {
+        const funded = await fundedAccount(runner);
+        upstream.enqueue(HELD_CALL);
+        const id = await submit(runner, funded.key, 'cancel me elsewhere');
+        await upstreamSaw(seen + 1);
+        other = await startServer(env);
+        const cancelled = await call(other.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: funded.key });
+        assert.equal(cancelled.status, 200, cancelled.text);
+        assert.equal(cancelled.body.status, 'cancelled');
+        const deadline = Date.now() + 10_000;
+        while (!upstream.abandoned.includes(upstream.requests[seen])) {
+          if (Date.now() > deadline) assert.fail('the upstream call of the cancelled job was not aborted');
+          await sleep(10);
+        }
+        assert.equal((await retrieve(runner, funded.key, id)).status, 'cancelled');
+        const totals = bigints((await admin.query(TOTALS_SQL('$1'), [funded.accountId])).rows[0]);
+        assert.equal(totals.charge_count, 0n);
+        assert.equal(totals.open_holds, 0n);
+        assert.equal(totals.balance, totals.credits);
+        const again = await call(runner.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: funded.key });
+        assert.equal(again.status, 409);
+        assert.equal(again.body.error.code, 'invalid_state');
+      } finally {
+        await runner.process.stop('SIGTERM');
+        await other?.process.stop('SIGTERM');
+      }
+    });
+  });
+});
