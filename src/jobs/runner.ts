@@ -15,7 +15,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { errors } from '../core/errors.ts';
-import type { EndedJobStatus, JobKind, JobRecord, JobStore, LedgerStore } from '../storage/store.ts';
+import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore } from '../storage/store.ts';
 import type { JobContext, JobHandler } from './handler.ts';
 import type { JobSettings } from './settings.ts';
 
@@ -70,6 +70,9 @@ export class JobRunner {
   register(handler: JobHandler): void {
     if (this.#handlers.has(handler.kind)) throw new Error(`a handler for ${handler.kind} jobs is already registered`);
     this.#handlers.set(handler.kind, handler);
+    // Every series exists from the start, at zero, so that a rate over it has a base.
+    for (const outcome of ['retried', 'failed']) this.#metrics.takenOver.inc({ kind: handler.kind, outcome }, 0);
+    for (const status of ENDED_JOB_STATUSES) this.#metrics.ended.inc({ kind: handler.kind, status }, 0);
   }
 
   handlerFor(kind: JobKind): JobHandler {
