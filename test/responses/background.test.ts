@@ -49,7 +49,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     beforeEach(() => upstream.setDefault({ kind: 'normal' }));
 
     const submit = async (input: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
-      const queued = await call(gateway.baseUrl, 'POST', '/v1/responses', { key: gateway.apiKey, headers, json: { model: MODEL, input, background: true, ...extra } });
+      const queued = await call(gateway.baseUrl, 'POST', '/v1/responses', {
+        key: gateway.apiKey,
+        headers,
+        json: { model: MODEL, input, background: true, ...extra },
+      });
       assert.equal(queued.status, 200, queued.text);
       return queued;
     };
