@@ -17,7 +17,7 @@ const SCANNED = ['src', 'test', 'bench', 'bin', 'docs', '.ci', 'README.md'];
  * Folders the docs describe before they exist (docs/architecture.md's folder layout). Each leaves
  * this list when it appears, which the tests below enforce.
  */
-const ANNOUNCED = new Set(['src/jobs/']);
+const ANNOUNCED = new Set<string>();
 
 interface TextFile {
   /** Relative to the repo root, with forward slashes. */
