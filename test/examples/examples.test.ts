@@ -56,6 +56,17 @@ describe('examples', () => {
     assert.equal(result.stderr, '');
   });
 
+  test('background.mjs queues a response, polls it to its end, then cancels another', async () => {
+    const result = await example('background.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.match(lines[0], /^\(queued resp_[0-9a-z]{27}: queued\)$/);
+    assert.ok(lines.slice(1, -2).join('\n').trim().length > 0, result.stdout);
+    assert.match(lines.at(-2) ?? '', /^\(completed, charged 0\.\d+ USD\)$/);
+    assert.match(lines.at(-1) ?? '', /^\((cancelled resp_[0-9a-z]{27}: cancelled|resp_[0-9a-z]{27} had already ended)\)$/);
+    assert.equal(result.stderr, '');
+  });
+
   test('models.mjs lists the models with their prices', async () => {
     const result = await example('models.mjs');
     assert.equal(result.code, 0, result.stderr);
@@ -67,7 +78,7 @@ describe('examples', () => {
     const wrong = await example('models.mjs', { GATEWAY_API_KEY: 'gateway_wrong' });
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /^401 invalid_api_key: /);
-    for (const name of ['chat.mjs', 'streaming.mjs', 'messages.mjs', 'responses.mjs', 'models.mjs']) {
+    for (const name of ['chat.mjs', 'streaming.mjs', 'messages.mjs', 'responses.mjs', 'background.mjs', 'models.mjs']) {
       const missing = await example(name, {});
       assert.equal(missing.code, 1, name);
       assert.match(missing.stderr, /^Set GATEWAY_API_KEY/, name);
