@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
-import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobRecord, type NewJob, type OwnerRef } from '../storage/store.ts';
+import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type NewJob, type OwnerRef } from '../storage/store.ts';
 import { JobRunner, type RunnerStore } from './runner.ts';
 import type { JobSettings } from './settings.ts';
 
@@ -35,10 +35,10 @@ export class Jobs {
     return created;
   }
 
-  /** The caller's job with this id; null for an unknown, expired or another owner's job (all 404). */
-  async find(id: string, owner: OwnerRef): Promise<JobRecord | null> {
+  /** The caller's job of this kind with this id; null for an unknown, expired or another owner's job (all 404). */
+  async find(kind: JobKind, id: string, owner: OwnerRef): Promise<JobRecord | null> {
     const job = await this.#store.getJob(id);
-    if (job === null || job.owner.kind !== owner.kind || job.owner.id !== owner.id || job.expiresAt <= this.#now()) return null;
+    if (job === null || job.kind !== kind || job.owner.kind !== owner.kind || job.owner.id !== owner.id || job.expiresAt <= this.#now()) return null;
     return job;
   }
 
@@ -48,8 +48,8 @@ export class Jobs {
    * instance at that instance's next heartbeat). An ended job is returned as it is, not cancelled.
    * Null when there is no such job of the caller's.
    */
-  async cancel(id: string, owner: OwnerRef): Promise<CancelOutcome | null> {
-    const job = await this.find(id, owner);
+  async cancel(kind: JobKind, id: string, owner: OwnerRef): Promise<CancelOutcome | null> {
+    const job = await this.find(kind, id, owner);
     if (job === null) return null;
     if (isEnded(job.status)) return { cancelled: false, job };
     const result = this.runner.handlerFor(job.kind).cancelled(job);

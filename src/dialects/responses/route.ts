@@ -83,7 +83,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pip
     },
     async (request) => {
       const id = request.params.id;
-      const job = await deps.jobs.find(id, request.auth.owner);
+      const job = await deps.jobs.find(RESPONSE_JOBS.jobKind, id, request.auth.owner);
       if (job !== null) return polledResponse(job);
       const output = await storedResponse(deps, pipeline, request.auth, id);
       if (output === undefined) throw errors.notFound('Response', id);
@@ -99,7 +99,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pip
     },
     async (request) => {
       const id = request.params.id;
-      const outcome = await deps.jobs.cancel(id, request.auth.owner);
+      const outcome = await deps.jobs.cancel(RESPONSE_JOBS.jobKind, id, request.auth.owner);
       if (outcome === null) {
         // A response answered in its request is not cancellable either; one of another owner is not found.
         const answered = await storedResponse(deps, pipeline, request.auth, id);
