@@ -174,12 +174,14 @@ describe('POST /v1/responses: validation and rules', () => {
     await accepts({ model: 'gateway/low-high', reasoning_effort: 'high', reasoning: { effort: 'high' } });
   });
 
-  test('/openapi.json describes both routes from the schemas that validate them', async () => {
+  test('/openapi.json describes the three routes from the schemas that validate them', async () => {
     const document = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
     const body = document.paths['/v1/responses'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(body.required, ['model', 'input']);
     assert.equal(body.additionalProperties, false);
     assert.equal(document.paths['/v1/responses/{id}'].get.parameters[0].name, 'id');
+    assert.equal(document.paths['/v1/responses/{id}/cancel'].post.parameters[0].name, 'id');
+    assert.match(body.properties.background.description, /queues the work/);
   });
 
   test('an unknown model is a 404', async () => {
