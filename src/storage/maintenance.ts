@@ -1,6 +1,7 @@
 /**
  * Periodic storage upkeep: releases reservations whose request never settled (a crashed instance,
- * a lost stream) and deletes request log rows, idempotency records and jobs past their lifetime.
+ * a lost stream) and deletes request log rows, idempotency records, jobs and webhook deliveries past
+ * their lifetime.
  * Every instance may run it; each step is safe to run concurrently with itself.
  */
 import type { StorageLogger } from './logger.ts';
@@ -18,13 +19,17 @@ export interface Maintenance {
   stop(): Promise<void>;
 }
 
-type MaintenanceStore = Pick<Store, 'releaseExpired' | 'deleteExpiredRequests' | 'deleteExpiredIdempotency' | 'deleteExpiredJobs'>;
+type MaintenanceStore = Pick<
+  Store,
+  'releaseExpired' | 'deleteExpiredRequests' | 'deleteExpiredIdempotency' | 'deleteExpiredJobs' | 'deleteExpiredWebhookDeliveries'
+>;
 
 const STEPS = [
   ['release expired reservations', (store: MaintenanceStore, now: number) => store.releaseExpired(now)],
   ['delete expired request log rows', (store: MaintenanceStore, now: number) => store.deleteExpiredRequests(now)],
   ['delete expired idempotency records', (store: MaintenanceStore, now: number) => store.deleteExpiredIdempotency(now)],
   ['delete expired jobs', (store: MaintenanceStore, now: number) => store.deleteExpiredJobs(now)],
+  ['delete expired webhook deliveries', (store: MaintenanceStore, now: number) => store.deleteExpiredWebhookDeliveries(now)],
 ] as const;
 
 /** One pass: every step runs even when an earlier one fails; failures are logged, never thrown. */

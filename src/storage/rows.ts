@@ -11,6 +11,7 @@ import type {
   Account,
   ApiKeyRecord,
   Balance,
+  ClaimedWebhookDelivery,
   Consent,
   HoldOwner,
   IdempotencyBegin,
@@ -25,6 +26,10 @@ import type {
   Reservation,
   SettleOutcome,
   UsageSummaryRow,
+  WebhookAttemptOutcome,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEvent,
 } from './store.ts';
 
 export type Row = Record<string, unknown>;
@@ -184,6 +189,44 @@ export function requestColumns(record: RequestLogRecord) {
     expires_at: record.expiresAt,
     cache_write_1h_tokens: record.cacheWrite1hTokens,
   };
+}
+
+/** How long after its event a delivery is retried: a failed attempt whose next one would come later gives up. */
+export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** How long after its event a delivery row is kept (then the maintenance sweep deletes it): a day past the retries. */
+export const WEBHOOK_DELIVERY_LIFETIME_MS = 2 * WEBHOOK_RETRY_WINDOW_MS;
+
+/** The columns of a new endpoint. */
+export function webhookEndpointColumns(input: { owner: OwnerRef; url: string; secret: string; eventTypes: readonly string[] | null }, id: string, now: number) {
+  return {
+    id,
+    owner_kind: input.owner.kind,
+    owner_id: input.owner.id,
+    url: input.url,
+    secret: input.secret,
+    event_types: jsonText(input.eventTypes),
+    created_at: now,
+  };
+}
+
+/** The columns every delivery of one event shares; the endpoint and the job come from their rows. */
+export function webhookEventColumns(event: WebhookEvent, now: number) {
+  return {
+    event_id: event.id,
+    event_type: event.type,
+    body: event.body,
+    next_attempt_at: now,
+    created_at: event.createdAt,
+    give_up_at: event.createdAt + WEBHOOK_RETRY_WINDOW_MS,
+    expires_at: event.createdAt + WEBHOOK_DELIVERY_LIFETIME_MS,
+  };
+}
+
+/** The columns that record an attempt's end; `next_attempt_at` null keeps the stored time. */
+export function webhookAttemptColumns(outcome: WebhookAttemptOutcome) {
+  return outcome.delivered
+    ? { delivered: 1 as const, last_status: outcome.httpStatus, last_error: null, next_attempt_at: null }
+    : { delivered: 0 as const, last_status: outcome.httpStatus, last_error: outcome.error, next_attempt_at: outcome.nextAttemptAt };
 }
 
 // ---- decoding -------------------------------------------------------------------------------
@@ -385,6 +428,45 @@ export function jobFromRow(row: Row): JobRecord {
     dispatchedAt: nullableInteger(row.dispatched_at),
     cost: row.cost === null || row.cost === undefined ? null : bigintValue(row.cost),
   };
+}
+
+export function webhookEndpointFromRow(row: Row): WebhookEndpoint {
+  return {
+    id: text(row.id),
+    owner: owner(row),
+    url: text(row.url),
+    secret: text(row.secret),
+    eventTypes: json(row.event_types) as string[] | null,
+    createdAt: integer(row.created_at),
+  };
+}
+
+export function webhookDeliveryFromRow(row: Row): WebhookDelivery {
+  return {
+    endpointId: text(row.endpoint_id),
+    eventId: text(row.event_id),
+    eventType: text(row.event_type),
+    jobId: text(row.job_id),
+    body: text(row.body),
+    status: text(row.status) as WebhookDelivery['status'],
+    attempts: integer(row.attempts),
+    nextAttemptAt: integer(row.next_attempt_at),
+    leaseOwner: nullableText(row.lease_owner),
+    leaseUntil: nullableInteger(row.lease_until),
+    lastStatus: nullableInteger(row.last_status),
+    lastError: nullableText(row.last_error),
+    createdAt: integer(row.created_at),
+    giveUpAt: integer(row.give_up_at),
+    finishedAt: nullableInteger(row.finished_at),
+    expiresAt: integer(row.expires_at),
+  };
+}
+
+/** Claimed rows, with their endpoint's url and secret, most overdue first. */
+export function claimedWebhookDeliveriesFromRows(rows: readonly Row[]): ClaimedWebhookDelivery[] {
+  return rows
+    .map((row) => ({ ...webhookDeliveryFromRow(row), url: text(row.url), secret: text(row.secret) }))
+    .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
 }
 
 /**

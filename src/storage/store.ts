@@ -377,6 +377,122 @@ export interface JobStore {
   deleteExpiredJobs(now: number): Promise<number>;
 }
 
+/** A URL an account or organization registered to be told when its jobs end. */
+export interface WebhookEndpoint {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly url: string;
+  /** The signing secret in the Standard Webhooks format (`whsec_` + base64), shown once at creation. */
+  readonly secret: string;
+  /** The event types it takes; null = every type. */
+  readonly eventTypes: readonly string[] | null;
+  readonly createdAt: number;
+}
+
+/** One event about one job, as every endpoint that takes it receives it. */
+export interface WebhookEvent {
+  /** Derived from the job and the type, so that every instance that announces the job names it alike. */
+  readonly id: string;
+  readonly type: string;
+  /** The request body, signed and sent unchanged on every attempt. */
+  readonly body: string;
+  /** When the event happened: the job's end. The retries stop WEBHOOK_RETRY_WINDOW_MS after it (rows.ts). */
+  readonly createdAt: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One event for one endpoint: a row of the outbox, identified by (endpointId, eventId). */
+export interface WebhookDelivery {
+  readonly endpointId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly jobId: string;
+  readonly body: string;
+  readonly status: WebhookDeliveryStatus;
+  /** Attempts begun (each claim counts one). */
+  readonly attempts: number;
+  /** When a pending delivery is next due. */
+  readonly nextAttemptAt: number;
+  /** The instance sending it and until when; another may claim it after. */
+  readonly leaseOwner: string | null;
+  readonly leaseUntil: number | null;
+  /** The HTTP status of the last attempt; null when it got none (refused address, timeout, connection). */
+  readonly lastStatus: number | null;
+  readonly lastError: string | null;
+  /** The event's time. */
+  readonly createdAt: number;
+  /** A failed attempt whose next one would come after this gives up. */
+  readonly giveUpAt: number;
+  /** When it was delivered or given up. */
+  readonly finishedAt: number | null;
+  readonly expiresAt: number;
+}
+
+/** A claimed delivery with what sending it takes from its endpoint. */
+export interface ClaimedWebhookDelivery extends WebhookDelivery {
+  readonly url: string;
+  readonly secret: string;
+}
+
+/** The end of one claimed attempt. */
+export type WebhookAttemptOutcome =
+  | { readonly delivered: true; readonly httpStatus: number }
+  | {
+      readonly delivered: false;
+      readonly httpStatus: number | null;
+      readonly error: string;
+      /** When to try again; past the delivery's giveUpAt, it is marked failed instead. */
+      readonly nextAttemptAt: number;
+    };
+
+/**
+ * Webhooks as an outbox filled from the jobs table: ended jobs are announced (turned into one
+ * pending delivery per matching endpoint), and deliveries are claimed with a lease, sent, and
+ * completed or rescheduled. Every step is safe against other instances doing the same at once.
+ */
+export interface WebhookStore {
+  createWebhookEndpoint(input: { owner: OwnerRef; url: string; secret: string; eventTypes: readonly string[] | null }): Promise<WebhookEndpoint>;
+  getWebhookEndpoint(id: string): Promise<WebhookEndpoint | null>;
+  /** An owner's endpoints, or every endpoint; oldest first. */
+  listWebhookEndpoints(owner?: OwnerRef): Promise<WebhookEndpoint[]>;
+  /** Deletes an endpoint and its deliveries (pending ones are never sent); null when unknown. */
+  deleteWebhookEndpoint(id: string): Promise<WebhookEndpoint | null>;
+
+  /** Jobs in a terminal status whose end is not announced yet, earliest end first. */
+  unannouncedJobs(limit: number): Promise<JobRecord[]>;
+  /**
+   * Announces an ended job: one pending delivery of `event`, due at `now`, for every endpoint whose
+   * owner is the job's (same kind and id) and that takes the event's type; then marks the job
+   * announced. `event` null (an end no event type describes) only marks it. Does nothing for a
+   * job that is unknown, not ended, or already announced; a delivery that exists already (same
+   * endpoint and event id) is kept as it is. Returns the deliveries it created.
+   */
+  announceJob(input: { jobId: string; event: WebhookEvent | null; now: number }): Promise<number>;
+  /**
+   * Leases up to `limit` pending deliveries due at `now` whose lease is free or lapsed, most
+   * overdue first, counting an attempt on each. Concurrent claimers never take the same one.
+   */
+  claimWebhookDeliveries(input: { worker: string; now: number; leaseUntil: number; limit: number }): Promise<ClaimedWebhookDelivery[]>;
+  /**
+   * Records how a claimed attempt ended: delivered, or due again at `nextAttemptAt`, or failed for
+   * good when that is past its giveUpAt. The lease is released. Null when `worker` no longer holds
+   * the lease (it lapsed and another claimed it) or the delivery is gone: nothing changes.
+   */
+  completeWebhookAttempt(input: {
+    endpointId: string;
+    eventId: string;
+    worker: string;
+    now: number;
+    outcome: WebhookAttemptOutcome;
+  }): Promise<WebhookDelivery | null>;
+  /** Deliveries of one endpoint or of one job, oldest event first. */
+  listWebhookDeliveries(filter: { endpointId?: string; jobId?: string }): Promise<WebhookDelivery[]>;
+  /** How many deliveries are pending (due or not). */
+  countPendingWebhookDeliveries(): Promise<number>;
+  deleteExpiredWebhookDeliveries(now: number): Promise<number>;
+}
+
 /** A monotonically increasing version bumped by every admin change; instances poll it to drop caches. */
 export interface ChangeFeed {
   bumpVersion(): Promise<number>;
@@ -395,7 +511,7 @@ export interface ServedModelsStore {
   servedModels(): Promise<ReadonlyMap<string, string>>;
 }
 
-export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, ChangeFeed, ServedModelsStore {
+export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, WebhookStore, ChangeFeed, ServedModelsStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

@@ -17,6 +17,7 @@ import { ledgerContract } from './contract/ledger.ts';
 import { reopenContract } from './contract/reopen.ts';
 import { requestLogContract } from './contract/request-log.ts';
 import { servedModelsContract } from './contract/served-models.ts';
+import { webhooksContract } from './contract/webhooks.ts';
 
 export function storeContract(name: string, open: () => Promise<Store>, fresh: () => () => Promise<Store>): void {
   describe(`${name} store contract`, () => {
@@ -43,6 +44,7 @@ export function storeContract(name: string, open: () => Promise<Store>, fresh: (
     requestLogContract(context);
     idempotencyContract(context);
     jobsContract(context);
+    webhooksContract(context);
     changeFeedContract(context);
     servedModelsContract(context);
     reopenContract(context);

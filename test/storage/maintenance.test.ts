@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runMaintenance, startMaintenance } from '../../src/storage/maintenance.ts';
 import { openStore } from '../../src/storage/open-store.ts';
+import { WEBHOOK_DELIVERY_LIFETIME_MS } from '../../src/storage/rows.ts';
 
 function recordingLogger() {
   const entries: { level: string; details: object; message: string }[] = [];
@@ -46,6 +47,22 @@ test('maintenance releases expired reservations and deletes expired rows on its 
       createdAt: 1_000,
       expiresAt: 2_000,
     });
+    // A delivery expires WEBHOOK_DELIVERY_LIFETIME_MS after its event: this one at 2_000, like the rest.
+    await store.createJob({
+      id: 'resp_1',
+      kind: 'response',
+      owner,
+      keyId: 'key_1',
+      status: 'completed',
+      payload: null,
+      result: null,
+      reservationId: null,
+      createdAt: 1_000,
+      expiresAt: 2_000,
+    });
+    await store.createWebhookEndpoint({ owner, url: 'https://hooks.example.com/', secret: 'whsec_c2VjcmV0', eventTypes: null });
+    const event = { id: 'evt_1', type: 'response.completed', body: '{}', createdAt: 2_000 - WEBHOOK_DELIVERY_LIFETIME_MS };
+    assert.equal(await store.announceJob({ jobId: 'resp_1', event, now: 1_000 }), 1);
     await store.recordRequests([
       {
         id: 'req_1',
@@ -81,11 +98,12 @@ test('maintenance releases expired reservations and deletes expired rows on its 
     assert.equal((await store.getReservation(reservation.id))?.status, 'open', 'nothing expires before its time');
 
     clock = 3_000;
-    await waitFor(() => entries.filter((entry) => entry.level === 'info').length >= 4);
+    await waitFor(() => entries.filter((entry) => entry.level === 'info').length >= 5);
     await maintenance.stop();
     assert.equal((await store.getReservation(reservation.id))?.status, 'released');
     assert.deepEqual(await store.getBalance(owner), { balance: 100n, reserved: 0n, available: 100n });
     assert.equal(await store.getJob('video_1'), null);
+    assert.deepEqual(await store.listWebhookDeliveries({ jobId: 'resp_1' }), []);
     assert.equal(await store.getRequest('req_1'), null);
     assert.deepEqual(
       await store.beginIdempotent({
@@ -105,7 +123,8 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         { step: 'release expired reservations', count: 1 },
         { step: 'delete expired request log rows', count: 1 },
         { step: 'delete expired idempotency records', count: 1 },
-        { step: 'delete expired jobs', count: 1 },
+        { step: 'delete expired jobs', count: 2 },
+        { step: 'delete expired webhook deliveries', count: 1 },
       ],
     );
   } finally {
@@ -133,15 +152,19 @@ test('a failing step is logged and the others still run; stop clears the timer',
       calls.push('jobs');
       return 0;
     },
+    async deleteExpiredWebhookDeliveries() {
+      calls.push('webhook deliveries');
+      return 0;
+    },
   };
   await runMaintenance(failing, 0, logger);
-  assert.deepEqual(calls, ['release', 'requests', 'idempotency', 'jobs']);
+  assert.deepEqual(calls, ['release', 'requests', 'idempotency', 'jobs', 'webhook deliveries']);
   assert.equal(entries.length, 1);
   assert.equal(entries[0].level, 'error');
   assert.equal((entries[0].details as { step: string }).step, 'release expired reservations');
 
   const maintenance = startMaintenance(failing, { intervalMs: 5, now: () => 0, logger });
-  await waitFor(() => calls.length >= 8);
+  await waitFor(() => calls.length >= 10);
   await maintenance.stop();
   const after = calls.length;
   await new Promise((resolve) => setTimeout(resolve, 30));

@@ -222,4 +222,53 @@ ALTER TABLE jobs ADD COLUMN dispatched_at INTEGER;
 ALTER TABLE jobs ADD COLUMN cost INTEGER CHECK (cost >= 0);
 `,
   },
+  {
+    version: 6,
+    name: 'webhooks',
+    // Webhook endpoints, and an outbox of deliveries filled from the jobs table (src/webhooks/): a job
+    // whose end has been turned into deliveries gets announced_at, and the partial index keeps the
+    // scan for the others small. Jobs that had already ended are taken as announced, so that an
+    // upgrade sends no events for them. A delivery is unique per endpoint and event, which makes
+    // announcing a job twice (two instances, or a crash between the inserts and the mark) harmless.
+    sql: `
+ALTER TABLE jobs ADD COLUMN announced_at INTEGER;
+UPDATE jobs SET announced_at = updated_at WHERE status IN ('completed', 'incomplete', 'failed', 'cancelled');
+CREATE INDEX jobs_unannounced ON jobs (updated_at) WHERE announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled');
+
+CREATE TABLE webhook_endpoints (
+  id TEXT PRIMARY KEY,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  event_types TEXT,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner_kind, owner_id);
+
+CREATE TABLE webhook_deliveries (
+  endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  event_id TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  -- TEXT, not JSON: the exact bytes that were signed, sent again on every attempt.
+  body TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  lease_owner TEXT,
+  lease_until INTEGER,
+  last_status INTEGER,
+  last_error TEXT,
+  created_at INTEGER NOT NULL,
+  give_up_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (endpoint_id, event_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
+CREATE INDEX webhook_deliveries_expiry ON webhook_deliveries (expires_at);
+`,
+  },
 ];

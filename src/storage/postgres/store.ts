@@ -15,6 +15,7 @@ import { postgresLedger } from './ledger.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
 import { postgresServedModels } from './served-models.ts';
+import { postgresWebhooks } from './webhooks.ts';
 
 export interface PostgresStoreOptions {
   readonly connectionString: string;
@@ -46,6 +47,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresRequestLog(database),
     ...postgresIdempotency(database),
     ...postgresJobs(database),
+    ...postgresWebhooks(database, options.now),
     ...postgresChangeFeed(database),
     ...postgresServedModels(database),
     async close() {

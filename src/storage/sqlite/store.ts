@@ -14,6 +14,7 @@ import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
 import { lockServerFile } from './server-lock.ts';
+import { sqliteWebhooks } from './webhooks.ts';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private throwaway database. */
@@ -61,6 +62,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteRequestLog(database),
     ...sqliteIdempotency(database),
     ...sqliteJobs(database),
+    ...sqliteWebhooks(database, options.now),
     ...sqliteChangeFeed(database),
     ...sqliteServedModels(database),
     async close() {
