@@ -8,7 +8,22 @@ import { SCOPES, type Scope } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { errors } from '../core/errors.ts';
 import { formatUsd, type Picos, type RateMultiplier } from '../core/money.ts';
-import type { Account, ApiKeyRecord, Balance, Consent, LedgerEntry, Organization, OwnerPatch, OwnerRef, Store, UsageSummaryRow } from '../storage/store.ts';
+import type {
+  Account,
+  ApiKeyRecord,
+  Balance,
+  Consent,
+  LedgerEntry,
+  Organization,
+  OwnerPatch,
+  OwnerRef,
+  Store,
+  UsageSummaryRow,
+  WebhookEndpoint,
+} from '../storage/store.ts';
+import { checkWebhookUrl, type WebhookUrlPolicy } from '../webhooks/addresses.ts';
+import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/events.ts';
+import { generateWebhookSecret } from '../webhooks/secret.ts';
 import { issueKey, type IssuedKey, type KeyRequest } from './issue-key.ts';
 import { parseCreditAmount } from './parse.ts';
 
@@ -24,11 +39,23 @@ export interface AdminOperationsOptions {
   readonly catalog: Pick<Catalog, 'resolve'>;
   /** Drops this process's caches after a change. */
   readonly onChange?: () => void;
+  /**
+   * Which webhook URLs may be registered (the config's `webhooks.allow_private_addresses`); read
+   * when an endpoint is registered. Default: public addresses only.
+   */
+  readonly webhookPolicy?: () => WebhookUrlPolicy;
+}
+
+export interface WebhookEndpointRequest {
+  readonly owner: OwnerRef;
+  readonly url: string;
+  /** null or omitted = every event type. */
+  readonly eventTypes?: readonly string[] | null;
 }
 
 export type AdminOperations = ReturnType<typeof createAdminOperations>;
 
-export function createAdminOperations({ store, catalog, onChange }: AdminOperationsOptions) {
+export function createAdminOperations({ store, catalog, onChange, webhookPolicy = () => ({ allowPrivateAddresses: false }) }: AdminOperationsOptions) {
   async function changed(): Promise<void> {
     await store.bumpVersion();
     onChange?.();
@@ -140,7 +167,37 @@ export function createAdminOperations({ store, catalog, onChange }: AdminOperati
       await requireOwner(owner);
       return store.usageSummary(owner, since);
     },
+
+    /** The answer holds the secret, the one time it is shown. */
+    async createWebhookEndpoint(request: WebhookEndpointRequest): Promise<WebhookEndpoint> {
+      await requireOwner(request.owner);
+      const eventTypes = request.eventTypes == null ? null : checkEventTypes(request.eventTypes);
+      const url = await checkWebhookUrl(request.url, 'url', webhookPolicy());
+      return store.createWebhookEndpoint({ owner: request.owner, url, secret: generateWebhookSecret(), eventTypes });
+    },
+    async listWebhookEndpoints(owner?: OwnerRef): Promise<WebhookEndpoint[]> {
+      if (owner) await requireOwner(owner);
+      return store.listWebhookEndpoints(owner);
+    },
+    /** Its pending deliveries go with it. */
+    async removeWebhookEndpoint(id: string): Promise<WebhookEndpoint> {
+      const removed = await store.deleteWebhookEndpoint(id);
+      if (!removed) throw errors.notFound('Webhook endpoint', id);
+      return removed;
+    },
   };
+}
+
+function checkEventTypes(types: readonly string[]): WebhookEventType[] {
+  if (types.length === 0) {
+    throw errors.invalidValue('event_types', "'event_types' must name at least one event type; leave it out for every type.");
+  }
+  types.forEach((type, index) => {
+    if (!isWebhookEventType(type)) {
+      throw errors.invalidValue(`event_types[${index}]`, `Unknown event type '${type}'. Event types: ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+    }
+  });
+  return [...new Set(types)] as WebhookEventType[];
 }
 
 /** The largest balance the ledger's 64-bit columns hold, in pico-USD (about 9.2 million USD). */

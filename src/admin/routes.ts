@@ -10,8 +10,19 @@ import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';
 import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
-import { CreateAccountBody, CreateKeyBody, CreateOrganizationBody, CreditBody, IdParams, OwnerQuery, PatchOwnerBody, UsageQuery } from './schemas.ts';
-import { accountView, creditView, keyView, organizationView, usageView } from './views.ts';
+import {
+  CreateAccountBody,
+  CreateKeyBody,
+  CreateOrganizationBody,
+  CreateWebhookBody,
+  CreditBody,
+  IdParams,
+  OwnerQuery,
+  PatchOwnerBody,
+  UsageQuery,
+} from './schemas.ts';
+import { accountView, creditView, deletedWebhookEndpointView, keyView, organizationView, usageView, webhookEndpointView } from './views.ts';
+import { webhookSettings } from '../webhooks/settings.ts';
 
 export const adminRoutes: RouteModule = async (app, deps) => {
   const adminKey = deps.adminKey;
@@ -20,6 +31,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
     store: deps.store,
     catalog: deps.catalog,
     onChange: () => deps.authenticator.invalidate(),
+    webhookPolicy: () => ({ allowPrivateAddresses: webhookSettings(deps.config).allowPrivateAddresses }),
   });
   await app.register(
     async (admin) => {
@@ -28,6 +40,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
       registerAccounts(admin, operations);
       registerKeys(admin, operations, deps);
       registerUsage(admin, operations);
+      registerWebhooks(admin, operations);
     },
     { prefix: '/admin/v1' },
   );
@@ -129,4 +142,23 @@ function registerUsage(admin: FastifyInstance, operations: AdminOperations): voi
     const since = request.query.since === undefined ? 0 : parseSince(request.query.since, 'since');
     return usageView(owner, since, await operations.usage(owner, since));
   });
+}
+
+function registerWebhooks(admin: FastifyInstance, operations: AdminOperations): void {
+  admin.post<{ Body: CreateWebhookBody }>('/webhooks', { schema: { body: CreateWebhookBody } }, async (request) => {
+    const body = request.body;
+    const endpoint = await operations.createWebhookEndpoint({
+      owner: ownerFromFields(body, true) as OwnerRef,
+      url: body.url,
+      eventTypes: body.event_types ?? null,
+    });
+    return webhookEndpointView(endpoint, true);
+  });
+  admin.get<{ Querystring: OwnerQuery }>('/webhooks', { schema: { querystring: OwnerQuery } }, async (request) => ({
+    object: 'list',
+    data: (await operations.listWebhookEndpoints(ownerFromFields(request.query, false))).map((endpoint) => webhookEndpointView(endpoint)),
+  }));
+  admin.delete<{ Params: IdParams }>('/webhooks/:id', { schema: { params: IdParams } }, async (request) =>
+    deletedWebhookEndpointView(await operations.removeWebhookEndpoint(request.params.id)),
+  );
 }

@@ -79,3 +79,15 @@ export const UsageQuery = Type.Object(
   { additionalProperties: false },
 );
 export type UsageQuery = Static<typeof UsageQuery>;
+
+export const CreateWebhookBody = Type.Object(
+  {
+    account_id: Type.Optional(Id),
+    organization_id: Type.Optional(Id),
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'An http or https URL on a public address' }),
+    /** Checked against the event types by the operation, so that the API and the CLI say the same. */
+    event_types: Type.Optional(Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 32 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type CreateWebhookBody = Static<typeof CreateWebhookBody>;

@@ -3,7 +3,7 @@
  * Money is a decimal string; times are epoch seconds, like the public API's `created` fields.
  */
 import { formatRateMultiplier, formatUsd } from '../core/money.ts';
-import type { Account, ApiKeyRecord, Balance, LedgerEntry, Organization, OwnerRef, UsageSummaryRow } from '../storage/store.ts';
+import type { Account, ApiKeyRecord, Balance, LedgerEntry, Organization, OwnerRef, UsageSummaryRow, WebhookEndpoint } from '../storage/store.ts';
 
 const seconds = (millis: number) => Math.floor(millis / 1000);
 
@@ -106,4 +106,23 @@ export function usageView(owner: OwnerRef, since: number, rows: readonly UsageSu
     data: rows.map((row) => ({ model: row.model, ...line(row) })),
     total: line(total),
   };
+}
+
+/** `withSecret` only in the answer to the creation, the one time the secret is shown. */
+export function webhookEndpointView(endpoint: WebhookEndpoint, withSecret = false) {
+  return {
+    id: endpoint.id,
+    object: 'webhook_endpoint' as const,
+    ...ownerFields(endpoint.owner),
+    url: endpoint.url,
+    /** null: every event type. */
+    event_types: endpoint.eventTypes,
+    created_at: seconds(endpoint.createdAt),
+    ...(withSecret ? { secret: endpoint.secret } : {}),
+  };
+}
+
+/** The answer to a removal: the endpoint as it was, marked deleted. */
+export function deletedWebhookEndpointView(endpoint: WebhookEndpoint) {
+  return { ...webhookEndpointView(endpoint), deleted: true as const };
 }

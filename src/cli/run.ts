@@ -12,15 +12,18 @@ import { configErrorLine } from '../server/config-error.ts';
 import { readSettings, SettingsError } from '../server/settings.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
+import type { WebhookUrlPolicy } from '../webhooks/addresses.ts';
+import { webhookSettings } from '../webhooks/settings.ts';
 import { UsageError, type Command } from './command.ts';
 import { parseCommandLine } from './command-line.ts';
 import { accountCommands, organizationCommands } from './commands/accounts.ts';
 import { ownerCommands } from './commands/credit.ts';
 import { keyCommands } from './commands/keys.ts';
 import { serveCommand } from './commands/serve.ts';
+import { webhookCommands } from './commands/webhooks.ts';
 import { createOutput } from './output.ts';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands];
+export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands, ...webhookCommands];
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -66,7 +69,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (!operations) {
           const settings = readSettings(io.env);
           store = await openStore(settings);
-          operations = createAdminOperations({ store, catalog: await servedCatalog(store, settings.configPath) });
+          operations = createAdminOperations({
+            store,
+            catalog: await servedCatalog(store, settings.configPath),
+            webhookPolicy: () => webhookPolicy(settings.configPath),
+          });
         }
         return operations;
       },
@@ -94,6 +101,16 @@ async function servedCatalog(store: Store, configPath: string | undefined): Prom
       throw new Error('no server has started on this database yet, so its model names are unknown: start it once, or set GATEWAY_CONFIG to its config file');
     },
   };
+}
+
+/**
+ * Which webhook URLs may be registered: the server's rule, read from GATEWAY_CONFIG when set
+ * (`webhooks.allow_private_addresses`); without it, public addresses only, the default. Read only
+ * by `webhooks add`, so that no other command depends on the config file.
+ */
+function webhookPolicy(configPath: string | undefined): WebhookUrlPolicy {
+  const config = configPath === undefined ? {} : loadConfigFile(configPath);
+  return { allowPrivateAddresses: webhookSettings(config).allowPrivateAddresses };
 }
 
 /** The command whose words start the command line (`accounts create …`). */
@@ -139,6 +156,7 @@ function generalHelp(topic: readonly string[]): string {
     '  DATABASE_URL (postgres://…; unset = SQLite under GATEWAY_DATA_DIR, default ./data)',
     "  Model names (--allowed-models) are checked against the server's catalog, recorded at its start;",
     '  before the first start, against GATEWAY_CONFIG.',
+    '  Webhook URLs must be on public addresses unless GATEWAY_CONFIG sets webhooks.allow_private_addresses.',
     '',
     "Run 'gateway <command> --help' for a command's options.",
     '',

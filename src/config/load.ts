@@ -121,6 +121,10 @@ function checkReferences(config: GatewayConfig): void {
   });
   const aliasConflict = findAliasConflict(config.models);
   if (aliasConflict) throw new ConfigError(aliasConflict.path, aliasConflict.message);
+  const webhooks = config.webhooks;
+  if (webhooks?.retry_base_ms !== undefined && webhooks.retry_max_ms !== undefined && webhooks.retry_max_ms < webhooks.retry_base_ms) {
+    throw new ConfigError('/webhooks/retry_max_ms', `must be at least retry_base_ms (${webhooks.retry_base_ms})`);
+  }
 }
 
 function checkVariantKeys(variants: readonly { key: string }[], path: string): void {

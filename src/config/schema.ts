@@ -207,6 +207,24 @@ export const ModelConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** Webhook delivery (docs/webhooks.md); every key optional, with the defaults of src/webhooks/settings.ts. */
+export const WebhooksConfig = Type.Object(
+  {
+    /** Lets webhook URLs reach loopback, private and other non-public addresses (a test or a closed network). */
+    allow_private_addresses: Type.Optional(Type.Boolean()),
+    /** How long one delivery attempt may take, connection included (ms). */
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+    /** Deliveries one instance sends at once. */
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
+    /** How often an instance looks for ended jobs and due deliveries (ms). */
+    poll_interval_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    /** The first retry's delay; each later one doubles it, with jitter, up to retry_max_ms (ms). */
+    retry_base_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    retry_max_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
 export const GatewayConfig = Type.Object(
   {
     providers: Type.Array(ProviderConfig, { minItems: 1 }),
@@ -244,6 +262,7 @@ export const GatewayConfig = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    webhooks: Type.Optional(WebhooksConfig),
   },
   { additionalProperties: false },
 );
@@ -260,6 +279,7 @@ export type ParameterConstraintConfig = Static<typeof ParameterConstraintConfig>
 export type EndpointParametersConfig = Static<typeof EndpointParametersConfig>;
 export type EndpointConfig = Static<typeof EndpointConfig>;
 export type ModelConfig = Static<typeof ModelConfig>;
+export type WebhooksConfig = Static<typeof WebhooksConfig>;
 export type GatewayConfig = Static<typeof GatewayConfig>;
 
 /** How an endpoint bills web search: per executed query unless it says per request. */

@@ -144,7 +144,7 @@ const entry =
 const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
 
 /** What `notFound` can name. */
-export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response';
+export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response' | 'Webhook endpoint';
 
 export const errors = {
   // The request as HTTP: framework failures before any route logic ran.
@@ -206,6 +206,19 @@ export const errors = {
     status: 404,
     message: `The model '${model}' does not exist or you do not have access to it.`,
     param: 'model',
+  })),
+  /**
+   * A webhook URL whose host is or resolves to a loopback, private or other non-public address
+   * (src/webhooks/addresses.ts); also the reason recorded for a delivery refused at connection time,
+   * where `param` is null.
+   */
+  webhookAddressRefused: entry((param: string | null, host: string, address: string) => ({
+    code: 'invalid_value',
+    status: 400,
+    message:
+      `The webhook host '${host}' ${host.replace(/^\[|\]$/g, '') === address ? 'is' : 'resolves to'} ${address}, which is not a public address: webhooks are not sent to ` +
+      'loopback, private, link-local or other non-public addresses unless the operator sets webhooks.allow_private_addresses.',
+    param,
   })),
   notFound: entry((kind: NotFoundKind, id?: string) => ({
     code: 'not_found',

@@ -20,6 +20,9 @@ import { callableRoute } from '../protocols/registry.ts';
 import { startMaintenance } from '../storage/maintenance.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
+import type { Resolver } from '../webhooks/addresses.ts';
+import { startWebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { webhookSettings } from '../webhooks/settings.ts';
 import { buildApp } from './app.ts';
 import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
@@ -39,7 +42,7 @@ export interface RuntimeOptions {
   readonly routes?: readonly RouteModule[];
   /** Change-feed polling interval of the key cache (ms). */
   readonly pollIntervalMs?: number;
-  /** How often expired reservations, request rows, idempotency records and jobs are swept (ms). */
+  /** How often expired reservations, request rows, idempotency records, jobs and webhook deliveries are swept (ms). */
   readonly maintenanceIntervalMs?: number;
   /** Let in-flight requests finish on close (see BuildAppOptions.drainOnClose). */
   readonly drainOnClose?: boolean;
@@ -48,6 +51,8 @@ export interface RuntimeOptions {
   /** How long close() lets running background jobs finish before it ends them as failed (ms). */
   readonly jobDrainMs?: number;
   readonly now?: () => number;
+  /** Replaces DNS for webhook deliveries (tests). */
+  readonly webhookResolver?: Resolver;
 }
 
 export interface GatewayRuntime {
@@ -139,6 +144,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
 
   // Route modules have registered their kinds of job: this instance's workers start.
   deps.jobs.runner.start();
+  const webhooks = startWebhookDispatcher({
+    store,
+    settings: webhookSettings(options.config),
+    logger: options.logger,
+    metrics: deps.metrics,
+    worker: store.instanceId,
+    now,
+    resolve: options.webhookResolver,
+  });
   const maintenance = startMaintenance(store, {
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,
@@ -162,6 +176,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
           await deps.jobs.runner.stop(options.jobDrainMs ?? DEFAULT_JOB_DRAIN_MS);
           await app.close();
         } finally {
+          await webhooks.stop();
           await maintenance.stop();
           await store.close();
         }

@@ -19,9 +19,10 @@ import { DEMO_CONFIG_PATH, loadConfigFile, parseConfig, validateConfig } from '.
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import type { RouteModule } from '../../src/http/route-module.ts';
-import { createLogger, createRuntime } from '../../src/server/compose.ts';
+import { createLogger, createRuntime, type GatewayRuntime } from '../../src/server/compose.ts';
 import type { AppDeps } from '../../src/http/deps.ts';
 import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/storage/store.ts';
+import type { Resolver } from '../../src/webhooks/addresses.ts';
 
 /** The test database; override with TEST_DATABASE_URL. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,6 +47,8 @@ export interface StartGatewayOptions {
   readonly logger?: Logger;
   /** How long a client may take to send a request (the server's default when omitted). */
   readonly requestTimeoutMs?: number;
+  /** Replaces DNS for webhook deliveries. */
+  readonly webhookResolver?: Resolver;
 }
 
 export interface CreateKeyOptions {
@@ -66,6 +69,8 @@ export interface TestGateway {
   readonly store: Store;
   readonly app: FastifyInstance;
   readonly deps: AppDeps;
+  /** The running gateway; closing it stops the server and its store but keeps the database. */
+  readonly runtime: GatewayRuntime;
   /** The environment in which the `gateway` command works on this gateway's database. */
   readonly cliEnv: Record<string, string>;
   /** Issues another key (for the test account unless `owner` says otherwise); returns the plaintext. */
@@ -76,7 +81,7 @@ export interface TestGateway {
 export async function startGateway(options: StartGatewayOptions = {}): Promise<TestGateway> {
   const config = resolveConfig(options.config);
   const storage = await testStorage(options.engine ?? 'sqlite');
-  let runtime: Awaited<ReturnType<typeof createRuntime>>;
+  let runtime: GatewayRuntime;
   try {
     runtime = await createRuntime({
       config,
@@ -86,6 +91,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
       routes: options.routes,
       requestTimeoutMs: options.requestTimeoutMs,
+      webhookResolver: options.webhookResolver,
     });
   } catch (error) {
     await storage.dispose();
@@ -116,6 +122,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       store,
       app: runtime.app,
       deps: runtime.deps,
+      runtime,
       cliEnv: storage.cliEnv,
       createKey,
       close: async () => {

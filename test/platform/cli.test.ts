@@ -38,7 +38,7 @@ describe('gateway CLI', () => {
   test('--help lists the commands', async () => {
     const help = await gateway('--help');
     assert.equal(help.code, 0);
-    for (const command of ['serve', 'accounts create', 'orgs create', 'keys create', 'keys revoke', 'credit add', 'consent set', 'usage']) {
+    for (const command of ['serve', 'accounts create', 'orgs create', 'keys create', 'keys revoke', 'credit add', 'consent set', 'usage', 'webhooks add']) {
       assert.match(help.stdout, new RegExp(`\\b${command}\\b`));
     }
     const keysHelp = await gateway('keys', 'create', '--help');
@@ -226,6 +226,9 @@ describe('exit codes of every command, through the bin shim', () => {
     await succeeds('keys', 'revoke', key.id);
     const usage = await succeeds('usage', '--account', account.id);
     assert.equal(usage.total.requests, 0);
+    const webhook = await succeeds('webhooks', 'add', '--account', account.id, 'https://93.184.216.34/hook');
+    await succeeds('webhooks', 'list', '--account', account.id);
+    await succeeds('webhooks', 'remove', webhook.id);
 
     const failures: [string[], number][] = [
       [['serve', '--port', 'not-a-port'], 1],
@@ -245,6 +248,9 @@ describe('exit codes of every command, through the bin shim', () => {
       [['keys', 'revoke', 'key_missing'], 1],
       [['usage', '--account', 'acct_missing', '--json'], 1],
       [['usage'], 2],
+      [['webhooks', 'add', 'https://93.184.216.34/hook'], 2],
+      [['webhooks', 'add', '--account', account.id, 'http://127.0.0.1/hook'], 1],
+      [['webhooks', 'remove', 'wh_missing'], 1],
       [['nonsense'], 2],
     ];
     const results = await Promise.all(failures.map(([args]) => gateway(...args)));
