@@ -459,14 +459,19 @@ export interface WebhookStore {
   /** Deletes an endpoint and its deliveries (pending ones are never sent); null when unknown. */
   deleteWebhookEndpoint(id: string): Promise<WebhookEndpoint | null>;
 
-  /** Jobs in a terminal status whose end is not announced yet, earliest end first. */
+  /**
+   * Jobs to announce, earliest end first: ended (a terminal status), with no credit hold still open
+   * (their worker settles or releases it, and may amend the result on the way: the result is final
+   * once the hold is), and not announced yet.
+   */
   unannouncedJobs(limit: number): Promise<JobRecord[]>;
   /**
    * Announces an ended job: one pending delivery of `event`, due at `now`, for every endpoint whose
    * owner is the job's (same kind and id) and that takes the event's type; then marks the job
    * announced. `event` null (an end no event type describes) only marks it. Does nothing for a
-   * job that is unknown, not ended, or already announced; a delivery that exists already (same
-   * endpoint and event id) is kept as it is. Returns the deliveries it created.
+   * job that unannouncedJobs would not return (unknown, running, holding credit, or announced
+   * already); a delivery that exists already (same endpoint and event id) is kept as it is.
+   * Returns the deliveries it created.
    */
   announceJob(input: { jobId: string; event: WebhookEvent | null; now: number }): Promise<number>;
   /**

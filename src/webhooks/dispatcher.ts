@@ -1,8 +1,9 @@
 /**
  * The webhook dispatcher every instance runs beside its server (docs/webhooks.md). Each pass:
  *
- * 1. announces ended jobs: each job in a terminal status not yet announced becomes one pending
- *    delivery per endpoint of its owner that takes its event type (events.ts), and is marked;
+ * 1. announces ended jobs: each job in a terminal status whose credit hold is finished and that is
+ *    not yet announced becomes one pending delivery per endpoint of its owner that takes its event
+ *    type (events.ts), and is marked;
  * 2. claims due deliveries, as many as it has free slots (`concurrency`), with a lease a little
  *    longer than an attempt may last, and sends each (sender.ts);
  * 3. records each attempt: delivered on a 2xx; otherwise due again after a backoff (retry.ts), or

@@ -24,7 +24,7 @@ const ADMIN_KEY = 'admin-secret-for-webhook-tests';
 const FAST: WebhooksConfig = { allow_private_addresses: true, poll_interval_ms: 20, retry_base_ms: 20, retry_max_ms: 100, timeout_ms: 2_000 };
 
 function configWith(webhooks: WebhooksConfig): GatewayConfig {
-  return { ...loadConfigFile(DEMO_CONFIG_PATH), webhooks };
+  return { ...loadConfigFile(DEMO_CONFIG_PATH), webhooks, jobs: { poll_interval_ms: 20 } };
 }
 
 /** A background response of `owner` that a worker has ended with `status`, as the worker does it. */
@@ -130,6 +130,29 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const metrics = await call(gateway.baseUrl, 'GET', '/metrics');
       assert.ok(metricValue(metrics.text, 'gateway_webhook_deliveries_total', { outcome: 'delivered' }) >= 1);
       assert.equal(metricValue(metrics.text, 'gateway_webhook_deliveries_pending'), 0);
+    });
+
+    test("a background response's end reaches the webhook with the Response object a GET returns", async () => {
+      const owner: OwnerRef = { kind: 'account', id: gateway.account.id };
+      const hooks = await receiver();
+      const endpoint = await register(owner, hooks.url, ['response.completed']);
+      const queued = await call(gateway.baseUrl, 'POST', '/v1/responses', {
+        key: gateway.apiKey,
+        json: { model: 'gateway/atlas-4-5', input: 'Hello from the background', background: true },
+      });
+      assert.equal(queued.status, 200, queued.text);
+      assert.equal(queued.body.status, 'queued');
+
+      const [request] = await hooks.waitFor(1);
+      const event = verified(endpoint.secret, request);
+      assert.equal(event.type, 'response.completed');
+      assert.equal(event.data.id, queued.body.id);
+      assert.equal(event.data.status, 'completed');
+      const retrieved = await call(gateway.baseUrl, 'GET', `/v1/responses/${queued.body.id}`, { key: gateway.apiKey });
+      assert.deepEqual(event.data, retrieved.body, 'the object a client retrieves');
+      const job = await gateway.store.getJob(queued.body.id);
+      assert.ok(job?.reservationId);
+      assert.notEqual((await gateway.store.getReservation(job.reservationId))?.status, 'open', 'announced once its hold was charged');
     });
 
     test('a receiver that fails gets the same event again, until it answers 2xx', async () => {

@@ -35,6 +35,7 @@ const UNANNOUNCED: Statement = {
   name: 'gateway_jobs_unannounced',
   text: `SELECT * FROM jobs
          WHERE announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+       AND (reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'open'))
          ORDER BY updated_at, id
          LIMIT $1`,
 };
@@ -43,10 +44,12 @@ const INSERT_DELIVERIES = `INSERT INTO webhook_deliveries
   SELECT e.id, $2, $3::text, j.id, $4, 'pending', $5, $6, $7, $8
   FROM jobs j JOIN webhook_endpoints e ON e.owner_kind = j.owner_kind AND e.owner_id = j.owner_id
   WHERE j.id = $1 AND j.announced_at IS NULL AND j.status IN ('completed', 'incomplete', 'failed', 'cancelled')
+    AND (j.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = j.reservation_id AND r.status = 'open'))
     AND (e.event_types IS NULL OR e.event_types ? $3::text)
   ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
 const MARK_ANNOUNCED = `UPDATE jobs SET announced_at = $2
-  WHERE id = $1 AND announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')`;
+  WHERE id = $1 AND announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+    AND (reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'open'))`;
 // MATERIALIZED: the locking subquery runs once, so a claim never takes more than its limit.
 const CLAIM: Statement = {
   name: 'gateway_webhook_deliveries_claim',

@@ -32,6 +32,7 @@ export function sqliteWebhooks(database: SqliteDatabase, now: () => number): Web
   const unannounced = database.prepare(
     `SELECT * FROM jobs
      WHERE announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+       AND (reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'open'))
      ORDER BY updated_at, id
      LIMIT ?`,
   );
@@ -42,12 +43,14 @@ export function sqliteWebhooks(database: SqliteDatabase, now: () => number): Web
      SELECT e.id, :event_id, :event_type, j.id, :body, 'pending', :next_attempt_at, :created_at, :give_up_at, :expires_at
      FROM jobs j JOIN webhook_endpoints e ON e.owner_kind = j.owner_kind AND e.owner_id = j.owner_id
      WHERE j.id = :job_id AND j.announced_at IS NULL AND j.status IN ('completed', 'incomplete', 'failed', 'cancelled')
+       AND (j.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = j.reservation_id AND r.status = 'open'))
        AND (e.event_types IS NULL OR EXISTS (SELECT 1 FROM json_each(e.event_types) WHERE value = :event_type))
      ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
   );
   const markAnnounced = database.prepare(
     `UPDATE jobs SET announced_at = :now
-     WHERE id = :job_id AND announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')`,
+     WHERE id = :job_id AND announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+       AND (reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'open'))`,
   );
   const anyDue = database.prepare(
     `SELECT 1 FROM webhook_deliveries
@@ -105,6 +108,8 @@ export function sqliteWebhooks(database: SqliteDatabase, now: () => number): Web
       return row ? webhookEndpointFromRow(row) : null;
     },
     async unannouncedJobs(limit) {
+      // The ledger writes behind (ledger.ts): the holds it finished in memory must be on file first.
+      database.flush();
       return (unannounced.all(limit) as Row[]).map(jobFromRow);
     },
     async announceJob({ jobId, event, now: at }) {

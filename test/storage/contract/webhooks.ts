@@ -25,8 +25,12 @@ async function withFreshStores(fresh: ContractContext['fresh'], work: (a: Store,
 }
 
 /** A job of `owner` that ended with `status` at `endedAt`, its result a Response object. */
-async function endedJob(store: Store, owner: OwnerRef, options: { kind?: JobKind; status?: JobStatus; endedAt?: number } = {}) {
-  const id = timeOrderedId('resp');
+async function endedJob(
+  store: Store,
+  owner: OwnerRef,
+  options: { id?: string; kind?: JobKind; status?: JobStatus; endedAt?: number; reservationId?: string } = {},
+) {
+  const id = options.id ?? timeOrderedId('resp');
   await store.createJob({
     id,
     kind: options.kind ?? 'response',
@@ -35,7 +39,7 @@ async function endedJob(store: Store, owner: OwnerRef, options: { kind?: JobKind
     status: 'queued',
     payload: null,
     result: { id, object: 'response', status: 'queued' },
-    reservationId: null,
+    reservationId: options.reservationId ?? null,
     createdAt: NOW,
     expiresAt: NOW + 86_400_000,
   });
@@ -171,6 +175,44 @@ export function webhooksContract({ store, peer, fresh }: ContractContext): void 
         assert.deepEqual(await a.unannouncedJobs(10), [], 'an end without an event is marked all the same');
         assert.equal(await a.announceJob({ jobId: 'resp_missing', event, now: NOW + 50 }), 0);
         assert.equal(await a.countPendingWebhookDeliveries(), 3);
+      });
+    });
+
+    test('a job is announced once its credit hold is settled or released, not while it is open', async () => {
+      await withFreshStores(fresh, async (a, b) => {
+        const owner = account((await a.createAccount({ name: 'holding' })).id);
+        await a.addCredit(owner, 1_000n);
+        await a.createWebhookEndpoint({ owner, url: 'https://hooks.example.com/holds', secret: SECRET, eventTypes: null });
+        const ended = [];
+        for (const status of ['completed', 'cancelled'] as const) {
+          const id = timeOrderedId('resp');
+          const hold = await a.reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + 3_600_000, holder: { kind: 'job', id } });
+          assert.ok(hold);
+          ended.push({ job: await endedJob(a, owner, { id, status, reservationId: hold.id }), hold });
+        }
+        const [charged, released] = ended;
+        assert.deepEqual(await b.unannouncedJobs(10), [], 'their holds are open');
+        assert.equal(await b.announceJob({ jobId: charged.job.id, event: jobEvent(charged.job), now: NOW + 20 }), 0);
+
+        // The worker finishes the hold, amending the result on the way: the announcement carries the amended one.
+        const amended = await a.transitionJob(charged.job.id, ['completed'], {
+          result: { id: charged.job.id, object: 'response', amended: true },
+          now: NOW + 30,
+        });
+        assert.ok(amended);
+        assert.ok(await a.settle(charged.hold.id, 40n));
+        assert.deepEqual(
+          (await b.unannouncedJobs(10)).map((job) => job.id),
+          [charged.job.id],
+        );
+        assert.equal(await announceAll(b, NOW + 40), 1);
+        const [delivery] = await a.listWebhookDeliveries({ jobId: charged.job.id });
+        assert.deepEqual(JSON.parse(delivery.body).data, { id: charged.job.id, object: 'response', amended: true });
+        assert.equal(delivery.createdAt, NOW + 30);
+
+        assert.equal(await a.release(released.hold.id), true);
+        assert.equal(await announceAll(b, NOW + 50), 1);
+        assert.equal((await a.listWebhookDeliveries({ jobId: released.job.id }))[0]?.eventType, 'response.cancelled');
       });
     });
 
