@@ -52,6 +52,7 @@ export class JobRunner {
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
   #beating: Promise<void> | null = null;
+  readonly #endListeners: (() => void)[] = [];
 
   constructor(options: RunnerOptions) {
     this.#options = options;
@@ -73,6 +74,19 @@ export class JobRunner {
     // Every series exists from the start, at zero, so that a rate over it has a base.
     for (const outcome of ['retried', 'failed']) this.#metrics.takenOver.inc({ kind: handler.kind, outcome }, 0);
     for (const status of ENDED_JOB_STATUSES) this.#metrics.ended.inc({ kind: handler.kind, status }, 0);
+  }
+
+  /**
+   * Calls `listener` whenever a job of this instance's has ended and its hold is finished (what a
+   * webhook announcement waits for), so that the announcement need not wait for its next poll.
+   */
+  onJobFinished(listener: () => void): void {
+    this.#endListeners.push(listener);
+  }
+
+  /** Tells the listeners that a job has finished (the runner's own, or one cancelled here). */
+  jobFinished(): void {
+    for (const listener of this.#endListeners) listener();
   }
 
   handlerFor(kind: JobKind): JobHandler {
@@ -166,6 +180,7 @@ export class JobRunner {
       .catch((error: unknown) => this.#options.logger.error({ err: error, jobId: job.id }, 'job runner failure'))
       .finally(() => {
         this.#running.delete(job.id);
+        this.jobFinished();
         // A slot is free: look for the next job at once rather than at the next poll.
         this.wake();
       });

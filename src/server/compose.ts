@@ -153,6 +153,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     now,
     resolve: options.webhookResolver,
   });
+  // An ended job's event goes out at once rather than at the dispatcher's next poll.
+  deps.jobs.runner.onJobFinished(() => webhooks.wake());
   const maintenance = startMaintenance(store, {
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,

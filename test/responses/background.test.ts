@@ -71,6 +71,16 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(upstream.requests.length, count, 'the upstream calls made');
     };
     const metrics = async () => (await fetch(`${gateway.baseUrl}/metrics`)).text();
+    /** Once the charge is in: exactly one new charge, of the cost the response shows, and nothing held. */
+    const chargedOnce = (before: Awaited<ReturnType<typeof ledger>>, cost: string) =>
+      eventually(async () => {
+        const charges = await newCharges(gateway, before);
+        assert.deepEqual(
+          charges.map((charge) => charge.amount),
+          [usdToPicos(cost)],
+        );
+        assert.equal((await ledger(gateway)).balance.reserved, 0n);
+      });
 
     test('the queued object comes at once, as JSON even with stream: true; an Idempotency-Key replays it and queues nothing more', async () => {
       const before = await ledger(gateway);
@@ -85,9 +95,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const final = await ended(queued.body.id);
       assert.equal(final.status, 'completed');
       assert.equal(upstream.requests.length, seen + 1, 'one job, one upstream call');
-      const charges = await newCharges(gateway, before);
-      assert.equal(charges.length, 1);
-      assert.equal(charges[0].amount, usdToPicos(final.usage.cost));
+      // The worker charges right after it ends the job: the charge may trail the status by a moment.
+      await chargedOnce(before, final.usage.cost);
     });
 
     test('a job waiting behind a running one: live statuses, the backlog in /metrics; cancelling the waiting one never sends it, cancelling the running one aborts it; nothing charged', async () => {
@@ -177,10 +186,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await upstreamSaw(seen + 2);
       text = await metrics();
       assert.deepEqual([takenOver('retried') - retriedBefore, takenOver('failed') - failedBefore], [1, 1]);
-      const charges = await newCharges(gateway, before);
-      assert.equal(charges.length, 1);
-      assert.equal(charges[0].amount, usdToPicos(rerun.usage.cost));
-      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+      await chargedOnce(before, rerun.usage.cost);
     });
 
     test('ended jobs whose instance died before finishing their hold: a completed one is charged its recorded cost, a failed one released', async () => {
@@ -205,7 +211,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       };
       await endedWithHold(`resp_orphan_done_${engine}`, 'completed', 1_234n);
       await endedWithHold(`resp_orphan_failed_${engine}`, 'failed');
-      assert.equal(await gateway.deps.jobs.runner.reconcile(), 2);
+      // The runner's own periodic pass may get to them first: either way both are finished once.
+      assert.ok((await gateway.deps.jobs.runner.reconcile()) <= 2);
       const charges = await newCharges(gateway, before);
       assert.deepEqual(
         charges.map((charge) => charge.amount),
