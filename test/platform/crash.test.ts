@@ -17,11 +17,9 @@ import { stringify } from 'yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
-import { call } from '../helpers/http.ts';
-import { startProcess, type RunningProcess } from '../helpers/processes.ts';
+import { assertLedgerExact, fundedAccount, LEDGER_TOTALS_SQL, ledgerTotals, shownBalance, startServer, type Server } from '../helpers/servers.ts';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ADMIN = 'admin-secret-for-tests';
 /** billing.instance_lapse_seconds of the PostgreSQL instances (they beat every second). */
 const LAPSE_SECONDS = 3;
 
@@ -41,26 +39,6 @@ before(async () => {
 });
 after(() => rm(workDir, { recursive: true, force: true }));
 
-interface Server {
-  readonly process: RunningProcess;
-  readonly baseUrl: string;
-}
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const server = startProcess(['src/main.ts'], { PORT: '0', LOG_LEVEL: 'info', GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: configPath, ...env });
-  const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
-  return { process: server, baseUrl };
-}
-
-/** An account with credit and a key, made through the admin API. */
-async function fundedAccount(server: Server) {
-  const account = await call(server.baseUrl, 'POST', '/admin/v1/accounts', { key: ADMIN, json: { name: 'crash' } });
-  const accountId: string = account.body.id;
-  await call(server.baseUrl, 'POST', `/admin/v1/accounts/${accountId}/credit`, { key: ADMIN, json: { amount_usd: '5' } });
-  const issued = await call(server.baseUrl, 'POST', '/admin/v1/keys', { key: ADMIN, json: { account_id: accountId } });
-  return { accountId, key: issued.body.key as string };
-}
-
 /** Opens a stream and reads its first bytes: from then on it holds credit until it ends. */
 async function openStream(server: Server, key: string, abort: AbortController): Promise<void> {
   const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
@@ -76,11 +54,6 @@ async function openStream(server: Server, key: string, abort: AbortController): 
   reader.read().catch(() => undefined);
 }
 
-async function balanceOf(server: Server, accountId: string) {
-  const view = (await call(server.baseUrl, 'GET', `/admin/v1/accounts/${accountId}`, { key: ADMIN })).body;
-  return { balance: usdToPicos(view.balance_usd), reserved: usdToPicos(view.reserved_usd), available: usdToPicos(view.available_usd) };
-}
-
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
@@ -91,35 +64,14 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
   return value;
 }
 
-/** The ledger identities of one account, from the database's rows. */
-interface LedgerTotals {
-  readonly credits: bigint;
-  readonly charges: bigint;
-  readonly openHolds: bigint;
-  readonly balance: bigint;
-  readonly reserved: bigint;
-}
-
-const TOTALS_SQL = (placeholder: string) => `SELECT
-  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'credit') AS credits,
-  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charges,
-  (SELECT coalesce(sum(amount), 0) FROM reservations WHERE owner_id = ${placeholder} AND status = 'open') AS open_holds,
-  balance, reserved FROM wallets WHERE owner_id = ${placeholder}`;
-
-function assertExact(totals: LedgerTotals, shown: { balance: bigint; reserved: bigint; available: bigint }) {
-  assert.equal(totals.balance, totals.credits - totals.charges, 'balance = credits − charges');
-  assert.equal(totals.reserved, totals.openHolds, 'reserved = open holds');
-  assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved, available: totals.credits - totals.charges - totals.openHolds });
-}
-
 describe('credit after a crash', () => {
   test('SQLite: the server restarted after a kill -9 releases the holds of the streams the dead one had open', async () => {
     const dataDir = join(workDir, 'sqlite');
-    const first = await startServer({ GATEWAY_DATA_DIR: dataDir });
+    const first = await startServer(configPath, { GATEWAY_DATA_DIR: dataDir });
     const abort = new AbortController();
     let accountId: string;
     try {
-      const funded = await fundedAccount(first);
+      const funded = await fundedAccount(first, 'crash');
       accountId = funded.accountId;
       await openStream(first, funded.key, abort);
       await openStream(first, funded.key, abort);
@@ -138,28 +90,24 @@ describe('credit after a crash', () => {
       } finally {
         file.close();
       }
-      assert.ok((await balanceOf(first, accountId)).reserved > 0n);
+      assert.ok((await shownBalance(first, accountId)).reserved > 0n);
     } finally {
       await first.process.stop('SIGKILL');
       abort.abort();
     }
 
-    const second = await startServer({ GATEWAY_DATA_DIR: dataDir });
+    const second = await startServer(configPath, { GATEWAY_DATA_DIR: dataDir });
     try {
       // Released at start: the first answer already shows all the credit available.
-      const shown = await balanceOf(second, accountId);
+      const shown = await shownBalance(second, accountId);
       assert.equal(shown.reserved, 0n);
       assert.equal(shown.available, usdToPicos('5'));
       assert.match(second.process.output(), /released the credit holds of the previous server/);
       const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
       try {
-        const totals = file.prepare(TOTALS_SQL('?1'));
+        const totals = file.prepare(LEDGER_TOTALS_SQL('?1'));
         totals.setReadBigInts(true);
-        const row = totals.get(accountId)!;
-        assertExact(
-          { credits: row.credits, charges: row.charges, openHolds: row.open_holds, balance: row.balance, reserved: row.reserved } as LedgerTotals,
-          shown,
-        );
+        assertLedgerExact(ledgerTotals(totals.get(accountId)!), shown);
       } finally {
         file.close();
       }
@@ -177,35 +125,30 @@ describe('credit after a crash', () => {
     const url = new URL(TEST_DATABASE_URL);
     url.searchParams.set('options', `-c search_path=${schema}`);
     const env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
-    const doomed = await startServer(env);
-    const survivor = await startServer(env);
+    const doomed = await startServer(configPath, env);
+    const survivor = await startServer(configPath, env);
     const abortDoomed = new AbortController();
     const abortSurvivor = new AbortController();
     try {
-      const { accountId, key } = await fundedAccount(survivor);
+      const { accountId, key } = await fundedAccount(survivor, 'crash');
       await openStream(doomed, key, abortDoomed);
       await openStream(doomed, key, abortDoomed);
       await openStream(survivor, key, abortSurvivor);
-      const held = await balanceOf(survivor, accountId);
+      const held = await shownBalance(survivor, accountId);
       const survivorHold = held.reserved / 3n;
       assert.ok(survivorHold > 0n && held.reserved === 3n * survivorHold, 'three equal holds');
 
       await doomed.process.stop('SIGKILL');
       abortDoomed.abort();
       const shown = await until(
-        () => balanceOf(survivor, accountId),
+        () => shownBalance(survivor, accountId),
         (balance) => balance.reserved === survivorHold,
         20_000,
       );
       assert.equal(shown.reserved, survivorHold, "the dead instance's holds are released, the live one's kept");
       assert.equal(shown.available, usdToPicos('5') - survivorHold);
       assert.match(survivor.process.output(), /released the credit holds of lapsed instances/);
-      const row = (await admin.query(TOTALS_SQL('$1'), [accountId])).rows[0];
-      const totals = Object.fromEntries(Object.entries(row).map(([name, value]) => [name, BigInt(value as string)]));
-      assertExact(
-        { credits: totals.credits, charges: totals.charges, openHolds: totals.open_holds, balance: totals.balance, reserved: totals.reserved },
-        shown,
-      );
+      assertLedgerExact(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]), shown);
     } finally {
       abortDoomed.abort();
       abortSurvivor.abort();

@@ -22,12 +22,21 @@ import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { call } from '../helpers/http.ts';
-import { startProcess, type RunningProcess } from '../helpers/processes.ts';
+import {
+  assertLedgerExact,
+  fundedAccount,
+  LEDGER_TOTALS_SQL,
+  type LedgerTotals,
+  ledgerTotals,
+  type Server,
+  type ShownBalance,
+  shownBalance,
+  startServer,
+} from '../helpers/servers.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ADMIN = 'admin-secret-for-tests';
 const MODEL = 'gateway/jobs-model';
 const UPSTREAM_KEY = 'sk-jobs';
 /** jobs.lease_seconds: a dead instance's jobs are taken over this long after its last heartbeat. */
@@ -57,32 +66,6 @@ after(async () => {
 });
 beforeEach(() => upstream.setDefault({ kind: 'normal' }));
 
-interface Server {
-  readonly process: RunningProcess;
-  readonly baseUrl: string;
-}
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const server = startProcess(['src/main.ts'], {
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    GATEWAY_ADMIN_KEY: ADMIN,
-    GATEWAY_CONFIG: configPath,
-    UPSTREAM_KEY,
-    ...env,
-  });
-  const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
-  return { process: server, baseUrl };
-}
-
-async function fundedAccount(server: Server) {
-  const account = await call(server.baseUrl, 'POST', '/admin/v1/accounts', { key: ADMIN, json: { name: 'jobs' } });
-  const accountId: string = account.body.id;
-  await call(server.baseUrl, 'POST', `/admin/v1/accounts/${accountId}/credit`, { key: ADMIN, json: { amount_usd: '5' } });
-  const issued = await call(server.baseUrl, 'POST', '/admin/v1/keys', { key: ADMIN, json: { account_id: accountId } });
-  return { accountId, key: issued.body.key as string };
-}
-
 async function submit(server: Server, key: string, input: string): Promise<string> {
   const queued = await call(server.baseUrl, 'POST', '/v1/responses', { key, json: { model: MODEL, input, background: true } });
   assert.equal(queued.status, 200, queued.text);
@@ -111,31 +94,12 @@ async function upstreamSaw(count: number): Promise<void> {
   }
 }
 
-async function balanceOf(server: Server, accountId: string) {
-  const view = (await call(server.baseUrl, 'GET', `/admin/v1/accounts/${accountId}`, { key: ADMIN })).body;
-  return { balance: usdToPicos(view.balance_usd), reserved: usdToPicos(view.reserved_usd) };
-}
-
-const TOTALS_SQL = (placeholder: string) => `SELECT
-  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'credit') AS credits,
-  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charges,
-  (SELECT count(*) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charge_count,
-  (SELECT coalesce(sum(amount), 0) FROM reservations WHERE owner_id = ${placeholder} AND status = 'open') AS open_holds,
-  balance, reserved FROM wallets WHERE owner_id = ${placeholder}`;
-
-type Totals = Record<'credits' | 'charges' | 'charge_count' | 'open_holds' | 'balance' | 'reserved', bigint>;
-
-const bigints = (row: Record<string, unknown>): Totals =>
-  Object.fromEntries(Object.entries(row).map(([name, value]) => [name, BigInt(value as string | number | bigint)])) as Totals;
-
 /** One charge, equal to the completed job's cost; nothing held; the identities hold on the rows and in the admin view. */
-function assertBalanced(totals: Totals, shown: { balance: bigint; reserved: bigint }, completedCost: string): void {
-  assert.equal(totals.charge_count, 1n, 'one charge: the completed job, never the failed one, never twice');
+function assertBalanced(totals: LedgerTotals, shown: ShownBalance, completedCost: string): void {
+  assert.equal(totals.chargeCount, 1n, 'one charge: the completed job, never the failed one, never twice');
   assert.equal(totals.charges, usdToPicos(completedCost), 'the charge is the cost the completed response shows');
-  assert.equal(totals.open_holds, 0n, 'no hold left open');
-  assert.equal(totals.balance, totals.credits - totals.charges, 'balance = credits − charges');
-  assert.equal(totals.reserved, totals.open_holds, 'reserved = open holds');
-  assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved });
+  assert.equal(totals.openHolds, 0n, 'no hold left open');
+  assertLedgerExact(totals, shown);
 }
 
 /** The two jobs of a crash: the first held upstream when the instance dies, the second waiting behind it. */
@@ -150,36 +114,36 @@ function assertCrashOutcome(interrupted: Record<string, any>, waiting: Record<st
 describe('background jobs across crashes and instances', () => {
   test('SQLite: after a kill -9, the next server fails the job that was upstream (no charge) and completes the one that waited', async () => {
     const dataDir = join(workDir, 'sqlite');
-    const first = await startServer({ GATEWAY_DATA_DIR: dataDir });
+    const first = await startServer(configPath, { GATEWAY_DATA_DIR: dataDir, UPSTREAM_KEY });
     let funded: { accountId: string; key: string };
     let interruptedId: string;
     let waitingId: string;
     const seen = upstream.requests.length;
     try {
-      funded = await fundedAccount(first);
+      funded = await fundedAccount(first, 'jobs');
       upstream.enqueue(HELD_CALL);
       interruptedId = await submit(first, funded.key, 'first job');
       await upstreamSaw(seen + 1);
       waitingId = await submit(first, funded.key, 'second job');
       assert.equal((await retrieve(first, funded.key, waitingId)).status, 'queued');
-      assert.ok((await balanceOf(first, funded.accountId)).reserved > 0n, 'both jobs hold credit');
+      assert.ok((await shownBalance(first, funded.accountId)).reserved > 0n, 'both jobs hold credit');
     } finally {
       await first.process.stop('SIGKILL');
     }
 
-    const second = await startServer({ GATEWAY_DATA_DIR: dataDir });
+    const second = await startServer(configPath, { GATEWAY_DATA_DIR: dataDir, UPSTREAM_KEY });
     try {
       const interrupted = await ended(second, funded.key, interruptedId);
       const waiting = await ended(second, funded.key, waitingId);
       assertCrashOutcome(interrupted, waiting);
       assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
       assert.match(second.process.output(), /released the job leases of the previous server/);
-      const shown = await balanceOf(second, funded.accountId);
+      const shown = await shownBalance(second, funded.accountId);
       const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
       try {
-        const totals = file.prepare(TOTALS_SQL('?1'));
+        const totals = file.prepare(LEDGER_TOTALS_SQL('?1'));
         totals.setReadBigInts(true);
-        assertBalanced(bigints(totals.get(funded.accountId)!), shown, waiting.usage.cost);
+        assertBalanced(ledgerTotals(totals.get(funded.accountId)!), shown, waiting.usage.cost);
       } finally {
         file.close();
       }
@@ -200,7 +164,7 @@ describe('background jobs across crashes and instances', () => {
       await admin.query(`SET search_path TO ${schema}`);
       const url = new URL(TEST_DATABASE_URL);
       url.searchParams.set('options', `-c search_path=${schema}`);
-      env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
+      env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres'), UPSTREAM_KEY };
     });
     after(async () => {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -208,23 +172,23 @@ describe('background jobs across crashes and instances', () => {
     });
 
     test(`a second instance takes over the jobs of one killed with kill -9 once its lease lapsed (${LEASE_SECONDS} s here)`, async () => {
-      const doomed = await startServer(env);
+      const doomed = await startServer(configPath, env);
       let survivor: Server | undefined;
       const seen = upstream.requests.length;
       try {
-        const funded = await fundedAccount(doomed);
+        const funded = await fundedAccount(doomed, 'jobs');
         upstream.enqueue(HELD_CALL);
         const interruptedId = await submit(doomed, funded.key, 'first job');
         await upstreamSaw(seen + 1);
         const waitingId = await submit(doomed, funded.key, 'second job');
         await doomed.process.stop('SIGKILL');
-        survivor = await startServer(env);
+        survivor = await startServer(configPath, env);
         const interrupted = await ended(survivor, funded.key, interruptedId);
         const waiting = await ended(survivor, funded.key, waitingId);
         assertCrashOutcome(interrupted, waiting);
         assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
-        const shown = await balanceOf(survivor, funded.accountId);
-        assertBalanced(bigints((await admin.query(TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown, waiting.usage.cost);
+        const shown = await shownBalance(survivor, funded.accountId);
+        assertBalanced(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown, waiting.usage.cost);
       } finally {
         await doomed.process.stop('SIGKILL');
         await survivor?.process.stop('SIGTERM');
@@ -232,15 +196,15 @@ describe('background jobs across crashes and instances', () => {
     });
 
     test('a cancel on one instance aborts the upstream call of the job another instance runs, and refunds its hold', async () => {
-      const runner = await startServer(env);
+      const runner = await startServer(configPath, env);
       let other: Server | undefined;
       const seen = upstream.requests.length;
       try {
-        const funded = await fundedAccount(runner);
+        const funded = await fundedAccount(runner, 'jobs');
         upstream.enqueue(HELD_CALL);
         const id = await submit(runner, funded.key, 'cancel me elsewhere');
         await upstreamSaw(seen + 1);
-        other = await startServer(env);
+        other = await startServer(configPath, env);
         const cancelled = await call(other.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: funded.key });
         assert.equal(cancelled.status, 200, cancelled.text);
         assert.equal(cancelled.body.status, 'cancelled');
@@ -250,9 +214,9 @@ describe('background jobs across crashes and instances', () => {
           await sleep(10);
         }
         assert.equal((await retrieve(runner, funded.key, id)).status, 'cancelled');
-        const totals = bigints((await admin.query(TOTALS_SQL('$1'), [funded.accountId])).rows[0]);
-        assert.equal(totals.charge_count, 0n);
-        assert.equal(totals.open_holds, 0n);
+        const totals = ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]);
+        assert.equal(totals.chargeCount, 0n);
+        assert.equal(totals.openHolds, 0n);
         assert.equal(totals.balance, totals.credits);
         const again = await call(runner.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key: funded.key });
         assert.equal(again.status, 409);

@@ -1,0 +1,82 @@
+/**
+ * Gateway servers as real processes (`src/main.ts`), for the tests that kill them: start one on a
+ * config file, fund an account through the admin API, read its balance back, and the ledger
+ * identities of an account as the database's rows hold them.
+ */
+import assert from 'node:assert/strict';
+import { usdToPicos } from '../../src/core/money.ts';
+import { call } from './http.ts';
+import { startProcess, type RunningProcess } from './processes.ts';
+
+export const ADMIN_KEY = 'admin-secret-for-tests';
+
+export interface Server {
+  readonly process: RunningProcess;
+  readonly baseUrl: string;
+}
+
+/** Starts a server on an ephemeral port with the admin API on; resolves once it listens. */
+export async function startServer(configPath: string, env: Record<string, string>): Promise<Server> {
+  const server = startProcess(['src/main.ts'], { PORT: '0', LOG_LEVEL: 'info', GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_CONFIG: configPath, ...env });
+  const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+  return { process: server, baseUrl };
+}
+
+/** An account with 5 USD of credit and a key, made through the admin API. */
+export async function fundedAccount(server: Server, name: string): Promise<{ accountId: string; key: string }> {
+  const account = await call(server.baseUrl, 'POST', '/admin/v1/accounts', { key: ADMIN_KEY, json: { name } });
+  const accountId: string = account.body.id;
+  await call(server.baseUrl, 'POST', `/admin/v1/accounts/${accountId}/credit`, { key: ADMIN_KEY, json: { amount_usd: '5' } });
+  const issued = await call(server.baseUrl, 'POST', '/admin/v1/keys', { key: ADMIN_KEY, json: { account_id: accountId } });
+  return { accountId, key: issued.body.key as string };
+}
+
+export interface ShownBalance {
+  readonly balance: bigint;
+  readonly reserved: bigint;
+  readonly available: bigint;
+}
+
+/** The account's balance as the admin API shows it. */
+export async function shownBalance(server: Server, accountId: string): Promise<ShownBalance> {
+  const view = (await call(server.baseUrl, 'GET', `/admin/v1/accounts/${accountId}`, { key: ADMIN_KEY })).body;
+  return { balance: usdToPicos(view.balance_usd), reserved: usdToPicos(view.reserved_usd), available: usdToPicos(view.available_usd) };
+}
+
+/** One account's ledger as its rows hold it. */
+export interface LedgerTotals {
+  readonly credits: bigint;
+  readonly charges: bigint;
+  readonly chargeCount: bigint;
+  readonly openHolds: bigint;
+  readonly balance: bigint;
+  readonly reserved: bigint;
+}
+
+/** The query of LedgerTotals, with the account id as its one parameter (`?1` on SQLite, `$1` on PostgreSQL). */
+export const LEDGER_TOTALS_SQL = (placeholder: string) => `SELECT
+  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'credit') AS credits,
+  (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charges,
+  (SELECT count(*) FROM ledger_entries WHERE owner_id = ${placeholder} AND kind = 'charge') AS charge_count,
+  (SELECT coalesce(sum(amount), 0) FROM reservations WHERE owner_id = ${placeholder} AND status = 'open') AS open_holds,
+  balance, reserved FROM wallets WHERE owner_id = ${placeholder}`;
+
+/** A row of LEDGER_TOTALS_SQL, whichever engine's representation of its integers. */
+export function ledgerTotals(row: Record<string, unknown>): LedgerTotals {
+  const big = (name: string) => BigInt(row[name] as string | number | bigint);
+  return {
+    credits: big('credits'),
+    charges: big('charges'),
+    chargeCount: big('charge_count'),
+    openHolds: big('open_holds'),
+    balance: big('balance'),
+    reserved: big('reserved'),
+  };
+}
+
+/** credits − charges = balance, open holds = reserved, and the admin view shows the same. */
+export function assertLedgerExact(totals: LedgerTotals, shown: ShownBalance): void {
+  assert.equal(totals.balance, totals.credits - totals.charges, 'balance = credits − charges');
+  assert.equal(totals.reserved, totals.openHolds, 'reserved = open holds');
+  assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved, available: totals.credits - totals.charges - totals.openHolds });
+}
