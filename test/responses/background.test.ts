@@ -131,6 +131,13 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       }
     });
 
+    test('hostile text (a NUL character, a lone surrogate) is queued, run and stored like any other', async () => {
+      const queued = await submit('nul \u0000 and a lone \ud800 surrogate');
+      const final = await ended(queued.body.id);
+      assert.equal(final.status, 'completed');
+      assert.equal(final.instructions, null);
+    });
+
     test("another owner's job, an unknown id and an expired job are 404 to GET and cancel; a response answered in its request is a 409 to cancel", async () => {
       const id = (await submit('mine')).body.id;
       assertError(await get(id, stranger), { status: 404, type: 'invalid_request_error', code: 'not_found', param: null });
