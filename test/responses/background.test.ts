@@ -202,19 +202,20 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const longAgo = Date.now() - 10 * 60_000;
       const endedWithHold = async (id: string, status: 'completed' | 'failed', cost?: bigint) => {
         const hold = await gateway.store.reserve({ owner, amount: 5_000n, requestId: null, expiresAt: Date.now() + 60_000, holder: { kind: 'job', id } });
+        // Created ended (a queued one would be claimed by the gateway's workers), as its instance left it.
         await gateway.store.createJob({
           id,
           kind: 'response',
           owner,
           keyId: 'key_x',
-          status: 'queued',
+          status,
           payload: null,
           result: null,
           reservationId: hold!.id,
           createdAt: longAgo,
           expiresAt: Date.now() + 60_000,
         });
-        await gateway.store.transitionJob(id, ['queued'], { status, cost, now: longAgo });
+        await gateway.store.transitionJob(id, [status], { cost, now: longAgo });
       };
       await endedWithHold(`resp_orphan_done_${engine}`, 'completed', 1_234n);
       await endedWithHold(`resp_orphan_failed_${engine}`, 'failed');
