@@ -9,9 +9,11 @@ import { geminiProtocol } from './gemini/index.ts';
 import { openAIChatProtocol } from './openai-chat/index.ts';
 import { openAIResponsesProtocol } from './openai-responses/index.ts';
 import { simulatedProtocol } from './simulated/protocol.ts';
+import { simulatedImagesProtocol } from './simulated/images.ts';
+import { IMAGES } from './image-protocol.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
-  simulated: provides(implement(CHAT, simulatedProtocol)),
+  simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol)),
   openai: provides(implement(CHAT, openAIChatProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
   anthropic: provides(implement(CHAT, anthropicProtocol)),
