@@ -199,13 +199,40 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.notEqual(await seeded(1), await seeded(2));
     });
 
-    test('response_format url (the default) is refused until stored outputs exist: never a made-up URL', async () => {
+    test('response_format url (the default): signed URLs of the gateway itself, the images stored as PNG files', async () => {
       for (const body of [
-        { model: 'gateway/pics', prompt: 'u' },
-        { model: 'gateway/pics', prompt: 'u', response_format: 'url' },
+        { model: 'gateway/pics', prompt: 'u', n: 2, size: '64x32' },
+        { model: 'gateway/pics', prompt: 'u', size: '64x32', response_format: 'url' },
       ]) {
-        assertError(await generate(gateway, body), { status: 400, type: 'invalid_request_error', code: 'unsupported_parameter', param: 'response_format' });
+        const response = await generate(gateway, body);
+        assert.equal(response.status, 200, response.text);
+        const requestId = response.headers.get('x-gateway-request-id')!;
+        response.body.data.forEach((datum: { url: string; b64_json?: string }, index: number) => {
+          assert.equal(datum.b64_json, undefined);
+          const url = new URL(datum.url);
+          assert.equal(url.origin, gateway.baseUrl);
+          assert.equal(url.pathname, `/v1/outputs/${requestId}/files/image-${index}.png`);
+          assert.match(url.searchParams.get('expires') ?? '', /^\d+$/);
+          assert.match(url.searchParams.get('signature') ?? '', /.+/);
+        });
+        for (let index = 0; index < response.body.data.length; index++) {
+          const stored = await gateway.deps.outputs.readOutputFile(requestId, `image-${index}.png`);
+          assert.ok(stored, 'the image is stored');
+          assert.equal(stored.contentType, 'image/png');
+          const chunks: Buffer[] = [];
+          for await (const chunk of stored.stream) chunks.push(chunk as Buffer);
+          assertPng(Buffer.concat(chunks), { width: 64, height: 32 });
+        }
       }
+    });
+
+    test('b64_json images are stored as output files too', async () => {
+      const response = await generate(gateway, { model: 'gateway/pics', prompt: 'kept', size: '64x32', response_format: 'b64_json' });
+      const files = await gateway.deps.outputs.listOutputFiles(response.headers.get('x-gateway-request-id')!);
+      assert.deepEqual(
+        files.map((file) => [file.key.split('/').at(-1), file.size]),
+        [['image-0.png', Buffer.from(response.body.data[0].b64_json, 'base64').length]],
+      );
     });
 
     test('user is accepted where the route approves it', async () => {

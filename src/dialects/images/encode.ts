@@ -1,6 +1,6 @@
 /**
  * The image result in the OpenAI Images shape (https://platform.openai.com/docs/api-reference/images/object):
- * `created` (seconds), `data[]` with `b64_json` and `revised_prompt` where the upstream gave one,
+ * `created` (seconds), `data[]` with a signed `url` or `b64_json`, `revised_prompt` where the upstream gave one,
  * and `usage` where the upstream counted tokens.
  */
 import type { CanonicalImageRequest, CanonicalImageResult, ImageTokenUsage } from '../../canonical/index.ts';
@@ -25,11 +25,12 @@ interface OpenAIImageUsage {
   readonly total_tokens: number;
 }
 
-export function encodeImageResult(result: CanonicalImageResult, call: ServedCall<CanonicalImageRequest>): ImageResultBody {
+/** `urls`: the signed URL of each stored image (`response_format: url`); without them, the images inline. */
+export function encodeImageResult(result: CanonicalImageResult, call: ServedCall<CanonicalImageRequest>, urls?: readonly string[]): ImageResultBody {
   return {
     created: Math.floor(call.createdAt / 1000),
-    data: result.images.map((image) => ({
-      b64_json: Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength).toString('base64'),
+    data: result.images.map((image, index) => ({
+      ...(urls ? { url: urls[index] } : { b64_json: Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength).toString('base64') }),
       ...(image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt }),
     })),
     ...(result.usage ? { usage: openAIUsage(result.usage) } : {}),

@@ -7,7 +7,7 @@
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../../core/errors.ts';
+import type { CanonicalImageRequest, CanonicalImageResult, ImageMediaType } from '../../canonical/index.ts';
 import { callInput } from '../../http/call-input.ts';
 import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -15,9 +15,10 @@ import { withIdempotency } from '../../http/idempotency.ts';
 import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
 import { IMAGE } from '../../pipeline/kinds/image.ts';
-import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
+import { pipelineFor, type ChargeGate, type Pipeline } from '../../pipeline/pipeline.ts';
+import type { ServedCall } from '../../pipeline/types.ts';
 import { decodeImageEdit, decodeImageGeneration, type DecodedImageRequest } from './decode.ts';
-import { encodeImageResult } from './encode.ts';
+import { encodeImageResult, type ImageResultBody } from './encode.ts';
 import { MULTIPART_LIMITS, readMultipartEdit } from './multipart.ts';
 import { ImageEditRequest, ImageGenerationRequest, type ImageEditBody, type ImageGenerationBody } from './schema.ts';
 
@@ -27,10 +28,30 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
   app.addHook('onClose', () => pipeline.close());
   const answer = async (request: FastifyRequest, reply: FastifyReply, decoded: DecodedImageRequest) => {
     const input = callInput(request, reply, 'images', decoded);
-    if (input.request.responseFormat === 'url') {
-      throw errors.unsupportedParameter('response_format', "response_format 'url' is not available on this gateway yet: send response_format: 'b64_json'.");
-    }
-    return sendCompleted(reply, await pipeline.complete(IMAGE, input, encodeImageResult));
+    const origin = deps.outputs.originOf(request);
+    let delivered: CanonicalImageResult | undefined;
+    const render = (result: CanonicalImageResult, call: ServedCall<CanonicalImageRequest>) => {
+      delivered = result;
+      const urls =
+        input.request.responseFormat === 'url'
+          ? result.images.map((image, index) => deps.outputs.signedOutputUrl(origin, input.requestId, imageFileName(index, image.mediaType), deps.now()).url)
+          : undefined;
+      return encodeImageResult(result, call, urls);
+    };
+    // The images are stored before the charge: a store that fails releases the whole hold.
+    const storeImages: ChargeGate<ImageResultBody> = {
+      admit: async () => {
+        await deps.outputs.storeOutputFiles(
+          input.requestId,
+          delivered!.images.map((image, index) => ({ name: imageFileName(index, image.mediaType), contentType: image.mediaType, bytes: image.data })),
+        );
+        return true;
+      },
+      // The body carries no amount; a charge capped by the balance changes nothing in it.
+      amend: async () => {},
+    };
+    const prepared = await pipeline.prepare(IMAGE, input);
+    return sendCompleted(reply, await pipeline.completePrepared(prepared, render, storeImages));
   };
 
   app.post<{ Body: ImageGenerationBody }>(
@@ -76,4 +97,11 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
       (request, reply) => answer(request, reply, decodeImageEdit(request.body)),
     );
   });
+}
+
+const EXTENSIONS: Readonly<Record<ImageMediaType, string>> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+
+/** The stored file of a request's image: `image-0.png`, `image-1.png`, … */
+function imageFileName(index: number, mediaType: ImageMediaType): string {
+  return `image-${index}.${EXTENSIONS[mediaType]}`;
 }
