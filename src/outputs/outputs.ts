@@ -26,6 +26,12 @@ export interface SignedOutputUrl {
   readonly expiresAt: number;
 }
 
+/**
+ * The name of a request's text output: the JSON body the client got, kept in its request log row
+ * and served from there (docs/outputs.md); no stored file may take it.
+ */
+export const OUTPUT_JSON_NAME = 'output.json';
+
 /** The folder of a request's files in the blob store. */
 export function outputPrefix(requestId: string): string {
   return `outputs/${requestId}/`;
@@ -75,7 +81,8 @@ export class Outputs {
     if (!isPlainSegment(requestId)) throw errors.invalidValue(null, `invalid request id ${JSON.stringify(requestId)}`);
     const keys: string[] = [];
     for (const file of files) {
-      if (!isPlainSegment(file.name)) throw errors.invalidValue(null, `invalid output file name ${JSON.stringify(file.name)}`);
+      if (!isPlainSegment(file.name) || file.name === OUTPUT_JSON_NAME)
+        throw errors.invalidValue(null, `invalid output file name ${JSON.stringify(file.name)}`);
       const key = outputKey(requestId, file.name);
       await this.blobs.put(key, file.bytes, file.contentType);
       keys.push(key);

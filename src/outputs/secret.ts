@@ -5,7 +5,7 @@
  * (mode 0600), which a single server, or instances sharing that folder, keep using.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const OUTPUT_SECRET_FILE = 'output-secret';
@@ -29,11 +29,16 @@ export async function loadOutputSecret(input: { readonly dataDir: string; readon
   const existing = await readSecretFile(path);
   if (existing !== null) return existing;
   await mkdir(input.dataDir, { recursive: true });
+  // Written whole aside, then linked in place: link fails when the file exists, so of two processes
+  // starting at once one creates it, and neither ever reads it half-written.
+  const aside = join(input.dataDir, `.${OUTPUT_SECRET_FILE}.${randomBytes(6).toString('hex')}`);
+  await writeFile(aside, `${randomBytes(SECRET_BYTES).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
   try {
-    // 'wx': of two processes starting at once, one creates the file and both read what it wrote.
-    await writeFile(path, `${randomBytes(SECRET_BYTES).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
+    await link(aside, path);
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+  } finally {
+    await rm(aside, { force: true });
   }
   const created = await readSecretFile(path);
   if (created === null) throw new OutputSecretError(`the output secret file ${path} is empty`);

@@ -108,6 +108,8 @@ export interface Outcome {
   readonly cost?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
+  /** Blob keys of the request's stored files (docs/outputs.md). */
+  readonly blobKeys?: readonly string[];
   readonly firstByteMs?: number | null;
 }
 
@@ -274,6 +276,7 @@ export class Pipeline {
         cost: outcome.cost,
         errorCode: outcome.errorCode,
         output: outcome.output,
+        blobKeys: outcome.blobKeys,
       }),
     );
   }

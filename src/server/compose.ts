@@ -18,6 +18,7 @@ import { Jobs } from '../jobs/jobs.ts';
 import { jobSettings } from '../jobs/settings.ts';
 import { callableRoute } from '../protocols/registry.ts';
 import { Outputs } from '../outputs/outputs.ts';
+import { REQUEST_LOG_LIFETIME_MS } from '../pipeline/request-log.ts';
 import { loadOutputSecret } from '../outputs/secret.ts';
 import { openBlobStore } from '../storage/open-blobs.ts';
 import { startMaintenance } from '../storage/maintenance.ts';
@@ -45,7 +46,7 @@ export interface RuntimeOptions {
   readonly routes?: readonly RouteModule[];
   /** Change-feed polling interval of the key cache (ms). */
   readonly pollIntervalMs?: number;
-  /** How often expired reservations, request rows, idempotency records, jobs and webhook deliveries are swept (ms). */
+  /** How often expired reservations, request rows, idempotency records, jobs, webhook deliveries and output files are swept (ms). */
   readonly maintenanceIntervalMs?: number;
   /** Let in-flight requests finish on close (see BuildAppOptions.drainOnClose). */
   readonly drainOnClose?: boolean;
@@ -180,6 +181,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,
     logger: options.logger,
+    blobs: { store: outputs.blobs, lifetimeMs: REQUEST_LOG_LIFETIME_MS },
   });
   let closing: Promise<void> | undefined;
   return {

@@ -49,6 +49,11 @@ export interface StartGatewayOptions {
   readonly requestTimeoutMs?: number;
   /** Replaces DNS for webhook deliveries. */
   readonly webhookResolver?: Resolver;
+  /** The gateway's clock (epoch ms); the real one when omitted. */
+  readonly now?: () => number;
+  /** GATEWAY_OUTPUT_SECRET and GATEWAY_PUBLIC_URL (docs/outputs.md); the data dir's secret and each request's origin when omitted. */
+  readonly outputSecret?: string;
+  readonly publicUrl?: string;
 }
 
 export interface CreateKeyOptions {
@@ -92,6 +97,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       routes: options.routes,
       requestTimeoutMs: options.requestTimeoutMs,
       webhookResolver: options.webhookResolver,
+      now: options.now,
+      outputSecret: options.outputSecret,
+      publicUrl: options.publicUrl,
     });
   } catch (error) {
     await storage.dispose();
