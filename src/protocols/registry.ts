@@ -11,11 +11,13 @@ import { openAIResponsesProtocol } from './openai-responses/index.ts';
 import { simulatedProtocol } from './simulated/protocol.ts';
 import { simulatedImagesProtocol } from './simulated/images.ts';
 import { IMAGES } from './image-protocol.ts';
+import { openAIImagesProtocol } from './openai-images/index.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
   simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol)),
   openai: provides(implement(CHAT, openAIChatProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
+  'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),
   anthropic: provides(implement(CHAT, anthropicProtocol)),
   gemini: provides(implement(CHAT, geminiProtocol)),
 };

@@ -22,12 +22,16 @@ import { encodeImageResult, type ImageResultBody } from './encode.ts';
 import { MULTIPART_LIMITS, readMultipartEdit } from './multipart.ts';
 import { ImageEditRequest, ImageGenerationRequest, type ImageEditBody, type ImageGenerationBody } from './schema.ts';
 
+/** The request log's route names (GET /v1/outputs/{requestId} reports them as endpoints). */
+const GENERATIONS = 'images.generations';
+const EDITS = 'images.edits';
+
 export const imagesRoutes: RouteModule = (app, deps) => registerImageRoutes(app, deps, pipelineFor(deps));
 
 export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, pipeline: Pipeline): Promise<void> {
   app.addHook('onClose', () => pipeline.close());
-  const answer = async (request: FastifyRequest, reply: FastifyReply, decoded: DecodedImageRequest) => {
-    const input = callInput(request, reply, 'images', decoded);
+  const answer = async (request: FastifyRequest, reply: FastifyReply, route: string, decoded: DecodedImageRequest) => {
+    const input = callInput(request, reply, route, decoded);
     const origin = deps.outputs.originOf(request);
     let delivered: CanonicalImageResult | undefined;
     const render = (result: CanonicalImageResult, call: ServedCall<CanonicalImageRequest>) => {
@@ -58,14 +62,14 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
     '/v1/images/generations',
     withIdempotency(
       deps,
-      { route: 'images', resultHeaders: [COST_HEADER], pipeline },
+      { route: GENERATIONS, resultHeaders: [COST_HEADER], pipeline },
       {
         schema: { summary: 'Generate images', tags: ['images'], body: ImageGenerationRequest },
         onRequest: deps.authenticator.require('images'),
-        onError: rejectionRecorder(pipeline, 'images', deps.now),
+        onError: rejectionRecorder(pipeline, GENERATIONS, deps.now),
       },
     ),
-    (request, reply) => answer(request, reply, decodeImageGeneration(request.body)),
+    (request, reply) => answer(request, reply, GENERATIONS, decodeImageGeneration(request.body)),
   );
 
   // Multipart parsing is scoped to the edits route: every other route still answers 415 to it.
@@ -76,7 +80,7 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
       {
         ...withIdempotency(
           deps,
-          { route: 'image-edits', resultHeaders: [COST_HEADER], pipeline },
+          { route: EDITS, resultHeaders: [COST_HEADER], pipeline },
           {
             schema: {
               summary: 'Edit an image',
@@ -86,7 +90,7 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
               body: ImageEditRequest,
             },
             onRequest: deps.authenticator.require('images'),
-            onError: rejectionRecorder(pipeline, 'images', deps.now),
+            onError: rejectionRecorder(pipeline, EDITS, deps.now),
           },
         ),
         // Before validation: the multipart form becomes the JSON form's object.
@@ -94,7 +98,7 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
           if (request.isMultipart()) request.body = await readMultipartEdit(request);
         },
       },
-      (request, reply) => answer(request, reply, decodeImageEdit(request.body)),
+      (request, reply) => answer(request, reply, EDITS, decodeImageEdit(request.body)),
     );
   });
 }
