@@ -10,8 +10,9 @@
  * - Imagen `:predict`: no quality parameter; sizes travel as aspect ratios, and its edits take the
  *   source image's shape, so an explicit size on an edit is refused
  *   (https://ai.google.dev/gemini-api/docs/imagen).
- * - Diffusion GPU pools: no quality and no masks, but steps, guidance, seed and negative prompt
- *   (https://docs.together.ai/reference/post-images-generations).
+ * - Diffusion GPU pools: no quality, no masks and no end-user id, but steps, guidance, seed and
+ *   negative prompt (https://docs.together.ai/reference/post-images-generations).
+ * - Imagen has no end-user id either.
  */
 import type { ImageQuality } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
@@ -25,6 +26,8 @@ export interface ImageFamily {
   readonly mask: boolean;
   /** Whether the `extra_body.gpu_pool` options can be sent. */
   readonly gpuPool: boolean;
+  /** Whether the end-user id (`user`) can be sent. */
+  readonly user: boolean;
   /** When set, sizes travel as these aspect ratios (`W:H`), and a size must map to one of them. */
   readonly aspectRatios?: readonly string[];
 }

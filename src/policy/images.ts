@@ -25,7 +25,7 @@ export function checkImageRoute(request: CanonicalImageRequest, endpoint: RouteE
     checkSize(request, endpoint, family, constraints) ??
     checkQuality(request, endpoint, family, constraints) ??
     checkMask(request, endpoint, family) ??
-    checkConstraint(imageFieldRef('user'), request.user, constraints.user) ??
+    checkUser(request, family, constraints) ??
     checkConstraint(imageFieldRef('responseFormat'), request.responseFormat, constraints.response_format) ??
     checkGpuPool(request, family, constraints)
   );
@@ -79,6 +79,11 @@ function checkQuality(request: CanonicalImageRequest, endpoint: RouteEndpoint, f
     return notSupported(ref, `= "${request.quality}" is not supported by this model (supported qualities: ${supported.join(', ') || 'none'})`);
   }
   return undefined;
+}
+
+function checkUser(request: CanonicalImageRequest, family: ImageFamily, constraints: Constraints): PolicyViolation | undefined {
+  if (request.user !== undefined && !family.user) return notSupported(imageFieldRef('user'), 'is not supported by this model');
+  return checkConstraint(imageFieldRef('user'), request.user, constraints.user);
 }
 
 function checkMask(request: CanonicalImageRequest, endpoint: RouteEndpoint, family: ImageFamily): PolicyViolation | undefined {

@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { toFile } from 'openai';
 import type { ImageGenerateParamsNonStreaming } from 'openai/resources/images';
-import type { RecordedRequest } from '../simulators/harness.ts';
+import type { RecordedRequest, Simulator } from '../simulators/harness.ts';
+import { startImagenSimulator, type ImagenSimulator } from '../simulators/imagen.ts';
+import { startGpuPoolSimulator, type GpuPoolSimulator } from '../simulators/gpu-pool.ts';
+import { assertError, call } from '../helpers/http.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -19,7 +22,7 @@ import { assertPng, editJson, IMAGE_CAPABILITIES } from './helpers.ts';
 const KEY = 'sk-images-upstream';
 
 /** The last image call (a URL upstream also sees the gateway download its files). */
-function lastPost(simulator: OpenAIImagesSimulator): RecordedRequest {
+function lastPost(simulator: Simulator): RecordedRequest {
   return simulator.requests.filter((request) => request.method === 'POST').at(-1)!;
 }
 
@@ -27,31 +30,55 @@ interface Upstream {
   readonly name: string;
   readonly model: string;
   /** The upstream simulator, when there is one (the simulated provider has none). */
-  readonly simulator?: () => OpenAIImagesSimulator;
+  readonly simulator?: () => Simulator;
+  /** The family takes `quality` (with the aliases), masks, and a size on edits. */
+  readonly quality: boolean;
+  readonly mask: boolean;
+  readonly editSize: boolean;
+  /** The upstream speaks OpenAI Images (its request body is checked). */
+  readonly openai?: boolean;
 }
 
 describe('images with the openai SDK', () => {
   let gpt: OpenAIImagesSimulator;
   let dalle: OpenAIImagesSimulator;
+  let imagen: ImagenSimulator;
+  let pool: GpuPoolSimulator;
   let gateway: TestGateway;
 
+  const aliased = { quality: true, mask: true, editSize: true };
   const upstreams: Upstream[] = [
-    { name: 'OpenAI Images (b64_json upstream)', model: 'gateway/gpt-pics', simulator: () => gpt },
-    { name: 'OpenAI Images (URL upstream)', model: 'gateway/dalle-pics', simulator: () => dalle },
-    { name: 'the simulated provider', model: 'gateway/sim-pics' },
+    { name: 'OpenAI Images (b64_json upstream)', model: 'gateway/gpt-pics', simulator: () => gpt, openai: true, ...aliased },
+    { name: 'OpenAI Images (URL upstream)', model: 'gateway/dalle-pics', simulator: () => dalle, openai: true, ...aliased },
+    { name: 'Imagen :predict', model: 'gateway/imagen-pics', simulator: () => imagen, quality: false, mask: true, editSize: false },
+    { name: 'the gpu-pool', model: 'gateway/pool-pics', simulator: () => pool, quality: false, mask: false, editSize: true },
+    { name: 'the simulated provider', model: 'gateway/sim-pics', ...aliased },
   ];
 
   before(async () => {
     gpt = await startOpenAIImagesSimulator({ apiKey: KEY });
     dalle = await startOpenAIImagesSimulator({ apiKey: KEY, urls: true });
-    const route = (provider: string, upstreamModel: string) => ({
+    imagen = await startImagenSimulator(KEY);
+    pool = await startGpuPoolSimulator(KEY);
+    const route = (provider: string, upstreamModel: string, qualities = true) => ({
       provider,
       model: upstreamModel,
       supply: 'first_party' as const,
       training_use: 'never' as const,
-      pricing: { unit: 'per_image' as const, per_image: 0.02, variants: [{ key: 'high', price: 0.08 }] },
+      pricing: { unit: 'per_image' as const, per_image: 0.02, ...(qualities ? { variants: [{ key: 'high', price: 0.08 }] } : {}) },
       capabilities: IMAGE_CAPABILITIES,
-      limits: { max_images: 4, supported_sizes: ['auto', '16x16', '1024x1024'], supported_qualities: ['low', 'medium', 'high'] },
+      limits: {
+        max_images: 4,
+        supported_sizes: ['auto', '16x16', '1024x1024'],
+        ...(qualities ? { supported_qualities: ['low', 'medium', 'high'] } : {}),
+      },
+      parameters: {
+        'image-generation': {
+          'extra_body.gpu_pool.num_inference_steps': { type: 'integer' as const, minimum: 1, maximum: 50 },
+          'extra_body.gpu_pool.seed': { type: 'integer' as const },
+          'extra_body.gpu_pool.negative_prompt': { type: 'string' as const },
+        },
+      },
     });
     const model = (id: string, endpoint: ReturnType<typeof route>) => ({
       id,
@@ -67,11 +94,15 @@ describe('images with the openai SDK', () => {
       providers: [
         { id: 'gpt', kind: 'openai-images', base_url: gpt.baseUrl, api_key_env: 'IMAGES_KEY' },
         { id: 'dalle', kind: 'openai-images', base_url: dalle.baseUrl, api_key_env: 'IMAGES_KEY' },
+        { id: 'imagen', kind: 'gemini', base_url: imagen.baseUrl, api_key_env: 'IMAGES_KEY' },
+        { id: 'pool', kind: 'gpu-pool', base_url: pool.baseUrl, api_key_env: 'IMAGES_KEY' },
         { id: 'sim', kind: 'simulated' },
       ],
       models: [
         model('gateway/gpt-pics', route('gpt', 'gpt-image-1')),
         model('gateway/dalle-pics', route('dalle', 'dall-e-3')),
+        model('gateway/imagen-pics', route('imagen', 'imagen-4.0-generate-001', false)),
+        model('gateway/pool-pics', route('pool', 'flux-schnell', false)),
         model('gateway/sim-pics', route('sim', 'sim-pics')),
       ],
     };
@@ -81,6 +112,8 @@ describe('images with the openai SDK', () => {
     await gateway.close();
     await gpt.close();
     await dalle.close();
+    await imagen.close();
+    await pool.close();
   });
 
   async function download(url: string): Promise<Buffer> {
@@ -102,8 +135,8 @@ describe('images with the openai SDK', () => {
           [usdToPicos('0.04')],
         );
         assert.equal((await ledger(gateway)).balance.reserved, 0n);
-        if (upstream.simulator) {
-          const sent = lastPost(upstream.simulator());
+        if (upstream.openai) {
+          const sent = lastPost(upstream.simulator!());
           // An omitted quality is `medium` in this family; no response_format goes upstream.
           assert.deepEqual(sent.body, {
             model: upstream.model === 'gateway/gpt-pics' ? 'gpt-image-1' : 'dall-e-3',
@@ -116,20 +149,26 @@ describe('images with the openai SDK', () => {
         }
       });
 
-      test('images.generate with url (the default): gateway URLs that download as PNGs; hd is billed as high', async () => {
+      test('images.generate with url (the default): gateway URLs that download as PNGs; hd is billed as high where the family aliases it', async () => {
         const before = await ledger(gateway);
-        const params: ImageGenerateParamsNonStreaming = { model: upstream.model, prompt: 'a blue kite', size: '16x16' as never, quality: 'hd' };
+        const params: ImageGenerateParamsNonStreaming = {
+          model: upstream.model,
+          prompt: 'a blue kite',
+          size: '16x16' as never,
+          ...(upstream.quality ? { quality: 'hd' as const } : {}),
+        };
         const response = await openai(gateway).images.generate(params).withResponse();
-        assert.equal(response.response.headers.get('x-gateway-cost-usd'), '0.08');
+        const price = upstream.quality ? '0.08' : '0.02';
+        assert.equal(response.response.headers.get('x-gateway-cost-usd'), price);
         const [image] = response.data.data!;
         assert.ok(image.url?.startsWith(`${gateway.baseUrl}/v1/outputs/`), String(image.url));
         assertPng(await download(image.url!), { width: 16, height: 16 });
         assert.deepEqual(
           (await newCharges(gateway, before)).map((entry) => entry.amount),
-          [usdToPicos('0.08')],
+          [usdToPicos(price)],
         );
-        if (upstream.simulator) assert.equal(lastPost(upstream.simulator()).body.quality, 'high');
-        if (upstream.simulator === undefined || upstream.model === 'gateway/dalle-pics') return;
+        if (upstream.openai) assert.equal(lastPost(upstream.simulator!()).body.quality, 'high');
+        if (upstream.model !== 'gateway/gpt-pics') return;
         assert.deepEqual(response.data.usage, {
           input_tokens: 12,
           input_tokens_details: { text_tokens: 10, image_tokens: 2 },
@@ -145,7 +184,8 @@ describe('images with the openai SDK', () => {
           model: upstream.model,
           prompt: 'add a sun',
           image: await toFile(source, 'source.png', { type: 'image/png' }),
-          mask: await toFile(seededPng('mask', 16, 16), 'mask.png', { type: 'image/png' }),
+          ...(upstream.editSize ? { size: '16x16' as never } : {}),
+          ...(upstream.mask ? { mask: await toFile(seededPng('mask', 16, 16), 'mask.png', { type: 'image/png' }) } : {}),
           response_format: 'b64_json',
         });
         assertPng(Buffer.from(result.data![0].b64_json!, 'base64'), { width: 16, height: 16 });
@@ -153,8 +193,8 @@ describe('images with the openai SDK', () => {
           (await newCharges(gateway, before)).map((entry) => entry.amount),
           [usdToPicos('0.02')],
         );
-        if (upstream.simulator) {
-          const edit = upstream.simulator().edits.at(-1)!;
+        if (upstream.openai) {
+          const edit = (upstream.simulator!() as OpenAIImagesSimulator).edits.at(-1)!;
           assert.deepEqual(edit.image, { bytes: source.length, type: 'image/png', name: 'image.png' });
           assert.equal((edit.mask as { type: string }).type, 'image/png');
           assert.equal(edit.prompt, 'add a sun');
@@ -162,7 +202,12 @@ describe('images with the openai SDK', () => {
       });
 
       test('a JSON edit with base64 files, answered with a URL', async () => {
-        const response = await editJson(gateway, { model: upstream.model, prompt: 'add a moon', image: seededPng('json source').toString('base64') });
+        const response = await editJson(gateway, {
+          model: upstream.model,
+          prompt: 'add a moon',
+          image: seededPng('json source').toString('base64'),
+          ...(upstream.editSize ? { size: '16x16' } : {}),
+        });
         assert.equal(response.status, 200, response.text);
         assertPng(await download(response.body.data[0].url), { width: 16, height: 16 });
       });
@@ -187,6 +232,73 @@ describe('images with the openai SDK', () => {
       }
     });
   }
+
+  test('Imagen: a size is sent as its aspect ratio; an image withheld by the safety filter is not charged', async () => {
+    const before = await ledger(gateway);
+    const result = await openai(gateway).images.generate({
+      model: 'gateway/imagen-pics',
+      prompt: 'a [filtered] scene',
+      n: 2,
+      size: '16x16' as never,
+      response_format: 'b64_json',
+    });
+    assert.equal(result.data?.length, 1);
+    assert.deepEqual(lastPost(imagen).body, { instances: [{ prompt: 'a [filtered] scene' }], parameters: { sampleCount: 2, aspectRatio: '1:1' } });
+    assert.deepEqual(
+      (await newCharges(gateway, before)).map((entry) => entry.amount),
+      [usdToPicos('0.02')],
+    );
+    // Every image filtered: a failure, and the hold goes back whole.
+    await assert.rejects(openai(gateway).images.generate({ model: 'gateway/imagen-pics', prompt: '[filtered]', response_format: 'b64_json' }), { status: 502 });
+    assert.equal((await ledger(gateway)).balance.reserved, 0n);
+  });
+
+  test('Imagen: explicit quality, a size on an edit, and user are refused before any credit moves', async () => {
+    const image = seededPng('x').toString('base64');
+    for (const [path, body, param] of [
+      ['/v1/images/generations', { model: 'gateway/imagen-pics', prompt: 'x', quality: 'high' }, 'quality'],
+      ['/v1/images/generations', { model: 'gateway/imagen-pics', prompt: 'x', user: 'u1' }, 'user'],
+      ['/v1/images/edits', { model: 'gateway/imagen-pics', prompt: 'x', image, size: '16x16' }, 'size'],
+    ] as const) {
+      const response = await call(gateway.baseUrl, 'POST', path, { key: gateway.apiKey, json: body });
+      assertError(response, { status: 400, type: 'invalid_request_error', code: 'unsupported_parameter', param });
+    }
+  });
+
+  test('gpu-pool: the gpu_pool options reach the upstream under its names; a mask is refused', async () => {
+    const response = await call(gateway.baseUrl, 'POST', '/v1/images/generations', {
+      key: gateway.apiKey,
+      json: {
+        model: 'gateway/pool-pics',
+        prompt: 'fog',
+        size: '16x16',
+        response_format: 'b64_json',
+        extra_body: { gpu_pool: { num_inference_steps: 4, seed: 7, negative_prompt: 'rain' } },
+      },
+    });
+    assert.equal(response.status, 200, response.text);
+    assert.deepEqual(lastPost(pool).body, {
+      model: 'flux-schnell',
+      prompt: 'fog',
+      n: 1,
+      width: 16,
+      height: 16,
+      steps: 4,
+      seed: 7,
+      negative_prompt: 'rain',
+      response_format: 'base64',
+    });
+    const image = seededPng('x').toString('base64');
+    assertError(
+      await call(gateway.baseUrl, 'POST', '/v1/images/edits', { key: gateway.apiKey, json: { model: 'gateway/pool-pics', prompt: 'x', image, mask: image } }),
+      {
+        status: 400,
+        type: 'invalid_request_error',
+        code: 'unsupported_parameter',
+        param: 'mask',
+      },
+    );
+  });
 
   test('the openai-images family cannot send gpu_pool options: refused before any credit moves', async () => {
     const response = await fetch(`${gateway.baseUrl}/v1/images/generations`, {

@@ -12,7 +12,7 @@ import { parseImagesError } from './errors.ts';
 import { imagesEditForm, imagesRequestBody } from './request.ts';
 import { parseImagesResponse } from './response.ts';
 
-export const OPENAI_IMAGE_FAMILY: ImageFamily = { quality: 'aliased', editSize: true, mask: true, gpuPool: false };
+export const OPENAI_IMAGE_FAMILY: ImageFamily = { quality: 'aliased', editSize: true, mask: true, gpuPool: false, user: true };
 
 export const openAIImagesProtocol: ImagesProtocol = {
   family: OPENAI_IMAGE_FAMILY,

@@ -12,7 +12,7 @@ import type { RouteEndpoint } from '../../catalog/types.ts';
 import { pixelSize, resolveImageQuality, type ImageFamily } from '../../policy/image-family.ts';
 import type { ImagesProtocol } from '../image-protocol.ts';
 
-export const SIMULATED_IMAGE_FAMILY: ImageFamily = { quality: 'aliased', editSize: true, mask: true, gpuPool: true };
+export const SIMULATED_IMAGE_FAMILY: ImageFamily = { quality: 'aliased', editSize: true, mask: true, gpuPool: true, user: true };
 
 /** What `auto` or an omitted size draws, as OpenAI's default square. */
 const DEFAULT_SIZE = { width: 1024, height: 1024 };
