@@ -4,14 +4,14 @@
  * the bytes themselves rather than trusted from a label.
  */
 import type { ImageMediaType } from '../canonical/index.ts';
+import { strictBase64 } from '../core/base64.ts';
 import { errors } from '../core/errors.ts';
 import { getBytes, type JsonCallOptions } from './transport/json-call.ts';
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 export function base64Image(text: unknown): Uint8Array {
-  if (typeof text !== 'string' || text.length % 4 !== 0 || !BASE64.test(text)) throw errors.malformedUpstream('an image that is not valid base64');
-  return Buffer.from(text, 'base64');
+  const decoded = typeof text === 'string' ? strictBase64(text) : undefined;
+  if (!decoded) throw errors.malformedUpstream('an image that is not valid base64');
+  return decoded;
 }
 
 export async function downloadedImage(url: string, options: JsonCallOptions): Promise<Uint8Array> {

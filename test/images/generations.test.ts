@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { usdToPicos } from '../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError } from '../helpers/http.ts';
-import { ledger, newCharges, simulatedConfig } from '../chat/helpers.ts';
+import { flushRequestLog, ledger, newCharges, simulatedConfig } from '../chat/helpers.ts';
 import { assertPng, generate, imageEndpoint, imageModel } from './helpers.ts';
 
 const config = simulatedConfig([
@@ -233,6 +233,12 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         files.map((file) => [file.key.split('/').at(-1), file.size]),
         [['image-0.png', Buffer.from(response.body.data[0].b64_json, 'base64').length]],
       );
+      // The request log row names the file instead of repeating its base64.
+      await flushRequestLog(gateway);
+      const row = await gateway.store.getRequest(response.headers.get('x-gateway-request-id')!);
+      assert.equal(row?.route, 'images.generations');
+      assert.deepEqual(row?.output, { created: response.body.created, data: [{ file: 'image-0.png' }] });
+      assert.equal(row?.cost, usdToPicos('0.04'));
     });
 
     test('user is accepted where the route approves it', async () => {

@@ -6,17 +6,18 @@
 import { decode as decodePng, hasPngSignature } from 'fast-png';
 import { imageSize } from 'image-size';
 import type { ImageInput } from '../../canonical/index.ts';
+import { strictBase64 } from '../../core/base64.ts';
 import { errors } from '../../core/errors.ts';
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** A data URL prefix some clients put before the base64 (`data:image/png;base64,`). */
 const DATA_URL = /^data:image\/[a-z+.-]+;base64,/;
 
 /** Decodes a base64 field; a 400 naming it when it is not base64 or not an image the gateway takes. */
 export function imageFromBase64(param: string, text: string): ImageInput {
   const payload = text.replace(DATA_URL, '');
-  if (payload.length % 4 !== 0 || !BASE64.test(payload)) throw errors.invalidValue(param, `'${param}' must be a base64-encoded PNG, JPEG or WebP image.`);
-  return imageFromBytes(param, Buffer.from(payload, 'base64'));
+  const decoded = strictBase64(payload);
+  if (!decoded) throw errors.invalidValue(param, `'${param}' must be a base64-encoded PNG, JPEG or WebP image.`);
+  return imageFromBytes(param, decoded);
 }
 
 export function imageFromBytes(param: string, data: Uint8Array): ImageInput {

@@ -55,7 +55,12 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
       amend: async () => {},
     };
     const prepared = await pipeline.prepare(IMAGE, input);
-    return sendCompleted(reply, await pipeline.completePrepared(prepared, render, storeImages));
+    // The request log keeps each image as the name of its stored file rather than its base64.
+    const recorded = (body: ImageResultBody) => ({
+      ...body,
+      data: body.data.map(({ b64_json, url, ...rest }, index) => ({ ...rest, file: imageFileName(index, delivered!.images[index].mediaType) })),
+    });
+    return sendCompleted(reply, await pipeline.completePrepared(prepared, render, storeImages, recorded));
   };
 
   app.post<{ Body: ImageGenerationBody }>(
