@@ -201,6 +201,13 @@ describe('image edits', () => {
     });
   });
 
+  test('GET /openapi.json describes both image routes, edits in JSON and multipart', async () => {
+    const response = await fetch(`${gateway.baseUrl}/openapi.json`);
+    const paths = ((await response.json()) as { paths: Record<string, { post?: { requestBody?: { content?: object } } }> }).paths;
+    assert.deepEqual(Object.keys(paths['/v1/images/generations'].post?.requestBody?.content ?? {}), ['application/json']);
+    assert.deepEqual(Object.keys(paths['/v1/images/edits'].post?.requestBody?.content ?? {}).sort(), ['application/json', 'multipart/form-data']);
+  });
+
   describe('size limits', () => {
     // About 2.3 MiB of incompressible PNG: under every limit on its own.
     const image = noisePng(900, 900);
