@@ -254,6 +254,47 @@ describe('image edits', () => {
       assertError(await editJson(gateway, { ...under, user: `${under.user}u` }), { status: 413, type: 'invalid_request_error', code: 'request_too_large' });
     });
 
+    test('a chunked multipart body with no declared length is refused once it passes 4 MiB, not after it ends', async () => {
+      const answer = await new Promise<{ status: number; written: number; body: string }>((resolve, reject) => {
+        const url = new URL(`${gateway.baseUrl}/v1/images/edits`);
+        let written = 0;
+        let answered = false;
+        const outgoing = httpRequest(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'multipart/form-data; boundary=xx', 'transfer-encoding': 'chunked' },
+          },
+          (response) => {
+            let body = '';
+            response.on('data', (chunk) => (body += chunk));
+            response.on('end', () => {
+              resolve({ status: response.statusCode!, written, body });
+              outgoing.destroy();
+            });
+            answered = true;
+          },
+        );
+        outgoing.on('error', (error) => (written > 0 ? undefined : reject(error)));
+        const head = Buffer.from('--xx\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n');
+        const chunk = Buffer.alloc(64 * 1024, 0x41);
+        // Up to 64 MiB, one chunk at a time: the answer must come soon after 4 MiB (socket buffers hold a few more).
+        const pump = () => {
+          while (written < 64 * MiB && !answered && !outgoing.destroyed) {
+            written += chunk.length;
+            if (!outgoing.write(chunk)) return void outgoing.once('drain', pump);
+          }
+        };
+        outgoing.write(head);
+        pump();
+      });
+      assert.equal(answer.status, 413);
+      assert.equal(JSON.parse(answer.body).error.code, 'request_too_large');
+      assert.ok(answer.written < 16 * MiB, `${answer.written} bytes sent before the answer`);
+    });
+
     test('a declared body over the limit is refused before it is read', async () => {
       const multipart = await declaredOnly(gateway, 'multipart/form-data; boundary=x', 4 * MiB + 1, 10);
       assert.equal(multipart.status, 413);
