@@ -142,6 +142,32 @@ describe('image edits', () => {
     });
   });
 
+  test('a malformed multipart body is a 400, and a PNG header declaring more than 8192 pixels a side is refused unread', async () => {
+    for (const [contentType, body] of [
+      ['multipart/form-data; boundary=xx', 'garbage without a boundary'],
+      ['multipart/form-data', '--xx\r\n'],
+      ['multipart/form-data; boundary=xx', '--xx\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\n\r\nabc'],
+    ]) {
+      const response = await fetch(`${gateway.baseUrl}/v1/images/edits`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': contentType },
+        body,
+      });
+      assert.equal(response.status, 400, body);
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'invalid_value');
+    }
+    // A valid small PNG whose header is rewritten to claim 100000x100000 pixels (a decompression bomb's shape).
+    const bomb = Buffer.from(smallPng());
+    bomb.writeUInt32BE(100_000, 16);
+    bomb.writeUInt32BE(100_000, 20);
+    assertError(await editJson(gateway, { ...fields, image: bomb.toString('base64') }), {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_value',
+      param: 'image',
+    });
+  });
+
   test('mask rules: only with capabilities.image_mask, and of the image size', async () => {
     const image = smallPng().toString('base64');
     assertError(await editJson(gateway, { ...fields, model: 'gateway/no-mask', image, mask: image }), {

@@ -8,7 +8,7 @@
  * refused before it is converted.
  */
 import type { FastifyRequest } from 'fastify';
-import { errors } from '../../core/errors.ts';
+import { errors, GatewayError } from '../../core/errors.ts';
 
 export const MAX_MULTIPART_BYTES = 4 * 1024 * 1024;
 export const MAX_BASE64_BYTES = 5 * 1024 * 1024;
@@ -29,6 +29,22 @@ export const MULTIPART_LIMITS = {
 };
 
 export async function readMultipartEdit(request: FastifyRequest): Promise<Record<string, unknown>> {
+  try {
+    return await readParts(request);
+  } catch (error) {
+    throw multipartError(error);
+  }
+}
+
+/** The parser's own failures as the envelope's errors: its limits as 413, a malformed body as 400. */
+function multipartError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if ((error as { statusCode?: unknown }).statusCode === 413) return errors.bodyTooLarge();
+  const reason = error instanceof Error ? error.message : String(error);
+  return errors.invalidValue(null, `The multipart/form-data body is malformed: ${reason}.`);
+}
+
+async function readParts(request: FastifyRequest): Promise<Record<string, unknown>> {
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > MAX_MULTIPART_BYTES) throw errors.bodyTooLarge();
   const body: Record<string, unknown> = {};
