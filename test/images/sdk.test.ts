@@ -104,6 +104,10 @@ describe('images with the openai SDK', () => {
         model('gateway/imagen-pics', route('imagen', 'imagen-4.0-generate-001', false)),
         model('gateway/pool-pics', route('pool', 'flux-schnell', false)),
         model('gateway/sim-pics', route('sim', 'sim-pics')),
+        {
+          ...model('gateway/two-routes', route('gpt', 'gpt-image-1')),
+          endpoints: [route('gpt', 'gpt-image-1'), { ...route('dalle', 'dall-e-3'), pricing: { unit: 'per_image' as const, per_image: 0.03 } }],
+        },
       ],
     };
     gateway = await startGateway({ config, env: { IMAGES_KEY: KEY }, creditUsd: '10' });
@@ -298,6 +302,37 @@ describe('images with the openai SDK', () => {
         param: 'mask',
       },
     );
+  });
+
+  test("a retryable upstream failure falls back to the next route; the charge is the serving route's", async () => {
+    const before = await ledger(gateway);
+    gpt.enqueue({ kind: 'status', status: 503, message: 'overloaded' });
+    const response = await openai(gateway)
+      .images.generate({ model: 'gateway/two-routes', prompt: 'fallback', n: 2, size: '16x16' as never, response_format: 'b64_json' })
+      .withResponse();
+    assert.equal(response.data.data?.length, 2);
+    assert.equal(lastPost(dalle).body.prompt, 'fallback');
+    assert.equal(response.response.headers.get('x-gateway-cost-usd'), '0.06');
+    assert.deepEqual(
+      (await newCharges(gateway, before)).map((entry) => entry.amount),
+      [usdToPicos('0.06')],
+    );
+  });
+
+  test('GET /v1/outputs/{requestId} lists the stored images of an image request, each downloadable', async () => {
+    const response = await openai(gateway)
+      .images.generate({ model: 'gateway/gpt-pics', prompt: 'kept', n: 2, size: '16x16' as never })
+      .withResponse();
+    const requestId = response.response.headers.get('x-gateway-request-id')!;
+    const stored = await call(gateway.baseUrl, 'GET', `/v1/outputs/${requestId}`, { key: gateway.apiKey });
+    assert.equal(stored.status, 200, stored.text);
+    assert.equal(stored.body.endpoint, '/v1/images/generations');
+    const images = (stored.body.outputs as { name: string; url: string; content_type: string }[]).filter((output) => output.content_type === 'image/png');
+    assert.deepEqual(
+      images.map((output) => output.name),
+      ['image-0.png', 'image-1.png'],
+    );
+    for (const output of images) assertPng(await download(output.url), { width: 16, height: 16 });
   });
 
   test('the openai-images family cannot send gpu_pool options: refused before any credit moves', async () => {
