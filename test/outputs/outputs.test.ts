@@ -397,6 +397,8 @@ describe('stored outputs across instances and behind a proxy', () => {
       const spec = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
       assert.ok(spec.paths['/v1/outputs/{requestId}']?.get, Object.keys(spec.paths).join(' '));
       assert.ok(spec.paths['/v1/outputs/{requestId}/files/{name}']?.get);
+      assert.deepEqual(spec.paths['/v1/outputs/{requestId}/files/{name}'].get.security, [], 'the file route needs no key');
+      assert.equal(spec.paths['/v1/outputs/{requestId}'].get.security, undefined, 'the stored request takes the API key schemes');
       assert.ok(spec.paths['/v1/outputs/{requestId}'].get.responses['200']);
     } finally {
       await gateway.close();
