@@ -117,7 +117,16 @@ export const outputRoutes: RouteModule = (app, deps) => {
 
   app.get<{ Params: { requestId: string; name: string }; Querystring: { expires?: string; signature?: string } }>(
     '/v1/outputs/:requestId/files/:name',
-    { schema: { summary: 'Download a stored output file (signed URL, no API key)', tags: ['outputs'], params: FileParams, querystring: FileQuery } },
+    {
+      schema: {
+        summary: 'Download a stored output file (signed URL, no API key)',
+        // The signature is the credential: the API's key schemes do not apply here.
+        security: [],
+        tags: ['outputs'],
+        params: FileParams,
+        querystring: FileQuery,
+      },
+    },
     async (request, reply) => {
       const { requestId, name } = request.params;
       // A name or id that is not one plain segment (`..`, an encoded `/`) was never signed.

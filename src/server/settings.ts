@@ -3,6 +3,7 @@
  * `gateway serve`) and the administrative CLI resolve storage the same way.
  */
 import { resolve } from 'node:path';
+import { MIN_OPERATOR_SECRET_LENGTH } from '../outputs/secret.ts';
 
 export interface StorageSettings {
   /** Holds the SQLite file and the blob folder. */
@@ -63,7 +64,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
     adminKey: nonEmpty(env.GATEWAY_ADMIN_KEY),
     logLevel,
     requestTimeoutMs: timeoutText === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : Number(timeoutText),
-    outputSecret: nonEmpty(env.GATEWAY_OUTPUT_SECRET),
+    outputSecret: readOutputSecret(env.GATEWAY_OUTPUT_SECRET),
     publicUrl: readPublicUrl(env.GATEWAY_PUBLIC_URL),
   };
 }
@@ -75,6 +76,15 @@ function readStorageSettings(env: Readonly<Record<string, string | undefined>>):
   }
   const blobDir = nonEmpty(env.GATEWAY_BLOB_DIR);
   return { dataDir: resolve(nonEmpty(env.GATEWAY_DATA_DIR) ?? './data'), databaseUrl, ...(blobDir === undefined ? {} : { blobDir: resolve(blobDir) }) };
+}
+
+function readOutputSecret(value: string | undefined): string | undefined {
+  const secret = nonEmpty(value);
+  if (secret !== undefined && secret.length < MIN_OPERATOR_SECRET_LENGTH) {
+    // The value itself is never printed: it is a secret even when it is too short.
+    throw new SettingsError(`GATEWAY_OUTPUT_SECRET must be at least ${MIN_OPERATOR_SECRET_LENGTH} characters long, got ${secret.length}`);
+  }
+  return secret;
 }
 
 /** An http(s) origin, optionally with a path prefix (a gateway behind a proxy's sub-path); no query. */

@@ -15,7 +15,6 @@
  * from the store's clock so that the sweep can be tested with another one.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat, utimes } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
@@ -119,7 +118,8 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
     return relative(root, path).split(sep).join('/');
   }
 
-  async function info(path: string): Promise<BlobInfo | null> {
+  /** The open file of a blob, with what its header and stat say; null when there is none. */
+  async function openBlob(path: string): Promise<{ handle: FileHandle; info: BlobInfo; start: number } | null> {
     let handle: FileHandle;
     try {
       handle = await open(path, 'r');
@@ -131,12 +131,24 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
       const header = Buffer.alloc(HEADER_LIMIT);
       const { bytesRead } = await handle.read(header, 0, HEADER_LIMIT, 0);
       const end = header.subarray(0, bytesRead).indexOf(NEWLINE);
-      if (end < 0) return null;
+      if (end < 0) {
+        await handle.close();
+        return null;
+      }
       const stats = await handle.stat();
-      return { key: keyOf(path), contentType: header.toString('latin1', 0, end), size: stats.size - end - 1, createdAt: stats.mtimeMs };
-    } finally {
+      const info = { key: keyOf(path), contentType: header.toString('latin1', 0, end), size: stats.size - end - 1, createdAt: stats.mtimeMs };
+      return { handle, info, start: end + 1 };
+    } catch (error) {
       await handle.close();
+      throw error;
     }
+  }
+
+  async function info(path: string): Promise<BlobInfo | null> {
+    const blob = await openBlob(path);
+    if (blob === null) return null;
+    await blob.handle.close();
+    return blob.info;
   }
 
   /**
@@ -201,13 +213,12 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
     },
     async get(key) {
       const path = pathOf(key);
-      const found = await info(path);
-      if (found === null) return null;
-      const start = Buffer.byteLength(found.contentType, 'latin1') + 1;
-      // A blob replaced between the header read and the open is read whole from its new file's offset:
-      // put renames, so the stream reads one file, never a mix.
-      const stream = createReadStream(path, { start });
-      return { ...found, stream };
+      const blob = await openBlob(path);
+      if (blob === null) return null;
+      // The stream reads the file whose header was read: a put meanwhile renames a new file in
+      // place, and this one is read whole all the same (it is removed once closed).
+      const stream = blob.handle.createReadStream({ start: blob.start });
+      return { ...blob.info, stream };
     },
     async list(prefix) {
       checkBlobPrefix(prefix);

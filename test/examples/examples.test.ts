@@ -89,6 +89,16 @@ describe('examples', () => {
     assert.equal(result.stderr, '');
   });
 
+  test('outputs.mjs prints the reply, its stored request, and the same completion read through the signed URL', async () => {
+    const result = await example('outputs.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.ok(lines.slice(0, -2).join('\n').trim().length > 0, result.stdout);
+    assert.match(lines.at(-2) ?? '', /^\(stored req_[0-9a-z]{27}: \/v1\/chat\/completions, completed, 0\.\d+ USD\)$/);
+    assert.equal(lines.at(-1), '(output.json, application/json: the same completion as answered)');
+    assert.equal(result.stderr, '');
+  });
+
   test('models.mjs lists the models with their prices', async () => {
     const result = await example('models.mjs');
     assert.equal(result.code, 0, result.stderr);

@@ -78,6 +78,8 @@ export interface TestGateway {
   readonly runtime: GatewayRuntime;
   /** The environment in which the `gateway` command works on this gateway's database. */
   readonly cliEnv: Record<string, string>;
+  /** Where its data is: another instance given these (and another data dir) shares its database. */
+  readonly storage: { readonly dataDir: string; readonly databaseUrl: string | undefined; readonly schema?: string };
   /** Issues another key (for the test account unless `owner` says otherwise); returns the plaintext. */
   createKey(options?: CreateKeyOptions): Promise<string>;
   close(): Promise<void>;
@@ -132,6 +134,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       deps: runtime.deps,
       runtime,
       cliEnv: storage.cliEnv,
+      storage: storage.settings,
       createKey,
       close: async () => {
         try {

@@ -8,9 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
+import { createLogger, createRuntime } from '../../src/server/compose.ts';
 import { REQUEST_LOG_LIFETIME_MS, requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { BLOB_SWEEP_BATCH, runMaintenance } from '../../src/storage/maintenance.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
@@ -18,6 +23,15 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call, type JsonResponse } from '../helpers/http.ts';
 
 const MODEL = 'gateway/atlas-4-5';
+
+/** Waits until an instance finds a stored request that another instance answered (its row is written in a batch). */
+async function eventuallyStored(baseUrl: string, key: string, id: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if ((await call(baseUrl, 'GET', `/v1/outputs/${id}`, { key })).status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.fail(`${id} was never found by the other instance`);
+}
 
 /** A GET whose path goes out exactly as written (no dot-segment resolution), read as JSON. */
 function rawGet(url: string): Promise<JsonResponse> {
@@ -311,6 +325,51 @@ for (const engine of ['sqlite', 'postgres'] as const) {
 }
 
 describe('stored outputs across instances and behind a proxy', () => {
+  test('on PostgreSQL, an instance with no shared folder but the same secret lists and serves what another stored', async () => {
+    const outputSecret = randomBytes(32).toString('base64url');
+    const first = await startGateway({ engine: 'postgres', outputSecret });
+    const otherDir = await mkdtemp(join(tmpdir(), 'gateway-second-'));
+    const runtime = await createRuntime({
+      config: loadConfigFile(DEMO_CONFIG_PATH),
+      storage: { ...first.storage, dataDir: otherDir },
+      env: {},
+      logger: createLogger('silent'),
+      outputSecret,
+    });
+    try {
+      const secondUrl = await runtime.listen('127.0.0.1', 0);
+      const chat = await call(first.baseUrl, 'POST', '/v1/chat/completions', {
+        key: first.apiKey,
+        json: { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8 },
+      });
+      const id = chat.headers.get('x-gateway-request-id')!;
+      const image = randomBytes(300_000);
+      await first.deps.outputs.storeOutputFiles(id, [{ name: 'image-0.png', contentType: 'image/png', bytes: image }]);
+      // The row is written in a batch on the first instance: flushed before the second looks.
+      await eventuallyStored(secondUrl, first.apiKey, id);
+      const got = await call(secondUrl, 'GET', `/v1/outputs/${id}`, { key: first.apiKey });
+      assert.deepEqual(
+        got.body.outputs.map((output: { name: string }) => output.name),
+        ['output.json', 'image-0.png'],
+      );
+      // Signed by the second instance, served by the first.
+      for (const output of got.body.outputs) {
+        const url = new URL(output.url);
+        assert.equal(url.origin, secondUrl);
+        const served = await fetch(`${first.baseUrl}${url.pathname}${url.search}`);
+        assert.equal(served.status, 200);
+        if (output.name === 'image-0.png') assert.ok(Buffer.from(await served.arrayBuffer()).equals(image));
+        else assert.deepEqual(await served.json(), chat.body);
+      }
+      // Nothing in the second instance's data dir: no blob folder, no secret file.
+      assert.deepEqual(await readdir(otherDir), []);
+    } finally {
+      await runtime.close();
+      await rm(otherDir, { recursive: true, force: true });
+      await first.close();
+    }
+  });
+
   test('GATEWAY_PUBLIC_URL is the origin of signed URLs, and the operator’s secret signs them', async () => {
     const outputSecret = randomBytes(32).toString('base64url');
     const gateway = await startGateway({ publicUrl: 'https://gateway.example.com/ai', outputSecret });
@@ -338,6 +397,8 @@ describe('stored outputs across instances and behind a proxy', () => {
       const spec = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
       assert.ok(spec.paths['/v1/outputs/{requestId}']?.get, Object.keys(spec.paths).join(' '));
       assert.ok(spec.paths['/v1/outputs/{requestId}/files/{name}']?.get);
+      assert.deepEqual(spec.paths['/v1/outputs/{requestId}/files/{name}'].get.security, [], 'the file route needs no key');
+      assert.equal(spec.paths['/v1/outputs/{requestId}'].get.security, undefined, 'the stored request takes the API key schemes');
       assert.ok(spec.paths['/v1/outputs/{requestId}'].get.responses['200']);
     } finally {
       await gateway.close();

@@ -62,11 +62,15 @@ describe('settings from the environment', () => {
     assert.deepEqual([unset.blobDir, unset.outputSecret, unset.publicUrl], [undefined, undefined, undefined]);
     const settings = readSettings({
       GATEWAY_BLOB_DIR: 'var/blobs',
-      GATEWAY_OUTPUT_SECRET: ' s3cret ',
+      GATEWAY_OUTPUT_SECRET: ` ${'k'.repeat(32)} `,
       GATEWAY_PUBLIC_URL: 'https://gateway.example.com/ai/',
     });
     assert.equal(settings.blobDir, resolve('var/blobs'));
-    assert.equal(settings.outputSecret, 's3cret');
+    assert.equal(settings.outputSecret, 'k'.repeat(32));
+    assert.throws(
+      () => readSettings({ GATEWAY_OUTPUT_SECRET: 'too-short-a-secret' }),
+      (error: unknown) => error instanceof SettingsError && error.message.includes('GATEWAY_OUTPUT_SECRET') && !error.message.includes('too-short-a-secret'),
+    );
     assert.equal(settings.publicUrl, 'https://gateway.example.com/ai');
     assert.equal(readSettings({ GATEWAY_PUBLIC_URL: 'http://gateway.example.com:8080' }).publicUrl, 'http://gateway.example.com:8080');
     for (const value of ['gateway.example.com', 'ftp://example.com', 'https://example.com/?a=1', 'https://user:pw@example.com', 'https://example.com/#x']) {

@@ -91,6 +91,32 @@ export function blobContract(name: string, open: () => Promise<BlobContractTarge
       );
     });
 
+    test('a blob replaced while it is read is never read as a mix of the two', async () => {
+      const { blobs } = await open();
+      const size = 2 * 1024 * 1024;
+      await blobs.put('outputs/req_swap/x.bin', Buffer.alloc(size, 'a'), 'application/octet-stream');
+      const blob = await blobs.get('outputs/req_swap/x.bin');
+      const received: Buffer[] = [];
+      let replaced = false;
+      const reading = (async () => {
+        for await (const chunk of blob!.stream) {
+          received.push(chunk as Buffer);
+          if (!replaced) {
+            replaced = true;
+            await blobs.put('outputs/req_swap/x.bin', Buffer.alloc(size, 'b'), 'text/plain');
+          }
+        }
+      })();
+      // The old bytes whole, or an error: never some of the new ones.
+      const outcome = await reading.then(
+        () => 'read',
+        () => 'failed',
+      );
+      if (outcome === 'read') assert.ok(Buffer.concat(received).equals(Buffer.alloc(size, 'a')));
+      else assert.ok(received.every((chunk) => !chunk.includes('b')));
+      assert.equal((await read(blobs, 'outputs/req_swap/x.bin'))?.bytes.toString('latin1', 0, 1), 'b');
+    });
+
     test('missing blobs read as null and delete quietly', async () => {
       const { blobs } = await open();
       assert.equal(await blobs.get('outputs/none.png'), null);
