@@ -4,7 +4,8 @@
  * listening.
  *
  * It speaks OpenAI chat completions (JSON and SSE), GET /v1/models, Anthropic messages (JSON and
- * SSE) and count_tokens, with fixed answers and fixed usage. Every answer is serialized once at
+ * SSE) and count_tokens, and OpenAI Images generations (one 256x256 PNG), with fixed answers and
+ * fixed usage. Every answer is serialized once at
  * start, so the simulator spends as little CPU as possible per request: what the benchmark measures
  * is the process in front of it.
  *
@@ -18,6 +19,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
+import { encode } from 'fast-png';
 import { listenForBenchmark } from './listen.ts';
 
 /** Content chunks of every streamed answer. */
@@ -50,6 +52,21 @@ const chatCompletion = Buffer.from(
     system_fingerprint: 'fp_bench',
   }),
 );
+
+/** One 256x256 PNG with a gradient (about as compressible as a simple picture), as OpenAI answers GPT image models. */
+const imageGeneration = (() => {
+  const side = 256;
+  const data = new Uint8Array(side * side * 3);
+  for (let index = 0; index < side * side; index++) data.set([index % side, Math.floor(index / side), (index * 7) % 256], index * 3);
+  const png = Buffer.from(encode({ width: side, height: side, data, channels: 3, depth: 8 }));
+  return Buffer.from(
+    JSON.stringify({
+      created: CREATED,
+      data: [{ b64_json: png.toString('base64') }],
+      usage: { input_tokens: 14, input_tokens_details: { text_tokens: 14, image_tokens: 0 }, output_tokens: 272, total_tokens: 286 },
+    }),
+  );
+})();
 
 function chatChunk(delta: object, finishReason: string | null) {
   return {
@@ -223,6 +240,7 @@ function answer(path: string, pace: Pace, body: unknown, response: ServerRespons
     const stream = request.stream_options?.include_usage === true ? chatStreamWithUsage : chatStreamWithoutUsage;
     return sendStream(response, stream, pace);
   }
+  if (path.endsWith('/images/generations')) return sendJson(response, 200, imageGeneration);
   if (path.endsWith('/messages/count_tokens')) return sendJson(response, 200, countTokens);
   if (path.endsWith('/messages')) {
     if (request.stream !== true) return sendJson(response, 200, anthropicMessage);

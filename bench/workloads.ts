@@ -6,7 +6,7 @@
  */
 import type { RequestSpec } from './request-spec.ts';
 
-export type WorkloadId = 'chat' | 'chat-stream' | 'models' | 'count-tokens' | 'messages' | 'chat-anthropic' | 'chat-idempotent';
+export type WorkloadId = 'chat' | 'chat-stream' | 'models' | 'count-tokens' | 'messages' | 'chat-anthropic' | 'chat-idempotent' | 'images';
 
 export interface Workload {
   readonly id: WorkloadId;
@@ -30,10 +30,13 @@ export const GATEWAY_MODELS = {
   chatFirst: 'gateway/bench-chat-first',
   chatHold: 'gateway/bench-chat-hold',
   claude: 'gateway/bench-claude',
+  image: 'gateway/bench-image',
 } as const;
 /** Upstream model names the simulator receives (it answers every name the same way). */
 const UPSTREAM_CHAT_MODEL = 'bench-upstream-chat';
 const UPSTREAM_CLAUDE_MODEL = 'bench-upstream-claude';
+const UPSTREAM_IMAGE_MODEL = 'bench-upstream-image';
+const IMAGE_PROMPT = 'A lighthouse on a rocky coast at dusk, watercolour, soft light';
 const UPSTREAM_KEY = 'bench-upstream-key';
 const ANTHROPIC_VERSION = '2023-06-01';
 export const MAX_TOKENS = 256;
@@ -174,6 +177,24 @@ export const WORKLOADS: readonly Workload[] = [
     title: 'chat completions translated to an Anthropic-protocol upstream',
     upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, false) },
     gateway: (key) => chatRequest(key, GATEWAY_MODELS.claude, false),
+    probe: 'success',
+  },
+  {
+    id: 'images',
+    title: 'image generation, b64_json, one PNG of 256x256 over an OpenAI Images upstream',
+    // The upstream receives what the gateway sends it: the family's default quality, no response_format.
+    upstream: {
+      method: 'POST',
+      path: '/v1/images/generations',
+      headers: bearer(UPSTREAM_KEY),
+      body: json({ model: UPSTREAM_IMAGE_MODEL, prompt: IMAGE_PROMPT, n: 1, size: '256x256', quality: 'medium' }),
+    },
+    gateway: (key) => ({
+      method: 'POST',
+      path: '/v1/images/generations',
+      headers: bearer(key),
+      body: json({ model: GATEWAY_MODELS.image, prompt: IMAGE_PROMPT, size: '256x256', response_format: 'b64_json' }),
+    }),
     probe: 'success',
   },
   {

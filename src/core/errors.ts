@@ -34,6 +34,8 @@ export const CODE_STATUSES = {
   missing_api_key: [401],
   invalid_api_key: [401],
   insufficient_scope: [403],
+  invalid_signature: [403],
+  url_expired: [403],
   insufficient_quota: [402],
   rate_limit_exceeded: [429],
   idempotency_key_in_use: [409],
@@ -144,7 +146,7 @@ const entry =
 const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
 
 /** What `notFound` can name. */
-export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response' | 'Webhook endpoint';
+export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response' | 'Webhook endpoint' | 'Stored request' | 'Output file';
 
 export const errors = {
   // The request as HTTP: framework failures before any route logic ran.
@@ -244,6 +246,18 @@ export const errors = {
     code: 'insufficient_scope',
     status: 403,
     message: `This API key does not have the '${scope}' scope required by this endpoint.`,
+  })),
+  /** A signed output URL (docs/outputs.md) whose signature does not match its path and expiry, or whose path names no plain file. */
+  outputUrlInvalid: entry(() => ({
+    code: 'invalid_signature',
+    status: 403,
+    message: 'This output URL is not valid: its signature does not match. Retrieve the stored request again for a fresh URL.',
+  })),
+  /** A signed output URL past its expiry, however often it was used before. */
+  outputUrlExpired: entry(() => ({
+    code: 'url_expired',
+    status: 403,
+    message: 'This output URL has expired. Retrieve the stored request again (GET /v1/outputs/{requestId}) for a fresh URL.',
   })),
   insufficientQuota: entry(() => ({
     code: 'insufficient_quota',

@@ -8,6 +8,7 @@ import type { Authenticator } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Jobs } from '../jobs/jobs.ts';
+import type { Outputs } from '../outputs/outputs.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface AppDeps {
@@ -26,4 +27,9 @@ export interface AppDeps {
   readonly now: () => number;
   /** Background jobs: route modules submit, find and cancel them, and register their kind's handler. */
   readonly jobs: Jobs;
+  /**
+   * Stored output files and their signed URLs (docs/outputs.md): `storeOutputFiles` keeps a
+   * request's files, `signedOutputUrl` makes the URL that serves one without an API key.
+   */
+  readonly outputs: Outputs;
 }

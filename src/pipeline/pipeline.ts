@@ -108,6 +108,8 @@ export interface Outcome {
   readonly cost?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
+  /** Blob keys of the request's stored files (docs/outputs.md). */
+  readonly blobKeys?: readonly string[];
   readonly firstByteMs?: number | null;
 }
 
@@ -177,12 +179,14 @@ export class Pipeline {
   /**
    * Tries the plan's routes, meters, charges, renders and records. With a gate (a job), the answer
    * is rendered with its cost and admitted by the gate before the charge, so that a job is charged
-   * only once its end is recorded, and never after it was cancelled.
+   * only once its end is recorded, and never after it was cancelled. `recorded`: what the request
+   * log keeps of the answer when not the answer itself (images keep their files, not their base64).
    */
   async completePrepared<T extends KindTypes, Body>(
     prepared: PreparedCall<T>,
     render: RenderResult<T, Body>,
     gate?: ChargeGate<Body>,
+    recorded?: (body: Body) => unknown,
   ): Promise<CompletedCall<T, Body>> {
     const { kind, request } = prepared;
     let endpoint: RouteEndpoint | undefined;
@@ -209,7 +213,8 @@ export class Pipeline {
         body = render(attempt.result, call, settlement);
       }
       const json = JsonText.of(body);
-      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...this.settled(prepared, settlement), output: json });
+      const output = recorded ? recorded(body) : json;
+      this.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...this.settled(prepared, settlement), output });
       return { body, json: json.text, call, settlement };
     } catch (error) {
       throw await this.fail(prepared, error, endpoint);
@@ -274,6 +279,7 @@ export class Pipeline {
         cost: outcome.cost,
         errorCode: outcome.errorCode,
         output: outcome.output,
+        blobKeys: outcome.blobKeys,
       }),
     );
   }

@@ -50,6 +50,8 @@ export interface RequestFacts {
   readonly cost?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
+  /** Blob keys of the request's stored files (Outputs.storeOutputFiles). */
+  readonly blobKeys?: readonly string[];
 }
 
 export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
@@ -79,7 +81,7 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     durationMs: Math.round(facts.durationMs),
     firstByteMs: facts.firstByteMs == null ? null : Math.round(facts.firstByteMs),
     output: facts.output ?? null,
-    blobKeys: [],
+    blobKeys: facts.blobKeys ?? [],
     expiresAt: facts.createdAt + REQUEST_LOG_LIFETIME_MS,
   };
 }

@@ -3,7 +3,7 @@
  * format; each dialect names the reference in its client's terms (`max_completion_tokens`,
  * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
  */
-import type { CanonicalParam } from '../canonical/index.ts';
+import type { CanonicalParam, ImageParam } from '../canonical/index.ts';
 import { GatewayError } from '../core/errors.ts';
 
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
@@ -18,7 +18,9 @@ export type ParamRef =
   /** An image part: canonical message index, part index, and the index inside a tool result. */
   | { readonly kind: 'image'; readonly messageIndex: number; readonly partIndex: number; readonly innerIndex?: number }
   /** A provider option inside `extra_body`, as `<group>.<key>`. */
-  | { readonly kind: 'extra-body'; readonly path: string };
+  | { readonly kind: 'extra-body'; readonly path: string }
+  /** A parameter of an image request. */
+  | { readonly kind: 'image-field'; readonly field: ImageParam };
 
 export interface PolicyViolation {
   readonly ref: ParamRef;
@@ -57,4 +59,11 @@ export class RejectedParameter extends GatewayError {
 /** A rejection with a fixed message (it does not mention the parameter's name). */
 export function rejectParameter(field: PolicyField, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {
   return new RejectedParameter({ ref: fieldRef(field), message: () => message, code });
+}
+
+export const imageFieldRef = (field: ImageParam): ParamRef => ({ kind: 'image-field', field });
+
+/** A value an image protocol's wire format cannot express (see `rejectParameter`). */
+export function rejectImageParameter(field: ImageParam, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {
+  return new RejectedParameter({ ref: imageFieldRef(field), message: () => message, code });
 }

@@ -9,13 +9,20 @@ import { geminiProtocol } from './gemini/index.ts';
 import { openAIChatProtocol } from './openai-chat/index.ts';
 import { openAIResponsesProtocol } from './openai-responses/index.ts';
 import { simulatedProtocol } from './simulated/protocol.ts';
+import { simulatedImagesProtocol } from './simulated/images.ts';
+import { IMAGES } from './image-protocol.ts';
+import { openAIImagesProtocol } from './openai-images/index.ts';
+import { imagenProtocol } from './imagen/index.ts';
+import { gpuPoolProtocol } from './gpu-pool/index.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
-  simulated: provides(implement(CHAT, simulatedProtocol)),
+  simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol)),
   openai: provides(implement(CHAT, openAIChatProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
+  'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),
+  'gpu-pool': provides(implement(IMAGES, gpuPoolProtocol)),
   anthropic: provides(implement(CHAT, anthropicProtocol)),
-  gemini: provides(implement(CHAT, geminiProtocol)),
+  gemini: provides(implement(CHAT, geminiProtocol), implement(IMAGES, imagenProtocol)),
 };
 
 /** Whether the gateway can call a route of this provider kind for a model of this category today. */

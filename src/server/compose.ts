@@ -17,6 +17,10 @@ import { parseRateMultiplier } from '../core/money.ts';
 import { Jobs } from '../jobs/jobs.ts';
 import { jobSettings } from '../jobs/settings.ts';
 import { callableRoute } from '../protocols/registry.ts';
+import { Outputs } from '../outputs/outputs.ts';
+import { REQUEST_LOG_LIFETIME_MS } from '../pipeline/request-log.ts';
+import { loadOutputSecret } from '../outputs/secret.ts';
+import { openBlobStore } from '../storage/open-blobs.ts';
 import { startMaintenance } from '../storage/maintenance.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
@@ -42,7 +46,7 @@ export interface RuntimeOptions {
   readonly routes?: readonly RouteModule[];
   /** Change-feed polling interval of the key cache (ms). */
   readonly pollIntervalMs?: number;
-  /** How often expired reservations, request rows, idempotency records, jobs and webhook deliveries are swept (ms). */
+  /** How often expired reservations, request rows, idempotency records, jobs, webhook deliveries and output files are swept (ms). */
   readonly maintenanceIntervalMs?: number;
   /** Let in-flight requests finish on close (see BuildAppOptions.drainOnClose). */
   readonly drainOnClose?: boolean;
@@ -51,6 +55,10 @@ export interface RuntimeOptions {
   /** How long close() lets running background jobs finish before it ends them as failed (ms). */
   readonly jobDrainMs?: number;
   readonly now?: () => number;
+  /** The secret of signed output URLs (GATEWAY_OUTPUT_SECRET); undefined: the data dir's (outputs/secret.ts). */
+  readonly outputSecret?: string;
+  /** The origin of signed output URLs (GATEWAY_PUBLIC_URL); undefined: each request's own. */
+  readonly publicUrl?: string;
   /** Replaces DNS for webhook deliveries (tests). */
   readonly webhookResolver?: Resolver;
 }
@@ -82,6 +90,7 @@ export function createDeps(input: {
   readonly adminKey?: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly now?: () => number;
+  readonly outputs: Outputs;
 }): AppDeps {
   const metrics = new Registry();
   const now = input.now ?? Date.now;
@@ -98,6 +107,7 @@ export function createDeps(input: {
     env: Object.freeze({ ...input.env }),
     now,
     jobs: new Jobs({ store: input.store, settings: jobSettings(input.config), logger: input.logger, metrics, now }),
+    outputs: input.outputs,
   };
 }
 
@@ -128,7 +138,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     pollIntervalMs: options.pollIntervalMs,
     logger: options.logger,
   });
-  const deps = createDeps({ ...options, store, catalog, authenticator, now });
+  let outputs: Outputs;
+  try {
+    outputs = new Outputs({
+      blobs: openBlobStore({ store, dataDir: options.storage.dataDir, blobDir: options.storage.blobDir, now }),
+      secret: await loadOutputSecret({ dataDir: options.storage.dataDir, operatorSecret: options.outputSecret }),
+      publicUrl: options.publicUrl,
+    });
+  } catch (error) {
+    authenticator.stop();
+    await store.close();
+    throw error;
+  }
+  const deps = createDeps({ ...options, store, catalog, authenticator, now, outputs });
   let app: FastifyInstance;
   try {
     app = await buildApp(deps, {
@@ -159,6 +181,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,
     logger: options.logger,
+    blobs: { store: outputs.blobs, lifetimeMs: REQUEST_LOG_LIFETIME_MS },
   });
   let closing: Promise<void> | undefined;
   return {

@@ -4,9 +4,11 @@
  */
 import { adminRoutes } from '../admin/routes.ts';
 import { catalogRoutes } from './model-routes.ts';
+import { outputRoutes } from './output-routes.ts';
 import { chatRoutes } from '../dialects/chat/route.ts';
 import { messagesRoutes } from '../dialects/messages/route.ts';
 import { responsesRoutes } from '../dialects/responses/route.ts';
+import { imagesRoutes } from '../dialects/images/route.ts';
 import type { RouteModule } from '../http/route-module.ts';
 
-export const ALL_ROUTES: readonly RouteModule[] = [adminRoutes, catalogRoutes, chatRoutes, messagesRoutes, responsesRoutes];
+export const ALL_ROUTES: readonly RouteModule[] = [adminRoutes, catalogRoutes, chatRoutes, messagesRoutes, responsesRoutes, imagesRoutes, outputRoutes];

@@ -43,6 +43,8 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       logger,
       drainOnClose: true,
       requestTimeoutMs: settings.requestTimeoutMs,
+      outputSecret: settings.outputSecret,
+      publicUrl: settings.publicUrl,
     });
   } catch (error) {
     if (error instanceof ServerLockedError) {

@@ -3,12 +3,18 @@
  * `gateway serve`) and the administrative CLI resolve storage the same way.
  */
 import { resolve } from 'node:path';
+import { MIN_OPERATOR_SECRET_LENGTH } from '../outputs/secret.ts';
 
 export interface StorageSettings {
   /** Holds the SQLite file and the blob folder. */
   readonly dataDir: string;
   /** `postgres://…` selects PostgreSQL; undefined selects the embedded SQLite store. */
   readonly databaseUrl: string | undefined;
+  /**
+   * A folder for stored outputs (GATEWAY_BLOB_DIR), shared by every instance; undefined keeps them
+   * in PostgreSQL with DATABASE_URL, else in `<dataDir>/blobs`.
+   */
+  readonly blobDir?: string;
 }
 
 export interface Settings extends StorageSettings {
@@ -23,6 +29,10 @@ export interface Settings extends StorageSettings {
   readonly logLevel: string;
   /** How long a client may take to send one whole request, headers and body (see app.ts). */
   readonly requestTimeoutMs: number;
+  /** The secret output URLs are signed with (GATEWAY_OUTPUT_SECRET); undefined: the data dir's (outputs/secret.ts). */
+  readonly outputSecret: string | undefined;
+  /** The origin of signed output URLs (GATEWAY_PUBLIC_URL); undefined: the origin each request reached. */
+  readonly publicUrl: string | undefined;
 }
 
 /** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
@@ -54,6 +64,8 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
     adminKey: nonEmpty(env.GATEWAY_ADMIN_KEY),
     logLevel,
     requestTimeoutMs: timeoutText === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : Number(timeoutText),
+    outputSecret: readOutputSecret(env.GATEWAY_OUTPUT_SECRET),
+    publicUrl: readPublicUrl(env.GATEWAY_PUBLIC_URL),
   };
 }
 
@@ -62,7 +74,33 @@ function readStorageSettings(env: Readonly<Record<string, string | undefined>>):
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new SettingsError('DATABASE_URL must be a postgres:// URL (leave it unset for the embedded SQLite store)');
   }
-  return { dataDir: resolve(nonEmpty(env.GATEWAY_DATA_DIR) ?? './data'), databaseUrl };
+  const blobDir = nonEmpty(env.GATEWAY_BLOB_DIR);
+  return { dataDir: resolve(nonEmpty(env.GATEWAY_DATA_DIR) ?? './data'), databaseUrl, ...(blobDir === undefined ? {} : { blobDir: resolve(blobDir) }) };
+}
+
+function readOutputSecret(value: string | undefined): string | undefined {
+  const secret = nonEmpty(value);
+  if (secret !== undefined && secret.length < MIN_OPERATOR_SECRET_LENGTH) {
+    // The value itself is never printed: it is a secret even when it is too short.
+    throw new SettingsError(`GATEWAY_OUTPUT_SECRET must be at least ${MIN_OPERATOR_SECRET_LENGTH} characters long, got ${secret.length}`);
+  }
+  return secret;
+}
+
+/** An http(s) origin, optionally with a path prefix (a gateway behind a proxy's sub-path); no query. */
+function readPublicUrl(value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SettingsError(`GATEWAY_PUBLIC_URL must be an http:// or https:// URL, got '${text}'`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new SettingsError(`GATEWAY_PUBLIC_URL must be an http:// or https:// URL without query, fragment or credentials, got '${text}'`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,26 +1,54 @@
 /**
- * Stored media outputs (images, videos), addressed by a key such as `outputs/req_…/0.png`.
+ * Stored outputs (images, videos, files), addressed by a key such as `outputs/req_…/image-0.png`.
  *
- * The filesystem implementation keeps each blob in one file under `<dataDir>/blobs`: a first line
- * with the content type, then the bytes. One file per blob means a put is a single atomic rename,
- * so a reader never sees bytes without their type or a half-written blob.
+ * One small interface, streamed both ways, that an S3-compatible store could also implement (put,
+ * get, list by prefix, delete; the sweep is a listing of old objects and their deletion):
+ * - the filesystem (this file): a folder under the data dir on the embedded default, or a folder
+ *   shared by every instance that the operator names (GATEWAY_BLOB_DIR);
+ * - PostgreSQL (postgres/blobs.ts): chunked rows, so that any instance serves any blob with no
+ *   shared folder.
+ * Both pass one contract suite (test/storage/blob-contract.ts).
+ *
+ * The filesystem implementation keeps each blob in one file: a first line with the content type,
+ * then the bytes. One file per blob means a put is a single atomic rename, so a reader never sees
+ * bytes without their type or a half-written blob. A blob's creation time is its file's mtime, set
+ * from the store's clock so that the sweep can be tested with another one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat, utimes } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { errors } from '../core/errors.ts';
 
-export interface StoredBlob {
-  readonly bytes: Uint8Array;
+/** What a blob is written from: bytes, or a stream of chunks (a Node Readable is one). */
+export type BlobBody = Uint8Array | AsyncIterable<Uint8Array>;
+
+export interface BlobInfo {
+  readonly key: string;
+  /** Bytes. */
+  readonly size: number;
   readonly contentType: string;
+  /** Epoch milliseconds, by the store's clock. */
+  readonly createdAt: number;
+}
+
+export interface StoredBlob extends BlobInfo {
+  /** The bytes, read as they are consumed: never the whole blob in memory. */
+  readonly stream: Readable;
 }
 
 export interface BlobStore {
-  put(key: string, bytes: Uint8Array, contentType: string): Promise<void>;
-  /** null when no blob has the key. */
+  /** Writes (or replaces) a blob; readers see the old one or the whole new one, never a part. */
+  put(key: string, body: BlobBody, contentType: string): Promise<BlobInfo>;
+  /** null when no blob has the key. The stream must be consumed or destroyed. */
   get(key: string): Promise<StoredBlob | null>;
+  /** The blobs whose key starts with `prefix`, by key. */
+  list(prefix: string): Promise<BlobInfo[]>;
   /** Deleting a missing blob is not an error. */
   delete(key: string): Promise<void>;
+  /** Deletes at most `limit` blobs created before `createdBefore`; returns how many it deleted. */
+  sweep(createdBefore: number, limit: number): Promise<number>;
 }
 
 export const BLOB_FOLDER = 'blobs';
@@ -30,58 +58,217 @@ export const BLOB_FOLDER = 'blobs';
  * That rules out `..`, absolute paths, backslashes and empty segments, so a key can never name a
  * file outside the blob folder.
  */
-const KEY_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+export const KEY_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 const MAX_KEY_LENGTH = 512;
 
 export function isSafeBlobKey(key: string): boolean {
   return key.length > 0 && key.length <= MAX_KEY_LENGTH && key.split('/').every((segment) => KEY_SEGMENT.test(segment));
 }
 
-/** A MIME type on one line (the header line of the stored file). */
-const CONTENT_TYPE = /^[\x21-\x7e][\x20-\x7e]*$/;
-const NEWLINE = 0x0a;
+/** A prefix is a key's beginning: empty, or plain segments that may end with `/`. */
+function isSafePrefix(prefix: string): boolean {
+  return prefix === '' || isSafeBlobKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+}
 
-export function createFileBlobStore(dataDir: string): BlobStore {
-  const root = join(dataDir, BLOB_FOLDER);
+/** A MIME type on one line (the header line of the stored file). */
+const CONTENT_TYPE = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
+const NEWLINE = 0x0a;
+/** The header line is at most this long (a content type of 255 characters and its newline). */
+const HEADER_LIMIT = 256;
+
+export function checkBlobKey(key: string): void {
+  if (!isSafeBlobKey(key)) throw errors.invalidValue(null, `invalid blob key ${JSON.stringify(key)}`);
+}
+
+export function checkBlobPrefix(prefix: string): void {
+  if (!isSafePrefix(prefix)) throw errors.invalidValue(null, `invalid blob key prefix ${JSON.stringify(prefix)}`);
+}
+
+export function checkContentType(contentType: string): void {
+  if (!CONTENT_TYPE.test(contentType)) throw errors.invalidValue(null, `invalid content type ${JSON.stringify(contentType)}`);
+}
+
+/** A body as a stream of chunks. */
+export function bodyChunks(body: BlobBody): AsyncIterable<Uint8Array> | Iterable<Uint8Array> {
+  return body instanceof Uint8Array ? [body] : body;
+}
+
+export interface FileBlobStoreOptions {
+  /** The folder blobs live in (created when missing). */
+  readonly root: string;
+  /** Creation times; replaceable in tests. */
+  readonly now?: () => number;
+}
+
+/** The blob folder of a data dir: `<dataDir>/blobs`. */
+export function createFileBlobStore(dataDir: string, now?: () => number): BlobStore {
+  return createFolderBlobStore({ root: join(dataDir, BLOB_FOLDER), now });
+}
+
+export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore {
+  const { root } = options;
+  const now = options.now ?? Date.now;
 
   function pathOf(key: string): string {
-    if (!isSafeBlobKey(key)) throw errors.invalidValue(null, `invalid blob key ${JSON.stringify(key)}`);
+    checkBlobKey(key);
     return join(root, ...key.split('/'));
   }
 
+  function keyOf(path: string): string {
+    return relative(root, path).split(sep).join('/');
+  }
+
+  /** The open file of a blob, with what its header and stat say; null when there is none. */
+  async function openBlob(path: string): Promise<{ handle: FileHandle; info: BlobInfo; start: number } | null> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+    try {
+      const header = Buffer.alloc(HEADER_LIMIT);
+      const { bytesRead } = await handle.read(header, 0, HEADER_LIMIT, 0);
+      const end = header.subarray(0, bytesRead).indexOf(NEWLINE);
+      if (end < 0) {
+        await handle.close();
+        return null;
+      }
+      const stats = await handle.stat();
+      const info = { key: keyOf(path), contentType: header.toString('latin1', 0, end), size: stats.size - end - 1, createdAt: stats.mtimeMs };
+      return { handle, info, start: end + 1 };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async function info(path: string): Promise<BlobInfo | null> {
+    const blob = await openBlob(path);
+    if (blob === null) return null;
+    await blob.handle.close();
+    return blob.info;
+  }
+
+  /**
+   * Every blob file under `folder`, depth first. Temporary files (names starting with '.') only
+   * with `temporaries`: the sweep removes those a crashed put left behind.
+   */
+  async function* files(folder: string, temporaries = false): AsyncGenerator<string> {
+    let directory: Awaited<ReturnType<typeof opendir>>;
+    try {
+      directory = await opendir(folder);
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    for await (const entry of directory) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) yield* files(path, temporaries);
+      else if (entry.isFile() && (temporaries || !entry.name.startsWith('.'))) yield path;
+    }
+  }
+
+  /** Removes now-empty folders from `folder` up to the root, so that swept requests leave none behind. */
+  async function pruneFolders(folder: string): Promise<void> {
+    while (folder !== root && folder.startsWith(root)) {
+      try {
+        await rmdir(folder);
+      } catch {
+        return;
+      }
+      folder = dirname(folder);
+    }
+  }
+
   return {
-    async put(key, bytes, contentType) {
+    async put(key, body, contentType) {
       const path = pathOf(key);
-      if (!CONTENT_TYPE.test(contentType)) throw errors.invalidValue(null, `invalid content type ${JSON.stringify(contentType)}`);
-      await mkdir(dirname(path), { recursive: true });
+      checkContentType(contentType);
       // Written aside under a name no key can have (keys never start with '.'), then renamed in place.
       const temporary = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
+      const createdAt = now();
+      const header = Buffer.from(`${contentType}\n`, 'latin1');
+      const handle = await openTemporary(temporary);
       try {
-        await writeFile(temporary, [Buffer.from(`${contentType}\n`, 'latin1'), bytes]);
+        await pipeline(
+          Readable.from(
+            (async function* () {
+              yield header;
+              yield* bodyChunks(body);
+            })(),
+          ),
+          handle.createWriteStream(),
+        );
+        const when = new Date(createdAt);
+        await utimes(temporary, when, when);
+        const size = (await stat(temporary)).size - header.length;
         await rename(temporary, path);
+        return { key, size, contentType, createdAt };
       } catch (error) {
         await rm(temporary, { force: true });
         throw error;
       }
     },
     async get(key) {
-      let file: Buffer;
-      try {
-        file = await readFile(pathOf(key));
-      } catch (error) {
-        if (isMissing(error)) return null;
-        throw error;
+      const path = pathOf(key);
+      const blob = await openBlob(path);
+      if (blob === null) return null;
+      // The stream reads the file whose header was read: a put meanwhile renames a new file in
+      // place, and this one is read whole all the same (it is removed once closed).
+      const stream = blob.handle.createReadStream({ start: blob.start });
+      return { ...blob.info, stream };
+    },
+    async list(prefix) {
+      checkBlobPrefix(prefix);
+      // Walk only the folder the prefix names (or its parent, for a partial last segment).
+      const folder = prefix === '' ? root : prefix.endsWith('/') ? join(root, ...prefix.slice(0, -1).split('/')) : dirname(join(root, ...prefix.split('/')));
+      const found: BlobInfo[] = [];
+      for await (const path of files(folder)) {
+        const key = keyOf(path);
+        if (!key.startsWith(prefix)) continue;
+        const blob = await info(path);
+        if (blob !== null) found.push(blob);
       }
-      const end = file.indexOf(NEWLINE);
-      return {
-        contentType: file.subarray(0, end).toString('latin1'),
-        bytes: new Uint8Array(file.buffer, file.byteOffset + end + 1, file.length - end - 1),
-      };
+      return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     },
     async delete(key) {
-      await rm(pathOf(key), { force: true });
+      const path = pathOf(key);
+      await rm(path, { force: true });
+      await pruneFolders(dirname(path));
+    },
+    async sweep(createdBefore, limit) {
+      let deleted = 0;
+      for await (const path of files(root, true)) {
+        if (deleted >= limit) break;
+        let stats: Awaited<ReturnType<typeof stat>>;
+        try {
+          stats = await stat(path);
+        } catch (error) {
+          if (isMissing(error)) continue;
+          throw error;
+        }
+        if (stats.mtimeMs >= createdBefore) continue;
+        await rm(path, { force: true });
+        await pruneFolders(dirname(path));
+        deleted++;
+      }
+      return deleted;
     },
   };
+}
+
+/** Creates the file a put writes first, and its folder; a sweep may remove an emptied folder meanwhile, so once more then. */
+async function openTemporary(path: string): Promise<FileHandle> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(dirname(path), { recursive: true });
+    try {
+      return await open(path, 'wx', 0o600);
+    } catch (error) {
+      if (attempt > 0 || !isMissing(error)) throw error;
+    }
+  }
 }
 
 function isMissing(error: unknown): boolean {

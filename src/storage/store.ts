@@ -7,6 +7,7 @@
  * spends the organization's credit and follows its consent; an account key the account's.
  */
 import type { Picos, RateMultiplier } from '../core/money.ts';
+import type { BlobStore } from './blobs.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -523,5 +524,10 @@ export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, Ide
    * (every handle of a process on one file shares it), one per store on PostgreSQL.
    */
   readonly instanceId: string;
+  /**
+   * The database's own blob store (PostgreSQL: blob tables), or null where blobs are files (SQLite).
+   * open-blobs.ts chooses between it and a folder.
+   */
+  readonly databaseBlobs: BlobStore | null;
   close(): Promise<void>;
 }

@@ -26,6 +26,13 @@ describe('bench workloads', () => {
     });
   }
 
+  test("images: the upstream receives the generation the gateway sends it, in the family's default quality", () => {
+    assert.equal(workload('images').gateway('gw-key').path, workload('images').upstream.path);
+    assert.deepEqual(upstreamBody('images'), { model: 'bench-upstream-image', prompt: gatewayBody('images').prompt, n: 1, size: '256x256', quality: 'medium' });
+    assert.equal(gatewayBody('images').model, GATEWAY_MODELS.image);
+    assert.equal(gatewayBody('images').response_format, 'b64_json');
+  });
+
   test('count-tokens: a request of about 2 KB, without the max_tokens a count does not take', () => {
     const size = Buffer.byteLength(workload('count-tokens').gateway('gw-key').body!);
     assert.ok(size >= 1900 && size <= 2200, `${size} bytes`);

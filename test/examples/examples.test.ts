@@ -4,7 +4,11 @@
  * environment as a reader would, and must print its answer and exit 0.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { decode } from 'fast-png';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { runProcess } from '../helpers/processes.ts';
 
@@ -56,6 +60,24 @@ describe('examples', () => {
     assert.equal(result.stderr, '');
   });
 
+  test('images.mjs saves a generated PNG downloaded from its signed URL, then an edited one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gateway-example-images-'));
+    try {
+      const result = await runProcess(['examples/images.mjs', dir], { GATEWAY_BASE_URL: gateway.baseUrl, GATEWAY_API_KEY: gateway.apiKey });
+      assert.equal(result.code, 0, result.stderr);
+      const lines = result.stdout.trimEnd().split('\n');
+      assert.match(lines.at(-2) ?? '', /^generated .*lighthouse\.png \([1-9]\d* bytes\)$/);
+      assert.match(lines.at(-1) ?? '', /^edited .*lighthouse-moon\.png$/);
+      for (const name of ['lighthouse.png', 'lighthouse-moon.png']) {
+        const png = decode(await readFile(join(dir, name)));
+        assert.deepEqual([png.width, png.height], [1024, 1024]);
+      }
+      assert.equal(result.stderr, '');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('background.mjs queues a response, polls it to its end, then cancels another', async () => {
     const result = await example('background.mjs');
     assert.equal(result.code, 0, result.stderr);
@@ -64,6 +86,16 @@ describe('examples', () => {
     assert.ok(lines.slice(1, -2).join('\n').trim().length > 0, result.stdout);
     assert.match(lines.at(-2) ?? '', /^\(completed, charged 0\.\d+ USD\)$/);
     assert.match(lines.at(-1) ?? '', /^\((cancelled resp_[0-9a-z]{27}: cancelled|resp_[0-9a-z]{27} had already ended)\)$/);
+    assert.equal(result.stderr, '');
+  });
+
+  test('outputs.mjs prints the reply, its stored request, and the same completion read through the signed URL', async () => {
+    const result = await example('outputs.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.ok(lines.slice(0, -2).join('\n').trim().length > 0, result.stdout);
+    assert.match(lines.at(-2) ?? '', /^\(stored req_[0-9a-z]{27}: \/v1\/chat\/completions, completed, 0\.\d+ USD\)$/);
+    assert.equal(lines.at(-1), '(output.json, application/json: the same completion as answered)');
     assert.equal(result.stderr, '');
   });
 

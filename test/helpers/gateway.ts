@@ -49,6 +49,11 @@ export interface StartGatewayOptions {
   readonly requestTimeoutMs?: number;
   /** Replaces DNS for webhook deliveries. */
   readonly webhookResolver?: Resolver;
+  /** The gateway's clock (epoch ms); the real one when omitted. */
+  readonly now?: () => number;
+  /** GATEWAY_OUTPUT_SECRET and GATEWAY_PUBLIC_URL (docs/outputs.md); the data dir's secret and each request's origin when omitted. */
+  readonly outputSecret?: string;
+  readonly publicUrl?: string;
 }
 
 export interface CreateKeyOptions {
@@ -73,6 +78,8 @@ export interface TestGateway {
   readonly runtime: GatewayRuntime;
   /** The environment in which the `gateway` command works on this gateway's database. */
   readonly cliEnv: Record<string, string>;
+  /** Where its data is: another instance given these (and another data dir) shares its database. */
+  readonly storage: { readonly dataDir: string; readonly databaseUrl: string | undefined; readonly schema?: string };
   /** Issues another key (for the test account unless `owner` says otherwise); returns the plaintext. */
   createKey(options?: CreateKeyOptions): Promise<string>;
   close(): Promise<void>;
@@ -92,6 +99,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       routes: options.routes,
       requestTimeoutMs: options.requestTimeoutMs,
       webhookResolver: options.webhookResolver,
+      now: options.now,
+      outputSecret: options.outputSecret,
+      publicUrl: options.publicUrl,
     });
   } catch (error) {
     await storage.dispose();
@@ -124,6 +134,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       deps: runtime.deps,
       runtime,
       cliEnv: storage.cliEnv,
+      storage: storage.settings,
       createKey,
       close: async () => {
         try {

@@ -56,4 +56,29 @@ describe('settings from the environment', () => {
       );
     }
   });
+
+  test('GATEWAY_BLOB_DIR, GATEWAY_OUTPUT_SECRET and GATEWAY_PUBLIC_URL are read for stored outputs (docs/outputs.md)', () => {
+    const unset = readSettings({});
+    assert.deepEqual([unset.blobDir, unset.outputSecret, unset.publicUrl], [undefined, undefined, undefined]);
+    const settings = readSettings({
+      GATEWAY_BLOB_DIR: 'var/blobs',
+      GATEWAY_OUTPUT_SECRET: ` ${'k'.repeat(32)} `,
+      GATEWAY_PUBLIC_URL: 'https://gateway.example.com/ai/',
+    });
+    assert.equal(settings.blobDir, resolve('var/blobs'));
+    assert.equal(settings.outputSecret, 'k'.repeat(32));
+    assert.throws(
+      () => readSettings({ GATEWAY_OUTPUT_SECRET: 'too-short-a-secret' }),
+      (error: unknown) => error instanceof SettingsError && error.message.includes('GATEWAY_OUTPUT_SECRET') && !error.message.includes('too-short-a-secret'),
+    );
+    assert.equal(settings.publicUrl, 'https://gateway.example.com/ai');
+    assert.equal(readSettings({ GATEWAY_PUBLIC_URL: 'http://gateway.example.com:8080' }).publicUrl, 'http://gateway.example.com:8080');
+    for (const value of ['gateway.example.com', 'ftp://example.com', 'https://example.com/?a=1', 'https://user:pw@example.com', 'https://example.com/#x']) {
+      assert.throws(
+        () => readSettings({ GATEWAY_PUBLIC_URL: value }),
+        (error: unknown) => error instanceof SettingsError && error.message.includes('GATEWAY_PUBLIC_URL'),
+        value,
+      );
+    }
+  });
 });

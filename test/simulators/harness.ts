@@ -20,6 +20,8 @@ export interface RecordedRequest {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly rawBody: string;
+  /** The body's bytes (a multipart upload). */
+  readonly rawBytes: Buffer;
   /** The body parsed as JSON; undefined when empty or not JSON. */
   readonly body: any;
 }
@@ -54,6 +56,8 @@ export type Behaviour =
 
 export interface Reply {
   json(status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
+  /** A binary answer (an image file); faults other than `reset` do not apply to it. */
+  bytes(status: number, body: Buffer, contentType: string): void;
   /** Writes the events (terminator included, if the protocol has one) and ends the body. */
   sse(events: readonly SseEvent[]): Promise<void>;
 }
@@ -205,6 +209,10 @@ function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, r
         }
       }
     },
+    bytes(status, body, contentType) {
+      if (behaviour.kind === 'reset') response.destroy();
+      else response.writeHead(status, { 'content-type': contentType, 'content-length': body.length }).end(body);
+    },
     async sse(events) {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       for (let written = 0; written <= events.length; written++) {
@@ -260,12 +268,13 @@ function write(response: ServerResponse, text: string): Promise<void> {
 async function readRequest(incoming: IncomingMessage): Promise<RecordedRequest> {
   const chunks: Buffer[] = [];
   for await (const chunk of incoming) chunks.push(chunk as Buffer);
-  const rawBody = Buffer.concat(chunks).toString('utf8');
+  const rawBytes = Buffer.concat(chunks);
+  const rawBody = rawBytes.toString('utf8');
   let body: unknown;
   try {
     body = rawBody === '' ? undefined : JSON.parse(rawBody);
   } catch {
     body = undefined;
   }
-  return { method: incoming.method ?? 'GET', path: incoming.url ?? '/', headers: incoming.headers, rawBody, body };
+  return { method: incoming.method ?? 'GET', path: incoming.url ?? '/', headers: incoming.headers, rawBody, rawBytes, body };
 }

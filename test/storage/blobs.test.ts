@@ -1,52 +1,71 @@
+/**
+ * The blob store contract (blob-contract.ts) on the folder store and on PostgreSQL, and what only the
+ * folder store does (its layout, its temporary files).
+ */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { GatewayError } from '../../src/core/errors.ts';
-import { BLOB_FOLDER, createFileBlobStore, isSafeBlobKey } from '../../src/storage/blobs.ts';
+import pg from 'pg';
+import { BLOB_FOLDER, createFileBlobStore } from '../../src/storage/blobs.ts';
+import { openStore } from '../../src/storage/open-store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { blobContract } from './blob-contract.ts';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'gateway-blobs-'));
-after(() => rmSync(dataDir, { recursive: true, force: true }));
-const blobs = createFileBlobStore(dataDir);
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const folders: string[] = [];
+const stores: Store[] = [];
+const schemas: string[] = [];
 
-test('blobs round-trip their bytes and content type', async () => {
-  const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0a, 0x00, 0xff]);
-  await blobs.put('outputs/req_1/0.png', bytes, 'image/png');
-  const stored = await blobs.get('outputs/req_1/0.png');
-  assert.equal(stored?.contentType, 'image/png');
-  assert.deepEqual(Buffer.from(stored!.bytes), Buffer.from(bytes));
-
-  await blobs.put('outputs/req_1/0.png', new Uint8Array([1]), 'application/octet-stream');
-  const replaced = await blobs.get('outputs/req_1/0.png');
-  assert.deepEqual([replaced?.contentType, [...replaced!.bytes]], ['application/octet-stream', [1]]);
-
-  await blobs.put('empty.bin', new Uint8Array(), 'video/mp4; codecs="avc1"');
-  assert.deepEqual(await blobs.get('empty.bin'), { contentType: 'video/mp4; codecs="avc1"', bytes: new Uint8Array() });
+after(async () => {
+  for (const store of stores) await store.close();
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+  if (schemas.length === 0) return;
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
 });
 
-test('missing blobs read as null and delete quietly', async () => {
-  assert.equal(await blobs.get('outputs/none.png'), null);
-  assert.equal(await blobs.get('empty.bin/below'), null);
-  await blobs.put('gone.txt', new Uint8Array([1, 2]), 'text/plain');
-  await blobs.delete('gone.txt');
-  assert.equal(await blobs.get('gone.txt'), null);
-  await blobs.delete('gone.txt');
+function newFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'gateway-blobs-'));
+  folders.push(folder);
+  return folder;
+}
+
+blobContract('folder', async () => {
+  const clock = { now: Date.now() };
+  return { blobs: createFileBlobStore(newFolder(), () => clock.now), clock };
 });
 
-test('blobs live under <dataDir>/blobs and leave no temporary files', async () => {
+blobContract('postgres', async () => {
+  const clock = { now: Date.now() };
+  const schema = `test_blobs_${randomBytes(6).toString('hex')}`;
+  schemas.push(schema);
+  const store = await openStore({ databaseUrl: TEST_DATABASE_URL, dataDir: tmpdir(), schema, poolSize: 4, now: () => clock.now });
+  stores.push(store);
+  assert.ok(store.databaseBlobs);
+  return { blobs: store.databaseBlobs, clock };
+});
+
+test('folder blobs live under <dataDir>/blobs, private to the server, and leave no temporary files', async () => {
+  const dataDir = newFolder();
+  const blobs = createFileBlobStore(dataDir);
   await blobs.put('layout/a.bin', new Uint8Array([7]), 'application/octet-stream');
   assert.deepEqual(readdirSync(join(dataDir, BLOB_FOLDER, 'layout')), ['a.bin']);
-});
-
-test('unsafe keys and content types are rejected', async () => {
-  for (const key of ['', '../escape', 'a/../../b', '/etc/passwd', 'a//b', 'a/./b', '.hidden', 'a\\b', 'a/', 'x'.repeat(600)]) {
-    assert.equal(isSafeBlobKey(key), false, key);
-    await assert.rejects(blobs.put(key, new Uint8Array([1]), 'text/plain'), GatewayError, key);
-    await assert.rejects(blobs.get(key), GatewayError, key);
-    await assert.rejects(blobs.delete(key), GatewayError, key);
+  assert.equal(statSync(join(dataDir, BLOB_FOLDER, 'layout', 'a.bin')).mode & 0o777, 0o600);
+  async function* failing(): AsyncGenerator<Uint8Array> {
+    yield new Uint8Array([1]);
+    throw new Error('broken');
   }
-  await assert.rejects(blobs.put('ok.txt', new Uint8Array([1]), 'text/plain\nx'), GatewayError);
-  await assert.rejects(blobs.put('ok.txt', new Uint8Array([1]), ''), GatewayError);
-  assert.equal(isSafeBlobKey('outputs/req_00t4/image-0.webp'), true);
+  await assert.rejects(blobs.put('layout/b.bin', failing(), 'application/octet-stream'));
+  assert.deepEqual(readdirSync(join(dataDir, BLOB_FOLDER, 'layout')), ['a.bin']);
+  // A swept request's folder goes with its last file.
+  assert.equal(await blobs.sweep(Date.now() + 1, 10), 1);
+  assert.deepEqual(readdirSync(join(dataDir, BLOB_FOLDER)), []);
 });

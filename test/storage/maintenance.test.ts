@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runMaintenance, startMaintenance } from '../../src/storage/maintenance.ts';
+import type { BlobStore } from '../../src/storage/blobs.ts';
+import { BLOB_SWEEP_BATCH, BLOB_SWEEP_MAX_BATCHES, runMaintenance, startMaintenance, sweepBlobs } from '../../src/storage/maintenance.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { WEBHOOK_DELIVERY_LIFETIME_MS } from '../../src/storage/rows.ts';
 
@@ -169,4 +170,52 @@ test('a failing step is logged and the others still run; stop clears the timer',
   const after = calls.length;
   await new Promise((resolve) => setTimeout(resolve, 30));
   assert.equal(calls.length, after, 'no pass runs after stop');
+});
+
+test('expired output files are swept in batches, a bounded number per pass, after the rows; a failing sweep is logged alone', async () => {
+  const store = await openStore({ dataDir: '', sqliteFile: ':memory:' });
+  try {
+    const sweeps: { createdBefore: number; limit: number }[] = [];
+    let left = 2 * BLOB_SWEEP_BATCH + 30;
+    const blobs = {
+      async sweep(createdBefore: number, limit: number) {
+        sweeps.push({ createdBefore, limit });
+        const count = Math.min(left, limit);
+        left -= count;
+        return count;
+      },
+    } as unknown as BlobStore;
+    const { entries, logger } = recordingLogger();
+    await runMaintenance(store, 100_000, logger, { store: blobs, lifetimeMs: 60_000 });
+    // Files written before now − lifetime go, a batch at a time, until a batch comes back short.
+    assert.deepEqual(sweeps, [
+      { createdBefore: 40_000, limit: BLOB_SWEEP_BATCH },
+      { createdBefore: 40_000, limit: BLOB_SWEEP_BATCH },
+      { createdBefore: 40_000, limit: BLOB_SWEEP_BATCH },
+    ]);
+    assert.deepEqual(
+      entries.map((entry) => entry.details),
+      [{ step: 'delete expired output files', count: 2 * BLOB_SWEEP_BATCH + 30 }],
+    );
+
+    // A backlog larger than one pass takes: the pass stops after its batches, the next one goes on.
+    left = Number.MAX_SAFE_INTEGER;
+    sweeps.length = 0;
+    assert.equal(await sweepBlobs({ store: blobs, lifetimeMs: 0 }, 1), BLOB_SWEEP_MAX_BATCHES * BLOB_SWEEP_BATCH);
+    assert.equal(sweeps.length, BLOB_SWEEP_MAX_BATCHES);
+
+    const broken = {
+      async sweep() {
+        throw new Error('disk gone');
+      },
+    } as unknown as BlobStore;
+    const failing = recordingLogger();
+    await runMaintenance(store, 100_000, failing.logger, { store: broken, lifetimeMs: 60_000 });
+    assert.deepEqual(
+      failing.entries.map((entry) => [entry.level, (entry.details as { step: string }).step]),
+      [['error', 'delete expired output files']],
+    );
+  } finally {
+    await store.close();
+  }
 });

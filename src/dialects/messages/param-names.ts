@@ -38,6 +38,9 @@ export const messagesParamNames: ParamNamer = {
       }
       case 'extra-body':
         return `extra_body.${ref.path}`;
+      // Image parameters never come from a text request.
+      case 'image-field':
+        return ref.field;
       default: {
         const unreachable: never = ref;
         return unreachable;

@@ -17,7 +17,8 @@ export interface UpstreamCall {
   readonly method: 'GET' | 'POST';
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
+  /** JSON text, or the bytes of another body (a multipart image edit). */
+  readonly body?: string | Uint8Array;
   /**
    * The provider's `timeout_ms` (DEFAULT_TIMEOUT_MS when undefined). It bounds the wait for the
    * response headers and each silence in the body, so a long but lively stream is never cut; models

@@ -3,7 +3,7 @@
  * answer, the provider's error mapping applied to non-2xx answers.
  */
 import type { GatewayError } from '../../core/errors.ts';
-import { parseJsonBody, readBodyText, sendUpstream } from './http-client.ts';
+import { parseJsonBody, readBodyText, sendUpstream, transportError } from './http-client.ts';
 import type { UpstreamHeaders } from './upstream-errors.ts';
 
 export type ParseUpstreamError = (status: number, headers: UpstreamHeaders, bodyText: string) => GatewayError;
@@ -27,11 +27,34 @@ export function postJson(url: string, body: unknown, options: JsonCallOptions): 
   return callJson('POST', url, JSON.stringify(body), options);
 }
 
+/** A body the caller encoded itself (multipart), with its content type; the answer is JSON. */
+export function postEncoded(url: string, body: { readonly bytes: Uint8Array; readonly contentType: string }, options: JsonCallOptions): Promise<JsonAnswer> {
+  return callJson('POST', url, body.bytes, { ...options, headers: { ...options.headers, 'content-type': body.contentType } });
+}
+
+/** The bytes at a URL (an image an upstream links to instead of sending it). */
+export async function getBytes(url: string, options: JsonCallOptions): Promise<Uint8Array> {
+  const response = await sendUpstream({
+    method: 'GET',
+    url,
+    headers: options.headers,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    requestId: options.requestId,
+  });
+  if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, await readBodyText(response, options.signal));
+  try {
+    return new Uint8Array(await response.body.arrayBuffer());
+  } catch (error) {
+    throw transportError(error, options.signal);
+  }
+}
+
 export function getJson(url: string, options: JsonCallOptions): Promise<JsonAnswer> {
   return callJson('GET', url, undefined, options);
 }
 
-async function callJson(method: 'GET' | 'POST', url: string, body: string | undefined, options: JsonCallOptions): Promise<JsonAnswer> {
+async function callJson(method: 'GET' | 'POST', url: string, body: string | Uint8Array | undefined, options: JsonCallOptions): Promise<JsonAnswer> {
   const response = await sendUpstream({
     method,
     url,

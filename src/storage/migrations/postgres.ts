@@ -268,4 +268,27 @@ CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
 CREATE INDEX webhook_deliveries_expiry ON webhook_deliveries (expires_at);
 `,
   },
+  {
+    version: 8,
+    name: 'blobs',
+    // Stored outputs in the database itself (postgres/blobs.ts), so that any instance serves any
+    // output with no shared folder: a blob row (its key NULL while its chunks are written) and its
+    // bytes in chunk rows, deleted with it. The key's "C" collation makes a prefix a range of its index.
+    sql: `
+CREATE TABLE blobs (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  key TEXT COLLATE "C" UNIQUE,
+  content_type TEXT NOT NULL,
+  size BIGINT NOT NULL CHECK (size >= 0),
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX blobs_created ON blobs (created_at);
+CREATE TABLE blob_chunks (
+  blob_id BIGINT NOT NULL REFERENCES blobs (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL CHECK (seq >= 0),
+  data BYTEA NOT NULL,
+  PRIMARY KEY (blob_id, seq)
+);
+`,
+  },
 ];

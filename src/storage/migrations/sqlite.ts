@@ -271,4 +271,13 @@ CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
 CREATE INDEX webhook_deliveries_expiry ON webhook_deliveries (expires_at);
 `,
   },
+  {
+    version: 8,
+    name: 'blobs',
+    // On SQLite, stored outputs are files in the data dir (storage/blobs.ts), never in the database:
+    // this version only keeps the numbering parallel with PostgreSQL's, whose blobs are tables.
+    sql: `
+SELECT 1;
+`,
+  },
 ];

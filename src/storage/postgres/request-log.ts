@@ -31,9 +31,11 @@ const SUMMARY: Statement = {
          WHERE owner_kind = $1 AND owner_id = $2 AND created_at >= $3
          GROUP BY model ORDER BY model COLLATE "C" NULLS LAST`,
 };
+/** Rows per DELETE: a busy day leaves hundreds of thousands, and one statement for all held its locks and a connection for long. */
+const EXPIRY_BATCH_ROWS = 1_000;
 const DELETE_EXPIRED: Statement = {
-  name: 'gateway_request_log_delete_expired',
-  text: 'DELETE FROM request_log WHERE expires_at < $1',
+  name: 'gateway_request_log_delete_expired_batch',
+  text: `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE expires_at < $1 ORDER BY expires_at LIMIT ${EXPIRY_BATCH_ROWS})`,
 };
 
 /** One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT exactly. */
@@ -56,7 +58,12 @@ export function postgresRequestLog(database: PostgresDatabase): RequestLogStore 
       return (await database.query(SUMMARY, [owner.kind, owner.id, since])).rows.map(usageFromRow);
     },
     async deleteExpiredRequests(now) {
-      return (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;
+      let deleted = 0;
+      for (;;) {
+        const count = (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;
+        deleted += count;
+        if (count < EXPIRY_BATCH_ROWS) return deleted;
+      }
     },
   };
 }

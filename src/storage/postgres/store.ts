@@ -5,6 +5,7 @@
 import { timeOrderedId } from '../../core/ids.ts';
 import type { StorageLogger } from '../logger.ts';
 import type { Store } from '../store.ts';
+import { postgresBlobs } from './blobs.ts';
 import { postgresChangeFeed } from './change-feed.ts';
 import { openPostgresDatabase } from './database.ts';
 import { postgresDirectory } from './directory.ts';
@@ -42,6 +43,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return {
     engine: 'postgres',
     instanceId,
+    databaseBlobs: postgresBlobs(database, options.now),
     ...postgresDirectory(database, options.now),
     ...postgresLedger(database, options.now, instanceId),
     ...postgresRequestLog(database),

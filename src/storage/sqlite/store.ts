@@ -57,6 +57,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     options.backgroundCheckpoints && options.file !== MEMORY_DATABASE ? startBackgroundCheckpoints(database, options.logger, options.checkpoints) : null;
   return {
     engine: 'sqlite',
+    databaseBlobs: null,
     ...sqliteDirectory(database, options.now),
     ...ledger,
     ...sqliteRequestLog(database),

@@ -1,0 +1,129 @@
+/**
+ * Stored outputs of requests (docs/outputs.md): the files a request produced, kept in the blob
+ * store under `outputs/{requestId}/{name}` for as long as its request log row (24 hours), and the
+ * signed URLs that serve them without an API key.
+ *
+ * Route modules reach this through `AppDeps.outputs`: an image route stores its images with
+ * `storeOutputFiles` and answers `response_format: url` with `signedOutputUrl`; GET
+ * /v1/outputs/{requestId} (outputs/routes.ts) lists and signs them afresh on each retrieval.
+ */
+import type { BlobInfo, BlobStore, StoredBlob } from '../storage/blobs.ts';
+import { isSafeBlobKey, KEY_SEGMENT } from '../storage/blobs.ts';
+import { errors } from '../core/errors.ts';
+import { SIGNED_URL_LIFETIME_MS, signPath } from './signing.ts';
+
+/** One file of a request's output. */
+export interface OutputFile {
+  /** The file's name within the request: a plain segment such as `image-0.png` (letters, digits, `.`, `_`, `-`). */
+  readonly name: string;
+  readonly contentType: string;
+  readonly bytes: Uint8Array | AsyncIterable<Uint8Array>;
+}
+
+export interface SignedOutputUrl {
+  readonly url: string;
+  /** Epoch seconds, as in the URL. */
+  readonly expiresAt: number;
+}
+
+/**
+ * The name of a request's text output: the JSON body the client got, kept in its request log row
+ * and served from there (docs/outputs.md); no stored file may take it.
+ */
+export const OUTPUT_JSON_NAME = 'output.json';
+
+/** The folder of a request's files in the blob store. */
+export function outputPrefix(requestId: string): string {
+  return `outputs/${requestId}/`;
+}
+
+export function outputKey(requestId: string, name: string): string {
+  return `${outputPrefix(requestId)}${name}`;
+}
+
+/** The path a signed URL names (and signs) for a request's file. */
+export function outputFilePath(requestId: string, name: string): string {
+  return `/v1/outputs/${requestId}/files/${name}`;
+}
+
+/** Whether a request id or file name can be part of a key: a single plain segment, no `..`, no `/`. */
+export function isPlainSegment(value: string): boolean {
+  return KEY_SEGMENT.test(value) && value.length <= 200 && isSafeBlobKey(value);
+}
+
+export interface OutputsOptions {
+  readonly blobs: BlobStore;
+  /** The HMAC key of signed URLs (outputs/secret.ts). */
+  readonly secret: Uint8Array;
+  /**
+   * The origin signed URLs start with (`https://gateway.example.com`, GATEWAY_PUBLIC_URL); when
+   * undefined, the origin of the request being answered.
+   */
+  readonly publicUrl?: string;
+}
+
+export class Outputs {
+  readonly blobs: BlobStore;
+  readonly #secret: Uint8Array;
+  readonly #publicUrl: string | undefined;
+
+  constructor(options: OutputsOptions) {
+    this.blobs = options.blobs;
+    this.#secret = options.secret;
+    this.#publicUrl = options.publicUrl?.replace(/\/+$/, '');
+  }
+
+  /**
+   * Stores a request's output files (each streamed to the blob store); returns their blob keys in
+   * order. Kept as long as the request's row, and deleted with it by the sweep.
+   */
+  async storeOutputFiles(requestId: string, files: readonly OutputFile[]): Promise<string[]> {
+    if (!isPlainSegment(requestId)) throw errors.invalidValue(null, `invalid request id ${JSON.stringify(requestId)}`);
+    const keys: string[] = [];
+    for (const file of files) {
+      if (!isPlainSegment(file.name) || file.name === OUTPUT_JSON_NAME)
+        throw errors.invalidValue(null, `invalid output file name ${JSON.stringify(file.name)}`);
+      const key = outputKey(requestId, file.name);
+      await this.blobs.put(key, file.bytes, file.contentType);
+      keys.push(key);
+    }
+    return keys;
+  }
+
+  /** The stored files of a request, by name. */
+  async listOutputFiles(requestId: string): Promise<BlobInfo[]> {
+    if (!isPlainSegment(requestId)) return [];
+    return this.blobs.list(outputPrefix(requestId));
+  }
+
+  /** One stored file, streamed; null when the request has no file of that name. */
+  async readOutputFile(requestId: string, name: string): Promise<StoredBlob | null> {
+    if (!isPlainSegment(requestId) || !isPlainSegment(name)) return null;
+    return this.blobs.get(outputKey(requestId, name));
+  }
+
+  /**
+   * The origin to sign URLs with: GATEWAY_PUBLIC_URL when the operator set it, else the origin the
+   * client reached (Fastify's `request.protocol` and `request.host`).
+   */
+  originOf(request: { readonly protocol: string; readonly host: string }): string {
+    return this.#publicUrl ?? `${request.protocol}://${request.host}`;
+  }
+
+  /**
+   * A URL that serves a request's file without an API key until 10 minutes after `now` (epoch ms).
+   * `origin`: `originOf(request)`. The file need not exist yet: signing only names it.
+   */
+  signedOutputUrl(origin: string, requestId: string, name: string, now: number): SignedOutputUrl {
+    if (!isPlainSegment(requestId) || !isPlainSegment(name)) throw errors.invalidValue(null, `invalid output file ${JSON.stringify(`${requestId}/${name}`)}`);
+    const expiresAt = Math.floor((now + SIGNED_URL_LIFETIME_MS) / 1000);
+    const path = outputFilePath(requestId, name);
+    const signature = signPath(this.#secret, path, expiresAt);
+    return { url: `${origin.replace(/\/+$/, '')}${path}?expires=${expiresAt}&signature=${signature}`, expiresAt };
+  }
+
+  /** The secret, for the file route's check (signing.ts). */
+  get secret(): Uint8Array {
+    return this.#secret;
+  }
+}

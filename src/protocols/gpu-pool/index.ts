@@ -1,0 +1,59 @@
+/**
+ * The `gpu-pool` upstream protocol: a diffusion pool behind an OpenAI-like path
+ * (`POST {base_url}/images/generations`), with steps, guidance, seed and negative prompt. An edit
+ * sends its source image as a data URL in `image_url` (image-to-image); the family takes no mask,
+ * no quality and no end-user id. Base64 is asked for; a URL answer is downloaded all the same.
+ */
+import type { CanonicalImageRequest, CanonicalImageResult, GeneratedImage } from '../../canonical/index.ts';
+import type { RouteEndpoint } from '../../catalog/types.ts';
+import { errors } from '../../core/errors.ts';
+import { pixelSize, type ImageFamily } from '../../policy/image-family.ts';
+import { parseImagesError } from '../openai-images/errors.ts';
+import type { ImagesProtocol } from '../image-protocol.ts';
+import { base64Image, downloadedImage, imageMediaType } from '../image-output.ts';
+import { postJson, type JsonCallOptions } from '../transport/json-call.ts';
+import type { GpuPoolRequestWire, GpuPoolResponseWire } from './wire.ts';
+
+export const GPU_POOL_FAMILY: ImageFamily = { quality: 'rejected', editSize: true, mask: false, gpuPool: true, user: false };
+
+export function gpuPoolBody(request: CanonicalImageRequest, endpoint: RouteEndpoint): GpuPoolRequestWire {
+  const body: GpuPoolRequestWire = { model: endpoint.upstreamModel, prompt: request.prompt, n: request.n, response_format: 'base64' };
+  const pixels = request.size === undefined ? undefined : pixelSize(request.size);
+  if (pixels) {
+    body.width = pixels.width;
+    body.height = pixels.height;
+  }
+  const options = request.gpuPool;
+  if (options?.numInferenceSteps !== undefined) body.steps = options.numInferenceSteps;
+  if (options?.guidanceScale !== undefined) body.guidance_scale = options.guidanceScale;
+  if (options?.seed !== undefined) body.seed = options.seed;
+  if (options?.negativePrompt !== undefined) body.negative_prompt = options.negativePrompt;
+  if (request.image) body.image_url = `data:${request.image.mediaType};base64,${Buffer.from(request.image.data).toString('base64')}`;
+  return body;
+}
+
+export const gpuPoolProtocol: ImagesProtocol = {
+  family: GPU_POOL_FAMILY,
+  async complete(request, endpoint, context) {
+    // The config requires a base_url of every provider but the simulated one (src/config/load.ts).
+    const base = endpoint.provider.base_url!;
+    const options: JsonCallOptions = {
+      headers: context.apiKey === undefined ? {} : { authorization: `Bearer ${context.apiKey}` },
+      timeoutMs: endpoint.provider.timeout_ms,
+      signal: context.signal,
+      requestId: context.requestId,
+      parseError: parseImagesError,
+    };
+    const answer = await postJson(`${base.replace(/\/+$/, '')}/images/generations`, gpuPoolBody(request, endpoint), options);
+    const wire = answer.body as GpuPoolResponseWire | null;
+    if (!wire || !Array.isArray(wire.data)) throw errors.malformedUpstream('an images response without data');
+    const images: GeneratedImage[] = [];
+    for (const datum of wire.data) {
+      const data = datum.b64_json !== undefined ? base64Image(datum.b64_json) : datum.url !== undefined ? await downloadedImage(datum.url, options) : undefined;
+      if (!data) throw errors.malformedUpstream('an image with neither b64_json nor url');
+      images.push({ data, mediaType: imageMediaType(data) });
+    }
+    const result: CanonicalImageResult = { images, providerModel: endpoint.upstreamModel, filtered: 0 };
+    return request.size === undefined || request.size === 'auto' ? result : { ...result, size: request.size };
+  },
+};

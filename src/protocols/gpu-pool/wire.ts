@@ -1,0 +1,22 @@
+/**
+ * A diffusion GPU pool's OpenAI-like images API (Together's shape): sizes as width and height, the
+ * diffusion options at the top level, `response_format` `base64` (not `b64_json`).
+ * @see https://docs.together.ai/reference/post-images-generations
+ */
+export interface GpuPoolRequestWire {
+  model: string;
+  prompt: string;
+  n: number;
+  width?: number;
+  height?: number;
+  steps?: number;
+  guidance_scale?: number;
+  seed?: number;
+  negative_prompt?: string;
+  image_url?: string;
+  response_format: 'base64';
+}
+
+export interface GpuPoolResponseWire {
+  readonly data?: readonly { readonly b64_json?: string; readonly url?: string }[];
+}
