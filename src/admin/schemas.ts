@@ -47,7 +47,8 @@ export type CreditBody = Static<typeof CreditBody>;
 
 export const KeyLimitsBody = Type.Object(
   {
-    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    concurrent_requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     spend_limit_usd: Type.Optional(UsdAmount),
   },
   { additionalProperties: false },

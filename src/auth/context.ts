@@ -27,7 +27,13 @@ declare module 'fastify' {
 }
 
 /** A Fastify hook in callback style (onRequest or preHandler). */
-export type AuthHook = (request: import('fastify').FastifyRequest, reply: unknown, done: (error?: Error) => void) => void;
+export type AuthHook = (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply, done: (error?: Error) => void) => void;
+
+/**
+ * What runs once a request's key is known and its scope checked: the counted limits (http/limits.ts).
+ * Undefined (synchronously) when there is nothing to wait for; a rejection refuses the request.
+ */
+export type Admission = (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => Promise<void> | undefined;
 
 /**
  * Resolves API keys (Authorization: Bearer or x-api-key) to an AuthContext. Route modules use

@@ -8,6 +8,7 @@ import type { Authenticator } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Jobs } from '../jobs/jobs.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface AppDeps {
@@ -26,4 +27,6 @@ export interface AppDeps {
   readonly now: () => number;
   /** Background jobs: route modules submit, find and cancel them, and register their kind's handler. */
   readonly jobs: Jobs;
+  /** The counted limits of keys and organizations (docs/limits.md). */
+  readonly limiter: Limiter;
 }

@@ -7,7 +7,11 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenticator.ts';
-import { instanceLapseMs } from '../billing/credit.ts';
+import { instanceLapseMs, reservationTtlMs } from '../billing/credit.ts';
+import type { LimitBackend } from '../limits/backend.ts';
+import { Limiter } from '../limits/limiter.ts';
+import { limitAdmission } from '../http/limits.ts';
+import { MemoryBackend } from '../limits/memory-backend.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { nameIndex } from '../config/aliases.ts';
@@ -82,9 +86,19 @@ export function createDeps(input: {
   readonly adminKey?: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly now?: () => number;
+  /** Where the counted limits live; this process's memory when omitted (one instance). */
+  readonly limitBackend?: LimitBackend;
 }): AppDeps {
   const metrics = new Registry();
   const now = input.now ?? Date.now;
+  const limiter = new Limiter(input.limitBackend ?? new MemoryBackend(now), {
+    onBackendFailure: input.config.rate_limits?.on_backend_failure ?? 'open',
+    // A slot held longer than a credit hold may live belongs to work that died with its instance.
+    leaseTtlMs: reservationTtlMs(input.config),
+    logger: input.logger,
+    metrics,
+  });
+  input.authenticator.admitWith(limitAdmission(limiter));
   return {
     config: input.config,
     store: input.store,
@@ -98,6 +112,7 @@ export function createDeps(input: {
     env: Object.freeze({ ...input.env }),
     now,
     jobs: new Jobs({ store: input.store, settings: jobSettings(input.config), logger: input.logger, metrics, now }),
+    limiter,
   };
 }
 
@@ -180,6 +195,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
         } finally {
           await webhooks.stop();
           await maintenance.stop();
+          await deps.limiter.close();
           await store.close();
         }
       })();

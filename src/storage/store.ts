@@ -46,9 +46,14 @@ export interface OwnerPatch {
   readonly rate?: RateMultiplier | null;
 }
 
+/** What docs/limits.md describes; every field optional, an absent one is no limit. */
 export interface KeyLimits {
-  /** Requests per minute for this key. */
+  /** Requests per minute (GCRA: this many at once, then one every 60/N seconds). */
   readonly requests_per_minute?: number;
+  /** Requests running at once; streams and background jobs count until they end. */
+  readonly concurrent_requests?: number;
+  /** Input + output tokens per minute: pre-checked with a call's estimate, counted at settlement. */
+  readonly tokens_per_minute?: number;
   /** Upper bound on the USD this key may spend in total (decimal string). */
   readonly spend_limit_usd?: string;
 }

@@ -8,13 +8,14 @@ export const keyCommands: readonly Command[] = [
     name: 'keys create',
     summary: 'Create an API key (the key is printed once)',
     usage:
-      '--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] [--requests-per-minute N] [--spend-limit-usd USD]',
+      '--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] [--requests-per-minute N] [--concurrent-requests N] [--spend-limit-usd USD]',
     options: {
       ...OWNER_OPTIONS,
       name: { type: 'string' },
       scopes: { type: 'string' },
       'allowed-models': { type: 'string' },
       'requests-per-minute': { type: 'string' },
+      'concurrent-requests': { type: 'string' },
       'spend-limit-usd': { type: 'string' },
     },
     async run(command, context) {
@@ -55,15 +56,21 @@ export const keyCommands: readonly Command[] = [
   },
 ];
 
+/** The integer limits a key takes, by flag. */
+const COUNT_FLAGS = [
+  ['requests-per-minute', 'requests_per_minute'],
+  ['concurrent-requests', 'concurrent_requests'],
+] as const;
+
 function keyLimits(command: ParsedCommand): KeyLimits | null {
-  const requestsPerMinute = text(command, 'requests-per-minute');
-  const spendLimit = text(command, 'spend-limit-usd');
-  if (requestsPerMinute === undefined && spendLimit === undefined) return null;
-  const limits: { requests_per_minute?: number; spend_limit_usd?: string } = {};
-  if (requestsPerMinute !== undefined) {
-    if (!/^[1-9]\d{0,8}$/.test(requestsPerMinute)) throw new UsageError('--requests-per-minute takes a positive integer');
-    limits.requests_per_minute = Number(requestsPerMinute);
+  const limits: { -readonly [Field in keyof KeyLimits]: KeyLimits[Field] } = {};
+  for (const [flag, field] of COUNT_FLAGS) {
+    const value = text(command, flag);
+    if (value === undefined) continue;
+    if (!/^[1-9]\d{0,8}$/.test(value)) throw new UsageError(`--${flag} takes a positive integer`);
+    limits[field] = Number(value);
   }
+  const spendLimit = text(command, 'spend-limit-usd');
   if (spendLimit !== undefined) limits.spend_limit_usd = spendLimit;
-  return limits;
+  return Object.keys(limits).length === 0 ? null : limits;
 }
