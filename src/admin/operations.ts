@@ -13,6 +13,7 @@ import type {
   ApiKeyRecord,
   Balance,
   Consent,
+  KeyLimits,
   LedgerEntry,
   Organization,
   OwnerPatch,
@@ -134,7 +135,7 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
 
     async createKey(request: KeyRequest): Promise<IssuedKey> {
       await requireOwner(request.owner);
-      if (request.limits?.spend_limit_usd !== undefined) parseCreditAmount(request.limits.spend_limit_usd, 'limits.spend_limit_usd');
+      checkLimits(request.limits);
       const issued = await issueKey(store, {
         ...request,
         scopes: request.scopes == null ? null : checkScopes(request.scopes),
@@ -222,4 +223,12 @@ function resolveModels(catalog: Pick<Catalog, 'resolve'>, names: readonly string
     return id;
   });
   return [...new Set(ids)];
+}
+
+/** The USD amounts of a key's limits parse (the schema checked the integers). */
+function checkLimits(limits: KeyLimits | null | undefined): void {
+  for (const field of ['spend_per_day_usd', 'spend_per_month_usd', 'spend_limit_usd'] as const) {
+    const amount = limits?.[field];
+    if (amount !== undefined) parseCreditAmount(amount, `limits.${field}`);
+  }
 }

@@ -49,6 +49,9 @@ export const KeyLimitsBody = Type.Object(
   {
     requests_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
     concurrent_requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    tokens_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    spend_per_day_usd: Type.Optional(UsdAmount),
+    spend_per_month_usd: Type.Optional(UsdAmount),
     spend_limit_usd: Type.Optional(UsdAmount),
   },
   { additionalProperties: false },

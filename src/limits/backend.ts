@@ -20,8 +20,11 @@ export interface AdmitRequest {
   readonly checks: readonly CounterCheck[];
   /** Requests counted against requests_per_minute: 1 for a request, 0 for a token pre-check. */
   readonly requests: 0 | 1;
-  /** Tokens pre-checked against tokens_per_minute (not taken: they are counted at settlement). */
-  readonly tokens: number;
+  /**
+   * Tokens pre-checked against tokens_per_minute (not taken: they are counted at settlement).
+   * Undefined when the request is not a metered call yet: the counter is only reported then.
+   */
+  readonly tokens?: number;
   /** The lease a concurrent-requests slot is taken under; none when no slot is wanted. */
   readonly lease?: { readonly id: string; readonly ttlMs: number };
 }

@@ -48,6 +48,7 @@ export class Limiter {
   readonly #options: LimiterOptions;
   /** Auth contexts are cached per key and replaced when an admin change lands, so this follows them. */
   readonly #checks = new WeakMap<AuthContext, readonly CounterCheck[]>();
+  readonly #tokenChecks = new WeakMap<AuthContext, readonly CounterCheck[]>();
   readonly #refusals: Counter<'limit'>;
   readonly #failures: Counter;
   #lastFailureLog = 0;
@@ -91,7 +92,7 @@ export class Limiter {
     if (checks.length === 0) return undefined;
     const wantsSlot = checks.some((check) => check.concurrentRequests !== undefined);
     const lease = wantsSlot ? { id: randomToken(12), ttlMs: this.#options.leaseTtlMs } : undefined;
-    return this.#guarded(this.#backend.admit({ checks, requests: 1, tokens: 0, lease })).then((admission) => {
+    return this.#guarded(this.#backend.admit({ checks, requests: 1, lease })).then((admission) => {
       if (admission === undefined) return NO_TICKET;
       this.#refuseUnless(admission);
       const scopes = checks.filter((check) => check.concurrentRequests !== undefined).map((check) => check.scope);
@@ -107,19 +108,25 @@ export class Limiter {
     });
   }
 
-  /** Pre-checks a call's estimated tokens against tokens_per_minute; undefined when none applies. */
-  checkTokens(auth: AuthContext, tokens: number): Promise<void> | undefined {
-    const checks = this.checksOf(auth).filter((check) => check.tokensPerMinute !== undefined);
-    if (checks.length === 0) return undefined;
-    return this.#guarded(this.#backend.admit({ checks, requests: 0, tokens })).then((admission) => {
-      if (admission !== undefined) this.#refuseUnless(admission);
-    });
+  /** The counters of a key's tokens per minute; undefined when it has none. */
+  tokenChecksOf(auth: AuthContext): readonly CounterCheck[] | undefined {
+    let checks = this.#tokenChecks.get(auth);
+    if (checks === undefined) {
+      checks = this.checksOf(auth).filter((check) => check.tokensPerMinute !== undefined);
+      this.#tokenChecks.set(auth, checks);
+    }
+    return checks.length === 0 ? undefined : checks;
+  }
+
+  /** Pre-checks a call's estimated tokens against tokens_per_minute (taking none): rejects with a 429. */
+  async checkTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
+    const admission = await this.#guarded(this.#backend.admit({ checks, requests: 0, tokens }));
+    if (admission !== undefined) this.#refuseUnless(admission);
   }
 
   /** Counts the tokens a settled call used; never fails the call (a backend failure is logged and counted). */
-  countTokens(auth: AuthContext, tokens: number): void {
-    const checks = this.checksOf(auth).filter((check) => check.tokensPerMinute !== undefined);
-    if (checks.length === 0 || tokens <= 0) return;
+  countTokens(checks: readonly CounterCheck[], tokens: number): void {
+    if (tokens <= 0) return;
     this.#backend.addTokens(checks, tokens).catch((error) => this.#failed(error));
   }
 

@@ -35,9 +35,11 @@ export class MemoryBackend implements LimitBackend {
         reports.push({ limit: 'requests_per_minute', max: check.requestsPerMinute, remaining: verdict.remaining, resetMs: verdict.resetMs });
       }
       if (check.tokensPerMinute !== undefined) {
-        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, request.tokens, now, true);
-        if (!verdict.admitted) return { admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
-        reports.push({ limit: 'tokens_per_minute', max: check.tokensPerMinute, remaining: verdict.remaining, resetMs: verdict.resetMs });
+        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, request.tokens ?? 0, now, true);
+        if (!verdict.admitted && request.tokens !== undefined) {
+          return { admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
+        }
+        reports.push({ limit: 'tokens_per_minute', max: check.tokensPerMinute, remaining: Math.max(0, verdict.remaining), resetMs: verdict.resetMs });
       }
       if (check.concurrentRequests !== undefined && request.lease) {
         const leases = this.#live(check.scope, now);

@@ -54,9 +54,32 @@ export interface KeyLimits {
   readonly concurrent_requests?: number;
   /** Input + output tokens per minute: pre-checked with a call's estimate, counted at settlement. */
   readonly tokens_per_minute?: number;
-  /** Upper bound on the USD this key may spend in total (decimal string). */
+  /** USD this key may spend per calendar day, UTC (decimal string). */
+  readonly spend_per_day_usd?: string;
+  /** USD this key may spend per calendar month, UTC (decimal string). */
+  readonly spend_per_month_usd?: string;
+  /** USD this key may spend in total (decimal string). */
   readonly spend_limit_usd?: string;
 }
+
+/**
+ * A spend limit a hold must fit (docs/limits.md): the charges since `since` plus the open holds of
+ * the key (holder `key`) or of the whole owner (holder `organization`: an organization's keys all
+ * spend its wallet), plus the new hold, may not pass `max`.
+ */
+export interface SpendCap {
+  readonly limit: 'spend_per_day' | 'spend_per_month' | 'spend_total';
+  readonly holder: 'key' | 'organization';
+  /** Charges from this time on count (epoch ms; 0 for a total). */
+  readonly since: number;
+  readonly max: Picos;
+}
+
+/** What a capped hold came to: the reservation, or why there is none. */
+export type CappedReservation =
+  | { readonly reservation: Reservation }
+  | { readonly refused: 'credit' }
+  | { readonly refused: 'cap'; readonly cap: SpendCap; readonly spent: Picos };
 
 export interface ApiKeyRecord {
   readonly id: string;
@@ -90,6 +113,8 @@ export interface LedgerEntry {
   readonly amount: Picos;
   readonly reservationId: string | null;
   readonly requestId: string | null;
+  /** The key whose hold a charge settled; null for credits (and rows of earlier versions). */
+  readonly keyId: string | null;
   readonly note: string | null;
   readonly createdAt: number;
 }
@@ -125,11 +150,23 @@ export interface Reservation {
   readonly owner: OwnerRef;
   readonly amount: Picos;
   readonly requestId: string | null;
+  /** The key that made the hold; its charge carries it too. */
+  readonly keyId: string | null;
   readonly status: ReservationStatus;
   /** null for reservations made before holders were recorded: they are left to their expiry. */
   readonly holder: HoldOwner | null;
   readonly createdAt: number;
   readonly expiresAt: number;
+}
+
+export interface ReserveInput {
+  readonly owner: OwnerRef;
+  readonly amount: Picos;
+  readonly requestId: string | null;
+  readonly expiresAt: number;
+  readonly holder?: HoldOwner;
+  /** The key making the hold (its spend limits count it); null for none. */
+  readonly keyId?: string | null;
 }
 
 export interface SettleOutcome {
@@ -149,7 +186,13 @@ export interface LedgerStore {
    * nothing. Concurrent calls can never together take available below zero. The hold belongs to
    * `holder`, by default this store's instance.
    */
-  reserve(input: { owner: OwnerRef; amount: Picos; requestId: string | null; expiresAt: number; holder?: HoldOwner }): Promise<Reservation | null>;
+  reserve(input: ReserveInput): Promise<Reservation | null>;
+  /**
+   * `reserve`, also refused when the hold does not fit a spend cap. Atomic against every other
+   * hold and settlement of the owner, other instances included: concurrent holds can never together
+   * pass a cap.
+   */
+  reserveCapped(input: ReserveInput & { readonly caps: readonly SpendCap[] }): Promise<CappedReservation>;
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
    * reservation is charged as far as the available balance allows (never below zero).

@@ -8,7 +8,7 @@ export const keyCommands: readonly Command[] = [
     name: 'keys create',
     summary: 'Create an API key (the key is printed once)',
     usage:
-      '--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] [--requests-per-minute N] [--concurrent-requests N] [--spend-limit-usd USD]',
+      '--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] [--requests-per-minute N] [--tokens-per-minute N] [--concurrent-requests N] [--spend-per-day-usd USD] [--spend-per-month-usd USD] [--spend-limit-usd USD]',
     options: {
       ...OWNER_OPTIONS,
       name: { type: 'string' },
@@ -16,6 +16,9 @@ export const keyCommands: readonly Command[] = [
       'allowed-models': { type: 'string' },
       'requests-per-minute': { type: 'string' },
       'concurrent-requests': { type: 'string' },
+      'tokens-per-minute': { type: 'string' },
+      'spend-per-day-usd': { type: 'string' },
+      'spend-per-month-usd': { type: 'string' },
       'spend-limit-usd': { type: 'string' },
     },
     async run(command, context) {
@@ -60,6 +63,14 @@ export const keyCommands: readonly Command[] = [
 const COUNT_FLAGS = [
   ['requests-per-minute', 'requests_per_minute'],
   ['concurrent-requests', 'concurrent_requests'],
+  ['tokens-per-minute', 'tokens_per_minute'],
+] as const;
+
+/** The USD limits a key takes, by flag (the operation checks the amounts). */
+const USD_FLAGS = [
+  ['spend-per-day-usd', 'spend_per_day_usd'],
+  ['spend-per-month-usd', 'spend_per_month_usd'],
+  ['spend-limit-usd', 'spend_limit_usd'],
 ] as const;
 
 function keyLimits(command: ParsedCommand): KeyLimits | null {
@@ -70,7 +81,9 @@ function keyLimits(command: ParsedCommand): KeyLimits | null {
     if (!/^[1-9]\d{0,8}$/.test(value)) throw new UsageError(`--${flag} takes a positive integer`);
     limits[field] = Number(value);
   }
-  const spendLimit = text(command, 'spend-limit-usd');
-  if (spendLimit !== undefined) limits.spend_limit_usd = spendLimit;
+  for (const [flag, field] of USD_FLAGS) {
+    const value = text(command, flag);
+    if (value !== undefined) limits[field] = value;
+  }
   return Object.keys(limits).length === 0 ? null : limits;
 }

@@ -29,6 +29,7 @@ import {
   settleOutcome,
   type Row,
 } from '../rows.ts';
+import { capTimes, firstRefusal, type Spent } from '../spend.ts';
 import type { LedgerStore, OwnerRef } from '../store.ts';
 import type { DeferredWriter, SqliteDatabase } from './database.ts';
 import { WalletBook, type BookWrites, type HeldReservation, type WalletRow } from './wallet-book.ts';
@@ -66,17 +67,34 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
     { bigints: true },
   );
   // Positional parameters below: binding by name costs a lookup per column on every row.
-  // (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at)
+  // (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at, key_id)
   const insertReservation = database.prepare(
-    `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at, key_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   // (status, closed_at, id)
   const closeWritten = database.prepare("UPDATE reservations SET status = ?, closed_at = ? WHERE id = ? AND status = 'open'");
-  // (id, owner_kind, owner_id, amount, reservation_id, request_id, created_at)
+  // (id, owner_kind, owner_id, amount, reservation_id, request_id, created_at, key_id)
   const insertCharge = database.prepare(
-    `INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, note, created_at)
-     VALUES (?, ?, ?, 'charge', ?, ?, ?, NULL, ?)`,
+    `INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, note, created_at, key_id)
+     VALUES (?, ?, ?, 'charge', ?, ?, ?, NULL, ?, ?)`,
+  );
+  // What a key was charged since each of three times, and what it holds in open rows (see spend.ts).
+  const keySpend = database.prepare(
+    `SELECT
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = ?1 AND kind = 'charge' AND created_at >= ?2) AS since_a,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = ?1 AND kind = 'charge' AND created_at >= ?3) AS since_b,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = ?1 AND kind = 'charge' AND created_at >= ?4) AS since_c,
+       (SELECT coalesce(sum(amount), 0) FROM reservations WHERE key_id = ?1 AND status = 'open') AS held`,
+    { bigints: true },
+  );
+  // What an owner was charged since each of three times; its open holds are its wallet's `reserved`.
+  const ownerSpend = database.prepare(
+    `SELECT
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = ?1 AND owner_id = ?2 AND kind = 'charge' AND created_at >= ?3) AS since_a,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = ?1 AND owner_id = ?2 AND kind = 'charge' AND created_at >= ?4) AS since_b,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = ?1 AND owner_id = ?2 AND kind = 'charge' AND created_at >= ?5) AS since_c`,
+    { bigints: true },
   );
   // (balance delta, reserved delta, owner_kind, owner_id)
   const applyDeltas = database.prepare('UPDATE wallets SET balance = balance + ?, reserved = reserved + ? WHERE owner_kind = ? AND owner_id = ?');
@@ -131,13 +149,14 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
         reservation.createdAt,
         reservation.expiresAt,
         closedAt,
+        reservation.keyId,
       );
     },
     closeReservation(reservationId, status, closedAt) {
       closeWritten.run(status, closedAt, reservationId);
     },
     insertCharge(reservation, amount, requestId, at) {
-      insertCharge.run(timeOrderedId('led'), reservation.owner.kind, reservation.owner.id, amount, reservation.id, requestId, at);
+      insertCharge.run(timeOrderedId('led'), reservation.owner.kind, reservation.owner.id, amount, reservation.id, requestId, at, reservation.keyId);
     },
     applyDeltas(owner, balanceDelta, reservedDelta) {
       applyDeltas.run(balanceDelta, reservedDelta, owner.kind, owner.id);
@@ -233,6 +252,33 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
       checkAmount('reservation', input.amount, 0n);
       noticeOtherWriters();
       return book.reserve(input);
+    },
+
+    async reserveCapped(input) {
+      checkAmount('reservation', input.amount, 0n);
+      noticeOtherWriters();
+      if (input.caps.length > 0) {
+        // Everything from here to the hold runs synchronously, so nothing can spend in between. The
+        // pending writes go first: the sums then see every charge, and every hold but the unwritten ones.
+        database.flush();
+        const times = capTimes(input.caps);
+        const spentBy: { key?: Spent; organization?: Spent } = {};
+        if (input.keyId && input.caps.some((cap) => cap.holder === 'key')) {
+          const row = keySpend.get(input.keyId, ...times) as Row;
+          const since = [row.since_a, row.since_b, row.since_c].map((value) => BigInt(value as bigint)) as [bigint, bigint, bigint];
+          spentBy.key = { since, held: BigInt(row.held as bigint) + book.unwrittenHoldsOfKey(input.keyId) };
+        }
+        if (input.caps.some((cap) => cap.holder === 'organization')) {
+          const row = ownerSpend.get(input.owner.kind, input.owner.id, ...times) as Row;
+          const since = [row.since_a, row.since_b, row.since_c].map((value) => BigInt(value as bigint)) as [bigint, bigint, bigint];
+          const held = book.balance(input.owner)?.reserved ?? readRow(input.owner)?.reserved ?? 0n;
+          spentBy.organization = { since, held };
+        }
+        const refusal = firstRefusal(input.caps, input.amount, spentBy);
+        if (refusal) return refusal;
+      }
+      const reservation = book.reserve(input);
+      return reservation ? { reservation } : { refused: 'credit' };
     },
 
     async settle(reservationId, cost, requestId = null) {
