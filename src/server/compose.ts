@@ -12,6 +12,7 @@ import type { LimitBackend } from '../limits/backend.ts';
 import { Limiter } from '../limits/limiter.ts';
 import { limitAdmission } from '../http/limits.ts';
 import { MemoryBackend } from '../limits/memory-backend.ts';
+import { RedisBackend, type RedisBackendOptions } from '../limits/redis-backend.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { nameIndex } from '../config/aliases.ts';
@@ -57,6 +58,8 @@ export interface RuntimeOptions {
   readonly now?: () => number;
   /** Replaces DNS for webhook deliveries (tests). */
   readonly webhookResolver?: Resolver;
+  /** Keeps the counted limits in Redis (REDIS_URL), shared by every instance; in the process otherwise. */
+  readonly redis?: RedisBackendOptions;
 }
 
 export interface GatewayRuntime {
@@ -143,7 +146,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     pollIntervalMs: options.pollIntervalMs,
     logger: options.logger,
   });
-  const deps = createDeps({ ...options, store, catalog, authenticator, now });
+  const limitBackend = options.redis ? new RedisBackend(options.redis) : undefined;
+  const deps = createDeps({ ...options, store, catalog, authenticator, now, limitBackend });
   let app: FastifyInstance;
   try {
     app = await buildApp(deps, {
@@ -153,6 +157,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     });
   } catch (error) {
     authenticator.stop();
+    await deps.limiter.close();
     await store.close();
     throw error;
   }

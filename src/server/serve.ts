@@ -43,6 +43,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       logger,
       drainOnClose: true,
       requestTimeoutMs: settings.requestTimeoutMs,
+      redis: settings.redisUrl === undefined ? undefined : { url: settings.redisUrl, prefix: settings.redisPrefix },
     });
   } catch (error) {
     if (error instanceof ServerLockedError) {

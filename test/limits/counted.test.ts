@@ -1,6 +1,6 @@
 /**
  * Requests per minute and concurrent requests of a key, end to end on one instance (the counters
- * in memory): a burst gets exactly
+ * in memory, and in Redis): a burst gets exactly
  * the limit, the refused ones get 429 with the limit's code and Retry-After and move no money,
  * admitted answers carry the rate-limit headers, every keyed endpoint counts, streams hold their
  * slot until they end.
@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
+import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 
 const CHUNK_DELAY_MS = 40;
 const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])], {
@@ -18,11 +19,18 @@ const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited'
 
 const chat = (stream = false) => ({ model: 'gateway/limited', stream, messages: [{ role: 'user', content: 'Count me.' }] });
 
-for (const engine of ['sqlite', 'postgres'] as const) {
-  describe(`counted limits of a key (${engine})`, () => {
+const prefix = testRedisPrefix();
+after(() => deleteRedisKeys(prefix));
+
+for (const [engine, counters] of [
+  ['sqlite', 'memory'],
+  ['postgres', 'memory'],
+  ['postgres', 'redis'],
+] as const) {
+  describe(`counted limits of a key (${engine}, counters in ${counters})`, () => {
     let gateway: TestGateway;
     before(async () => {
-      gateway = await startGateway({ config, engine });
+      gateway = await startGateway({ config, engine, redis: counters === 'redis' ? { url: TEST_REDIS_URL, prefix } : undefined });
     });
     after(() => gateway?.close());
 

@@ -9,15 +9,23 @@ import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
+import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 
 const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])]);
 const chat = { model: 'gateway/limited', max_tokens: 100, messages: [{ role: 'user', content: 'Count me.' }] };
 
-for (const engine of ['sqlite', 'postgres'] as const) {
-  describe(`spend and token limits of a key (${engine})`, () => {
+const prefix = testRedisPrefix();
+after(() => deleteRedisKeys(prefix));
+
+for (const [engine, counters] of [
+  ['sqlite', 'memory'],
+  ['postgres', 'memory'],
+  ['postgres', 'redis'],
+] as const) {
+  describe(`spend and token limits of a key (${engine}, counters in ${counters})`, () => {
     let gateway: TestGateway;
     before(async () => {
-      gateway = await startGateway({ config, engine });
+      gateway = await startGateway({ config, engine, redis: counters === 'redis' ? { url: TEST_REDIS_URL, prefix } : undefined });
     });
     after(() => gateway?.close());
 
