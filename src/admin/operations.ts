@@ -154,6 +154,21 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
       return store.listKeys(owner);
     },
     /** Revoking twice keeps the first revocation time. */
+    async setKeyLimits(id: string, limits: KeyLimits | null): Promise<ApiKeyRecord> {
+      checkLimits(limits);
+      const key = await store.setKeyLimits(id, emptyAsNull(limits));
+      if (!key) throw errors.notFound('API key', id);
+      await changed();
+      return key;
+    },
+    async setOrganizationLimits(id: string, limits: KeyLimits | null): Promise<Organization> {
+      checkLimits(limits);
+      const organization = await store.setOrganizationLimits(id, emptyAsNull(limits));
+      if (!organization) throw errors.notFound('Organization', id);
+      await changed();
+      return organization;
+    },
+
     async revokeKey(id: string, now: number): Promise<ApiKeyRecord> {
       const existing = await store.getKey(id);
       if (!existing) throw errors.notFound('API key', id);
@@ -231,4 +246,9 @@ function checkLimits(limits: KeyLimits | null | undefined): void {
     const amount = limits?.[field];
     if (amount !== undefined) parseCreditAmount(amount, `limits.${field}`);
   }
+}
+
+/** `{}` and null both mean no limits; stored as null. */
+function emptyAsNull(limits: KeyLimits | null): KeyLimits | null {
+  return limits === null || Object.keys(limits).length === 0 ? null : limits;
 }

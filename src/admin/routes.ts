@@ -18,6 +18,8 @@ import {
   CreditBody,
   IdParams,
   OwnerQuery,
+  KeyLimitsPatchBody,
+  PatchOrganizationBody,
   PatchOwnerBody,
   UsageQuery,
 } from './schemas.ts';
@@ -70,6 +72,7 @@ function registerOrganizations(admin: FastifyInstance, operations: AdminOperatio
   };
   admin.post<{ Body: CreateOrganizationBody }>('/organizations', { schema: { body: CreateOrganizationBody } }, async (request) => {
     const organization = await operations.createOrganization(ownerInput(request.body));
+    if (request.body.limits) await operations.setOrganizationLimits(organization.id, request.body.limits);
     return withBalance(organization.id);
   });
   admin.get('/organizations', async () => ({
@@ -77,10 +80,16 @@ function registerOrganizations(admin: FastifyInstance, operations: AdminOperatio
     data: (await operations.listOrganizations()).map((organization) => organizationView(organization)),
   }));
   admin.get<{ Params: IdParams }>('/organizations/:id', { schema: { params: IdParams } }, (request) => withBalance(request.params.id));
-  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>('/organizations/:id', { schema: { params: IdParams, body: PatchOwnerBody } }, async (request) => {
-    await operations.updateOrganization(request.params.id, consentPatch(request.body));
-    return withBalance(request.params.id);
-  });
+  admin.patch<{ Params: IdParams; Body: PatchOrganizationBody }>(
+    '/organizations/:id',
+    { schema: { params: IdParams, body: PatchOrganizationBody } },
+    async (request) => {
+      const { limits, ...owner } = request.body;
+      await operations.updateOrganization(request.params.id, consentPatch(owner));
+      if (limits !== undefined) await operations.setOrganizationLimits(request.params.id, limits);
+      return withBalance(request.params.id);
+    },
+  );
   registerCredit(admin, operations, '/organizations/:id/credit', 'organization');
 }
 
@@ -131,6 +140,9 @@ function registerKeys(admin: FastifyInstance, operations: AdminOperations, deps:
     data: (await operations.listKeys(ownerFromFields(request.query, false))).map((key) => keyView(key)),
   }));
   admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) => keyView(await operations.getKey(request.params.id)));
+  admin.patch<{ Params: IdParams; Body: KeyLimitsPatchBody }>('/keys/:id', { schema: { params: IdParams, body: KeyLimitsPatchBody } }, async (request) =>
+    keyView(await operations.setKeyLimits(request.params.id, request.body.limits)),
+  );
   admin.delete<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) =>
     keyView(await operations.revokeKey(request.params.id, deps.now())),
   );

@@ -128,7 +128,8 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
 
 /** The owner whose consent, rate and credit apply: the organization for organization keys. */
 async function resolveOwner(store: Store, key: ApiKeyRecord, defaultRate: RateMultiplier): Promise<AuthContext | null> {
-  const owner = key.owner.kind === 'organization' ? await store.getOrganization(key.owner.id) : await store.getAccount(key.owner.id);
+  const organization = key.owner.kind === 'organization' ? await store.getOrganization(key.owner.id) : null;
+  const owner = organization ?? (key.owner.kind === 'account' ? await store.getAccount(key.owner.id) : null);
   if (!owner) return null;
   return {
     key,
@@ -137,6 +138,7 @@ async function resolveOwner(store: Store, key: ApiKeyRecord, defaultRate: RateMu
     rate: owner.rate ?? defaultRate,
     scopes: key.scopes === null ? null : new Set(key.scopes),
     allowedModels: key.allowedModels === null ? null : new Set(key.allowedModels),
+    organizationLimits: organization?.limits ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { RateMultiplier } from '../core/money.ts';
-import type { ApiKeyRecord, Consent, OwnerRef } from '../storage/store.ts';
+import type { ApiKeyRecord, Consent, KeyLimits, OwnerRef } from '../storage/store.ts';
 
 /**
  * Scopes a key may be restricted to. A key with no scope list is unrestricted.
@@ -17,6 +17,8 @@ export interface AuthContext {
   readonly rate: RateMultiplier;
   readonly scopes: ReadonlySet<string> | null;
   readonly allowedModels: ReadonlySet<string> | null;
+  /** The limits of the organization that owns the key, over all its keys (docs/limits.md); null for none. */
+  readonly organizationLimits: KeyLimits | null;
 }
 
 declare module 'fastify' {

@@ -165,10 +165,12 @@ export class Limiter {
   }
 }
 
-/** The counted limits of a key (spend limits are the ledger's). */
+/** The counted limits of a key and of the organization that owns it (spend limits are the ledger's). */
 export function countedChecks(auth: AuthContext): readonly CounterCheck[] {
-  const check = counterCheck(`key:${auth.key.id}`, 'key', auth.key.limits);
-  return check ? [check] : NO_CHECKS;
+  const key = counterCheck(`key:${auth.key.id}`, 'key', auth.key.limits);
+  const organization = counterCheck(`org:${auth.owner.id}`, 'organization', auth.organizationLimits);
+  if (!key && !organization) return NO_CHECKS;
+  return [key, organization].filter((check): check is CounterCheck => check !== undefined);
 }
 
 function counterCheck(scope: string, holder: CounterCheck['holder'], limits: KeyLimits | null): CounterCheck | undefined {

@@ -16,7 +16,7 @@ interface Maxima {
   readonly total?: Picos;
 }
 
-const parsed = new WeakMap<AuthContext, readonly (readonly ['key' | 'organization', Maxima])[]>();
+const parsed = new WeakMap<AuthContext, (readonly ['key' | 'organization', Maxima])[]>();
 const NO_CAPS: readonly SpendCap[] = [];
 
 /** The caps a hold of this request must fit; empty (and cheap) for a key without spend limits. */
@@ -24,7 +24,10 @@ export function spendCapsOf(auth: AuthContext, now: number): readonly SpendCap[]
   let holders = parsed.get(auth);
   if (holders === undefined) {
     const key = maximaOf(auth.key.limits);
-    holders = key ? [['key', key]] : [];
+    const organization = maximaOf(auth.organizationLimits);
+    holders = [];
+    if (key) holders.push(['key', key]);
+    if (organization) holders.push(['organization', organization]);
     parsed.set(auth, holders);
   }
   if (holders.length === 0) return NO_CAPS;

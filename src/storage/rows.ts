@@ -287,6 +287,7 @@ export function organizationFromRow(row: Row): Organization {
     name: text(row.name),
     consent: consent(row),
     rate: rate(row),
+    limits: json(row.limits) as KeyLimits | null,
     createdAt: integer(row.created_at),
   };
 }

@@ -26,6 +26,8 @@ export interface Organization {
   readonly consent: Consent;
   /** Billing multiplier; null means the configured default. */
   readonly rate: RateMultiplier | null;
+  /** Limits over all the organization's keys together (docs/limits.md); null for none. */
+  readonly limits: KeyLimits | null;
   readonly createdAt: number;
 }
 
@@ -245,6 +247,10 @@ export interface DirectoryStore {
   getKey(id: string): Promise<ApiKeyRecord | null>;
   listKeys(owner?: OwnerRef): Promise<ApiKeyRecord[]>;
   revokeKey(id: string, at: number): Promise<ApiKeyRecord | null>;
+  /** Replaces a key's limits (null: none); null when there is no such key. */
+  setKeyLimits(id: string, limits: KeyLimits | null): Promise<ApiKeyRecord | null>;
+  /** Replaces an organization's limits (null: none); null when there is no such organization. */
+  setOrganizationLimits(id: string, limits: KeyLimits | null): Promise<Organization | null>;
 }
 
 export type RequestStatus = 'completed' | 'failed' | 'cancelled' | 'incomplete';
