@@ -102,7 +102,11 @@ for (const [name, open] of backends) {
 }
 
 describe('Redis away', () => {
-  const auth = { key: { id: 'key_away', limits: { requests_per_minute: 1 } } } as unknown as AuthContext;
+  const auth = {
+    key: { id: 'key_away', limits: { requests_per_minute: 1 } },
+    owner: { kind: 'account', id: 'acct_away' },
+    organizationLimits: null,
+  } as unknown as AuthContext;
   const limiterOn = (mode: 'open' | 'closed') => {
     const metrics = new Registry();
     // Nothing listens on port 1: every command fails at once.
