@@ -151,6 +151,8 @@ export class RedisBackend implements LimitBackend {
       maxRetriesPerRequest: 0,
       commandTimeout: COMMAND_TIMEOUT_MS,
       lazyConnect: false,
+      // Checks of concurrent requests share one write and one read per event-loop turn.
+      enableAutoPipelining: true,
     });
     // Failures surface on the commands; without a listener ioredis would also print every one.
     redis.on('error', () => {});

@@ -125,6 +125,39 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
     return walletRow.get(owner.kind, owner.id) as WalletRow | undefined;
   }
 
+  /**
+   * What keys and owners with spend caps were charged since each period start a cap asked about,
+   * kept up to date by every settlement of this process (the only one writing charges to the file):
+   * a capped hold then reads no statement. A sum not known yet is read once, after writing what is
+   * pending, so that it counts every charge.
+   */
+  const spend = {
+    sums: new Map<string, Map<number, bigint>>(),
+    charged(scope: string, since: number, read: () => Row): bigint {
+      let sums = this.sums.get(scope);
+      if (!sums) this.sums.set(scope, (sums = new Map()));
+      let sum = sums.get(since);
+      if (sum === undefined) {
+        database.flush();
+        sum = BigInt(read().since_a as bigint);
+        // The period starts a scope is asked about move on (a new day): older ones are dropped.
+        if (sums.size >= 4) sums.delete(sums.keys().next().value!);
+        sums.set(since, sum);
+      }
+      return sum;
+    },
+    add(reservation: { readonly keyId: string | null; readonly owner: OwnerRef }, charged: bigint, at: number): void {
+      if (charged <= 0n || this.sums.size === 0) return;
+      const scopes = [`owner:${reservation.owner.kind}:${reservation.owner.id}`];
+      if (reservation.keyId) scopes.push(`key:${reservation.keyId}`);
+      for (const scope of scopes) {
+        const sums = this.sums.get(scope);
+        if (!sums) continue;
+        for (const [since, sum] of sums) if (at >= since) sums.set(since, sum + charged);
+      }
+    },
+  };
+
   const instanceId = timeOrderedId('ins');
   const book = new WalletBook({
     holder: { kind: 'instance', id: instanceId },
@@ -258,19 +291,21 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
       checkAmount('reservation', input.amount, 0n);
       noticeOtherWriters();
       if (input.caps.length > 0) {
-        // Everything from here to the hold runs synchronously, so nothing can spend in between. The
-        // pending writes go first: the sums then see every charge, and every hold but the unwritten ones.
-        database.flush();
+        // Everything from here to the hold runs synchronously, so nothing can spend in between.
         const times = capTimes(input.caps);
         const spentBy: { key?: Spent; organization?: Spent } = {};
-        if (input.keyId && input.caps.some((cap) => cap.holder === 'key')) {
-          const row = keySpend.get(input.keyId, ...times) as Row;
-          const since = [row.since_a, row.since_b, row.since_c].map((value) => BigInt(value as bigint)) as [bigint, bigint, bigint];
-          spentBy.key = { since, held: BigInt(row.held as bigint) + book.unwrittenHoldsOfKey(input.keyId) };
+        const keyId = input.keyId;
+        if (keyId && input.caps.some((cap) => cap.holder === 'key')) {
+          const since = times.map((at) => spend.charged(`key:${keyId}`, at, () => keySpend.get(keyId, at, at, at) as Row)) as [bigint, bigint, bigint];
+          spentBy.key = { since, held: book.openHoldsOfKey(keyId) };
         }
         if (input.caps.some((cap) => cap.holder === 'organization')) {
-          const row = ownerSpend.get(input.owner.kind, input.owner.id, ...times) as Row;
-          const since = [row.since_a, row.since_b, row.since_c].map((value) => BigInt(value as bigint)) as [bigint, bigint, bigint];
+          const { kind, id } = input.owner;
+          const since = times.map((at) => spend.charged(`owner:${kind}:${id}`, at, () => ownerSpend.get(kind, id, at, at, at) as Row)) as [
+            bigint,
+            bigint,
+            bigint,
+          ];
           const held = book.balance(input.owner)?.reserved ?? readRow(input.owner)?.reserved ?? 0n;
           spentBy.organization = { since, held };
         }
@@ -286,6 +321,7 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
       const entry = openReservation(reservationId);
       if (!entry) return null;
       const charged = book.close(entry, 'settled', cost, requestId);
+      spend.add(entry.reservation, charged, now());
       return settleOutcome(cost, entry.reservation.amount, charged);
     },
 

@@ -157,10 +157,13 @@ export class WalletBook {
     return reservation;
   }
 
-  /** The holds of a key's open reservations not written yet (the written ones are in the database). */
-  unwrittenHoldsOfKey(keyId: string): bigint {
+  /**
+   * The holds of a key's open reservations this process holds: every one it made, and those of an
+   * earlier run it took over (a background job's hold is taken over when its job resumes).
+   */
+  openHoldsOfKey(keyId: string): bigint {
     let held = 0n;
-    for (const entry of this.#open.values()) if (!entry.written && entry.reservation.keyId === keyId) held += entry.reservation.amount;
+    for (const entry of this.#open.values()) if (entry.reservation.keyId === keyId) held += entry.reservation.amount;
     return held;
   }
 
