@@ -8,6 +8,7 @@ import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
 import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
+import { limitUsage } from './limit-usage.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';
 import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
 import {
@@ -38,7 +39,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
   await app.register(
     async (admin) => {
       admin.addHook('onRequest', adminGuard(adminKey));
-      registerOrganizations(admin, operations);
+      registerOrganizations(admin, operations, deps);
       registerAccounts(admin, operations);
       registerKeys(admin, operations, deps);
       registerUsage(admin, operations);
@@ -65,10 +66,14 @@ function ownerInput(body: CreateOrganizationBody) {
   };
 }
 
-function registerOrganizations(admin: FastifyInstance, operations: AdminOperations): void {
+function registerOrganizations(admin: FastifyInstance, operations: AdminOperations, deps: AppDeps): void {
   const withBalance = async (id: string) => {
     const organization = await operations.getOrganization(id);
-    return organizationView(organization, await operations.getBalance({ kind: 'organization', id }));
+    const owner = { kind: 'organization', id } as const;
+    return {
+      ...organizationView(organization, await operations.getBalance(owner)),
+      usage: await limitUsage(deps.store, deps.limiter, { kind: 'organization', owner }, organization.limits, deps.now()),
+    };
   };
   admin.post<{ Body: CreateOrganizationBody }>('/organizations', { schema: { body: CreateOrganizationBody } }, async (request) => {
     const organization = await operations.createOrganization(ownerInput(request.body));
@@ -139,7 +144,10 @@ function registerKeys(admin: FastifyInstance, operations: AdminOperations, deps:
     object: 'list',
     data: (await operations.listKeys(ownerFromFields(request.query, false))).map((key) => keyView(key)),
   }));
-  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) => keyView(await operations.getKey(request.params.id)));
+  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) => {
+    const key = await operations.getKey(request.params.id);
+    return { ...keyView(key), usage: await limitUsage(deps.store, deps.limiter, { kind: 'key', id: key.id }, key.limits, deps.now()) };
+  });
   admin.patch<{ Params: IdParams; Body: KeyLimitsPatchBody }>('/keys/:id', { schema: { params: IdParams, body: KeyLimitsPatchBody } }, async (request) =>
     keyView(await operations.setKeyLimits(request.params.id, request.body.limits)),
   );

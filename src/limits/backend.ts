@@ -29,11 +29,17 @@ export interface AdmitRequest {
   readonly lease?: { readonly id: string; readonly ttlMs: number };
 }
 
-/** Where one per-minute counter stands after an admission (for the rate-limit headers). */
+/**
+ * Where one counter stands after an admission (for the rate-limit headers and the admin API's
+ * usage). A request that counts no request (`requests: 0`) reports the requests counter as it is.
+ */
 export interface CounterReport {
-  readonly limit: 'requests_per_minute' | 'tokens_per_minute';
+  readonly limit: 'requests_per_minute' | 'tokens_per_minute' | 'concurrent_requests';
+  readonly holder: 'key' | 'organization';
   readonly max: number;
+  /** Whole units free now; for concurrent requests, the free slots. */
   readonly remaining: number;
+  /** Milliseconds until the bucket is empty; 0 for concurrent requests. */
   readonly resetMs: number;
 }
 

@@ -37,6 +37,14 @@ export interface LimitTicket {
 /** The header family of each per-minute limit (https://platform.openai.com/docs/guides/rate-limits). */
 const HEADER_SUFFIX = { requests_per_minute: 'requests', tokens_per_minute: 'tokens' } as const;
 
+/** Where a holder's counters stand, for the admin API (what it shows under `usage`). */
+export interface CounterUsage {
+  readonly limit: CounterReport['limit'];
+  readonly max: number;
+  readonly remaining: number;
+  readonly resetSeconds: number;
+}
+
 /** How often, at most, a failing backend is logged. */
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 
@@ -130,6 +138,20 @@ export class Limiter {
     this.#backend.addTokens(checks, tokens).catch((error) => this.#failed(error));
   }
 
+  /** Where a key's (or an organization's) counters stand, counting nothing; empty without counted limits. */
+  async usage(scope: 'key' | 'organization', id: string, limits: KeyLimits | null): Promise<CounterUsage[]> {
+    const check = counterCheck(`${scope === 'key' ? 'key' : 'org'}:${id}`, scope, limits);
+    if (!check) return [];
+    const admission = await this.#backend.admit({ checks: [check], requests: 0 });
+    if (!admission.admitted) return [];
+    return admission.reports.map((report) => ({
+      limit: report.limit,
+      max: report.max,
+      remaining: Math.max(0, report.remaining),
+      resetSeconds: Math.ceil(report.resetMs / 1000),
+    }));
+  }
+
   close(): Promise<void> {
     return this.#backend.close();
   }
@@ -188,10 +210,11 @@ function counterCheck(scope: string, holder: CounterCheck['holder'], limits: Key
 
 /** The rate-limit headers of the tightest counter of each family. */
 export function headersOf(reports: readonly CounterReport[]): [string, string][] {
-  const tightest = new Map<CounterReport['limit'], CounterReport>();
+  const tightest = new Map<keyof typeof HEADER_SUFFIX, CounterReport & { readonly limit: keyof typeof HEADER_SUFFIX }>();
   for (const report of reports) {
+    if (report.limit === 'concurrent_requests') continue;
     const known = tightest.get(report.limit);
-    if (!known || report.remaining < known.remaining) tightest.set(report.limit, report);
+    if (!known || report.remaining < known.remaining) tightest.set(report.limit, { ...report, limit: report.limit });
   }
   const headers: [string, string][] = [];
   for (const report of tightest.values()) {

@@ -27,24 +27,44 @@ export class MemoryBackend implements LimitBackend {
     const updates: [string, BucketState][] = [];
     const reports: CounterReport[] = [];
     for (const check of request.checks) {
-      if (check.requestsPerMinute !== undefined && request.requests > 0) {
+      if (check.requestsPerMinute !== undefined) {
         const key = `rpm:${check.scope}`;
         const verdict = take(this.#buckets.get(key), check.requestsPerMinute, request.requests, now);
         if (!verdict.admitted) return { admitted: false, limit: 'requests_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
-        updates.push([key, verdict.state]);
-        reports.push({ limit: 'requests_per_minute', max: check.requestsPerMinute, remaining: verdict.remaining, resetMs: verdict.resetMs });
+        if (request.requests > 0) updates.push([key, verdict.state]);
+        reports.push({
+          limit: 'requests_per_minute',
+          holder: check.holder,
+          max: check.requestsPerMinute,
+          remaining: verdict.remaining,
+          resetMs: verdict.resetMs,
+        });
       }
       if (check.tokensPerMinute !== undefined) {
         const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, request.tokens ?? 0, now, true);
         if (!verdict.admitted && request.tokens !== undefined) {
           return { admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
         }
-        reports.push({ limit: 'tokens_per_minute', max: check.tokensPerMinute, remaining: Math.max(0, verdict.remaining), resetMs: verdict.resetMs });
+        reports.push({
+          limit: 'tokens_per_minute',
+          holder: check.holder,
+          max: check.tokensPerMinute,
+          remaining: Math.max(0, verdict.remaining),
+          resetMs: verdict.resetMs,
+        });
       }
-      if (check.concurrentRequests !== undefined && request.lease) {
+      if (check.concurrentRequests !== undefined) {
         const leases = this.#live(check.scope, now);
-        // The earliest expiry is the longest a refused client could have to wait; a slot usually frees sooner.
-        if (leases.size >= check.concurrentRequests) return { admitted: false, limit: 'concurrent_requests', holder: check.holder, retryAfterMs: 1000 };
+        if (request.lease && leases.size >= check.concurrentRequests) {
+          return { admitted: false, limit: 'concurrent_requests', holder: check.holder, retryAfterMs: 1000 };
+        }
+        reports.push({
+          limit: 'concurrent_requests',
+          holder: check.holder,
+          max: check.concurrentRequests,
+          remaining: Math.max(0, check.concurrentRequests - leases.size - (request.lease ? 1 : 0)),
+          resetMs: 0,
+        });
       }
     }
     for (const [key, state] of updates) this.#buckets.set(key, state);

@@ -21,7 +21,8 @@ const COMMAND_TIMEOUT_MS = 500;
 
 // KEYS: three per check (rpm, tpm, con). ARGV: requests, tokens ('' = report only), lease id
 // ('' = none), lease ttl, then four per check: holder, rpm, tpm, concurrent ('' = no such limit).
-// Returns {1, kind, max, remaining, resetMs, …} (kind 1 = requests, 2 = tokens) when admitted,
+// Returns {1, kind, check index, max, remaining, resetMs, …} (kind 1 = requests, 2 = tokens,
+// 3 = concurrent) when admitted,
 // {0, limit (1 requests, 2 tokens, 3 concurrent), check index, retryAfterMs} when refused.
 const ADMIT = `
 local time = redis.call('TIME')
@@ -48,12 +49,19 @@ local function ceil_div(a, b) return math.ceil(a / b) end
 
 local reports = {1}
 local updates = {}
+local function report(kind, index, max, remaining, reset)
+  table.insert(reports, kind)
+  table.insert(reports, index)
+  table.insert(reports, max)
+  table.insert(reports, remaining)
+  table.insert(reports, reset)
+end
 for i = 1, checks do
   local base = 4 + (i - 1) * 4
   local rpm = tonumber(ARGV[base + 2])
   local tpm = tonumber(ARGV[base + 3])
   local con = tonumber(ARGV[base + 4])
-  if rpm and requests > 0 then
+  if rpm then
     local key = KEYS[(i - 1) * 3 + 1]
     local level = level_of(key, rpm)
     local capacity = rpm * W
@@ -61,11 +69,8 @@ for i = 1, checks do
     if needed > capacity then
       return {0, 1, i, ceil_div(math.min(needed - capacity, level), rpm)}
     end
-    table.insert(updates, {key, needed, ceil_div(needed, rpm)})
-    table.insert(reports, 1)
-    table.insert(reports, rpm)
-    table.insert(reports, math.floor((capacity - needed) / W))
-    table.insert(reports, ceil_div(needed, rpm))
+    if requests > 0 then table.insert(updates, {key, needed, ceil_div(needed, rpm)}) end
+    report(1, i, rpm, math.floor((capacity - needed) / W), ceil_div(needed, rpm))
   end
   if tpm then
     local level = level_of(KEYS[(i - 1) * 3 + 2], tpm)
@@ -76,17 +81,19 @@ for i = 1, checks do
     end
     local remaining = math.floor((capacity - needed) / W)
     if remaining < 0 then remaining = 0 end
-    table.insert(reports, 2)
-    table.insert(reports, tpm)
-    table.insert(reports, remaining)
-    table.insert(reports, ceil_div(level, tpm))
+    report(2, i, tpm, remaining, ceil_div(level, tpm))
   end
-  if con and lease ~= '' then
+  if con then
     local key = KEYS[(i - 1) * 3 + 3]
     redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-    if redis.call('ZCARD', key) >= con then
+    local used = redis.call('ZCARD', key)
+    if lease ~= '' and used >= con then
       return {0, 3, i, 1000}
     end
+    if lease ~= '' then used = used + 1 end
+    local free = con - used
+    if free < 0 then free = 0 end
+    report(3, i, con, free, 0)
   end
 end
 for _, update in ipairs(updates) do
@@ -127,6 +134,7 @@ return 1
 `;
 
 const REFUSED_LIMITS: Record<number, LimitName> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
+const REPORTED_LIMITS: Record<number, CounterReport['limit']> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
 
 interface LimitCommands {
   gatewayAdmit(numberOfKeys: number, ...args: (string | number)[]): Promise<number[]>;
@@ -174,12 +182,13 @@ export class RedisBackend implements LimitBackend {
       return { admitted: false, limit: REFUSED_LIMITS[reply[1]], holder: request.checks[reply[2] - 1].holder, retryAfterMs: reply[3] };
     }
     const reports: CounterReport[] = [];
-    for (let index = 1; index + 3 < reply.length; index += 4) {
+    for (let index = 1; index + 4 < reply.length; index += 5) {
       reports.push({
-        limit: reply[index] === 1 ? 'requests_per_minute' : 'tokens_per_minute',
-        max: reply[index + 1],
-        remaining: reply[index + 2],
-        resetMs: reply[index + 3],
+        limit: REPORTED_LIMITS[reply[index]],
+        holder: request.checks[reply[index + 1] - 1].holder,
+        max: reply[index + 2],
+        remaining: reply[index + 3],
+        resetMs: reply[index + 4],
       });
     }
     return { admitted: true, reports };

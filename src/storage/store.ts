@@ -77,6 +77,11 @@ export interface SpendCap {
   readonly max: Picos;
 }
 
+export interface SpentSums {
+  readonly since: readonly [Picos, Picos, Picos];
+  readonly held: Picos;
+}
+
 /** What a capped hold came to: the reservation, or why there is none. */
 export type CappedReservation =
   | { readonly reservation: Reservation }
@@ -195,6 +200,11 @@ export interface LedgerStore {
    * pass a cap.
    */
   reserveCapped(input: ReserveInput & { readonly caps: readonly SpendCap[] }): Promise<CappedReservation>;
+  /**
+   * What a key (or an owner, over all its keys) was charged since each of three times, and what it
+   * holds open now: what its spend caps count (the admin API shows it).
+   */
+  spentBy(holder: { readonly keyId: string } | { readonly owner: OwnerRef }, times: readonly [number, number, number]): Promise<SpentSums>;
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
    * reservation is charged as far as the available balance allows (never below zero).

@@ -56,6 +56,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const balance = (await admin('GET', `/organizations/${organization}`)).body;
       const spent = usdToPicos('5') - usdToPicos(balance.balance_usd);
       assert.ok(spent > 0n && spent <= usdToPicos('0.001'), `spent ${spent}`);
+      assert.equal(usdToPicos(balance.usage.spend_limit_usd.spent_usd), spent);
       assert.equal(balance.reserved_usd, '0');
     });
 
@@ -69,6 +70,18 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.deepEqual((await admin('GET', `/keys/${id}`)).body.limits, { requests_per_minute: 1, spend_per_day_usd: '2.50' });
       // The bucket already holds one request: with a limit of one, the next waits.
       assertError(await call(gateway.baseUrl, 'GET', '/v1/models', { key }), { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
+      // GET shows where each limit stands: the requests counter, and the day's spend from the ledger.
+      await call(gateway.baseUrl, 'PATCH', `/admin/v1/keys/${id}`, {
+        key: ADMIN_KEY,
+        json: { limits: { requests_per_minute: 60, spend_per_day_usd: '2.50', concurrent_requests: 3 } },
+      });
+      const chatted = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+      assert.equal(chatted.status, 200, chatted.text);
+      const shown = (await admin('GET', `/keys/${id}`)).body.usage;
+      assert.equal(shown.requests_per_minute.limit, 60);
+      assert.ok(shown.requests_per_minute.remaining < 60 && shown.requests_per_minute.reset_seconds > 0, JSON.stringify(shown));
+      assert.deepEqual(shown.concurrent_requests, { limit: 3, in_use: 0 });
+      assert.deepEqual(shown.spend_per_day_usd, { limit: '2.50', spent_usd: chatted.headers.get('x-gateway-cost-usd'), held_usd: '0' });
       const bad = await admin('PATCH', `/keys/${id}`, { limits: { spend_limit_usd: '0' } });
       assertError(bad, { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'limits.spend_limit_usd' });
       assertError(await admin('PATCH', '/keys/key_missing', { limits: null }), { status: 404, type: 'invalid_request_error', code: 'not_found' });

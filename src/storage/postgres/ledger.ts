@@ -228,6 +228,20 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
       });
     },
 
+    async spentBy(holder, times) {
+      if ('keyId' in holder) {
+        const row = (await database.query(KEY_SPEND, [holder.keyId, ...times])).rows[0];
+        return { since: [bigintValue(row.since_a), bigintValue(row.since_b), bigintValue(row.since_c)], held: bigintValue(row.held) };
+      }
+      const { owner } = holder;
+      const row = (await database.query(OWNER_SPEND, [owner.kind, owner.id, ...times])).rows[0];
+      const wallet = (await database.query(WALLET, [owner.kind, owner.id])).rows[0];
+      return {
+        since: [bigintValue(row.since_a), bigintValue(row.since_b), bigintValue(row.since_c)],
+        held: wallet ? bigintValue(wallet.reserved) : 0n,
+      };
+    },
+
     async settle(reservationId, cost, requestId = null) {
       checkAmount('cost', cost, 0n);
       const values = [reservationId, cost, requestId, now(), timeOrderedId('led')];

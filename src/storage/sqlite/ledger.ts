@@ -316,6 +316,17 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
       return reservation ? { reservation } : { refused: 'credit' };
     },
 
+    async spentBy(holder, times) {
+      database.flush();
+      const sums = (row: Row): [bigint, bigint, bigint] => [BigInt(row.since_a as bigint), BigInt(row.since_b as bigint), BigInt(row.since_c as bigint)];
+      if ('keyId' in holder) return { since: sums(keySpend.get(holder.keyId, ...times) as Row), held: book.openHoldsOfKey(holder.keyId) };
+      const { owner } = holder;
+      return {
+        since: sums(ownerSpend.get(owner.kind, owner.id, ...times) as Row),
+        held: book.balance(owner)?.reserved ?? readRow(owner)?.reserved ?? 0n,
+      };
+    },
+
     async settle(reservationId, cost, requestId = null) {
       checkAmount('cost', cost, 0n);
       const entry = openReservation(reservationId);
