@@ -54,6 +54,8 @@ export interface LimitBackend {
   admit(request: AdmitRequest): Promise<Admission>;
   /** Frees the concurrent-requests slots a lease took. */
   release(scopes: readonly string[], leaseId: string): Promise<void>;
+  /** Moves the slots a lease took to another lease (a request's slot to its background job), with a new lifetime. */
+  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void>;
   /** Counts tokens actually used (at settlement) against each check's tokens_per_minute. */
   addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void>;
   close(): Promise<void>;

@@ -32,6 +32,11 @@ export interface LimitTicket {
   readonly headers: readonly (readonly [string, string])[];
   /** Frees the concurrent-requests slot (idempotent). */
   release(): void;
+  /**
+   * Hands the slot to a background job the request queued (docs/jobs.md): it is then held until
+   * `releaseJob` (the job's end, on any instance) or for `ttlMs`, and `release` does nothing.
+   */
+  handOver(jobId: string, ttlMs: number): Promise<void>;
 }
 
 /** The header family of each per-minute limit (https://platform.openai.com/docs/guides/rate-limits). */
@@ -49,7 +54,7 @@ export interface CounterUsage {
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 const NO_CHECKS: readonly CounterCheck[] = [];
-const NO_TICKET: LimitTicket = { headers: [], release() {} };
+const NO_TICKET: LimitTicket = { headers: [], release() {}, handOver: async () => {} };
 
 export class Limiter {
   readonly #backend: LimitBackend;
@@ -112,6 +117,11 @@ export class Limiter {
           released = true;
           this.#backend.release(scopes, lease.id).catch((error) => this.#failed(error));
         },
+        handOver: async (jobId, ttlMs) => {
+          if (released || !lease) return;
+          released = true;
+          await this.#backend.transfer(scopes, lease.id, jobId, ttlMs).catch((error) => this.#failed(error));
+        },
       };
     });
   }
@@ -136,6 +146,11 @@ export class Limiter {
   countTokens(checks: readonly CounterCheck[], tokens: number): void {
     if (tokens <= 0) return;
     this.#backend.addTokens(checks, tokens).catch((error) => this.#failed(error));
+  }
+
+  /** Frees the concurrent-requests slot a background job holds (see LimitTicket.handOver). */
+  releaseJob(job: { readonly id: string; readonly keyId: string; readonly owner: { readonly id: string } }): void {
+    this.#backend.release([`key:${job.keyId}`, `org:${job.owner.id}`], job.id).catch((error) => this.#failed(error));
   }
 
   /** Where a key's (or an organization's) counters stand, counting nothing; empty without counted limits. */

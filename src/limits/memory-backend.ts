@@ -87,6 +87,15 @@ export class MemoryBackend implements LimitBackend {
     }
   }
 
+  async transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void> {
+    const expiresAt = this.#now() + ttlMs;
+    for (const scope of scopes) {
+      const leases = this.#leases.get(scope);
+      if (!leases?.delete(from)) continue;
+      leases.set(to, expiresAt);
+    }
+  }
+
   async addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
     const now = this.#now();
     for (const check of checks) {

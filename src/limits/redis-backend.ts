@@ -133,12 +133,27 @@ end
 return 1
 `;
 
+// KEYS: the concurrency sets. ARGV: from, to, ttl. A lease that is gone (expired) moves nowhere.
+const TRANSFER = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+for _, key in ipairs(KEYS) do
+  if redis.call('ZREM', key, ARGV[1]) == 1 then
+    redis.call('ZADD', key, now + ttl, ARGV[2])
+    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+  end
+end
+return 1
+`;
+
 const REFUSED_LIMITS: Record<number, LimitName> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
 const REPORTED_LIMITS: Record<number, CounterReport['limit']> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
 
 interface LimitCommands {
   gatewayAdmit(numberOfKeys: number, ...args: (string | number)[]): Promise<number[]>;
   gatewayAddTokens(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+  gatewayTransfer(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
 }
 
 export interface RedisBackendOptions {
@@ -166,6 +181,7 @@ export class RedisBackend implements LimitBackend {
     redis.on('error', () => {});
     redis.defineCommand('gatewayAdmit', { lua: ADMIT });
     redis.defineCommand('gatewayAddTokens', { lua: ADD_TOKENS });
+    redis.defineCommand('gatewayTransfer', { lua: TRANSFER });
     this.#redis = redis as Redis & LimitCommands;
     this.#prefix = options.prefix;
   }
@@ -201,6 +217,11 @@ export class RedisBackend implements LimitBackend {
     const results = await pipeline.exec();
     const failed = results?.find(([error]: [Error | null, unknown]) => error);
     if (failed) throw failed[0];
+  }
+
+  async transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void> {
+    if (scopes.length === 0) return;
+    await this.#redis.gatewayTransfer(scopes.length, ...scopes.map((scope) => `${this.#prefix}con:${scope}`), from, to, ttlMs);
   }
 
   async addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {

@@ -174,7 +174,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     resolve: options.webhookResolver,
   });
   // An ended job's event goes out at once rather than at the dispatcher's next poll.
-  deps.jobs.runner.onJobFinished(() => webhooks.wake());
+  deps.jobs.runner.onJobFinished((job) => {
+    webhooks.wake();
+    // The concurrent-requests slot its submission handed over (http/limits.ts).
+    deps.limiter.releaseJob(job);
+  });
   const maintenance = startMaintenance(store, {
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,

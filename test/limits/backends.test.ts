@@ -91,6 +91,21 @@ for (const [name, open] of backends) {
       assert.ok((await take('d')).admitted);
     });
 
+    test('a slot moves to another lease (a request to its background job) and is freed by that one', async () => {
+      const check: CounterCheck = { scope: scope(), holder: 'key', concurrentRequests: 1 };
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'request', ttlMs: 60_000 } })).admitted);
+      await backend.transfer([check.scope], 'request', 'job', 60_000);
+      await backend.release([check.scope], 'request');
+      assert.ok(!(await backend.admit({ checks: [check], requests: 1, lease: { id: 'next', ttlMs: 60_000 } })).admitted, 'the job holds it');
+      await backend.release([check.scope], 'job');
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'next', ttlMs: 60_000 } })).admitted);
+      // A lease that is gone moves nowhere.
+      await backend.transfer([check.scope], 'gone', 'job_2', 60_000);
+      assert.ok(!(await backend.admit({ checks: [check], requests: 1, lease: { id: 'third', ttlMs: 60_000 } })).admitted);
+      await backend.release([check.scope], 'next');
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'fourth', ttlMs: 60_000 } })).admitted);
+    });
+
     test('a lease that outlives its ttl frees its slot (an instance died holding it)', async () => {
       const check: CounterCheck = { scope: scope(), holder: 'key', concurrentRequests: 1 };
       assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'short', ttlMs: 30 } })).admitted);
@@ -100,6 +115,30 @@ for (const [name, open] of backends) {
     });
   });
 }
+
+describe('a background job holds its request’s slot until it ends', () => {
+  test('handOver keeps the slot after the response, releaseJob frees it', async () => {
+    const limiter = new Limiter(new MemoryBackend(), {
+      onBackendFailure: 'open',
+      leaseTtlMs: 60_000,
+      logger: pino({ level: 'silent' }),
+      metrics: new Registry(),
+    });
+    const auth = {
+      key: { id: 'key_jobs', limits: { concurrent_requests: 1 } },
+      owner: { kind: 'account', id: 'acct_jobs' },
+      organizationLimits: null,
+    } as unknown as AuthContext;
+    const ticket = await limiter.admit(auth)!;
+    await ticket.handOver('resp_1', 60_000);
+    ticket.release();
+    await assert.rejects(limiter.admit(auth)!, (error: GatewayError) => error.code === 'concurrent_requests_exceeded');
+    limiter.releaseJob({ id: 'resp_1', keyId: 'key_jobs', owner: { id: 'acct_jobs' } });
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = await limiter.admit(auth)!;
+    next.release();
+  });
+});
 
 describe('Redis away', () => {
   const auth = {

@@ -73,6 +73,30 @@ for (const [engine, counters] of [
       assert.equal(free.headers.get('x-ratelimit-limit-requests'), null, 'a key without limits gets no headers');
     });
 
+    test('concurrent_requests: a background response hands its slot to its job, whose end frees it', async () => {
+      const key = await gateway.createKey({ limits: { concurrent_requests: 1 } });
+      const submitted = await call(gateway.baseUrl, 'POST', '/v1/responses', {
+        key,
+        json: { model: 'gateway/limited', input: 'In the background.', background: true },
+      });
+      assert.equal(submitted.status, 200, submitted.text);
+      let polled = submitted;
+      for (let i = 0; i < 100 && !['completed', 'failed', 'incomplete', 'cancelled'].includes(polled.body.status); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        polled = await call(gateway.baseUrl, 'GET', `/v1/responses/${submitted.body.id}`, { key });
+        // A poll while the job runs is refused: the job holds the key's one slot.
+        if (polled.status === 429) polled = { ...polled, body: { status: 'in_progress' } };
+      }
+      assert.equal(polled.body.status, 'completed');
+      // Its end freed the slot (else the key would stay blocked for the job's lifetime).
+      let answer = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
+      for (let i = 0; i < 50 && answer.status === 429; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        answer = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
+      }
+      assert.equal(answer.status, 200, answer.text);
+    });
+
     test('concurrent_requests: streams hold their slot until they end', async () => {
       const key = await gateway.createKey({ limits: { concurrent_requests: 2 } });
       const streams = [0, 1].map(() =>
