@@ -97,6 +97,32 @@ for (const [engine, counters] of [
       assert.equal(answer.status, 200, answer.text);
     });
 
+    test('tokens_per_minute: the tokens of a background response are counted when its job settles', async () => {
+      const limits = { tokens_per_minute: 60 };
+      const key = await gateway.createKey({ limits });
+      const submitted = await call(gateway.baseUrl, 'POST', '/v1/responses', {
+        key,
+        json: { model: 'gateway/limited', input: 'Count my tokens.', background: true },
+      });
+      assert.equal(submitted.status, 200, submitted.text);
+      let polled = submitted;
+      for (let i = 0; i < 100 && polled.body.status !== 'completed'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        polled = await call(gateway.baseUrl, 'GET', `/v1/responses/${submitted.body.id}`, { key });
+      }
+      assert.equal(polled.body.status, 'completed', polled.text);
+      const used = polled.body.usage.total_tokens as number;
+      const keyId = (await gateway.store.listKeys()).find((record) => JSON.stringify(record.limits) === JSON.stringify(limits))!.id;
+      // The settlement counts the tokens a moment after the job's end is visible.
+      let tokens = (await gateway.deps.limiter.usage('key', keyId, limits)).find((counter) => counter.limit === 'tokens_per_minute')!;
+      for (let i = 0; i < 50 && tokens.remaining === 60; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        tokens = (await gateway.deps.limiter.usage('key', keyId, limits)).find((counter) => counter.limit === 'tokens_per_minute')!;
+      }
+      // 60 per minute drain one a second: the few seconds of this test give back a few at most.
+      assert.ok(tokens.remaining >= 60 - used && tokens.remaining <= 60 - used + 5, `remaining ${tokens.remaining} after ${used} tokens`);
+    });
+
     test('concurrent_requests: streams hold their slot until they end', async () => {
       const key = await gateway.createKey({ limits: { concurrent_requests: 2 } });
       const streams = [0, 1].map(() =>
