@@ -20,6 +20,10 @@ export interface RunningGateway {
   readonly child: Child;
   readonly origin: string;
   readonly apiKey: string;
+  /** A key of the same account with every limit set, none of which a run reaches. */
+  readonly limitedKey: string;
+  /** Where its counters live: `redis` when BENCH_REDIS_URL (default the local Redis) answered at start. */
+  readonly limitCounters: 'memory' | 'redis';
   /** Removes the temporary data directory; call after the process has stopped. */
   cleanup(): void;
 }
@@ -33,6 +37,8 @@ export interface GatewayStartOptions {
   /** Parent of the temporary data directory; the OS temp dir when undefined. */
   readonly dataRoot: string | undefined;
   readonly timeoutMs: number;
+  /** The Redis the limit counters use; none (in-process counters) when undefined. */
+  readonly redisUrl: string | undefined;
 }
 
 /** Why the gateway cannot be benchmarked in this checkout, or null when it can. */
@@ -73,15 +79,16 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
         GATEWAY_ADMIN_KEY: adminKey,
         // The embedded store, whatever the environment of the run says.
         DATABASE_URL: '',
-        REDIS_URL: '',
+        REDIS_URL: options.redisUrl ?? '',
+        GATEWAY_REDIS_PREFIX: `gateway-bench:${randomBytes(6).toString('hex')}:`,
         LOG_LEVEL: 'warn',
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
       },
     });
     const origin = `http://127.0.0.1:${port}`;
     await waitForHttp(`${origin}/healthz`, child, options.timeoutMs);
-    const apiKey = await provisionKey(origin, adminKey);
-    return { child, origin, apiKey, cleanup };
+    const { apiKey, limitedKey } = await provisionKeys(origin, adminKey);
+    return { child, origin, apiKey, limitedKey, limitCounters: options.redisUrl ? 'redis' : 'memory', cleanup };
   } catch (error) {
     cleanup();
     throw error;
@@ -107,12 +114,23 @@ async function admin<T>(origin: string, adminKey: string, path: string, body: un
   return JSON.parse(text) as T;
 }
 
-/** A funded account and an unrestricted key for it, through the admin API. */
-async function provisionKey(origin: string, adminKey: string): Promise<string> {
+/** Every limit of docs/limits.md, each far above what a run reaches. */
+const UNREACHED_LIMITS = {
+  requests_per_minute: 1_000_000_000,
+  tokens_per_minute: 1_000_000_000,
+  concurrent_requests: 1_000_000,
+  spend_per_day_usd: '1000000',
+  spend_per_month_usd: '1000000',
+  spend_limit_usd: '1000000',
+};
+
+/** A funded account with an unrestricted key and a key with every limit set, through the admin API. */
+async function provisionKeys(origin: string, adminKey: string): Promise<{ apiKey: string; limitedKey: string }> {
   const account = await admin<{ id: string }>(origin, adminKey, '/accounts', { name: 'bench' });
   await admin(origin, adminKey, `/accounts/${account.id}/credit`, { amount_usd: CREDIT_USD, note: 'benchmark' });
   const key = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench' });
-  return key.key;
+  const limited = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench-limited', limits: UNREACHED_LIMITS });
+  return { apiKey: key.key, limitedKey: limited.key };
 }
 
 export type Availability = { readonly available: true } | { readonly available: false; readonly reason: string };

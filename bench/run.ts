@@ -8,6 +8,7 @@
  * figure is read against baselines measured under the same conditions. Prints a table and writes
  * bench/results/latest.json. Every process it starts is stopped at the end, even on failure.
  */
+import { connect } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +54,7 @@ interface Services {
   readonly upstreamOrigin: string;
   readonly direct: Target;
   readonly bare: Target;
-  readonly gateway: (Target & { readonly apiKey: string }) | undefined;
+  readonly gateway: (Target & { readonly apiKey: string; readonly limitedKey: string }) | undefined;
   readonly gatewaySkipped: string | undefined;
   readonly portkey: Target | undefined;
 }
@@ -80,7 +81,7 @@ function requestFor(target: Target, workload: Workload, services: Services): Req
     case 'bare-proxy':
       return workload.upstream;
     case 'gateway':
-      return services.gateway ? workload.gateway(services.gateway.apiKey) : undefined;
+      return services.gateway ? workload.gateway(keyFor(workload, services.gateway)) : undefined;
     case 'portkey':
       return workload.portkey?.(services.upstreamOrigin);
     default: {
@@ -90,13 +91,32 @@ function requestFor(target: Target, workload: Workload, services: Services): Req
   }
 }
 
+/** The URL when a TCP connection to its host and port opens within a second; undefined otherwise. */
+function reachableRedis(url: string): Promise<string | undefined> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379), timeout: 1_000 });
+    const done = (reachable: boolean) => {
+      socket.destroy();
+      resolve(reachable ? url : undefined);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}
+
+function keyFor(workload: Workload, gateway: { readonly apiKey: string; readonly limitedKey: string }): string {
+  return workload.key === 'limited' ? gateway.limitedKey : gateway.apiKey;
+}
+
 async function runWorkload(workload: Workload, services: Services, options: BenchOptions): Promise<WorkloadResult> {
   const { durations } = options;
   const skipped: WorkloadResult['skipped'] = {};
   const targets: Target[] = [services.direct, services.bare];
   if (services.gateway === undefined) skipped.gateway = services.gatewaySkipped ?? 'not started';
   else {
-    const availability = await attempt(() => probeWorkload(services.gateway!.origin, services.gateway!.apiKey, workload));
+    const availability = await attempt(() => probeWorkload(services.gateway!.origin, keyFor(workload, services.gateway!), workload));
     if (!availability.ok) skipped.gateway = `probe failed: ${availability.error}`;
     else if (!availability.value.available) skipped.gateway = availability.value.reason;
     else targets.push(services.gateway);
@@ -254,6 +274,12 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
   let gateway: Services['gateway'];
   let gatewaySkipped = gatewayMissing(repoRoot) ?? undefined;
   if (gatewaySkipped === undefined) {
+    const redisUrl = await reachableRedis(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    notes.push(
+      redisUrl
+        ? `chat-limited: the limit counters in Redis at ${redisUrl}`
+        : 'chat-limited: no Redis answered (BENCH_REDIS_URL, default the local one): the limit counters are in the process',
+    );
     try {
       const running: RunningGateway = await startGateway(group, {
         repoRoot,
@@ -263,9 +289,10 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
         cpuProfileDir: options.cpuProfileDir,
         dataRoot: options.dataRoot,
         timeoutMs: START_TIMEOUT_MS,
+        redisUrl,
       });
       cleanups.push(running.cleanup);
-      gateway = { name: 'gateway', origin: running.origin, child: running.child, apiKey: running.apiKey };
+      gateway = { name: 'gateway', origin: running.origin, child: running.child, apiKey: running.apiKey, limitedKey: running.limitedKey };
     } catch (error) {
       gatewaySkipped = `the gateway did not start: ${error instanceof Error ? error.message : String(error)}`;
     }

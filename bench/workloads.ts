@@ -6,7 +6,7 @@
  */
 import type { RequestSpec } from './request-spec.ts';
 
-export type WorkloadId = 'chat' | 'chat-stream' | 'models' | 'count-tokens' | 'messages' | 'chat-anthropic' | 'chat-idempotent' | 'images';
+export type WorkloadId = 'chat' | 'chat-stream' | 'models' | 'count-tokens' | 'messages' | 'chat-anthropic' | 'chat-idempotent' | 'images' | 'chat-limited';
 
 export interface Workload {
   readonly id: WorkloadId;
@@ -20,6 +20,11 @@ export interface Workload {
    * request answered with `Idempotent-Replayed: true`.
    */
   readonly probe: 'success' | 'idempotent-replay';
+  /**
+   * Which of the benchmark's keys the gateway request carries: the plain one (no limits), or one
+   * with every limit of docs/limits.md set too high to refuse anything, to measure what limiting costs.
+   */
+  readonly key?: 'plain' | 'limited';
   /** The same work through Portkey's OpenAI-compatible route, when it applies. */
   portkey?(upstreamOrigin: string): RequestSpec;
 }
@@ -203,6 +208,14 @@ export const WORKLOADS: readonly Workload[] = [
     upstream: withIdempotencyKey(chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, false)),
     gateway: (key) => withIdempotencyKey(chatRequest(key, GATEWAY_MODELS.chat, false)),
     probe: 'idempotent-replay',
+  },
+  {
+    id: 'chat-limited',
+    title: 'chat completions with a key that has every limit set (counters in Redis when it is up)',
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, false),
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.chat, false),
+    probe: 'success',
+    key: 'limited',
   },
 ];
 

@@ -13,6 +13,7 @@ import type {
   ApiKeyRecord,
   Balance,
   Consent,
+  KeyLimits,
   LedgerEntry,
   Organization,
   OwnerPatch,
@@ -134,7 +135,7 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
 
     async createKey(request: KeyRequest): Promise<IssuedKey> {
       await requireOwner(request.owner);
-      if (request.limits?.spend_limit_usd !== undefined) parseCreditAmount(request.limits.spend_limit_usd, 'limits.spend_limit_usd');
+      checkLimits(request.limits);
       const issued = await issueKey(store, {
         ...request,
         scopes: request.scopes == null ? null : checkScopes(request.scopes),
@@ -153,6 +154,21 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
       return store.listKeys(owner);
     },
     /** Revoking twice keeps the first revocation time. */
+    async setKeyLimits(id: string, limits: KeyLimits | null): Promise<ApiKeyRecord> {
+      checkLimits(limits);
+      const key = await store.setKeyLimits(id, emptyAsNull(limits));
+      if (!key) throw errors.notFound('API key', id);
+      await changed();
+      return key;
+    },
+    async setOrganizationLimits(id: string, limits: KeyLimits | null): Promise<Organization> {
+      checkLimits(limits);
+      const organization = await store.setOrganizationLimits(id, emptyAsNull(limits));
+      if (!organization) throw errors.notFound('Organization', id);
+      await changed();
+      return organization;
+    },
+
     async revokeKey(id: string, now: number): Promise<ApiKeyRecord> {
       const existing = await store.getKey(id);
       if (!existing) throw errors.notFound('API key', id);
@@ -222,4 +238,17 @@ function resolveModels(catalog: Pick<Catalog, 'resolve'>, names: readonly string
     return id;
   });
   return [...new Set(ids)];
+}
+
+/** The USD amounts of a key's limits parse (the schema checked the integers). */
+function checkLimits(limits: KeyLimits | null | undefined): void {
+  for (const field of ['spend_per_day_usd', 'spend_per_month_usd', 'spend_limit_usd'] as const) {
+    const amount = limits?.[field];
+    if (amount !== undefined) parseCreditAmount(amount, `limits.${field}`);
+  }
+}
+
+/** `{}` and null both mean no limits; stored as null. */
+function emptyAsNull(limits: KeyLimits | null): KeyLimits | null {
+  return limits === null || Object.keys(limits).length === 0 ? null : limits;
 }

@@ -8,6 +8,7 @@ import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
 import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
+import { limitUsage } from './limit-usage.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';
 import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
 import {
@@ -18,6 +19,8 @@ import {
   CreditBody,
   IdParams,
   OwnerQuery,
+  KeyLimitsPatchBody,
+  PatchOrganizationBody,
   PatchOwnerBody,
   UsageQuery,
 } from './schemas.ts';
@@ -36,7 +39,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
   await app.register(
     async (admin) => {
       admin.addHook('onRequest', adminGuard(adminKey));
-      registerOrganizations(admin, operations);
+      registerOrganizations(admin, operations, deps);
       registerAccounts(admin, operations);
       registerKeys(admin, operations, deps);
       registerUsage(admin, operations);
@@ -63,13 +66,18 @@ function ownerInput(body: CreateOrganizationBody) {
   };
 }
 
-function registerOrganizations(admin: FastifyInstance, operations: AdminOperations): void {
+function registerOrganizations(admin: FastifyInstance, operations: AdminOperations, deps: AppDeps): void {
   const withBalance = async (id: string) => {
     const organization = await operations.getOrganization(id);
-    return organizationView(organization, await operations.getBalance({ kind: 'organization', id }));
+    const owner = { kind: 'organization', id } as const;
+    return {
+      ...organizationView(organization, await operations.getBalance(owner)),
+      usage: await limitUsage(deps.store, deps.limiter, { kind: 'organization', owner }, organization.limits, deps.now()),
+    };
   };
   admin.post<{ Body: CreateOrganizationBody }>('/organizations', { schema: { body: CreateOrganizationBody } }, async (request) => {
     const organization = await operations.createOrganization(ownerInput(request.body));
+    if (request.body.limits) await operations.setOrganizationLimits(organization.id, request.body.limits);
     return withBalance(organization.id);
   });
   admin.get('/organizations', async () => ({
@@ -77,10 +85,16 @@ function registerOrganizations(admin: FastifyInstance, operations: AdminOperatio
     data: (await operations.listOrganizations()).map((organization) => organizationView(organization)),
   }));
   admin.get<{ Params: IdParams }>('/organizations/:id', { schema: { params: IdParams } }, (request) => withBalance(request.params.id));
-  admin.patch<{ Params: IdParams; Body: PatchOwnerBody }>('/organizations/:id', { schema: { params: IdParams, body: PatchOwnerBody } }, async (request) => {
-    await operations.updateOrganization(request.params.id, consentPatch(request.body));
-    return withBalance(request.params.id);
-  });
+  admin.patch<{ Params: IdParams; Body: PatchOrganizationBody }>(
+    '/organizations/:id',
+    { schema: { params: IdParams, body: PatchOrganizationBody } },
+    async (request) => {
+      const { limits, ...owner } = request.body;
+      await operations.updateOrganization(request.params.id, consentPatch(owner));
+      if (limits !== undefined) await operations.setOrganizationLimits(request.params.id, limits);
+      return withBalance(request.params.id);
+    },
+  );
   registerCredit(admin, operations, '/organizations/:id/credit', 'organization');
 }
 
@@ -130,7 +144,13 @@ function registerKeys(admin: FastifyInstance, operations: AdminOperations, deps:
     object: 'list',
     data: (await operations.listKeys(ownerFromFields(request.query, false))).map((key) => keyView(key)),
   }));
-  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) => keyView(await operations.getKey(request.params.id)));
+  admin.get<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) => {
+    const key = await operations.getKey(request.params.id);
+    return { ...keyView(key), usage: await limitUsage(deps.store, deps.limiter, { kind: 'key', id: key.id }, key.limits, deps.now()) };
+  });
+  admin.patch<{ Params: IdParams; Body: KeyLimitsPatchBody }>('/keys/:id', { schema: { params: IdParams, body: KeyLimitsPatchBody } }, async (request) =>
+    keyView(await operations.setKeyLimits(request.params.id, request.body.limits)),
+  );
   admin.delete<{ Params: IdParams }>('/keys/:id', { schema: { params: IdParams } }, async (request) =>
     keyView(await operations.revokeKey(request.params.id, deps.now())),
   );

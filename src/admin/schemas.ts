@@ -19,8 +19,20 @@ const ConsentFields = {
 export const IdParams = Type.Object({ id: Id });
 export type IdParams = Static<typeof IdParams>;
 
+export const KeyLimitsBody = Type.Object(
+  {
+    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    concurrent_requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    tokens_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    spend_per_day_usd: Type.Optional(UsdAmount),
+    spend_per_month_usd: Type.Optional(UsdAmount),
+    spend_limit_usd: Type.Optional(UsdAmount),
+  },
+  { additionalProperties: false },
+);
+
 export const CreateOrganizationBody = Type.Object(
-  { name: Name, ...ConsentFields, rate: Type.Optional(Type.Union([Rate, Type.Null()])) },
+  { name: Name, ...ConsentFields, rate: Type.Optional(Type.Union([Rate, Type.Null()])), limits: Type.Optional(Type.Union([KeyLimitsBody, Type.Null()])) },
   { additionalProperties: false },
 );
 export type CreateOrganizationBody = Static<typeof CreateOrganizationBody>;
@@ -42,16 +54,23 @@ export const PatchOwnerBody = Type.Object(
 );
 export type PatchOwnerBody = Static<typeof PatchOwnerBody>;
 
-export const CreditBody = Type.Object({ amount_usd: UsdAmount, note: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
-export type CreditBody = Static<typeof CreditBody>;
-
-export const KeyLimitsBody = Type.Object(
+export const PatchOrganizationBody = Type.Object(
   {
-    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
-    spend_limit_usd: Type.Optional(UsdAmount),
+    name: Type.Optional(Name),
+    ...ConsentFields,
+    rate: Type.Optional(Type.Union([Rate, Type.Null()])),
+    /** Replaces the organization's limits; null removes them. */
+    limits: Type.Optional(Type.Union([KeyLimitsBody, Type.Null()])),
   },
   { additionalProperties: false },
 );
+export type PatchOrganizationBody = Static<typeof PatchOrganizationBody>;
+
+export const CreditBody = Type.Object({ amount_usd: UsdAmount, note: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
+export type CreditBody = Static<typeof CreditBody>;
+
+export const KeyLimitsPatchBody = Type.Object({ limits: Type.Union([KeyLimitsBody, Type.Null()]) }, { additionalProperties: false });
+export type KeyLimitsPatchBody = Static<typeof KeyLimitsPatchBody>;
 
 export const CreateKeyBody = Type.Object(
   {

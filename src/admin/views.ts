@@ -24,6 +24,8 @@ export function organizationView(organization: Organization, balance?: Balance) 
     training_use: organization.consent.trainingUse,
     /** null: the configured default rate applies. */
     rate: organization.rate === null ? null : formatRateMultiplier(organization.rate),
+    /** Over all the organization's keys together (docs/limits.md). */
+    limits: organization.limits,
     ...(balance ? balanceFields(balance) : {}),
     created_at: seconds(organization.createdAt),
   };

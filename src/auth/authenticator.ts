@@ -9,7 +9,7 @@ import { errors } from '../core/errors.ts';
 import { UNIT_RATE, type RateMultiplier } from '../core/money.ts';
 import type { ApiKeyRecord, Store } from '../storage/store.ts';
 import { watchChanges, type ChangeWatcher } from './change-watcher.ts';
-import type { AuthContext, Authenticator, Scope } from './context.ts';
+import type { Admission, AuthContext, Authenticator, Scope } from './context.ts';
 import { presentedCredential } from './credentials.ts';
 import { KeyCache, type KeyLookup } from './key-cache.ts';
 import { API_KEY_PREFIX, hashApiKey } from './keys.ts';
@@ -30,6 +30,8 @@ export interface GatewayAuthenticator extends Authenticator {
   authenticate(request: FastifyRequest): Promise<AuthContext>;
   /** Stops polling the change feed. */
   stop(): void;
+  /** Sets what every authenticated request passes next (the limits), once, at composition. */
+  admitWith(admission: Admission): void;
 }
 
 export function createAuthenticator(store: Store, options: AuthenticatorOptions = {}): GatewayAuthenticator {
@@ -91,25 +93,33 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
     return context;
   }
 
+  let admission: Admission | undefined;
+
   return {
     authenticate: async (request) => resolve(request),
     require(scope: Scope) {
-      // Callback style, so that a cached key (every request but the first) costs no promise.
-      return (request, _reply, done) => {
-        const admit = (context: AuthContext) => {
+      // Callback style, so that a cached key without limits (most requests) costs no promise.
+      return (request, reply, done) => {
+        const admit = (context: AuthContext): Promise<void> | undefined => {
           request.auth = checkScope(context, scope);
+          return admission?.(request, reply);
         };
         let resolved: AuthContext | Promise<AuthContext>;
+        let pending: Promise<void> | undefined;
         try {
           resolved = resolve(request);
-          if (!(resolved instanceof Promise)) admit(resolved);
+          if (!(resolved instanceof Promise)) pending = admit(resolved);
         } catch (error) {
           done(error as Error);
           return;
         }
-        if (resolved instanceof Promise) resolved.then(admit).then(() => done(), done);
+        if (resolved instanceof Promise) pending = resolved.then(admit);
+        if (pending) pending.then(() => done(), done);
         else done();
       };
+    },
+    admitWith(next) {
+      admission = next;
     },
     invalidate: () => cache.clear(),
     stop: () => watcher?.stop(),
@@ -118,7 +128,8 @@ export function createAuthenticator(store: Store, options: AuthenticatorOptions 
 
 /** The owner whose consent, rate and credit apply: the organization for organization keys. */
 async function resolveOwner(store: Store, key: ApiKeyRecord, defaultRate: RateMultiplier): Promise<AuthContext | null> {
-  const owner = key.owner.kind === 'organization' ? await store.getOrganization(key.owner.id) : await store.getAccount(key.owner.id);
+  const organization = key.owner.kind === 'organization' ? await store.getOrganization(key.owner.id) : null;
+  const owner = organization ?? (key.owner.kind === 'account' ? await store.getAccount(key.owner.id) : null);
   if (!owner) return null;
   return {
     key,
@@ -127,6 +138,7 @@ async function resolveOwner(store: Store, key: ApiKeyRecord, defaultRate: RateMu
     rate: owner.rate ?? defaultRate,
     scopes: key.scopes === null ? null : new Set(key.scopes),
     allowedModels: key.allowedModels === null ? null : new Set(key.allowedModels),
+    organizationLimits: organization?.limits ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { RateMultiplier } from '../core/money.ts';
-import type { ApiKeyRecord, Consent, OwnerRef } from '../storage/store.ts';
+import type { ApiKeyRecord, Consent, KeyLimits, OwnerRef } from '../storage/store.ts';
 
 /**
  * Scopes a key may be restricted to. A key with no scope list is unrestricted.
@@ -17,6 +17,8 @@ export interface AuthContext {
   readonly rate: RateMultiplier;
   readonly scopes: ReadonlySet<string> | null;
   readonly allowedModels: ReadonlySet<string> | null;
+  /** The limits of the organization that owns the key, over all its keys (docs/limits.md); null for none. */
+  readonly organizationLimits: KeyLimits | null;
 }
 
 declare module 'fastify' {
@@ -27,7 +29,13 @@ declare module 'fastify' {
 }
 
 /** A Fastify hook in callback style (onRequest or preHandler). */
-export type AuthHook = (request: import('fastify').FastifyRequest, reply: unknown, done: (error?: Error) => void) => void;
+export type AuthHook = (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply, done: (error?: Error) => void) => void;
+
+/**
+ * What runs once a request's key is known and its scope checked: the counted limits (http/limits.ts).
+ * Undefined (synchronously) when there is nothing to wait for; a rejection refuses the request.
+ */
+export type Admission = (request: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => Promise<void> | undefined;
 
 /**
  * Resolves API keys (Authorization: Bearer or x-api-key) to an AuthContext. Route modules use

@@ -6,7 +6,7 @@
 import type { GatewayConfig } from '../config/schema.ts';
 import { errors } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
-import type { HoldOwner, LedgerStore, OwnerRef, Reservation } from '../storage/store.ts';
+import type { HoldOwner, LedgerStore, OwnerRef, Reservation, SpendCap } from '../storage/store.ts';
 
 /** How long a reservation lives when the config does not say (a dead process's hold then expires). */
 export const DEFAULT_RESERVATION_TTL_SECONDS = 900;
@@ -37,15 +37,36 @@ export interface CreditHold {
 
 export async function holdCredit(
   ledger: LedgerStore,
-  input: { owner: OwnerRef; amount: Picos; requestId: string; now: number; ttlMs: number; holder?: HoldOwner },
+  input: {
+    owner: OwnerRef;
+    amount: Picos;
+    requestId: string;
+    now: number;
+    ttlMs: number;
+    holder?: HoldOwner;
+    /** The key making the hold: its charge is counted against its spend limits. */
+    keyId?: string | null;
+    /** Spend limits the hold must fit (docs/limits.md); a refusal is `refuseCap`'s error. */
+    caps?: readonly SpendCap[];
+    refuseCap?: (cap: SpendCap) => Error;
+  },
 ): Promise<CreditHold> {
-  const reservation = await ledger.reserve({
+  const reserve = {
     owner: input.owner,
     amount: input.amount,
     requestId: input.requestId,
     expiresAt: input.now + input.ttlMs,
     holder: input.holder,
-  });
+    keyId: input.keyId ?? null,
+  };
+  let reservation: Reservation | null;
+  if (input.caps && input.caps.length > 0) {
+    const outcome = await ledger.reserveCapped({ ...reserve, caps: input.caps });
+    if ('refused' in outcome && outcome.refused === 'cap') throw input.refuseCap?.(outcome.cap) ?? errors.insufficientQuota();
+    reservation = 'reservation' in outcome ? outcome.reservation : null;
+  } else {
+    reservation = await ledger.reserve(reserve);
+  }
   if (!reservation) throw errors.insufficientQuota();
   return creditHoldFor(ledger, reservation, input.requestId);
 }

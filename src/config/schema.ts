@@ -263,6 +263,20 @@ export const GatewayConfig = Type.Object(
       ),
     ),
     webhooks: Type.Optional(WebhooksConfig),
+    /** Per-key and per-organization limits (docs/limits.md). */
+    rate_limits: Type.Optional(
+      Type.Object(
+        {
+          /**
+           * What a limited key's request gets while the counters (Redis) cannot be reached: `open`
+           * admits it (a warning and gateway_limit_backend_failures_total), `closed` refuses it
+           * with 503 limits_unavailable. Default `open`.
+           */
+          on_backend_failure: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

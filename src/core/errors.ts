@@ -37,7 +37,15 @@ export const CODE_STATUSES = {
   invalid_signature: [403],
   url_expired: [403],
   insufficient_quota: [402],
-  rate_limit_exceeded: [429],
+  // One code per limit of docs/limits.md, so that a client (and its operator) knows which one it hit.
+  requests_per_minute_exceeded: [429],
+  tokens_per_minute_exceeded: [429],
+  concurrent_requests_exceeded: [429],
+  daily_spend_limit_exceeded: [429],
+  monthly_spend_limit_exceeded: [429],
+  spend_limit_exceeded: [429],
+  // The limit counters (Redis) cannot be reached and limits.on_store_failure is `closed`.
+  limits_unavailable: [503],
   idempotency_key_in_use: [409],
   idempotency_key_reused: [409],
   idempotency_not_replayable: [409],
@@ -142,6 +150,27 @@ const entry =
   (...args: Args): GatewayError =>
     new GatewayError(build(...args));
 
+/** The limits a key or an organization may carry (docs/limits.md). */
+export type LimitName = 'requests_per_minute' | 'tokens_per_minute' | 'concurrent_requests' | 'spend_per_day' | 'spend_per_month' | 'spend_total';
+
+const LIMIT_CODES = {
+  requests_per_minute: 'requests_per_minute_exceeded',
+  tokens_per_minute: 'tokens_per_minute_exceeded',
+  concurrent_requests: 'concurrent_requests_exceeded',
+  spend_per_day: 'daily_spend_limit_exceeded',
+  spend_per_month: 'monthly_spend_limit_exceeded',
+  spend_total: 'spend_limit_exceeded',
+} as const satisfies Record<LimitName, ErrorCode>;
+
+const LIMIT_WORDING: Record<LimitName, string> = {
+  requests_per_minute: 'The requests-per-minute limit',
+  tokens_per_minute: 'The tokens-per-minute limit',
+  concurrent_requests: 'The concurrent-requests limit',
+  spend_per_day: 'The daily spend limit',
+  spend_per_month: 'The monthly spend limit',
+  spend_total: 'The spend limit',
+};
+
 /** `: <the provider's message>`, or nothing when it gave none. */
 const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
 
@@ -172,6 +201,22 @@ export const errors = {
   })),
   /** No code: nothing is wrong with the request, and the SDKs retry it (on another instance). */
   shuttingDown: entry(() => ({ code: null, status: 503, message: 'The server is shutting down; retry the request.', retryable: true })),
+
+  // Limits of a key or its organization (docs/limits.md).
+  limitExceeded: entry((limit: LimitName, holder: 'key' | 'organization', retryAfterSeconds: number) => ({
+    code: LIMIT_CODES[limit],
+    status: 429,
+    message: `${LIMIT_WORDING[limit]} of this ${holder === 'key' ? 'API key' : "API key's organization"} is reached; retry after ${retryAfterSeconds} s.`,
+    retryAfterSeconds,
+  })),
+  limitsUnavailable: entry((cause: unknown) => ({
+    code: 'limits_unavailable',
+    status: 503,
+    message: 'The limits of this API key cannot be checked right now; retry the request.',
+    retryable: true,
+    retryAfterSeconds: 1,
+    cause,
+  })),
 
   // The request's content.
   missingParameter: entry((param: string, alternative?: string) => ({

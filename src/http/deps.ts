@@ -9,6 +9,7 @@ import type { Catalog } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { Outputs } from '../outputs/outputs.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface AppDeps {
@@ -32,4 +33,6 @@ export interface AppDeps {
    * request's files, `signedOutputUrl` makes the URL that serves one without an API key.
    */
   readonly outputs: Outputs;
+  /** The counted limits of keys and organizations (docs/limits.md). */
+  readonly limiter: Limiter;
 }

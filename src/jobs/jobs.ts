@@ -61,7 +61,7 @@ export class Jobs {
     }
     if (cancelled.reservationId !== null) await this.#store.release(cancelled.reservationId);
     this.runner.abortLocal(id);
-    this.runner.jobFinished();
+    this.runner.jobFinished(cancelled);
     return { cancelled: true, job: cancelled };
   }
 }

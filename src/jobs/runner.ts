@@ -52,7 +52,7 @@ export class JobRunner {
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
   #beating: Promise<void> | null = null;
-  readonly #endListeners: (() => void)[] = [];
+  readonly #endListeners: ((job: JobRecord) => void)[] = [];
 
   constructor(options: RunnerOptions) {
     this.#options = options;
@@ -80,13 +80,13 @@ export class JobRunner {
    * Calls `listener` whenever a job of this instance's has ended and its hold is finished (what a
    * webhook announcement waits for), so that the announcement need not wait for its next poll.
    */
-  onJobFinished(listener: () => void): void {
+  onJobFinished(listener: (job: JobRecord) => void): void {
     this.#endListeners.push(listener);
   }
 
   /** Tells the listeners that a job has finished (the runner's own, or one cancelled here). */
-  jobFinished(): void {
-    for (const listener of this.#endListeners) listener();
+  jobFinished(job: JobRecord): void {
+    for (const listener of this.#endListeners) listener(job);
   }
 
   handlerFor(kind: JobKind): JobHandler {
@@ -180,7 +180,7 @@ export class JobRunner {
       .catch((error: unknown) => this.#options.logger.error({ err: error, jobId: job.id }, 'job runner failure'))
       .finally(() => {
         this.#running.delete(job.id);
-        this.jobFinished();
+        this.jobFinished(job);
         // A slot is free: look for the next job at once rather than at the next poll.
         this.wake();
       });

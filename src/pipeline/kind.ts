@@ -72,4 +72,9 @@ export interface OutputKind<T extends KindTypes> {
   cost(prices: EndpointPrices, meter: T['meter']): Picos;
   /** The request-log columns of a meter. */
   logged(meter: T['meter']): LoggedUsage;
+  /**
+   * The tokens a request is pre-checked with against a key's tokens per minute (docs/limits.md);
+   * a kind without it (images, video) is not checked, and its usage's tokens are counted when settled.
+   */
+  tokens?(request: T['request'], estimate: T['estimate']): number;
 }

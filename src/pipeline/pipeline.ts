@@ -30,6 +30,10 @@ import { asGatewayError } from '../routing/fallback.ts';
 import type { HoldOwner, LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
 import type { KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
+import type { Usage } from '../canonical/index.ts';
+import type { CounterCheck } from '../limits/backend.ts';
+import type { Limiter } from '../limits/limiter.ts';
+import { spendCapsOf, spendLimitError } from '../limits/spend.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
 import { selectRoutes, violationError } from './select.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult, ServedCall, Settlement } from './types.ts';
@@ -44,6 +48,8 @@ export interface PipelineDeps {
   readonly now: () => number;
   /** Where the request log writer counts its failed and dropped rows. */
   readonly metrics: Registry;
+  /** Tokens per minute of keys (docs/limits.md); none counted when absent. */
+  readonly limiter?: Limiter;
 }
 
 export interface PipelineOptions {
@@ -77,6 +83,8 @@ export interface PreparedCall<T extends KindTypes> extends RequestScope<T['reque
   readonly attempts: readonly RouteEndpoint[];
   readonly hold: CreditHold;
   readonly estimate: T['estimate'];
+  /** The key's tokens-per-minute counters the call's tokens are counted against at settlement. */
+  readonly tokenChecks?: readonly CounterCheck[];
 }
 
 /** Whose hold a prepared call makes, and for how long; by default the instance's, for the reservation TTL. */
@@ -160,6 +168,9 @@ export class Pipeline {
     try {
       const selection = selectRoutes({ kind, request, estimate, names: input.names, auth, catalog: this.#deps.catalog, protocols: this.#protocols });
       modelId = selection.modelId;
+      const limiter = this.#deps.limiter;
+      const tokenChecks = limiter?.tokenChecksOf(auth);
+      if (tokenChecks && kind.tokens) await limiter!.checkTokens(tokenChecks, kind.tokens(request, estimate));
       const hold = await holdCredit(this.#deps.store, {
         owner: auth.owner,
         amount: worstCaseQuote(selection.attempts, (endpoint) => kind.quote(request, endpoint, estimate), auth.rate),
@@ -167,8 +178,11 @@ export class Pipeline {
         now: createdAt,
         ttlMs: terms?.ttlMs ?? this.#reservationTtlMs,
         holder: terms?.holder,
+        keyId: auth.key.id,
+        caps: spendCapsOf(auth, createdAt),
+        refuseCap: (cap) => spendLimitError(cap, createdAt),
       });
-      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate };
+      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks };
     } catch (error) {
       const failure = asGatewayError(error);
       this.record({ ...input, payer, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
@@ -244,6 +258,7 @@ export class Pipeline {
   /** Turns the hold into a charge of `cost` (see `price`). */
   async settle<T extends KindTypes>(prepared: PreparedCall<T>, meter: T['meter'], cost: Picos): Promise<Settlement<T['meter']>> {
     const charged = await prepared.hold.settle(cost);
+    if (prepared.tokenChecks) this.#deps.limiter?.countTokens(prepared.tokenChecks, tokensOf(prepared.kind.logged(meter).usage));
     if (charged !== cost) {
       this.#deps.logger.warn(
         { requestId: prepared.requestId, cost: String(cost), charged: String(charged) },
@@ -325,6 +340,11 @@ export class Pipeline {
     this.#recordedFailures.add(failure);
     return failure;
   }
+}
+
+/** Every token of a call counts against tokens per minute: input (cached or not) and output. */
+function tokensOf(usage: Usage): number {
+  return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.outputTokens;
 }
 
 const pipelines = new WeakMap<PipelineDeps, Pipeline>();

@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { creditHoldFor } from '../billing/credit.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors } from '../core/errors.ts';
+import type { CounterCheck } from '../limits/backend.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { OwnerRef } from '../storage/store.ts';
 import type { KindTypes, OutputKind } from './kind.ts';
@@ -38,6 +39,11 @@ export interface PreparedCallRecord<Request> {
   readonly reservationId: string;
   /** Epoch milliseconds of the original request. */
   readonly createdAt: number;
+  /**
+   * The key's tokens-per-minute counters, as its limits stood when the call was prepared, so that
+   * the tokens of work finished elsewhere are counted too (docs/limits.md); absent without any.
+   */
+  readonly tokenChecks?: readonly CounterCheck[];
 }
 
 export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T>): PreparedCallRecord<T['request']> {
@@ -56,6 +62,7 @@ export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T
     routeKeys: prepared.attempts.map((endpoint) => endpoint.key),
     reservationId: prepared.hold.reservation.id,
     createdAt: prepared.createdAt,
+    ...(prepared.tokenChecks ? { tokenChecks: prepared.tokenChecks } : {}),
   };
 }
 
@@ -103,5 +110,6 @@ export async function resumePrepared<T extends KindTypes>(
     attempts,
     hold,
     estimate: kind.estimate(record.request),
+    tokenChecks: record.tokenChecks,
   };
 }

@@ -7,7 +7,12 @@ import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { createAuthenticator, type GatewayAuthenticator } from '../auth/authenticator.ts';
-import { instanceLapseMs } from '../billing/credit.ts';
+import { instanceLapseMs, reservationTtlMs } from '../billing/credit.ts';
+import type { LimitBackend } from '../limits/backend.ts';
+import { Limiter } from '../limits/limiter.ts';
+import { limitAdmission } from '../http/limits.ts';
+import { MemoryBackend } from '../limits/memory-backend.ts';
+import { RedisBackend, type RedisBackendOptions } from '../limits/redis-backend.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { nameIndex } from '../config/aliases.ts';
@@ -61,6 +66,8 @@ export interface RuntimeOptions {
   readonly publicUrl?: string;
   /** Replaces DNS for webhook deliveries (tests). */
   readonly webhookResolver?: Resolver;
+  /** Keeps the counted limits in Redis (REDIS_URL), shared by every instance; in the process otherwise. */
+  readonly redis?: RedisBackendOptions;
 }
 
 export interface GatewayRuntime {
@@ -91,9 +98,19 @@ export function createDeps(input: {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly now?: () => number;
   readonly outputs: Outputs;
+  /** Where the counted limits live; this process's memory when omitted (one instance). */
+  readonly limitBackend?: LimitBackend;
 }): AppDeps {
   const metrics = new Registry();
   const now = input.now ?? Date.now;
+  const limiter = new Limiter(input.limitBackend ?? new MemoryBackend(now), {
+    onBackendFailure: input.config.rate_limits?.on_backend_failure ?? 'open',
+    // A slot held longer than a credit hold may live belongs to work that died with its instance.
+    leaseTtlMs: reservationTtlMs(input.config),
+    logger: input.logger,
+    metrics,
+  });
+  input.authenticator.admitWith(limitAdmission(limiter));
   return {
     config: input.config,
     store: input.store,
@@ -108,6 +125,7 @@ export function createDeps(input: {
     now,
     jobs: new Jobs({ store: input.store, settings: jobSettings(input.config), logger: input.logger, metrics, now }),
     outputs: input.outputs,
+    limiter,
   };
 }
 
@@ -150,7 +168,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     await store.close();
     throw error;
   }
-  const deps = createDeps({ ...options, store, catalog, authenticator, now, outputs });
+  const limitBackend = options.redis ? new RedisBackend(options.redis) : undefined;
+  const deps = createDeps({ ...options, store, catalog, authenticator, now, outputs, limitBackend });
   let app: FastifyInstance;
   try {
     app = await buildApp(deps, {
@@ -160,6 +179,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     });
   } catch (error) {
     authenticator.stop();
+    await deps.limiter.close();
     await store.close();
     throw error;
   }
@@ -176,7 +196,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     resolve: options.webhookResolver,
   });
   // An ended job's event goes out at once rather than at the dispatcher's next poll.
-  deps.jobs.runner.onJobFinished(() => webhooks.wake());
+  deps.jobs.runner.onJobFinished((job) => {
+    webhooks.wake();
+    // The concurrent-requests slot its submission handed over (http/limits.ts).
+    deps.limiter.releaseJob(job);
+  });
   const maintenance = startMaintenance(store, {
     intervalMs: options.maintenanceIntervalMs ?? DEFAULT_MAINTENANCE_INTERVAL_MS,
     now,
@@ -203,6 +227,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
         } finally {
           await webhooks.stop();
           await maintenance.stop();
+          await deps.limiter.close();
           await store.close();
         }
       })();

@@ -45,6 +45,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       requestTimeoutMs: settings.requestTimeoutMs,
       outputSecret: settings.outputSecret,
       publicUrl: settings.publicUrl,
+      redis: settings.redisUrl === undefined ? undefined : { url: settings.redisUrl, prefix: settings.redisPrefix },
     });
   } catch (error) {
     if (error instanceof ServerLockedError) {

@@ -22,8 +22,10 @@ export interface Settings extends StorageSettings {
   readonly port: number;
   /** The operator's config file; undefined serves the built-in demo catalog. */
   readonly configPath: string | undefined;
-  /** Optional; rate limits and cross-instance signals. */
+  /** Where the counted limits of keys live across instances (docs/limits.md); undefined keeps them in the process. */
   readonly redisUrl: string | undefined;
+  /** Put before every Redis key, so that several gateways can share one Redis. */
+  readonly redisPrefix: string;
   /** Bearer secret of the admin API; the admin API is off when undefined. */
   readonly adminKey: string | undefined;
   readonly logLevel: string;
@@ -38,6 +40,9 @@ export interface Settings extends StorageSettings {
 /** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
+/** `GATEWAY_REDIS_PREFIX` unset. */
+export const DEFAULT_REDIS_PREFIX = 'gateway:limits:';
+
 export class SettingsError extends Error {
   override readonly name = 'SettingsError';
 }
@@ -51,6 +56,8 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
   if (!Number.isInteger(port) || port > 65535) throw new SettingsError(`PORT must be a port number, got '${env.PORT}'`);
   const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got '${logLevel}'`);
+  const redisUrl = nonEmpty(env.REDIS_URL);
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new SettingsError('REDIS_URL must be a redis:// or rediss:// URL');
   const timeoutText = nonEmpty(env.GATEWAY_REQUEST_TIMEOUT_MS);
   if (timeoutText !== undefined && !/^[1-9]\d{0,8}$/.test(timeoutText)) {
     throw new SettingsError(`GATEWAY_REQUEST_TIMEOUT_MS must be a positive number of milliseconds, got '${env.GATEWAY_REQUEST_TIMEOUT_MS}'`);
@@ -60,7 +67,8 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     port,
     configPath: nonEmpty(env.GATEWAY_CONFIG),
-    redisUrl: nonEmpty(env.REDIS_URL),
+    redisUrl,
+    redisPrefix: nonEmpty(env.GATEWAY_REDIS_PREFIX) ?? DEFAULT_REDIS_PREFIX,
     adminKey: nonEmpty(env.GATEWAY_ADMIN_KEY),
     logLevel,
     requestTimeoutMs: timeoutText === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : Number(timeoutText),

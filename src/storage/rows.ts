@@ -287,6 +287,7 @@ export function organizationFromRow(row: Row): Organization {
     name: text(row.name),
     consent: consent(row),
     rate: rate(row),
+    limits: json(row.limits) as KeyLimits | null,
     createdAt: integer(row.created_at),
   };
 }
@@ -325,6 +326,7 @@ export function ledgerEntryFromRow(row: Row): LedgerEntry {
     amount: bigintValue(row.amount),
     reservationId: nullableText(row.reservation_id),
     requestId: nullableText(row.request_id),
+    keyId: nullableText(row.key_id),
     note: nullableText(row.note),
     createdAt: integer(row.created_at),
   };
@@ -336,6 +338,7 @@ export function reservationFromRow(row: Row): Reservation {
     owner: owner(row),
     amount: bigintValue(row.amount),
     requestId: nullableText(row.request_id),
+    keyId: nullableText(row.key_id),
     status: text(row.status) as Reservation['status'],
     holder: holderFromRow(row),
     createdAt: integer(row.created_at),

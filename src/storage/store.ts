@@ -27,6 +27,8 @@ export interface Organization {
   readonly consent: Consent;
   /** Billing multiplier; null means the configured default. */
   readonly rate: RateMultiplier | null;
+  /** Limits over all the organization's keys together (docs/limits.md); null for none. */
+  readonly limits: KeyLimits | null;
   readonly createdAt: number;
 }
 
@@ -47,12 +49,45 @@ export interface OwnerPatch {
   readonly rate?: RateMultiplier | null;
 }
 
+/** What docs/limits.md describes; every field optional, an absent one is no limit. */
 export interface KeyLimits {
-  /** Requests per minute for this key. */
+  /** Requests per minute (GCRA: this many at once, then one every 60/N seconds). */
   readonly requests_per_minute?: number;
-  /** Upper bound on the USD this key may spend in total (decimal string). */
+  /** Requests running at once; streams and background jobs count until they end. */
+  readonly concurrent_requests?: number;
+  /** Input + output tokens per minute: pre-checked with a call's estimate, counted at settlement. */
+  readonly tokens_per_minute?: number;
+  /** USD this key may spend per calendar day, UTC (decimal string). */
+  readonly spend_per_day_usd?: string;
+  /** USD this key may spend per calendar month, UTC (decimal string). */
+  readonly spend_per_month_usd?: string;
+  /** USD this key may spend in total (decimal string). */
   readonly spend_limit_usd?: string;
 }
+
+/**
+ * A spend limit a hold must fit (docs/limits.md): the charges since `since` plus the open holds of
+ * the key (holder `key`) or of the whole owner (holder `organization`: an organization's keys all
+ * spend its wallet), plus the new hold, may not pass `max`.
+ */
+export interface SpendCap {
+  readonly limit: 'spend_per_day' | 'spend_per_month' | 'spend_total';
+  readonly holder: 'key' | 'organization';
+  /** Charges from this time on count (epoch ms; 0 for a total). */
+  readonly since: number;
+  readonly max: Picos;
+}
+
+export interface SpentSums {
+  readonly since: readonly [Picos, Picos, Picos];
+  readonly held: Picos;
+}
+
+/** What a capped hold came to: the reservation, or why there is none. */
+export type CappedReservation =
+  | { readonly reservation: Reservation }
+  | { readonly refused: 'credit' }
+  | { readonly refused: 'cap'; readonly cap: SpendCap; readonly spent: Picos };
 
 export interface ApiKeyRecord {
   readonly id: string;
@@ -86,6 +121,8 @@ export interface LedgerEntry {
   readonly amount: Picos;
   readonly reservationId: string | null;
   readonly requestId: string | null;
+  /** The key whose hold a charge settled; null for credits (and rows of earlier versions). */
+  readonly keyId: string | null;
   readonly note: string | null;
   readonly createdAt: number;
 }
@@ -121,11 +158,23 @@ export interface Reservation {
   readonly owner: OwnerRef;
   readonly amount: Picos;
   readonly requestId: string | null;
+  /** The key that made the hold; its charge carries it too. */
+  readonly keyId: string | null;
   readonly status: ReservationStatus;
   /** null for reservations made before holders were recorded: they are left to their expiry. */
   readonly holder: HoldOwner | null;
   readonly createdAt: number;
   readonly expiresAt: number;
+}
+
+export interface ReserveInput {
+  readonly owner: OwnerRef;
+  readonly amount: Picos;
+  readonly requestId: string | null;
+  readonly expiresAt: number;
+  readonly holder?: HoldOwner;
+  /** The key making the hold (its spend limits count it); null for none. */
+  readonly keyId?: string | null;
 }
 
 export interface SettleOutcome {
@@ -145,7 +194,18 @@ export interface LedgerStore {
    * nothing. Concurrent calls can never together take available below zero. The hold belongs to
    * `holder`, by default this store's instance.
    */
-  reserve(input: { owner: OwnerRef; amount: Picos; requestId: string | null; expiresAt: number; holder?: HoldOwner }): Promise<Reservation | null>;
+  reserve(input: ReserveInput): Promise<Reservation | null>;
+  /**
+   * `reserve`, also refused when the hold does not fit a spend cap. Atomic against every other
+   * hold and settlement of the owner, other instances included: concurrent holds can never together
+   * pass a cap.
+   */
+  reserveCapped(input: ReserveInput & { readonly caps: readonly SpendCap[] }): Promise<CappedReservation>;
+  /**
+   * What a key (or an owner, over all its keys) was charged since each of three times, and what it
+   * holds open now: what its spend caps count (the admin API shows it).
+   */
+  spentBy(holder: { readonly keyId: string } | { readonly owner: OwnerRef }, times: readonly [number, number, number]): Promise<SpentSums>;
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
    * reservation is charged as far as the available balance allows (never below zero).
@@ -198,6 +258,10 @@ export interface DirectoryStore {
   getKey(id: string): Promise<ApiKeyRecord | null>;
   listKeys(owner?: OwnerRef): Promise<ApiKeyRecord[]>;
   revokeKey(id: string, at: number): Promise<ApiKeyRecord | null>;
+  /** Replaces a key's limits (null: none); null when there is no such key. */
+  setKeyLimits(id: string, limits: KeyLimits | null): Promise<ApiKeyRecord | null>;
+  /** Replaces an organization's limits (null: none); null when there is no such organization. */
+  setOrganizationLimits(id: string, limits: KeyLimits | null): Promise<Organization | null>;
 }
 
 export type RequestStatus = 'completed' | 'failed' | 'cancelled' | 'incomplete';

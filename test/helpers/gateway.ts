@@ -23,6 +23,7 @@ import { createLogger, createRuntime, type GatewayRuntime } from '../../src/serv
 import type { AppDeps } from '../../src/http/deps.ts';
 import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/storage/store.ts';
 import type { Resolver } from '../../src/webhooks/addresses.ts';
+import type { RedisBackendOptions } from '../../src/limits/redis-backend.ts';
 
 /** The test database; override with TEST_DATABASE_URL. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -54,6 +55,8 @@ export interface StartGatewayOptions {
   /** GATEWAY_OUTPUT_SECRET and GATEWAY_PUBLIC_URL (docs/outputs.md); the data dir's secret and each request's origin when omitted. */
   readonly outputSecret?: string;
   readonly publicUrl?: string;
+  /** Keeps the counted limits in Redis (test/helpers/redis.ts) rather than in the process. */
+  readonly redis?: RedisBackendOptions;
 }
 
 export interface CreateKeyOptions {
@@ -102,6 +105,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       now: options.now,
       outputSecret: options.outputSecret,
       publicUrl: options.publicUrl,
+      redis: options.redis,
     });
   } catch (error) {
     await storage.dispose();

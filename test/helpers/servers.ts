@@ -18,8 +18,14 @@ export interface Server {
 /** Starts a server on an ephemeral port with the admin API on; resolves once it listens. */
 export async function startServer(configPath: string, env: Record<string, string>): Promise<Server> {
   const server = startProcess(['src/main.ts'], { PORT: '0', LOG_LEVEL: 'info', GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_CONFIG: configPath, ...env });
-  const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
-  return { process: server, baseUrl };
+  try {
+    const [, baseUrl] = await server.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+    return { process: server, baseUrl };
+  } catch (error) {
+    // A server that never said where it listens is stopped here: its test has no handle on it.
+    await server.stop('SIGKILL');
+    throw error;
+  }
 }
 
 /** An account with 5 USD of credit and a key, made through the admin API. */

@@ -17,6 +17,7 @@ import { ledgerContract } from './contract/ledger.ts';
 import { reopenContract } from './contract/reopen.ts';
 import { requestLogContract } from './contract/request-log.ts';
 import { servedModelsContract } from './contract/served-models.ts';
+import { spendCapsContract } from './contract/spend-caps.ts';
 import { webhooksContract } from './contract/webhooks.ts';
 
 export function storeContract(name: string, open: () => Promise<Store>, fresh: () => () => Promise<Store>): void {
@@ -41,6 +42,7 @@ export function storeContract(name: string, open: () => Promise<Store>, fresh: (
     firstAccountContract(context);
     ledgerContract(context);
     ledgerConcurrencyContract(context);
+    spendCapsContract(context);
     requestLogContract(context);
     idempotencyContract(context);
     jobsContract(context);

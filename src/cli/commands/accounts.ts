@@ -1,5 +1,6 @@
 /** `gateway accounts create|list|show|update` and `gateway orgs …`: the two kinds of owner. */
 import type { AdminOperations, OwnerInput } from '../../admin/operations.ts';
+import { keyLimits, LIMIT_OPTIONS, LIMIT_USAGE } from './keys.ts';
 import { accountView, organizationView } from '../../admin/views.ts';
 import type { Account, Balance, Organization, OwnerPatch, OwnerRef } from '../../storage/store.ts';
 import { CONSENT_OPTIONS, flagConsent, flagRate, requiredText, text, type Command, type CommandContext, type ParsedCommand } from '../command.ts';
@@ -116,4 +117,16 @@ export const organizationCommands: readonly Command[] = [
   },
   showCommand(ORGANIZATION, (operations, id) => operations.getOrganization(id)),
   updateCommand(ORGANIZATION, (operations, id, patch) => operations.updateOrganization(id, patch)),
+  {
+    name: 'orgs set-limits',
+    summary: "Replace the limits over all of an organization's keys (none given: no limits)",
+    usage: `<org-id> ${LIMIT_USAGE}`,
+    options: LIMIT_OPTIONS,
+    positionals: 1,
+    async run(command, context) {
+      const operations = await context.operations();
+      const organization = await operations.setOrganizationLimits(requiredText(command, 'id', 0), keyLimits(command));
+      await printOwner(context, operations, ORGANIZATION, organization);
+    },
+  },
 ];

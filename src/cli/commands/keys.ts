@@ -1,21 +1,31 @@
-/** `gateway keys create|list|revoke`. */
+/** `gateway keys create|list|set-limits|revoke`. */
 import { keyView } from '../../admin/views.ts';
 import type { KeyLimits } from '../../storage/store.ts';
 import { flagList, flagOwner, OWNER_OPTIONS, requiredText, text, UsageError, type Command, type ParsedCommand } from '../command.ts';
+
+/** The flags of the limits a key or an organization takes (docs/limits.md). */
+export const LIMIT_USAGE =
+  '[--requests-per-minute N] [--tokens-per-minute N] [--concurrent-requests N] [--spend-per-day-usd USD] [--spend-per-month-usd USD] [--spend-limit-usd USD]';
+export const LIMIT_OPTIONS = {
+  'requests-per-minute': { type: 'string' },
+  'tokens-per-minute': { type: 'string' },
+  'concurrent-requests': { type: 'string' },
+  'spend-per-day-usd': { type: 'string' },
+  'spend-per-month-usd': { type: 'string' },
+  'spend-limit-usd': { type: 'string' },
+} as const;
 
 export const keyCommands: readonly Command[] = [
   {
     name: 'keys create',
     summary: 'Create an API key (the key is printed once)',
-    usage:
-      '--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] [--requests-per-minute N] [--spend-limit-usd USD]',
+    usage: `--account ID | --organization ID [--name N] [--scopes chat,models:read,…] [--allowed-models M1,M2,…] ${LIMIT_USAGE}`,
     options: {
       ...OWNER_OPTIONS,
       name: { type: 'string' },
       scopes: { type: 'string' },
       'allowed-models': { type: 'string' },
-      'requests-per-minute': { type: 'string' },
-      'spend-limit-usd': { type: 'string' },
+      ...LIMIT_OPTIONS,
     },
     async run(command, context) {
       const operations = await context.operations();
@@ -44,6 +54,17 @@ export const keyCommands: readonly Command[] = [
     },
   },
   {
+    name: 'keys set-limits',
+    summary: 'Replace the limits of an API key (none given: no limits); effective on running servers within a second',
+    usage: `<key-id> ${LIMIT_USAGE}`,
+    options: LIMIT_OPTIONS,
+    positionals: 1,
+    async run(command, context) {
+      const key = await (await context.operations()).setKeyLimits(requiredText(command, 'id', 0), keyLimits(command));
+      context.output.record(keyView(key));
+    },
+  },
+  {
     name: 'keys revoke',
     summary: 'Revoke an API key (effective on running servers within a second)',
     usage: '<key-id>',
@@ -55,15 +76,31 @@ export const keyCommands: readonly Command[] = [
   },
 ];
 
-function keyLimits(command: ParsedCommand): KeyLimits | null {
-  const requestsPerMinute = text(command, 'requests-per-minute');
-  const spendLimit = text(command, 'spend-limit-usd');
-  if (requestsPerMinute === undefined && spendLimit === undefined) return null;
-  const limits: { requests_per_minute?: number; spend_limit_usd?: string } = {};
-  if (requestsPerMinute !== undefined) {
-    if (!/^[1-9]\d{0,8}$/.test(requestsPerMinute)) throw new UsageError('--requests-per-minute takes a positive integer');
-    limits.requests_per_minute = Number(requestsPerMinute);
+/** The integer limits a key takes, by flag. */
+const COUNT_FLAGS = [
+  ['requests-per-minute', 'requests_per_minute'],
+  ['concurrent-requests', 'concurrent_requests'],
+  ['tokens-per-minute', 'tokens_per_minute'],
+] as const;
+
+/** The USD limits a key takes, by flag (the operation checks the amounts). */
+const USD_FLAGS = [
+  ['spend-per-day-usd', 'spend_per_day_usd'],
+  ['spend-per-month-usd', 'spend_per_month_usd'],
+  ['spend-limit-usd', 'spend_limit_usd'],
+] as const;
+
+export function keyLimits(command: ParsedCommand): KeyLimits | null {
+  const limits: { -readonly [Field in keyof KeyLimits]: KeyLimits[Field] } = {};
+  for (const [flag, field] of COUNT_FLAGS) {
+    const value = text(command, flag);
+    if (value === undefined) continue;
+    if (!/^[1-9]\d{0,8}$/.test(value)) throw new UsageError(`--${flag} takes a positive integer`);
+    limits[field] = Number(value);
   }
-  if (spendLimit !== undefined) limits.spend_limit_usd = spendLimit;
-  return limits;
+  for (const [flag, field] of USD_FLAGS) {
+    const value = text(command, flag);
+    if (value !== undefined) limits[field] = value;
+  }
+  return Object.keys(limits).length === 0 ? null : limits;
 }

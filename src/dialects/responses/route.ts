@@ -36,6 +36,7 @@ import { ResponsesRequest, type ResponsesBody } from './schema.ts';
 import { sendResponsesStream } from './stream.ts';
 import { callInput } from '../../http/call-input.ts';
 import { meteredJobHandler, submitMetered } from '../../jobs/metered-job.ts';
+import { holdSlotForJob } from '../../http/limits.ts';
 import { polledResponse, RESPONSE_JOBS } from './background.ts';
 
 /** The request log's and the idempotency records' name of the route. */
@@ -68,6 +69,7 @@ export function registerResponsesRoutes(app: FastifyInstance, deps: AppDeps, pip
           jobId: responseIdOf(input.requestId),
           context: request.body,
         });
+        await holdSlotForJob(request, job.id, Math.max(1, job.expiresAt - deps.now()));
         return reply.send(job.result);
       }
       if (!input.request.stream) return sendCompleted(reply, await pipeline.complete(TEXT, input, encodeResponse));

@@ -60,4 +60,6 @@ export const TEXT: OutputKind<TextTypes> = {
   cost: (prices, meter) => referenceCost(prices, meter.usage, meter.searchUnits),
   // The meter is already the log's shape.
   logged: (meter) => meter,
+  // The prompt's estimate: the output is not known before the call, and is counted at settlement.
+  tokens: (_request, prompt) => prompt.tokens,
 };

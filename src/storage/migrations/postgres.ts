@@ -269,6 +269,22 @@ CREATE INDEX webhook_deliveries_expiry ON webhook_deliveries (expires_at);
 `,
   },
   {
+    version: 7,
+    name: 'limits',
+    // The limits an organization carries over all its keys, like a key's `limits` (docs/limits.md).
+    // The key behind each hold and charge, so that a key's spend limits are counted from the ledger;
+    // NULL for credits and for rows of earlier versions. The indexes serve the sums a capped hold
+    // reads: a key's charges since a time and its open holds, an owner's charges since a time.
+    sql: `
+ALTER TABLE organizations ADD COLUMN limits JSON;
+ALTER TABLE reservations ADD COLUMN key_id TEXT;
+ALTER TABLE ledger_entries ADD COLUMN key_id TEXT;
+CREATE INDEX ledger_entries_key_time ON ledger_entries (key_id, created_at) WHERE kind = 'charge' AND key_id IS NOT NULL;
+CREATE INDEX ledger_entries_charge_time ON ledger_entries (owner_kind, owner_id, created_at) WHERE kind = 'charge';
+CREATE INDEX reservations_open_key ON reservations (key_id) WHERE status = 'open' AND key_id IS NOT NULL;
+`,
+  },
+  {
     version: 8,
     name: 'blobs',
     // Stored outputs in the database itself (postgres/blobs.ts), so that any instance serves any

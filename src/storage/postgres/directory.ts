@@ -97,6 +97,12 @@ const REVOKE_KEY: Statement = {
   text: 'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *',
 };
 
+const SET_KEY_LIMITS: Statement = { name: 'gateway_keys_set_limits', text: 'UPDATE api_keys SET limits = $2 WHERE id = $1 RETURNING *' };
+const SET_ORGANIZATION_LIMITS: Statement = {
+  name: 'gateway_organizations_set_limits',
+  text: 'UPDATE organizations SET limits = $2 WHERE id = $1 RETURNING *',
+};
+
 function ownerValues(id: string, columns: OwnerColumns, createdAt: number): unknown[] {
   return [id, columns.name, columns.community_supply, columns.training_use, columns.rate_numerator, columns.rate_denominator, createdAt];
 }
@@ -180,6 +186,13 @@ export function postgresDirectory(database: PostgresDatabase, now: () => number)
     },
     async revokeKey(id, at) {
       return oneKey(REVOKE_KEY, [id, at]);
+    },
+    async setKeyLimits(id, limits) {
+      return oneKey(SET_KEY_LIMITS, [id, jsonText(limits)]);
+    },
+    async setOrganizationLimits(id, limits) {
+      const row = (await database.query(SET_ORGANIZATION_LIMITS, [id, jsonText(limits)])).rows[0];
+      return row ? organizationFromRow(row) : null;
     },
   };
 }

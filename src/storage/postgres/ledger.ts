@@ -16,7 +16,8 @@ import {
   reservationFromRow,
   settleOutcome,
 } from '../rows.ts';
-import type { LedgerStore } from '../store.ts';
+import { capTimes, firstRefusal, type Spent } from '../spend.ts';
+import type { LedgerStore, ReserveInput } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 const WALLET: Statement = {
@@ -45,8 +46,8 @@ const RESERVE: Statement = {
            WHERE owner_kind = $1 AND owner_id = $2 AND balance - reserved >= $3::bigint
            RETURNING owner_kind, owner_id
          )
-         INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at)
-         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', $9, $8, $6::bigint, $7::bigint FROM held
+         INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, key_id)
+         SELECT $4, owner_kind, owner_id, $3::bigint, $5, 'open', $9, $8, $6::bigint, $7::bigint, $10 FROM held
          RETURNING *`,
 };
 
@@ -64,9 +65,9 @@ const SETTLE: Statement = {
   text: `WITH settled AS (
            UPDATE reservations SET status = 'settled', closed_at = $4::bigint
            WHERE id = $1 AND status = 'open'
-           RETURNING owner_kind, owner_id, amount, request_id
+           RETURNING owner_kind, owner_id, amount, request_id, key_id
          ), locked AS (
-           SELECT w.owner_kind, w.owner_id, s.amount, s.request_id,
+           SELECT w.owner_kind, w.owner_id, s.amount, s.request_id, s.key_id,
                   LEAST($2::bigint, w.balance - w.reserved + s.amount) AS charged
            FROM wallets w JOIN settled s ON w.owner_kind = s.owner_kind AND w.owner_id = s.owner_id
            FOR UPDATE OF w
@@ -76,11 +77,37 @@ const SETTLE: Statement = {
            FROM locked l WHERE w.owner_kind = l.owner_kind AND w.owner_id = l.owner_id
            RETURNING l.amount, l.charged
          ), entry AS (
-           INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at)
-           SELECT $5, owner_kind, owner_id, 'charge', charged, $1, COALESCE($3, request_id), $4::bigint
+           INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at, key_id)
+           SELECT $5, owner_kind, owner_id, 'charge', charged, $1, COALESCE($3, request_id), $4::bigint, key_id
            FROM locked WHERE charged > 0
          )
          SELECT amount, charged FROM moved`,
+};
+
+// A capped hold first locks the wallet: every hold and settlement of the owner takes that lock, so
+// the sums read next (a fresh snapshot under READ COMMITTED) cannot change until the hold commits.
+const LOCK_WALLET: Statement = {
+  name: 'gateway_lock_wallet',
+  text: 'SELECT balance, reserved FROM wallets WHERE owner_kind = $1 AND owner_id = $2 FOR UPDATE',
+};
+
+// What a key has spent since each of three times ($2, $3, $4), and what it holds open.
+const KEY_SPEND: Statement = {
+  name: 'gateway_key_spend',
+  text: `SELECT
+           (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = $1 AND kind = 'charge' AND created_at >= $2::bigint) AS since_a,
+           (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = $1 AND kind = 'charge' AND created_at >= $3::bigint) AS since_b,
+           (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = $1 AND kind = 'charge' AND created_at >= $4::bigint) AS since_c,
+           (SELECT coalesce(sum(amount), 0) FROM reservations WHERE key_id = $1 AND status = 'open') AS held`,
+};
+
+// What an owner has been charged since each of three times; its open holds are its wallet's `reserved`.
+const OWNER_SPEND: Statement = {
+  name: 'gateway_owner_spend',
+  text: `SELECT
+           (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 AND kind = 'charge' AND created_at >= $3::bigint) AS since_a,
+           (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 AND kind = 'charge' AND created_at >= $4::bigint) AS since_b,
+           (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 AND kind = 'charge' AND created_at >= $5::bigint) AS since_c`,
 };
 
 const RELEASE: Statement = {
@@ -140,6 +167,18 @@ const ENTRIES: Statement = {
 
 /** `instanceId` holds every reservation this store makes (see instances.ts). */
 export function postgresLedger(database: PostgresDatabase, now: () => number, instanceId: string): LedgerStore {
+  const reserveValues = ({ owner, amount, requestId, expiresAt, holder = { kind: 'instance', id: instanceId }, keyId = null }: ReserveInput) => [
+    owner.kind,
+    owner.id,
+    amount,
+    timeOrderedId('res'),
+    requestId,
+    now(),
+    expiresAt,
+    holder.id,
+    holder.kind,
+    keyId,
+  ];
   return {
     async addCredit(owner, amount, note = null) {
       checkAmount('credit', amount, 1n);
@@ -156,11 +195,51 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
       return balanceFromRow((await database.query(WALLET, [owner.kind, owner.id])).rows[0]);
     },
 
-    async reserve({ owner, amount, requestId, expiresAt, holder = { kind: 'instance', id: instanceId } }) {
-      checkAmount('reservation', amount, 0n);
-      const values = [owner.kind, owner.id, amount, timeOrderedId('res'), requestId, now(), expiresAt, holder.id, holder.kind];
-      const row = (await database.query(RESERVE, values)).rows[0];
+    async reserve(input) {
+      checkAmount('reservation', input.amount, 0n);
+      const row = (await database.query(RESERVE, reserveValues(input))).rows[0];
       return row ? reservationFromRow(row) : null;
+    },
+
+    async reserveCapped(input) {
+      checkAmount('reservation', input.amount, 0n);
+      if (input.caps.length === 0) {
+        const reservation = await this.reserve(input);
+        return reservation ? { reservation } : { refused: 'credit' };
+      }
+      const { owner } = input;
+      return database.transaction(async (client) => {
+        const wallet = (await client.query({ ...LOCK_WALLET, values: [owner.kind, owner.id] })).rows[0];
+        if (!wallet) return { refused: 'credit' } as const;
+        const times = capTimes(input.caps);
+        const spentBy: { key?: Spent; organization?: Spent } = {};
+        if (input.keyId && input.caps.some((cap) => cap.holder === 'key')) {
+          const row = (await client.query({ ...KEY_SPEND, values: [input.keyId, ...times] })).rows[0];
+          spentBy.key = { since: [bigintValue(row.since_a), bigintValue(row.since_b), bigintValue(row.since_c)], held: bigintValue(row.held) };
+        }
+        if (input.caps.some((cap) => cap.holder === 'organization')) {
+          const row = (await client.query({ ...OWNER_SPEND, values: [owner.kind, owner.id, ...times] })).rows[0];
+          spentBy.organization = { since: [bigintValue(row.since_a), bigintValue(row.since_b), bigintValue(row.since_c)], held: bigintValue(wallet.reserved) };
+        }
+        const refusal = firstRefusal(input.caps, input.amount, spentBy);
+        if (refusal) return refusal;
+        const row = (await client.query({ ...RESERVE, values: reserveValues(input) })).rows[0];
+        return row ? { reservation: reservationFromRow(row) } : ({ refused: 'credit' } as const);
+      });
+    },
+
+    async spentBy(holder, times) {
+      if ('keyId' in holder) {
+        const row = (await database.query(KEY_SPEND, [holder.keyId, ...times])).rows[0];
+        return { since: [bigintValue(row.since_a), bigintValue(row.since_b), bigintValue(row.since_c)], held: bigintValue(row.held) };
+      }
+      const { owner } = holder;
+      const row = (await database.query(OWNER_SPEND, [owner.kind, owner.id, ...times])).rows[0];
+      const wallet = (await database.query(WALLET, [owner.kind, owner.id])).rows[0];
+      return {
+        since: [bigintValue(row.since_a), bigintValue(row.since_b), bigintValue(row.since_c)],
+        held: wallet ? bigintValue(wallet.reserved) : 0n,
+      };
     },
 
     async settle(reservationId, cost, requestId = null) {

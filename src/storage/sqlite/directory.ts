@@ -62,6 +62,8 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
   const ownerKeys = database.prepare('SELECT * FROM api_keys WHERE owner_kind = ? AND owner_id = ? ORDER BY id');
   // The first revocation time stands: revoking twice does not move it.
   const revokeKey = database.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING *');
+  const setKeyLimits = database.prepare('UPDATE api_keys SET limits = ? WHERE id = ? RETURNING *');
+  const setOrganizationLimits = database.prepare('UPDATE organizations SET limits = ? WHERE id = ? RETURNING *');
 
   const directoryIsEmpty = database.prepare('SELECT NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM organizations) AS empty');
 
@@ -148,6 +150,14 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
     async revokeKey(id, at) {
       const row = revokeKey.get(at, id) as Row | undefined;
       return row ? keyFromRow(row) : null;
+    },
+    async setKeyLimits(id, limits) {
+      const row = setKeyLimits.get(jsonText(limits), id) as Row | undefined;
+      return row ? keyFromRow(row) : null;
+    },
+    async setOrganizationLimits(id, limits) {
+      const row = setOrganizationLimits.get(jsonText(limits), id) as Row | undefined;
+      return row ? organizationFromRow(row) : null;
     },
   };
 }

@@ -29,6 +29,7 @@ import {
   settleOutcome,
   type Row,
 } from '../rows.ts';
+import { capTimes, firstRefusal, type Spent } from '../spend.ts';
 import type { LedgerStore, OwnerRef } from '../store.ts';
 import type { DeferredWriter, SqliteDatabase } from './database.ts';
 import { WalletBook, type BookWrites, type HeldReservation, type WalletRow } from './wallet-book.ts';
@@ -66,17 +67,34 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
     { bigints: true },
   );
   // Positional parameters below: binding by name costs a lookup per column on every row.
-  // (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at)
+  // (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at, key_id)
   const insertReservation = database.prepare(
-    `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at, key_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   // (status, closed_at, id)
   const closeWritten = database.prepare("UPDATE reservations SET status = ?, closed_at = ? WHERE id = ? AND status = 'open'");
-  // (id, owner_kind, owner_id, amount, reservation_id, request_id, created_at)
+  // (id, owner_kind, owner_id, amount, reservation_id, request_id, created_at, key_id)
   const insertCharge = database.prepare(
-    `INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, note, created_at)
-     VALUES (?, ?, ?, 'charge', ?, ?, ?, NULL, ?)`,
+    `INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, note, created_at, key_id)
+     VALUES (?, ?, ?, 'charge', ?, ?, ?, NULL, ?, ?)`,
+  );
+  // What a key was charged since each of three times, and what it holds in open rows (see spend.ts).
+  const keySpend = database.prepare(
+    `SELECT
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = ?1 AND kind = 'charge' AND created_at >= ?2) AS since_a,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = ?1 AND kind = 'charge' AND created_at >= ?3) AS since_b,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE key_id = ?1 AND kind = 'charge' AND created_at >= ?4) AS since_c,
+       (SELECT coalesce(sum(amount), 0) FROM reservations WHERE key_id = ?1 AND status = 'open') AS held`,
+    { bigints: true },
+  );
+  // What an owner was charged since each of three times; its open holds are its wallet's `reserved`.
+  const ownerSpend = database.prepare(
+    `SELECT
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = ?1 AND owner_id = ?2 AND kind = 'charge' AND created_at >= ?3) AS since_a,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = ?1 AND owner_id = ?2 AND kind = 'charge' AND created_at >= ?4) AS since_b,
+       (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE owner_kind = ?1 AND owner_id = ?2 AND kind = 'charge' AND created_at >= ?5) AS since_c`,
+    { bigints: true },
   );
   // (balance delta, reserved delta, owner_kind, owner_id)
   const applyDeltas = database.prepare('UPDATE wallets SET balance = balance + ?, reserved = reserved + ? WHERE owner_kind = ? AND owner_id = ?');
@@ -107,6 +125,39 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
     return walletRow.get(owner.kind, owner.id) as WalletRow | undefined;
   }
 
+  /**
+   * What keys and owners with spend caps were charged since each period start a cap asked about,
+   * kept up to date by every settlement of this process (the only one writing charges to the file):
+   * a capped hold then reads no statement. A sum not known yet is read once, after writing what is
+   * pending, so that it counts every charge.
+   */
+  const spend = {
+    sums: new Map<string, Map<number, bigint>>(),
+    charged(scope: string, since: number, read: () => Row): bigint {
+      let sums = this.sums.get(scope);
+      if (!sums) this.sums.set(scope, (sums = new Map()));
+      let sum = sums.get(since);
+      if (sum === undefined) {
+        database.flush();
+        sum = BigInt(read().since_a as bigint);
+        // The period starts a scope is asked about move on (a new day): older ones are dropped.
+        if (sums.size >= 4) sums.delete(sums.keys().next().value!);
+        sums.set(since, sum);
+      }
+      return sum;
+    },
+    add(reservation: { readonly keyId: string | null; readonly owner: OwnerRef }, charged: bigint, at: number): void {
+      if (charged <= 0n || this.sums.size === 0) return;
+      const scopes = [`owner:${reservation.owner.kind}:${reservation.owner.id}`];
+      if (reservation.keyId) scopes.push(`key:${reservation.keyId}`);
+      for (const scope of scopes) {
+        const sums = this.sums.get(scope);
+        if (!sums) continue;
+        for (const [since, sum] of sums) if (at >= since) sums.set(since, sum + charged);
+      }
+    },
+  };
+
   const instanceId = timeOrderedId('ins');
   const book = new WalletBook({
     holder: { kind: 'instance', id: instanceId },
@@ -131,13 +182,14 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
         reservation.createdAt,
         reservation.expiresAt,
         closedAt,
+        reservation.keyId,
       );
     },
     closeReservation(reservationId, status, closedAt) {
       closeWritten.run(status, closedAt, reservationId);
     },
     insertCharge(reservation, amount, requestId, at) {
-      insertCharge.run(timeOrderedId('led'), reservation.owner.kind, reservation.owner.id, amount, reservation.id, requestId, at);
+      insertCharge.run(timeOrderedId('led'), reservation.owner.kind, reservation.owner.id, amount, reservation.id, requestId, at, reservation.keyId);
     },
     applyDeltas(owner, balanceDelta, reservedDelta) {
       applyDeltas.run(balanceDelta, reservedDelta, owner.kind, owner.id);
@@ -235,11 +287,52 @@ function createLedger(database: SqliteDatabase, now: () => number): SqliteLedger
       return book.reserve(input);
     },
 
+    async reserveCapped(input) {
+      checkAmount('reservation', input.amount, 0n);
+      noticeOtherWriters();
+      if (input.caps.length > 0) {
+        // Everything from here to the hold runs synchronously, so nothing can spend in between.
+        const times = capTimes(input.caps);
+        const spentBy: { key?: Spent; organization?: Spent } = {};
+        const keyId = input.keyId;
+        if (keyId && input.caps.some((cap) => cap.holder === 'key')) {
+          const since = times.map((at) => spend.charged(`key:${keyId}`, at, () => keySpend.get(keyId, at, at, at) as Row)) as [bigint, bigint, bigint];
+          spentBy.key = { since, held: book.openHoldsOfKey(keyId) };
+        }
+        if (input.caps.some((cap) => cap.holder === 'organization')) {
+          const { kind, id } = input.owner;
+          const since = times.map((at) => spend.charged(`owner:${kind}:${id}`, at, () => ownerSpend.get(kind, id, at, at, at) as Row)) as [
+            bigint,
+            bigint,
+            bigint,
+          ];
+          const held = book.balance(input.owner)?.reserved ?? readRow(input.owner)?.reserved ?? 0n;
+          spentBy.organization = { since, held };
+        }
+        const refusal = firstRefusal(input.caps, input.amount, spentBy);
+        if (refusal) return refusal;
+      }
+      const reservation = book.reserve(input);
+      return reservation ? { reservation } : { refused: 'credit' };
+    },
+
+    async spentBy(holder, times) {
+      database.flush();
+      const sums = (row: Row): [bigint, bigint, bigint] => [BigInt(row.since_a as bigint), BigInt(row.since_b as bigint), BigInt(row.since_c as bigint)];
+      if ('keyId' in holder) return { since: sums(keySpend.get(holder.keyId, ...times) as Row), held: book.openHoldsOfKey(holder.keyId) };
+      const { owner } = holder;
+      return {
+        since: sums(ownerSpend.get(owner.kind, owner.id, ...times) as Row),
+        held: book.balance(owner)?.reserved ?? readRow(owner)?.reserved ?? 0n,
+      };
+    },
+
     async settle(reservationId, cost, requestId = null) {
       checkAmount('cost', cost, 0n);
       const entry = openReservation(reservationId);
       if (!entry) return null;
       const charged = book.close(entry, 'settled', cost, requestId);
+      spend.add(entry.reservation, charged, now());
       return settleOutcome(cost, entry.reservation.amount, charged);
     },
 

@@ -17,7 +17,7 @@
  * The wallet rows never hold more than the balance covers: the CHECKs of the schema stay true.
  */
 import { timeOrderedId } from '../../core/ids.ts';
-import type { Balance, HoldOwner, OwnerRef, Reservation } from '../store.ts';
+import type { Balance, HoldOwner, OwnerRef, Reservation, ReserveInput } from '../store.ts';
 
 /** How long a reservation may stay open in memory only before it is written as open. */
 export const WRITE_OPEN_AFTER_MS = 1_000;
@@ -126,7 +126,7 @@ export class WalletBook {
   }
 
   /** The conditional hold: null when there is no such owner or its available balance is short. */
-  reserve(input: { owner: OwnerRef; amount: bigint; requestId: string | null; expiresAt: number; holder?: HoldOwner }): Reservation | null {
+  reserve(input: ReserveInput): Reservation | null {
     const wallet = this.#held(input.owner);
     if (!wallet) return null;
     if (wallet.balance - wallet.reserved < input.amount) {
@@ -139,6 +139,7 @@ export class WalletBook {
       owner: input.owner,
       amount: input.amount,
       requestId: input.requestId,
+      keyId: input.keyId ?? null,
       status: 'open',
       holder: input.holder ?? this.#options.holder,
       createdAt: this.#options.now(),
@@ -154,6 +155,16 @@ export class WalletBook {
       this.#options.requestWrite();
     } else this.#scheduleOpenWrites();
     return reservation;
+  }
+
+  /**
+   * The holds of a key's open reservations this process holds: every one it made, and those of an
+   * earlier run it took over (a background job's hold is taken over when its job resumes).
+   */
+  openHoldsOfKey(keyId: string): bigint {
+    let held = 0n;
+    for (const entry of this.#open.values()) if (entry.reservation.keyId === keyId) held += entry.reservation.amount;
+    return held;
   }
 
   /** An open reservation this process holds, or undefined. */

@@ -1,0 +1,33 @@
+/**
+ * Counts every keyed request against its key's requests-per-minute and concurrent-requests limits
+ * (docs/limits.md), as soon as its key is known and its scope checked (the authenticator runs this
+ * next): a request refused for its key is never counted, and a malformed request counts like any
+ * other. An admitted request carries the rate-limit headers; its concurrent-requests slot is freed
+ * when its response ends, streams included, or when the client leaves.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Admission } from '../auth/context.ts';
+import type { Limiter, LimitTicket } from '../limits/limiter.ts';
+
+/** The tickets of admitted requests that hold a slot, for a background submission to hand over. */
+const tickets = new WeakMap<FastifyRequest, LimitTicket>();
+
+export function limitAdmission(limiter: Limiter): Admission {
+  return (request, reply) => {
+    const pending = limiter.admit(request.auth);
+    if (pending === undefined) return undefined;
+    return pending.then((ticket) => {
+      for (const [name, value] of ticket.headers) reply.header(name, value);
+      tickets.set(request, ticket);
+      reply.raw.once('close', ticket.release);
+    });
+  };
+}
+
+/**
+ * A background job counts against concurrent requests until it ends (docs/limits.md): the request
+ * that queued it hands its slot to the job, which the job's end frees (server/compose.ts).
+ */
+export function holdSlotForJob(request: FastifyRequest, jobId: string, ttlMs: number): Promise<void> {
+  return tickets.get(request)?.handOver(jobId, ttlMs) ?? Promise.resolve();
+}

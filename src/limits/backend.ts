@@ -1,0 +1,62 @@
+/**
+ * Where the counters of per-minute and concurrency limits live (docs/limits.md): in this process
+ * (memory-backend.ts) when one instance serves a database, or in Redis shared by
+ * every instance. Each admission is one atomic step over every counter it touches, so two checks
+ * (a key's and its organization's, requests and concurrency) are passed or refused together.
+ */
+import type { LimitName } from '../core/errors.ts';
+
+/** The counted limits of one holder (a key or an organization), under the counters' name `scope`. */
+export interface CounterCheck {
+  /** Names the holder's counters, e.g. `key:key_…`; unique across holders. */
+  readonly scope: string;
+  readonly holder: 'key' | 'organization';
+  readonly requestsPerMinute?: number;
+  readonly tokensPerMinute?: number;
+  readonly concurrentRequests?: number;
+}
+
+export interface AdmitRequest {
+  readonly checks: readonly CounterCheck[];
+  /** Requests counted against requests_per_minute: 1 for a request, 0 for a token pre-check. */
+  readonly requests: 0 | 1;
+  /**
+   * Tokens pre-checked against tokens_per_minute (not taken: they are counted at settlement).
+   * Undefined when the request is not a metered call yet: the counter is only reported then.
+   */
+  readonly tokens?: number;
+  /** The lease a concurrent-requests slot is taken under; none when no slot is wanted. */
+  readonly lease?: { readonly id: string; readonly ttlMs: number };
+}
+
+/**
+ * Where one counter stands after an admission (for the rate-limit headers and the admin API's
+ * usage). A request that counts no request (`requests: 0`) reports the requests counter as it is.
+ */
+export interface CounterReport {
+  readonly limit: 'requests_per_minute' | 'tokens_per_minute' | 'concurrent_requests';
+  readonly holder: 'key' | 'organization';
+  readonly max: number;
+  /** Whole units free now; for concurrent requests, the free slots. */
+  readonly remaining: number;
+  /** Milliseconds until the bucket is empty; 0 for concurrent requests. */
+  readonly resetMs: number;
+}
+
+export type Admission =
+  | { readonly admitted: true; readonly reports: readonly CounterReport[] }
+  | { readonly admitted: false; readonly limit: LimitName; readonly holder: 'key' | 'organization'; readonly retryAfterMs: number };
+
+export interface LimitBackend {
+  /** The kind named in logs and metrics. */
+  readonly kind: 'memory' | 'redis';
+  /** Checks every counter of every check and, only when all pass, counts the request and takes the slot. */
+  admit(request: AdmitRequest): Promise<Admission>;
+  /** Frees the concurrent-requests slots a lease took. */
+  release(scopes: readonly string[], leaseId: string): Promise<void>;
+  /** Moves the slots a lease took to another lease (a request's slot to its background job), with a new lifetime. */
+  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void>;
+  /** Counts tokens actually used (at settlement) against each check's tokens_per_minute. */
+  addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,244 @@
+/**
+ * The counted limits of a request (docs/limits.md): requests per minute and concurrent requests
+ * when a keyed request arrives (server/app.ts), tokens per minute when a metered call is prepared
+ * and settled (pipeline/pipeline.ts). Spend limits are not counted here: they are the ledger's,
+ * checked atomically with the credit hold (storage, `reserve`).
+ *
+ * A key without counted limits costs one WeakMap lookup and no promise. When the backend fails
+ * (Redis unreachable), `rate_limits.on_backend_failure` decides: `open` admits the request with a
+ * warning in the log and a metric, `closed` answers 503 `limits_unavailable`.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
+import type { AuthContext } from '../auth/context.ts';
+import { errors } from '../core/errors.ts';
+import { randomToken } from '../core/ids.ts';
+import type { KeyLimits } from '../storage/store.ts';
+import type { Admission, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
+import { resetText, retryAfterSeconds } from './gcra.ts';
+
+export type BackendFailureMode = 'open' | 'closed';
+
+export interface LimiterOptions {
+  readonly onBackendFailure: BackendFailureMode;
+  /** How long a concurrent-requests slot outlives an instance that died holding it. */
+  readonly leaseTtlMs: number;
+  readonly logger: FastifyBaseLogger;
+  readonly metrics: Registry;
+}
+
+/** An admitted request's side of its limits: the headers to send, and the slot to free at its end. */
+export interface LimitTicket {
+  readonly headers: readonly (readonly [string, string])[];
+  /** Frees the concurrent-requests slot (idempotent). */
+  release(): void;
+  /**
+   * Hands the slot to a background job the request queued (docs/jobs.md): it is then held until
+   * `releaseJob` (the job's end, on any instance) or for `ttlMs`, and `release` does nothing.
+   */
+  handOver(jobId: string, ttlMs: number): Promise<void>;
+}
+
+/** The header family of each per-minute limit (https://platform.openai.com/docs/guides/rate-limits). */
+const HEADER_SUFFIX = { requests_per_minute: 'requests', tokens_per_minute: 'tokens' } as const;
+
+/** Where a holder's counters stand, for the admin API (what it shows under `usage`). */
+export interface CounterUsage {
+  readonly limit: CounterReport['limit'];
+  readonly max: number;
+  readonly remaining: number;
+  readonly resetSeconds: number;
+}
+
+/** How often, at most, a failing backend is logged. */
+const FAILURE_LOG_INTERVAL_MS = 10_000;
+
+const NO_CHECKS: readonly CounterCheck[] = [];
+const NO_TICKET: LimitTicket = { headers: [], release() {}, handOver: async () => {} };
+
+export class Limiter {
+  readonly #backend: LimitBackend;
+  readonly #options: LimiterOptions;
+  /** Auth contexts are cached per key and replaced when an admin change lands, so this follows them. */
+  readonly #checks = new WeakMap<AuthContext, readonly CounterCheck[]>();
+  readonly #tokenChecks = new WeakMap<AuthContext, readonly CounterCheck[]>();
+  readonly #refusals: Counter<'limit'>;
+  readonly #failures: Counter;
+  #lastFailureLog = 0;
+
+  constructor(backend: LimitBackend, options: LimiterOptions) {
+    this.#backend = backend;
+    this.#options = options;
+    this.#refusals = new Counter({
+      name: 'gateway_limit_refusals_total',
+      help: 'Requests refused with 429 by a key or organization limit, by limit.',
+      labelNames: ['limit'],
+      registers: [options.metrics],
+    });
+    this.#failures = new Counter({
+      name: 'gateway_limit_backend_failures_total',
+      help: 'Limit checks the counters backend (Redis) failed to answer; the request was admitted (fail open) or refused with 503 (fail closed).',
+      registers: [options.metrics],
+    });
+  }
+
+  get backend(): LimitBackend {
+    return this.#backend;
+  }
+
+  /** The counters of a request's key (and organization), none for most keys. */
+  checksOf(auth: AuthContext): readonly CounterCheck[] {
+    let checks = this.#checks.get(auth);
+    if (checks === undefined) {
+      checks = countedChecks(auth);
+      this.#checks.set(auth, checks);
+    }
+    return checks;
+  }
+
+  /**
+   * Counts an arriving request and takes a concurrent-requests slot; undefined (synchronously) when
+   * nothing is counted for its key. Rejects with a 429 naming the limit.
+   */
+  admit(auth: AuthContext): Promise<LimitTicket> | undefined {
+    const checks = this.checksOf(auth);
+    if (checks.length === 0) return undefined;
+    const wantsSlot = checks.some((check) => check.concurrentRequests !== undefined);
+    const lease = wantsSlot ? { id: randomToken(12), ttlMs: this.#options.leaseTtlMs } : undefined;
+    return this.#guarded(this.#backend.admit({ checks, requests: 1, lease })).then((admission) => {
+      if (admission === undefined) return NO_TICKET;
+      this.#refuseUnless(admission);
+      const scopes = checks.filter((check) => check.concurrentRequests !== undefined).map((check) => check.scope);
+      let released = false;
+      return {
+        headers: headersOf(admission.admitted ? admission.reports : []),
+        release: () => {
+          if (released || !lease) return;
+          released = true;
+          this.#backend.release(scopes, lease.id).catch((error) => this.#failed(error));
+        },
+        handOver: async (jobId, ttlMs) => {
+          if (released || !lease) return;
+          released = true;
+          await this.#backend.transfer(scopes, lease.id, jobId, ttlMs).catch((error) => this.#failed(error));
+        },
+      };
+    });
+  }
+
+  /** The counters of a key's tokens per minute; undefined when it has none. */
+  tokenChecksOf(auth: AuthContext): readonly CounterCheck[] | undefined {
+    let checks = this.#tokenChecks.get(auth);
+    if (checks === undefined) {
+      checks = this.checksOf(auth).filter((check) => check.tokensPerMinute !== undefined);
+      this.#tokenChecks.set(auth, checks);
+    }
+    return checks.length === 0 ? undefined : checks;
+  }
+
+  /** Pre-checks a call's estimated tokens against tokens_per_minute (taking none): rejects with a 429. */
+  async checkTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
+    const admission = await this.#guarded(this.#backend.admit({ checks, requests: 0, tokens }));
+    if (admission !== undefined) this.#refuseUnless(admission);
+  }
+
+  /** Counts the tokens a settled call used; never fails the call (a backend failure is logged and counted). */
+  countTokens(checks: readonly CounterCheck[], tokens: number): void {
+    if (tokens <= 0) return;
+    this.#backend.addTokens(checks, tokens).catch((error) => this.#failed(error));
+  }
+
+  /** Frees the concurrent-requests slot a background job holds (see LimitTicket.handOver). */
+  releaseJob(job: { readonly id: string; readonly keyId: string; readonly owner: { readonly id: string } }): void {
+    this.#backend.release([`key:${job.keyId}`, `org:${job.owner.id}`], job.id).catch((error) => this.#failed(error));
+  }
+
+  /** Where a key's (or an organization's) counters stand, counting nothing; empty without counted limits. */
+  async usage(scope: 'key' | 'organization', id: string, limits: KeyLimits | null): Promise<CounterUsage[]> {
+    const check = counterCheck(`${scope === 'key' ? 'key' : 'org'}:${id}`, scope, limits);
+    if (!check) return [];
+    const admission = await this.#backend.admit({ checks: [check], requests: 0 });
+    if (!admission.admitted) return [];
+    return admission.reports.map((report) => ({
+      limit: report.limit,
+      max: report.max,
+      remaining: Math.max(0, report.remaining),
+      resetSeconds: Math.ceil(report.resetMs / 1000),
+    }));
+  }
+
+  close(): Promise<void> {
+    return this.#backend.close();
+  }
+
+  /** The backend's answer, or undefined when it failed and the mode is `open`. */
+  async #guarded(admission: Promise<Admission>): Promise<Admission | undefined> {
+    try {
+      return await admission;
+    } catch (error) {
+      this.#failed(error);
+      if (this.#options.onBackendFailure === 'closed') throw errors.limitsUnavailable(error);
+      return undefined;
+    }
+  }
+
+  #refuseUnless(admission: Admission): void {
+    if (admission.admitted) return;
+    this.#refusals.inc({ limit: admission.limit });
+    throw errors.limitExceeded(admission.limit, admission.holder, retryAfterSeconds(admission.retryAfterMs));
+  }
+
+  #failed(error: unknown): void {
+    this.#failures.inc();
+    const now = Date.now();
+    if (now - this.#lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
+    this.#lastFailureLog = now;
+    this.#options.logger.warn(
+      { err: error, backend: this.#backend.kind, mode: this.#options.onBackendFailure },
+      this.#options.onBackendFailure === 'open'
+        ? 'limit counters unavailable: requests are admitted without their counted limits'
+        : 'limit counters unavailable: requests of limited keys are refused',
+    );
+  }
+}
+
+/** The counted limits of a key and of the organization that owns it (spend limits are the ledger's). */
+export function countedChecks(auth: AuthContext): readonly CounterCheck[] {
+  const key = counterCheck(`key:${auth.key.id}`, 'key', auth.key.limits);
+  const organization = counterCheck(`org:${auth.owner.id}`, 'organization', auth.organizationLimits);
+  if (!key && !organization) return NO_CHECKS;
+  return [key, organization].filter((check): check is CounterCheck => check !== undefined);
+}
+
+function counterCheck(scope: string, holder: CounterCheck['holder'], limits: KeyLimits | null): CounterCheck | undefined {
+  if (!limits) return undefined;
+  const { requests_per_minute, tokens_per_minute, concurrent_requests } = limits;
+  if (requests_per_minute === undefined && tokens_per_minute === undefined && concurrent_requests === undefined) return undefined;
+  return {
+    scope,
+    holder,
+    requestsPerMinute: requests_per_minute,
+    tokensPerMinute: tokens_per_minute,
+    concurrentRequests: concurrent_requests,
+  };
+}
+
+/** The rate-limit headers of the tightest counter of each family. */
+export function headersOf(reports: readonly CounterReport[]): [string, string][] {
+  const tightest = new Map<keyof typeof HEADER_SUFFIX, CounterReport & { readonly limit: keyof typeof HEADER_SUFFIX }>();
+  for (const report of reports) {
+    if (report.limit === 'concurrent_requests') continue;
+    const known = tightest.get(report.limit);
+    if (!known || report.remaining < known.remaining) tightest.set(report.limit, { ...report, limit: report.limit });
+  }
+  const headers: [string, string][] = [];
+  for (const report of tightest.values()) {
+    const suffix = HEADER_SUFFIX[report.limit];
+    headers.push(
+      [`x-ratelimit-limit-${suffix}`, String(report.max)],
+      [`x-ratelimit-remaining-${suffix}`, String(Math.max(0, report.remaining))],
+      [`x-ratelimit-reset-${suffix}`, resetText(report.resetMs)],
+    );
+  }
+  return headers;
+}

@@ -1,0 +1,116 @@
+/**
+ * Counters in this process: exact for one instance, which is what a SQLite file always has (one
+ * server per file, storage/sqlite/server-lock.ts) and what PostgreSQL without REDIS_URL is
+ * documented to need (docs/limits.md). Everything runs synchronously, so an admission is atomic.
+ */
+import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
+import { add, type BucketState, take } from './gcra.ts';
+
+export class MemoryBackend implements LimitBackend {
+  readonly kind = 'memory' as const;
+  readonly #buckets = new Map<string, BucketState>();
+  /** scope → lease id → expiry (epoch ms). */
+  readonly #leases = new Map<string, Map<string, number>>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  async admit(request: AdmitRequest): Promise<Admission> {
+    return this.admitNow(request);
+  }
+
+  /** The admission, synchronously (the limiter's hot path awaits nothing with this backend). */
+  admitNow(request: AdmitRequest): Admission {
+    const now = this.#now();
+    const updates: [string, BucketState][] = [];
+    const reports: CounterReport[] = [];
+    for (const check of request.checks) {
+      if (check.requestsPerMinute !== undefined) {
+        const key = `rpm:${check.scope}`;
+        const verdict = take(this.#buckets.get(key), check.requestsPerMinute, request.requests, now);
+        if (!verdict.admitted) return { admitted: false, limit: 'requests_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
+        if (request.requests > 0) updates.push([key, verdict.state]);
+        reports.push({
+          limit: 'requests_per_minute',
+          holder: check.holder,
+          max: check.requestsPerMinute,
+          remaining: verdict.remaining,
+          resetMs: verdict.resetMs,
+        });
+      }
+      if (check.tokensPerMinute !== undefined) {
+        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, request.tokens ?? 0, now, true);
+        if (!verdict.admitted && request.tokens !== undefined) {
+          return { admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
+        }
+        reports.push({
+          limit: 'tokens_per_minute',
+          holder: check.holder,
+          max: check.tokensPerMinute,
+          remaining: Math.max(0, verdict.remaining),
+          resetMs: verdict.resetMs,
+        });
+      }
+      if (check.concurrentRequests !== undefined) {
+        const leases = this.#live(check.scope, now);
+        if (request.lease && leases.size >= check.concurrentRequests) {
+          return { admitted: false, limit: 'concurrent_requests', holder: check.holder, retryAfterMs: 1000 };
+        }
+        reports.push({
+          limit: 'concurrent_requests',
+          holder: check.holder,
+          max: check.concurrentRequests,
+          remaining: Math.max(0, check.concurrentRequests - leases.size - (request.lease ? 1 : 0)),
+          resetMs: 0,
+        });
+      }
+    }
+    for (const [key, state] of updates) this.#buckets.set(key, state);
+    if (request.lease) {
+      for (const check of request.checks) {
+        if (check.concurrentRequests === undefined) continue;
+        let leases = this.#leases.get(check.scope);
+        if (!leases) this.#leases.set(check.scope, (leases = new Map()));
+        leases.set(request.lease.id, now + request.lease.ttlMs);
+      }
+    }
+    return { admitted: true, reports };
+  }
+
+  async release(scopes: readonly string[], leaseId: string): Promise<void> {
+    for (const scope of scopes) {
+      const leases = this.#leases.get(scope);
+      leases?.delete(leaseId);
+      if (leases?.size === 0) this.#leases.delete(scope);
+    }
+  }
+
+  async transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void> {
+    const expiresAt = this.#now() + ttlMs;
+    for (const scope of scopes) {
+      const leases = this.#leases.get(scope);
+      if (!leases?.delete(from)) continue;
+      leases.set(to, expiresAt);
+    }
+  }
+
+  async addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
+    const now = this.#now();
+    for (const check of checks) {
+      if (check.tokensPerMinute === undefined || tokens <= 0) continue;
+      const key = `tpm:${check.scope}`;
+      this.#buckets.set(key, add(this.#buckets.get(key), check.tokensPerMinute, tokens, now));
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  /** The unexpired leases of a scope (an expired one belonged to work that never ended cleanly). */
+  #live(scope: string, now: number): Map<string, number> {
+    const leases = this.#leases.get(scope) ?? new Map<string, number>();
+    for (const [id, expiresAt] of leases) if (expiresAt <= now) leases.delete(id);
+    return leases;
+  }
+}

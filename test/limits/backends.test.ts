@@ -1,0 +1,186 @@
+/**
+ * The two counter backends (src/limits/memory-backend.ts, src/limits/redis-backend.ts) answer the
+ * same admissions the same way: one contract, run against each; Redis at TEST_REDIS_URL, under a
+ * random prefix whose keys are deleted afterwards. Then what a limiter does when Redis is away:
+ * fail open (admitted, a warning and a metric) or closed (503 limits_unavailable).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { pino } from 'pino';
+import type { AuthContext } from '../../src/auth/context.ts';
+import { GatewayError } from '../../src/core/errors.ts';
+import type { CounterCheck, LimitBackend } from '../../src/limits/backend.ts';
+import { Limiter } from '../../src/limits/limiter.ts';
+import { MemoryBackend } from '../../src/limits/memory-backend.ts';
+import { RedisBackend } from '../../src/limits/redis-backend.ts';
+import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
+
+const prefix = testRedisPrefix();
+after(() => deleteRedisKeys(prefix));
+
+const backends: [string, () => LimitBackend][] = [
+  ['memory', () => new MemoryBackend()],
+  ['redis', () => new RedisBackend({ url: TEST_REDIS_URL, prefix })],
+];
+
+let scopes = 0;
+const scope = () => `key:test_${++scopes}_${randomBytes(3).toString('hex')}`;
+
+for (const [name, open] of backends) {
+  describe(`${name} counters`, () => {
+    const backend = open();
+    after(() => backend.close());
+
+    test('a burst of requests gets exactly the limit, with the headers’ figures', async () => {
+      const check: CounterCheck = { scope: scope(), holder: 'key', requestsPerMinute: 7 };
+      const results = await Promise.all(Array.from({ length: 20 }, () => backend.admit({ checks: [check], requests: 1 })));
+      const admitted = results.filter((result) => result.admitted);
+      assert.equal(admitted.length, 7);
+      const remaining = admitted.map((result) => (result.admitted ? result.reports[0].remaining : -1)).sort();
+      assert.deepEqual(remaining, [0, 1, 2, 3, 4, 5, 6]);
+      const refused = results.find((result) => !result.admitted);
+      assert.ok(refused && !refused.admitted);
+      assert.equal(refused.limit, 'requests_per_minute');
+      assert.equal(refused.holder, 'key');
+      // One request drains in every 60/7 s.
+      assert.ok(refused.retryAfterMs > 8_000 && refused.retryAfterMs <= 8_572, String(refused.retryAfterMs));
+    });
+
+    test('two checks pass or fail together: a refusal by one takes nothing from the other', async () => {
+      const key: CounterCheck = { scope: scope(), holder: 'key', requestsPerMinute: 10 };
+      const organization: CounterCheck = { scope: scope(), holder: 'organization', requestsPerMinute: 2 };
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await backend.admit({ checks: [key, organization], requests: 1 }));
+      assert.deepEqual(
+        results.map((result) => (result.admitted ? 'ok' : result.holder)),
+        ['ok', 'ok', 'organization', 'organization'],
+      );
+      const alone = await backend.admit({ checks: [key], requests: 1 });
+      assert.ok(alone.admitted);
+      assert.equal(alone.reports[0].remaining, 7, 'the key counted only the two admitted');
+    });
+
+    test('tokens: a pre-check takes nothing, settled tokens overfill, a report never refuses', async () => {
+      const check: CounterCheck = { scope: scope(), holder: 'key', tokensPerMinute: 100 };
+      const first = await backend.admit({ checks: [check], requests: 0, tokens: 80 });
+      assert.ok(first.admitted);
+      assert.equal(first.reports[0].remaining, 20);
+      await backend.addTokens([check], 150);
+      const refused = await backend.admit({ checks: [check], requests: 0, tokens: 1 });
+      assert.ok(!refused.admitted);
+      assert.equal(refused.limit, 'tokens_per_minute');
+      // 51 tokens must drain at 100 per minute.
+      assert.ok(refused.retryAfterMs > 30_000 && refused.retryAfterMs <= 30_600, String(refused.retryAfterMs));
+      const reported = await backend.admit({ checks: [check], requests: 1 });
+      assert.ok(reported.admitted);
+      assert.equal(reported.reports[0].limit, 'tokens_per_minute');
+      assert.equal(reported.reports[0].remaining, 0);
+    });
+
+    test('concurrent slots: taken under leases, refused when full, freed by release', async () => {
+      const check: CounterCheck = { scope: scope(), holder: 'key', concurrentRequests: 2 };
+      const take = (id: string) => backend.admit({ checks: [check], requests: 1, lease: { id, ttlMs: 60_000 } });
+      assert.ok((await take('a')).admitted);
+      assert.ok((await take('b')).admitted);
+      const refused = await take('c');
+      assert.ok(!refused.admitted);
+      assert.equal(refused.limit, 'concurrent_requests');
+      await backend.release([check.scope], 'a');
+      assert.ok((await take('d')).admitted);
+    });
+
+    test('a slot moves to another lease (a request to its background job) and is freed by that one', async () => {
+      const check: CounterCheck = { scope: scope(), holder: 'key', concurrentRequests: 1 };
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'request', ttlMs: 60_000 } })).admitted);
+      await backend.transfer([check.scope], 'request', 'job', 60_000);
+      await backend.release([check.scope], 'request');
+      assert.ok(!(await backend.admit({ checks: [check], requests: 1, lease: { id: 'next', ttlMs: 60_000 } })).admitted, 'the job holds it');
+      await backend.release([check.scope], 'job');
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'next', ttlMs: 60_000 } })).admitted);
+      // A lease that is gone moves nowhere.
+      await backend.transfer([check.scope], 'gone', 'job_2', 60_000);
+      assert.ok(!(await backend.admit({ checks: [check], requests: 1, lease: { id: 'third', ttlMs: 60_000 } })).admitted);
+      await backend.release([check.scope], 'next');
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'fourth', ttlMs: 60_000 } })).admitted);
+    });
+
+    test('a lease that outlives its ttl frees its slot (an instance died holding it)', async () => {
+      const check: CounterCheck = { scope: scope(), holder: 'key', concurrentRequests: 1 };
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'short', ttlMs: 30 } })).admitted);
+      assert.ok(!(await backend.admit({ checks: [check], requests: 1, lease: { id: 'x', ttlMs: 60_000 } })).admitted);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      assert.ok((await backend.admit({ checks: [check], requests: 1, lease: { id: 'y', ttlMs: 60_000 } })).admitted);
+    });
+  });
+}
+
+describe('a background job holds its request’s slot until it ends', () => {
+  test('handOver keeps the slot after the response, releaseJob frees it', async () => {
+    const limiter = new Limiter(new MemoryBackend(), {
+      onBackendFailure: 'open',
+      leaseTtlMs: 60_000,
+      logger: pino({ level: 'silent' }),
+      metrics: new Registry(),
+    });
+    const auth = {
+      key: { id: 'key_jobs', limits: { concurrent_requests: 1 } },
+      owner: { kind: 'account', id: 'acct_jobs' },
+      organizationLimits: null,
+    } as unknown as AuthContext;
+    const ticket = await limiter.admit(auth)!;
+    await ticket.handOver('resp_1', 60_000);
+    ticket.release();
+    await assert.rejects(limiter.admit(auth)!, (error: GatewayError) => error.code === 'concurrent_requests_exceeded');
+    limiter.releaseJob({ id: 'resp_1', keyId: 'key_jobs', owner: { id: 'acct_jobs' } });
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = await limiter.admit(auth)!;
+    next.release();
+  });
+});
+
+describe('Redis away', () => {
+  const auth = {
+    key: { id: 'key_away', limits: { requests_per_minute: 1 } },
+    owner: { kind: 'account', id: 'acct_away' },
+    organizationLimits: null,
+  } as unknown as AuthContext;
+  const limiterOn = (mode: 'open' | 'closed') => {
+    const metrics = new Registry();
+    // Nothing listens on port 1: every command fails at once.
+    const limiter = new Limiter(new RedisBackend({ url: 'redis://127.0.0.1:1', prefix }), {
+      onBackendFailure: mode,
+      leaseTtlMs: 60_000,
+      logger: pino({ level: 'silent' }),
+      metrics,
+    });
+    return { limiter, metrics };
+  };
+
+  test('fail open: the request is admitted, without headers, and the failure counted', async () => {
+    const { limiter, metrics } = limiterOn('open');
+    try {
+      for (let i = 0; i < 3; i++) assert.deepEqual((await limiter.admit(auth))?.headers, []);
+      const failures = await metrics.getSingleMetric('gateway_limit_backend_failures_total')?.get();
+      assert.equal(failures?.values[0].value, 3);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  test('fail closed: 503 limits_unavailable, retryable', async () => {
+    const { limiter } = limiterOn('closed');
+    try {
+      await assert.rejects(limiter.admit(auth)!, (error: unknown) => {
+        assert.ok(error instanceof GatewayError);
+        assert.equal(error.status, 503);
+        assert.equal(error.code, 'limits_unavailable');
+        assert.equal(error.retryable, true);
+        return true;
+      });
+    } finally {
+      await limiter.close();
+    }
+  });
+});

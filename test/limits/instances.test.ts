@@ -1,0 +1,153 @@
+/**
+ * Limits exact across instances: two gateway processes on one PostgreSQL schema and one Redis
+ * (a random key prefix, deleted afterwards). A key limited to N requests per minute gets exactly N
+ * under a burst spread over both; a spend cap is never passed under 200 concurrent requests over
+ * both; 500 concurrent requests of an account with little credit never overdraw it (the ledger
+ * stays exact); a limit lowered through one instance is enforced by the other.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { stringify } from 'yaml';
+import { usdToPicos } from '../../src/core/money.ts';
+import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
+import { TEST_DATABASE_URL } from '../helpers/gateway.ts';
+import { assertError, call, type JsonResponse } from '../helpers/http.ts';
+import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
+import { ADMIN_KEY, assertLedgerExact, LEDGER_TOTALS_SQL, ledgerTotals, shownBalance, startServer, type Server } from '../helpers/servers.ts';
+
+const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])]);
+const chat = { model: 'gateway/limited', max_tokens: 100, messages: [{ role: 'user', content: 'Count me.' }] };
+
+const schema = `test_limits_${randomBytes(6).toString('hex')}`;
+const prefix = testRedisPrefix();
+let workDir: string;
+let database: pg.Client;
+let servers: Server[] = [];
+
+before(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'gateway-limits-'));
+  const configPath = join(workDir, 'config.yaml');
+  await writeFile(configPath, stringify(config));
+  database = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await database.connect();
+  await database.query(`CREATE SCHEMA ${schema}`);
+  await database.query(`SET search_path TO ${schema}`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: prefix };
+  // One first, so that the schema is migrated once; then the other.
+  servers.push(await startServer(configPath, env));
+  servers.push(await startServer(configPath, env));
+});
+
+after(async () => {
+  await Promise.all(servers.map((server) => server.process.stop('SIGTERM')));
+  servers = [];
+  await database?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await database?.end();
+  await deleteRedisKeys(prefix);
+  await rm(workDir, { recursive: true, force: true });
+});
+
+const admin = (server: Server, method: string, path: string, json?: unknown) => call(server.baseUrl, method, `/admin/v1${path}`, { key: ADMIN_KEY, json });
+
+async function account(name: string, creditUsd: string): Promise<string> {
+  const id = (await admin(servers[0], 'POST', '/accounts', { name })).body.id as string;
+  await admin(servers[0], 'POST', `/accounts/${id}/credit`, { amount_usd: creditUsd });
+  return id;
+}
+
+async function key(accountId: string, limits?: object): Promise<{ id: string; key: string }> {
+  const issued = await admin(servers[0], 'POST', '/keys', { account_id: accountId, limits });
+  assert.equal(issued.status, 200, issued.text);
+  return issued.body;
+}
+
+/** `count` requests at once, alternating between the two instances. */
+function burst(count: number, send: (server: Server) => Promise<JsonResponse>): Promise<JsonResponse[]> {
+  return Promise.all(Array.from({ length: count }, (_, index) => send(servers[index % 2])));
+}
+
+async function ledgerOf(accountId: string) {
+  return ledgerTotals((await database.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]);
+}
+
+describe('limits across two instances (PostgreSQL and Redis)', () => {
+  test('requests per minute: a burst of 60 over both instances gets exactly 10', async () => {
+    const limited = await key(await account('rpm', '5'), { requests_per_minute: 10 });
+    const answers = await burst(60, (server) => call(server.baseUrl, 'GET', '/v1/models', { key: limited.key }));
+    assert.equal(answers.filter((answer) => answer.status === 200).length, 10);
+    for (const answer of answers.filter((answer) => answer.status !== 200)) {
+      assertError(answer, { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
+    }
+    // Each instance admitted some: the count is shared, not per instance.
+    const admittedBy = [0, 1].map((parity) => answers.filter((answer, index) => index % 2 === parity && answer.status === 200).length);
+    assert.equal(admittedBy[0] + admittedBy[1], 10);
+  });
+
+  test('a spend cap is never passed by 200 concurrent requests over both instances', async () => {
+    const accountId = await account('spend', '5');
+    const cap = '0.002';
+    const capped = await key(accountId, { spend_limit_usd: cap });
+    const answers = await burst(200, (server) => call(server.baseUrl, 'POST', '/v1/chat/completions', { key: capped.key, json: chat }));
+    const admitted = answers.filter((answer) => answer.status === 200);
+    assert.ok(admitted.length > 0);
+    for (const answer of answers.filter((answer) => answer.status !== 200)) {
+      assertError(answer, { status: 429, type: 'rate_limit_error', code: 'spend_limit_exceeded' });
+    }
+    const { rows } = await database.query(`SELECT coalesce(sum(amount), 0) AS spent FROM ledger_entries WHERE key_id = $1 AND kind = 'charge'`, [capped.id]);
+    const spent = BigInt(rows[0].spent);
+    assert.ok(spent <= usdToPicos(cap), `spent ${spent} of ${usdToPicos(cap)}`);
+    const costs = admitted.reduce((total, answer) => total + usdToPicos(answer.headers.get('x-gateway-cost-usd')!), 0n);
+    assert.equal(spent, costs, 'the charges are exactly the admitted answers’ costs');
+    const totals = await ledgerOf(accountId);
+    assertLedgerExact(totals, await shownBalance(servers[1], accountId));
+    assert.equal(totals.reserved, 0n);
+  });
+
+  test('500 concurrent requests of an account with little credit never overdraw it', async () => {
+    // Each hold is the worst case (about 0.00021 USD): 0.004 USD covers about 19 at once.
+    const accountId = await account('poor', '0.004');
+    const poor = await key(accountId);
+    const answers = await burst(500, (server) => call(server.baseUrl, 'POST', '/v1/chat/completions', { key: poor.key, json: chat }));
+    const admitted = answers.filter((answer) => answer.status === 200);
+    assert.ok(admitted.length > 0);
+    for (const answer of answers.filter((answer) => answer.status !== 200)) {
+      assertError(answer, { status: 402, type: 'insufficient_quota_error', code: 'insufficient_quota' });
+    }
+    const totals = await ledgerOf(accountId);
+    assertLedgerExact(totals, await shownBalance(servers[0], accountId));
+    assert.equal(totals.reserved, 0n);
+    assert.ok(totals.balance >= 0n);
+    assert.equal(totals.credits - totals.charges, totals.balance);
+    assert.equal(
+      totals.charges,
+      admitted.reduce((total, answer) => total + usdToPicos(answer.headers.get('x-gateway-cost-usd')!), 0n),
+    );
+    assert.equal(totals.chargeCount, BigInt(admitted.length));
+  });
+
+  test('a limit lowered through one instance is enforced by the other', async () => {
+    const changing = await key(await account('lowered', '5'), { requests_per_minute: 1000 });
+    const other = servers[1];
+    for (let i = 0; i < 3; i++) assert.equal((await call(other.baseUrl, 'GET', '/v1/models', { key: changing.key })).status, 200);
+    const patched = await admin(servers[0], 'PATCH', `/keys/${changing.id}`, { limits: { requests_per_minute: 2 } });
+    assert.equal(patched.status, 200, patched.text);
+    // The other instance learns of the change through the change feed, polled every 500 ms.
+    let answer = await call(other.baseUrl, 'GET', '/v1/models', { key: changing.key });
+    for (let i = 0; i < 100 && answer.status === 200; i++) {
+      await sleep(50);
+      answer = await call(other.baseUrl, 'GET', '/v1/models', { key: changing.key });
+    }
+    assertError(answer, { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
+    assert.equal(answer.headers.get('x-ratelimit-limit-requests'), null);
+    const admitted = await call(servers[0].baseUrl, 'GET', '/v1/models', { key: changing.key });
+    assert.equal(admitted.status, 429, 'the first instance enforces it too');
+  });
+});
