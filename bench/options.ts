@@ -26,6 +26,8 @@ export interface BenchOptions {
   readonly workloads: readonly WorkloadId[];
   /** Whether the many-open-streams test runs. */
   readonly streamsTest: boolean;
+  /** Whether the background-job throughput test runs. */
+  readonly jobsTest: boolean;
   readonly pin: boolean;
   /** Fixed delay the simulator adds before every answer. */
   readonly upstreamDelayMs: number;
@@ -67,7 +69,7 @@ const QUICK: Durations = {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
   --quick               smoke run of well under a minute (figures only indicative)
-  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams
+  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs
   --no-pin              do not pin processes to cores with taskset
   --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
   --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
@@ -92,7 +94,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams']);
+  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs']);
   const selected =
     values.only === undefined
       ? [...known]
@@ -107,6 +109,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     quick: values.quick,
     workloads: WORKLOADS.map((workload) => workload.id).filter((id) => selected.includes(id)),
     streamsTest: selected.includes('streams'),
+    jobsTest: selected.includes('jobs'),
     pin: !values['no-pin'],
     upstreamDelayMs: delay,
     dataRoot: values['data-root'] === undefined ? undefined : resolve(values['data-root']),

@@ -205,6 +205,25 @@ export function formatReport(results: BenchResults): string {
     out.push('');
   }
 
+  if (results.backgroundJobs !== null) {
+    const measured = results.backgroundJobs;
+    const header = ['jobs', 'submitters', 'submitted / s', 'completed / s', 'submit (s)', 'all ended after (s)', 'not completed'];
+    const rows = measured.ok
+      ? [
+          [
+            String(measured.value.jobs),
+            String(measured.value.submitters),
+            measured.value.submittedPerSecond.toFixed(0),
+            measured.value.completedPerSecond.toFixed(0),
+            measured.value.submitSeconds.toFixed(2),
+            measured.value.totalSeconds.toFixed(2),
+            String(measured.value.notCompleted),
+          ],
+        ]
+      : [['—', '—', '—', '—', '—', '—', `error: ${measured.error}`]];
+    out.push('background responses (gateway: jobs submitted, then run by its workers)', table(header, rows), '');
+  }
+
   out.push(
     'Bars',
     table(

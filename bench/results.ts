@@ -1,6 +1,7 @@
 /** The shape of bench/results/latest.json: everything one run measured, in absolute figures. */
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
+import type { BackgroundJobsResult } from './jobs.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -75,6 +76,8 @@ export interface BenchResults {
   readonly workloads: readonly WorkloadResult[];
   /** Time to first byte of a stream whose first text leaves the simulator at once. */
   readonly ttfb: { readonly skipped: Partial<Record<TargetName, string>>; readonly targets: Partial<Record<TargetName, Measured<TtfbResult>>> } | null;
+  /** Background responses submitted and completed per second (gateway only; docs/jobs.md). */
+  readonly backgroundJobs: Measured<BackgroundJobsResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

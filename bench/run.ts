@@ -14,6 +14,7 @@ import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:o
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayMissing, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
+import { measureBackgroundJobs, type BackgroundJobsResult } from './jobs.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { runPaced } from './paced.ts';
@@ -35,7 +36,7 @@ import type { Endpoint, RequestSpec } from './request-spec.ts';
 import type { BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
 import { runConcurrentStreams, type ConcurrentStreamsResult } from './streams.ts';
 import { measureTtfb, type TtfbResult } from './ttfb.ts';
-import { firstByteStream, heldStream, WORKLOADS, type PacedStream, type Workload } from './workloads.ts';
+import { firstByteStream, GATEWAY_MODELS, heldStream, WORKLOADS, type PacedStream, type Workload } from './workloads.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
@@ -255,6 +256,24 @@ async function runStreams(services: Services, options: BenchOptions, gatewayStre
   return { skipped, targets };
 }
 
+/** A background response of the bench's chat model; its input varies so that no two jobs are alike. */
+function backgroundBody(index: number): string {
+  return JSON.stringify({ model: GATEWAY_MODELS.chat, input: `Background job ${index}: say hello.`, max_output_tokens: 64, background: true });
+}
+
+async function runBackgroundJobs(services: Services, options: BenchOptions): Promise<Measured<BackgroundJobsResult>> {
+  const gateway = services.gateway;
+  if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
+  const measured = await attempt(async () => {
+    alive(gateway);
+    return measureBackgroundJobs(gateway, backgroundBody, { jobs: options.quick ? 200 : 2_000, submitters: 8, timeoutMs: 120_000 });
+  });
+  progress(
+    `jobs · gateway: ${measured.ok ? `${Math.round(measured.value.submittedPerSecond)} submitted/s, ${Math.round(measured.value.completedPerSecond)} completed/s` : measured.error}`,
+  );
+  return measured;
+}
+
 async function startServices(group: ProcessGroup, options: BenchOptions, notes: string[]): Promise<Services> {
   const upstream = group.start({
     name: 'upstream simulator',
@@ -360,6 +379,7 @@ async function main(): Promise<void> {
     const gatewayStreams = await gatewayServesStreams(services, workloads);
     const ttfb = options.workloads.includes('chat-stream') ? await runTtfb(services, options, gatewayStreams) : null;
     const concurrentStreams = options.streamsTest ? await runStreams(services, options, gatewayStreams) : null;
+    const backgroundJobs = options.jobsTest ? await runBackgroundJobs(services, options) : null;
 
     const partial = {
       startedAt,
@@ -385,6 +405,7 @@ async function main(): Promise<void> {
       workloads,
       ttfb,
       concurrentStreams,
+      backgroundJobs,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {
