@@ -8,6 +8,7 @@ import type { PacedResult } from './paced.ts';
 import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
 import { difference, ratio, type LatencySummary } from './stats.ts';
 import type { TtfbResult } from './ttfb.ts';
+import type { WorkloadId } from './workloads.ts';
 
 const LABELS: Record<TargetName, string> = { direct: 'direct', 'bare-proxy': 'bare proxy', gateway: 'gateway', portkey: 'portkey' };
 /** Targets compared against the baselines; the bare proxy is also compared against direct. */
@@ -239,7 +240,34 @@ function barStatus(bar: BarCheck): string {
   return bar.met ? 'met' : 'NOT MET';
 }
 
-/** The bars (docs/performance.md): checked on the chat workloads against the bare proxy of the same run. */
+/**
+ * Workloads of another client dialect whose gateway CPU per request is held to chat's of the same
+ * run: the dialect's decoding and encoding must cost little beside the work every request shares.
+ */
+const DIALECT_WORKLOADS = ['messages', 'responses'] as const satisfies readonly WorkloadId[];
+/** How far above chat's CPU per request a dialect may be (docs/performance.md, "The bars"). */
+const DIALECT_CPU_MARGIN = 0.1;
+
+/**
+ * A dialect's gateway CPU per request at saturation against chat's in the same run: CPU, not
+ * throughput, because it is the steadier figure between runs and does not depend on the load core.
+ */
+function dialectCpuBar(workloads: readonly WorkloadResult[], id: (typeof DIALECT_WORKLOADS)[number]): BarCheck {
+  const cpu = (workloadId: WorkloadId) => workloads.find((workload) => workload.id === workloadId)?.targets.gateway?.saturationCpu?.microsPerRequest;
+  const dialect = cpu(id);
+  const chat = cpu('chat');
+  const times = ratio(dialect, chat);
+  return {
+    bar: `${id} CPU per request at most ${DIALECT_CPU_MARGIN * 100} % above chat's (gateway, same run)`,
+    measured: times === null ? '—' : `${times.toFixed(2)}× (${(dialect as number).toFixed(1)} / ${(chat as number).toFixed(1)} µs)`,
+    met: times === null ? null : times <= 1 + DIALECT_CPU_MARGIN,
+  };
+}
+
+/**
+ * The bars (docs/performance.md): checked on the chat workloads against the bare proxy of the same
+ * run, and the dialect workloads against chat.
+ */
 export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): BarCheck[] {
   const chat = results.workloads.find((workload) => workload.id === 'chat');
   const gateway = chat?.targets.gateway;
@@ -291,5 +319,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
         : `${peak.toFixed(1)} MB; ${streams.peakOpen} open at once, ${streams.completed}/${streams.streams} completed`,
     met: peak === null ? null : peak < 250 && held,
   });
+
+  for (const id of DIALECT_WORKLOADS) bars.push(dialectCpuBar(results.workloads, id));
   return bars;
 }

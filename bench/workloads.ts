@@ -6,7 +6,17 @@
  */
 import type { RequestSpec } from './request-spec.ts';
 
-export type WorkloadId = 'chat' | 'chat-stream' | 'models' | 'count-tokens' | 'messages' | 'chat-anthropic' | 'chat-idempotent' | 'images' | 'chat-limited';
+export type WorkloadId =
+  | 'chat'
+  | 'chat-stream'
+  | 'models'
+  | 'count-tokens'
+  | 'messages'
+  | 'responses'
+  | 'chat-anthropic'
+  | 'chat-idempotent'
+  | 'images'
+  | 'chat-limited';
 
 export interface Workload {
   readonly id: WorkloadId;
@@ -117,6 +127,14 @@ function countTokensBody(model: string) {
   return json({ model, system: SYSTEM_PROMPT, messages: countedMessages });
 }
 
+/**
+ * A Responses body as `client.responses.create()` sends it: chat's prompt as `instructions` and a
+ * string `input`, with chat's output limit, so that the gateway sends the upstream chat's request.
+ */
+function responsesBody(model: string) {
+  return json({ model, instructions: SYSTEM_PROMPT, input: USER_PROMPT, max_output_tokens: MAX_TOKENS });
+}
+
 function messagesBody(model: string, stream: boolean) {
   return json({ model, max_tokens: MAX_TOKENS, system: SYSTEM_PROMPT, messages: anthropicMessages, ...(stream ? { stream: true } : {}) });
 }
@@ -175,6 +193,15 @@ export const WORKLOADS: readonly Workload[] = [
     title: 'POST /v1/messages, non-streaming, ~1 KB prompt, over an Anthropic-protocol upstream',
     upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, false) },
     gateway: (key) => ({ method: 'POST', path: '/v1/messages', headers: anthropicHeaders(key), body: messagesBody(GATEWAY_MODELS.claude, false) }),
+    probe: 'success',
+  },
+  {
+    id: 'responses',
+    title: 'POST /v1/responses, non-streaming, ~1 KB prompt, over the OpenAI-chat upstream of `chat`',
+    // The gateway translates this to chat's upstream request: the baselines are chat's, and the
+    // gateway's CPU per request is read against chat's of the same run (docs/performance.md).
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, false),
+    gateway: (key) => ({ method: 'POST', path: '/v1/responses', headers: bearer(key), body: responsesBody(GATEWAY_MODELS.chat) }),
     probe: 'success',
   },
   {

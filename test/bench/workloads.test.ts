@@ -1,18 +1,27 @@
-/** The benchmark's workload table: the Anthropic-format workloads compare the same work on every target. */
+/**
+ * The benchmark's workload table: the Anthropic-format workloads compare the same work on every
+ * target, and the responses workload costs the upstream exactly what chat does.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseOptions } from '../../bench/options.ts';
-import { GATEWAY_MODELS, WORKLOADS, type Workload, type WorkloadId } from '../../bench/workloads.ts';
+import { GATEWAY_MODELS, MAX_TOKENS, WORKLOADS, type Workload, type WorkloadId } from '../../bench/workloads.ts';
+import type { CanonicalRequest } from '../../src/canonical/index.ts';
+import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
+import { decodeResponsesRequest } from '../../src/dialects/responses/decode.ts';
+import { chatBody } from '../../src/protocols/openai-chat/request.ts';
 
 const workload = (id: WorkloadId): Workload => WORKLOADS.find((candidate) => candidate.id === id)!;
 const gatewayBody = (id: WorkloadId) => JSON.parse(workload(id).gateway('gw-key').body!);
 const upstreamBody = (id: WorkloadId) => JSON.parse(workload(id).upstream.body!);
 
 describe('bench workloads', () => {
-  test('each id once; --only selects the messages workloads by id', () => {
+  test('each id once; --only selects workloads by id; responses runs by default', () => {
     const ids = WORKLOADS.map((candidate) => candidate.id);
     assert.equal(new Set(ids).size, ids.length);
     assert.deepEqual(parseOptions(['--only=messages,count-tokens']).workloads, ['count-tokens', 'messages']);
+    assert.deepEqual(parseOptions(['--only=responses,chat']).workloads, ['chat', 'responses']);
+    assert.ok(parseOptions([]).workloads.includes('responses'));
   });
 
   for (const id of ['messages', 'count-tokens'] as const) {
@@ -38,5 +47,22 @@ describe('bench workloads', () => {
     assert.ok(size >= 1900 && size <= 2200, `${size} bytes`);
     assert.equal(gatewayBody('count-tokens').max_tokens, undefined);
     assert.ok(gatewayBody('messages').max_tokens > 0);
+  });
+
+  test("responses: POST /v1/responses with chat's prompt as instructions and input, and chat's output limit, on chat's model", () => {
+    const { method, path, headers } = workload('responses').gateway('gw-key');
+    assert.equal(method, 'POST');
+    assert.equal(path, '/v1/responses');
+    assert.equal(headers.authorization, 'Bearer gw-key');
+    const body = gatewayBody('responses');
+    const [system, user] = gatewayBody('chat').messages;
+    assert.deepEqual(body, { model: GATEWAY_MODELS.chat, instructions: system.content, input: user.content, max_output_tokens: MAX_TOKENS });
+    assert.equal(gatewayBody('chat').max_tokens, MAX_TOKENS);
+  });
+
+  test("responses: the baselines are chat's, and the gateway sends the upstream the body it sends for chat", () => {
+    assert.deepEqual(workload('responses').upstream, workload('chat').upstream);
+    const upstreamOf = (decoded: { readonly request: CanonicalRequest }) => chatBody(decoded.request, 'upstream-model', false);
+    assert.deepEqual(upstreamOf(decodeResponsesRequest(gatewayBody('responses'))), upstreamOf(decodeChatRequest(gatewayBody('chat'))));
   });
 });

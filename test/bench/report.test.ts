@@ -1,0 +1,78 @@
+/** The benchmark's bars: each dialect workload's gateway CPU per request is held to chat's of the same run. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { checkBars, formatReport } from '../../bench/report.ts';
+import type { WorkloadResult } from '../../bench/results.ts';
+import type { WorkloadId } from '../../bench/workloads.ts';
+
+type Run = Parameters<typeof checkBars>[0];
+
+/** A workload measured on the gateway only, with this CPU per request at saturation. */
+const measured = (id: WorkloadId, microsPerRequest: number): WorkloadResult => ({
+  id,
+  title: id,
+  skipped: {},
+  targets: { gateway: { saturationCpu: { microsPerRequest, utilization: 1, systemShare: 0.2 } } },
+});
+
+const run = (workloads: readonly WorkloadResult[]): Run => ({
+  startedAt: '2026-01-01T00:00:00.000Z',
+  mode: 'full',
+  machine: { cpuModel: 'cpu', cores: 2, memoryBytes: 2 ** 30, os: 'Linux', node: 'v26', placement: 'pinned', loadAverageAtStart: 0 },
+  settings: { saturationConnections: 50, pacedRate: 500, upstreamDelayMs: 0, dataRoot: 'tmp', durations: {} },
+  notes: [],
+  idleRssBytes: {},
+  workloads,
+  ttfb: null,
+  concurrentStreams: null,
+  backgroundJobs: null,
+});
+
+const dialectBar = (bars: ReturnType<typeof checkBars>, id: WorkloadId) => bars.find((bar) => bar.bar.startsWith(`${id} CPU per request`))!;
+
+describe('bench bars', () => {
+  test("responses and messages: their CPU per request over chat's in the same run, met up to 10 % above it", () => {
+    const bars = checkBars(run([measured('chat', 200), measured('responses', 219), measured('messages', 221)]));
+    assert.deepEqual(dialectBar(bars, 'responses'), {
+      bar: "responses CPU per request at most 10 % above chat's (gateway, same run)",
+      measured: '1.09× (219.0 / 200.0 µs)',
+      met: true,
+    });
+    assert.equal(dialectBar(bars, 'messages').met, false);
+    assert.equal(dialectBar(bars, 'messages').measured, '1.10× (221.0 / 200.0 µs)');
+  });
+
+  test('a dialect cheaper than chat meets the bar', () => {
+    assert.equal(dialectBar(checkBars(run([measured('chat', 200), measured('responses', 150)])), 'responses').met, true);
+  });
+
+  test('not measured when the run has no chat or no such workload', () => {
+    for (const workloads of [[measured('responses', 200)], [measured('chat', 200)]]) {
+      assert.deepEqual(dialectBar(checkBars(run(workloads)), 'responses'), {
+        bar: "responses CPU per request at most 10 % above chat's (gateway, same run)",
+        measured: '—',
+        met: null,
+      });
+    }
+  });
+});
+
+describe('bench report', () => {
+  test('background jobs: the measured rates in their own table, or the error', () => {
+    const figures = {
+      jobs: 2_000,
+      submitters: 8,
+      submittedPerSecond: 561.4,
+      completedPerSecond: 555.2,
+      submitSeconds: 3.56,
+      totalSeconds: 3.6,
+      notCompleted: 0,
+    };
+    const ok = formatReport({ ...run([]), finishedAt: 'x', bars: [], backgroundJobs: { ok: true, value: figures } });
+    assert.match(ok, /background responses/);
+    assert.match(ok, /\b2000\s+8\s+561\s+555\s+3\.56\s+3\.60\s+0\b/);
+    const failed = formatReport({ ...run([]), finishedAt: 'x', bars: [], backgroundJobs: { ok: false, error: 'the gateway is not running' } });
+    assert.match(failed, /error: the gateway is not running/);
+    assert.doesNotMatch(formatReport({ ...run([]), finishedAt: 'x', bars: [] }), /background responses/);
+  });
+});
