@@ -19,20 +19,12 @@ export interface DecodedImageRequest {
 }
 
 export function decodeImageGeneration(body: ImageGenerationBody): DecodedImageRequest {
-  checkSize(body.size);
   const gpuPool = decodeExtraBody(body.extra_body);
   return {
     request: {
       operation: 'generate',
-      model: body.model,
-      fallbackModels: [],
-      stream: false,
-      prompt: body.prompt,
-      n: body.n ?? 1,
-      ...(body.size === undefined ? {} : { size: body.size }),
+      ...sharedFields(body),
       ...(body.quality === undefined ? {} : { quality: body.quality as ImageQuality }),
-      responseFormat: body.response_format ?? 'url',
-      ...(body.user === undefined ? {} : { user: body.user }),
       ...(gpuPool ? { gpuPool } : {}),
     },
     names: imageParamNames,
@@ -40,7 +32,6 @@ export function decodeImageGeneration(body: ImageGenerationBody): DecodedImageRe
 }
 
 export function decodeImageEdit(body: ImageEditBody): DecodedImageRequest {
-  checkSize(body.size);
   const image = imageFromBase64('image', body.image);
   const mask = body.mask === undefined ? undefined : imageFromBase64('mask', body.mask);
   if (mask && (mask.width !== image.width || mask.height !== image.height)) {
@@ -49,19 +40,27 @@ export function decodeImageEdit(body: ImageEditBody): DecodedImageRequest {
   return {
     request: {
       operation: 'edit',
-      model: body.model,
-      fallbackModels: [],
-      stream: false,
-      prompt: body.prompt,
-      n: body.n ?? 1,
-      ...(body.size === undefined ? {} : { size: body.size }),
-      responseFormat: body.response_format ?? 'url',
-      ...(body.user === undefined ? {} : { user: body.user }),
+      ...sharedFields(body),
       image,
       ...(mask ? { mask } : {}),
     },
     names: imageParamNames,
   };
+}
+
+/** The fields generations and edits share, the size checked. Images have no `models` fallback list. */
+function sharedFields(body: ImageGenerationBody | ImageEditBody) {
+  checkSize(body.size);
+  return {
+    model: body.model,
+    fallbackModels: [],
+    stream: false,
+    prompt: body.prompt,
+    n: body.n ?? 1,
+    ...(body.size === undefined ? {} : { size: body.size }),
+    responseFormat: body.response_format ?? 'url',
+    ...(body.user === undefined ? {} : { user: body.user }),
+  } as const;
 }
 
 function checkSize(size: string | undefined): void {
