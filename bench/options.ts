@@ -9,6 +9,11 @@ import { WORKLOADS, type WorkloadId } from './workloads.ts';
 export interface Durations {
   /** Closed-loop warm-up of each target before its saturation run (JIT, connection pools). */
   readonly warmupSeconds: number;
+  /**
+   * Load on each process under test before the first workload is measured, in slices of
+   * `warmupSeconds` over every selected workload (bench/run.ts, warmUp).
+   */
+  readonly startWarmupSeconds: number;
   readonly saturationSeconds: number;
   readonly concurrencyOneSeconds: number;
   readonly pacedSeconds: number;
@@ -46,6 +51,7 @@ export interface BenchOptions {
 
 const FULL: Durations = {
   warmupSeconds: 1,
+  startWarmupSeconds: 10,
   saturationSeconds: 5,
   concurrencyOneSeconds: 3,
   // 4,000 requests: a p99 is then the 40th slowest, not the 15th, and one stall moves it less.
@@ -58,6 +64,7 @@ const FULL: Durations = {
 
 const QUICK: Durations = {
   warmupSeconds: 0.2,
+  startWarmupSeconds: 0.6,
   saturationSeconds: 0.5,
   concurrencyOneSeconds: 0.3,
   pacedSeconds: 0.4,

@@ -187,6 +187,49 @@ async function runWorkload(workload: Workload, services: Services, options: Benc
   return { id: workload.id, title: workload.title, skipped, targets: Object.fromEntries(figures) };
 }
 
+/**
+ * Before anything is measured, each process under test serves the selected workloads in turn for
+ * `startWarmupSeconds` in all (each at least once). A gateway just started costs more CPU per
+ * request over its first seconds of load than a few seconds later: without this the run's first
+ * workload paid for it alone, its 1-second warm-up being too short, and read about a fifth dearer
+ * than the same work measured after it (docs/performance.md, "The responses workload").
+ */
+async function warmUp(services: Services, options: BenchOptions): Promise<void> {
+  const { durations } = options;
+  const selected = WORKLOADS.filter((workload) => options.workloads.includes(workload.id));
+  for (const target of [services.bare, services.gateway, services.portkey]) {
+    if (target === undefined) continue;
+    const outcome = await attempt(async () => {
+      const requests: RequestSpec[] = [];
+      for (const workload of selected) {
+        // A workload the gateway does not serve is reported by its own probe later; it warms nothing.
+        if (target === services.gateway) {
+          const apiKey = services.gateway.apiKey;
+          const available = await probeWorkload(target.origin, apiKey, workload).then(
+            (availability) => availability.available,
+            () => false,
+          );
+          if (!available) continue;
+        }
+        const request = requestFor(target, workload, services);
+        if (request !== undefined) requests.push(request);
+      }
+      const slices = requests.length === 0 ? 0 : Math.max(requests.length, Math.ceil(durations.startWarmupSeconds / durations.warmupSeconds));
+      for (let slice = 0; slice < slices; slice += 1) {
+        alive(target);
+        await runClosedLoop(
+          { origin: target.origin, request: requests[slice % requests.length] },
+          { connections: options.saturationConnections, durationSeconds: durations.warmupSeconds, timeoutMs: durations.warmupSeconds * 1000 + 15_000 },
+        );
+      }
+      return { slices, workloads: requests.length };
+    });
+    progress(
+      `warm-up · ${target.name}: ${outcome.ok ? `${outcome.value.slices} × ${durations.warmupSeconds} s over ${outcome.value.workloads} workloads` : outcome.error}`,
+    );
+  }
+}
+
 /** The gateway and peer endpoints of a paced stream, for the targets that serve streaming chat. */
 function pacedEndpoints(
   stream: PacedStream,
@@ -372,6 +415,7 @@ async function main(): Promise<void> {
     for (const target of [services.bare, services.gateway, services.portkey]) {
       if (target?.child) idleRssBytes[target.name] = residentBytes(target.child.pid);
     }
+    await warmUp(services, options);
     const workloads: WorkloadResult[] = [];
     for (const workload of WORKLOADS.filter((candidate) => options.workloads.includes(candidate.id))) {
       workloads.push(await runWorkload(workload, services, options));
