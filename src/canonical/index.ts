@@ -6,3 +6,4 @@ export type * from './usage.ts';
 export { ZERO_USAGE, cacheWritesByLifetime, totalInputTokens } from './usage.ts';
 export { BatchCollector } from './stream.ts';
 export type * from './image.ts';
+export type * from './video.ts';
