@@ -33,6 +33,11 @@ export function enabledEndpoints(model: ModelConfig, providers: ReadonlyMap<stri
         limits: endpoint.limits ?? {},
         parameters: endpoint.parameters ?? {},
         prices: endpointPrices(endpoint),
+        video: {
+          defaultDurationSeconds: endpoint.video?.default_duration_seconds,
+          explicitDuration: endpoint.video?.explicit_duration !== false,
+          variantMeta: new Map((endpoint.pricing.variants ?? []).map((variant) => [variant.key, variant.meta ?? {}])),
+        },
         latencyMs: endpoint.latency_ms,
         throughputTps: endpoint.throughput_tps,
       },

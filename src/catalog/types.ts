@@ -33,6 +33,15 @@ export interface EndpointPrices {
   readonly searchBilling: 'per_query' | 'per_request';
 }
 
+/** A video route's duration rules (config `video` and the variants' `meta`; src/policy/videos.ts). */
+export interface VideoRules {
+  readonly defaultDurationSeconds?: number;
+  /** false: an explicit duration is refused (the model chooses it). */
+  readonly explicitDuration: boolean;
+  /** Each pricing variant's `meta`, by key (forwarded upstream where the wire has the field). */
+  readonly variantMeta: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+}
+
 /** A callable upstream route for one model: everything routing, policy, billing and a protocol need. */
 export interface RouteEndpoint {
   /** Stable within a config load: `<provider>:<upstream model>` (never shown to clients). */
@@ -46,6 +55,8 @@ export interface RouteEndpoint {
   readonly limits: LimitsConfig;
   readonly parameters: EndpointParametersConfig;
   readonly prices: EndpointPrices;
+  /** How a video route treats durations; empty on other routes. */
+  readonly video: VideoRules;
   readonly latencyMs?: number;
   readonly throughputTps?: number;
 }

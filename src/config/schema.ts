@@ -144,6 +144,21 @@ export const ParameterConstraintConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * How a video route treats the duration (docs/video.md, "Durations"): the explicit durations it
+ * takes are `limits.supported_durations` (and `limits.max_duration_seconds`); a pricing variant's
+ * `meta.supported_durations` narrows them for that variant.
+ */
+export const VideoRulesConfig = Type.Object(
+  {
+    /** Seconds generated when the request names none; default: the largest supported duration, else 8. */
+    default_duration_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 120 })),
+    /** false: the model chooses the duration itself and rejects an explicit one. */
+    explicit_duration: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
 const ConstraintMap = Type.Record(Type.String(), ParameterConstraintConfig);
 export const EndpointParametersConfig = Type.Object(
   {
@@ -177,6 +192,8 @@ export const EndpointConfig = Type.Object(
     capabilities: Type.Optional(CapabilitiesConfig),
     limits: Type.Optional(LimitsConfig),
     parameters: Type.Optional(EndpointParametersConfig),
+    /** Video routes only. */
+    video: Type.Optional(VideoRulesConfig),
     latency_ms: Type.Optional(Type.Number({ minimum: 0 })),
     throughput_tps: Type.Optional(Type.Number({ minimum: 0 })),
   },

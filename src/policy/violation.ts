@@ -3,7 +3,7 @@
  * format; each dialect names the reference in its client's terms (`max_completion_tokens`,
  * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
  */
-import type { CanonicalParam, ImageParam } from '../canonical/index.ts';
+import type { CanonicalParam, ImageParam, VideoParam } from '../canonical/index.ts';
 import { GatewayError } from '../core/errors.ts';
 
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
@@ -20,7 +20,9 @@ export type ParamRef =
   /** A provider option inside `extra_body`, as `<group>.<key>`. */
   | { readonly kind: 'extra-body'; readonly path: string }
   /** A parameter of an image request. */
-  | { readonly kind: 'image-field'; readonly field: ImageParam };
+  | { readonly kind: 'image-field'; readonly field: ImageParam }
+  /** A parameter of a video request. */
+  | { readonly kind: 'video-field'; readonly field: VideoParam };
 
 export interface PolicyViolation {
   readonly ref: ParamRef;
@@ -62,6 +64,8 @@ export function rejectParameter(field: PolicyField, message: string, code: Polic
 }
 
 export const imageFieldRef = (field: ImageParam): ParamRef => ({ kind: 'image-field', field });
+
+export const videoFieldRef = (field: VideoParam): ParamRef => ({ kind: 'video-field', field });
 
 /** A value an image protocol's wire format cannot express (see `rejectParameter`). */
 export function rejectImageParameter(field: ImageParam, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {

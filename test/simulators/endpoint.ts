@@ -19,6 +19,7 @@ export function simulatorEndpoint(provider: Omit<ProviderConfig, 'id'> & { id?: 
     limits: {},
     parameters: {} as RouteEndpoint['parameters'],
     prices: { unit: 'per_1m_tokens', standard: {}, variants: new Map(), searchBilling: 'per_query' },
+    video: { explicitDuration: true, variantMeta: new Map() },
   };
 }
 

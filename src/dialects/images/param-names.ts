@@ -18,6 +18,9 @@ export const imageParamNames: ParamNamer = {
     switch (ref.kind) {
       case 'image-field':
         return FIELD_NAMES[ref.field];
+      // Video parameters never come from an image request; their canonical names are the API's.
+      case 'video-field':
+        return ref.field;
       case 'extra-body':
         return `extra_body.${ref.path}`;
       // Text references never come from an image request.

@@ -38,8 +38,9 @@ export const messagesParamNames: ParamNamer = {
       }
       case 'extra-body':
         return `extra_body.${ref.path}`;
-      // Image parameters never come from a text request.
+      // Image and video parameters never come from a text request.
       case 'image-field':
+      case 'video-field':
         return ref.field;
       default: {
         const unreachable: never = ref;
