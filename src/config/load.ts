@@ -9,7 +9,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { findAliasConflict } from './aliases.ts';
 import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
-import { GatewayConfig, searchBillingOf } from './schema.ts';
+import { GatewayConfig, searchBillingOf, type EndpointConfig } from './schema.ts';
 
 export const DEMO_CONFIG_PATH = fileURLToPath(new URL('./demo-catalog.yaml', import.meta.url));
 
@@ -108,6 +108,7 @@ function checkReferences(config: GatewayConfig): void {
         throw new ConfigError(`${at}/pricing/unit`, `all endpoints of a model use one pricing unit ('${unit}')`);
       }
       checkVariantKeys(endpoint.pricing.variants ?? [], `${at}/pricing/variants`);
+      if (model.category === 'VIDEO') checkVideoRoute(endpoint, at);
       checkAmounts(endpoint.pricing as Record<string, unknown>, `${at}/pricing`);
       if (endpoint.search_price_per_query !== undefined) {
         exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
@@ -125,6 +126,26 @@ function checkReferences(config: GatewayConfig): void {
   if (webhooks?.retry_base_ms !== undefined && webhooks.retry_max_ms !== undefined && webhooks.retry_max_ms < webhooks.retry_base_ms) {
     throw new ConfigError('/webhooks/retry_max_ms', `must be at least retry_base_ms (${webhooks.retry_base_ms})`);
   }
+}
+
+/** A video route is priced per second (or per variant, per second) and its duration rules agree with each other. */
+function checkVideoRoute(endpoint: EndpointConfig, at: string): void {
+  if (endpoint.pricing.unit !== 'per_second') throw new ConfigError(`${at}/pricing/unit`, "a video model is priced 'per_second'");
+  if (endpoint.pricing.per_second === undefined && (endpoint.pricing.variants ?? []).length === 0) {
+    throw new ConfigError(`${at}/pricing`, 'a video route needs per_second or at least one variant');
+  }
+  const defaultSeconds = endpoint.video?.default_duration_seconds;
+  const supported = endpoint.limits?.supported_durations;
+  if (defaultSeconds !== undefined && supported && !supported.includes(defaultSeconds)) {
+    throw new ConfigError(`${at}/video/default_duration_seconds`, `must be one of limits.supported_durations (${supported.join(', ')})`);
+  }
+  (endpoint.pricing.variants ?? []).forEach((variant, index) => {
+    const durations = variant.meta?.supported_durations;
+    if (durations === undefined) return;
+    if (!Array.isArray(durations) || !durations.every((seconds) => Number.isInteger(seconds) && seconds >= 1 && seconds <= 120)) {
+      throw new ConfigError(`${at}/pricing/variants/${index}/meta/supported_durations`, 'must be a list of whole seconds, 1 to 120');
+    }
+  });
 }
 
 function checkVariantKeys(variants: readonly { key: string }[], path: string): void {

@@ -6,7 +6,7 @@
  */
 import { asGatewayError } from '../routing/fallback.ts';
 import { GatewayError } from '../core/errors.ts';
-import type { KindTypes, OutputKind } from '../pipeline/kind.ts';
+import type { CallableKindTypes, KindTypes, OutputKind } from '../pipeline/kind.ts';
 import type { Pipeline, PreparedCall } from '../pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared, type PreparedCallRecord } from '../pipeline/prepared-record.ts';
 import type { CallInput, RenderResult } from '../pipeline/types.ts';
@@ -16,18 +16,23 @@ import type { JobContext, JobHandler } from './handler.ts';
 import type { Jobs } from './jobs.ts';
 
 /** What a metered job stores: the prepared call and whatever the dialect needs to name its fields again. */
-interface MeteredPayload<Request> {
+export interface MeteredPayload<Request> {
   readonly call: PreparedCallRecord<Request>;
   readonly context: unknown;
 }
 
-export interface MeteredJobPresenter<T extends KindTypes, Body> {
+/** What submitting a metered job needs of its kind: which job and output kinds, and the object it starts with. */
+export interface MeteredJobKind<T extends KindTypes> {
   readonly jobKind: JobKind;
   readonly output: OutputKind<T>;
-  /** The dialect's names for the request's fields, from what `submitMetered` stored as `context`. */
-  names(context: unknown): ParamNamer;
   /** The object of the job as it waits for a worker. */
   queued(prepared: PreparedCall<T>): unknown;
+}
+
+/** A metered job completed by one protocol call (a background response): its objects at each step. */
+export interface MeteredJobPresenter<T extends CallableKindTypes, Body> extends MeteredJobKind<T> {
+  /** The dialect's names for the request's fields, from what `submitMetered` stored as `context`. */
+  names(context: unknown): ParamNamer;
   render: RenderResult<T, Body>;
   /** How a rendered result ends the job (a text cut short by its token limit is `incomplete`). */
   ended(body: Body): Exclude<EndedJobStatus, 'cancelled'>;
@@ -42,7 +47,7 @@ export interface MeteredJobPresenter<T extends KindTypes, Body> {
 export async function submitMetered<T extends KindTypes>(
   pipeline: Pipeline,
   jobs: Jobs,
-  presenter: MeteredJobPresenter<T, unknown>,
+  presenter: MeteredJobKind<T>,
   input: CallInput<T['request']> & { readonly jobId: string; readonly context: unknown },
 ): Promise<JobRecord> {
   const { lifetimeMs } = jobs.settings;
@@ -66,7 +71,7 @@ export async function submitMetered<T extends KindTypes>(
   }
 }
 
-export function meteredJobHandler<T extends KindTypes, Body>(pipeline: Pipeline, presenter: MeteredJobPresenter<T, Body>): JobHandler {
+export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: Pipeline, presenter: MeteredJobPresenter<T, Body>): JobHandler {
   return {
     kind: presenter.jobKind,
     failed: presenter.failed,

@@ -18,6 +18,8 @@ export interface OutputFile {
   readonly name: string;
   readonly contentType: string;
   readonly bytes: Uint8Array | AsyncIterable<Uint8Array>;
+  /** The time the file's lifetime counts from (epoch ms), when not its writing (see BlobStore.put). */
+  readonly datedAt?: number;
 }
 
 export interface SignedOutputUrl {
@@ -84,7 +86,7 @@ export class Outputs {
       if (!isPlainSegment(file.name) || file.name === OUTPUT_JSON_NAME)
         throw errors.invalidValue(null, `invalid output file name ${JSON.stringify(file.name)}`);
       const key = outputKey(requestId, file.name);
-      await this.blobs.put(key, file.bytes, file.contentType);
+      await this.blobs.put(key, file.bytes, file.contentType, file.datedAt);
       keys.push(key);
     }
     return keys;

@@ -46,6 +46,12 @@ export interface KindTypes {
   readonly meter: object;
   /** Measurements of one request that validation and the quote share, computed once. */
   readonly estimate: unknown;
+  /** The protocol interface of the kind's capability. */
+  readonly protocol: unknown;
+}
+
+/** A kind answered by one protocol call (text, images), as opposed to one driven as an operation (video). */
+export interface CallableKindTypes extends KindTypes {
   readonly protocol: CallableProtocol<this['request'], this['result']>;
 }
 

@@ -29,7 +29,7 @@ import { PROTOCOLS } from '../protocols/registry.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { HoldOwner, LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
-import type { KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
+import type { CallableKindTypes, KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
 import type { Usage } from '../canonical/index.ts';
 import type { CounterCheck } from '../limits/backend.ts';
 import type { Limiter } from '../limits/limiter.ts';
@@ -149,7 +149,7 @@ export class Pipeline {
   }
 
   /** A call answered in one piece: the rendered body with what was charged. */
-  async complete<T extends KindTypes, Body>(
+  async complete<T extends CallableKindTypes, Body>(
     kind: OutputKind<T>,
     input: CallInput<T['request']>,
     render: RenderResult<T, Body>,
@@ -196,7 +196,7 @@ export class Pipeline {
    * only once its end is recorded, and never after it was cancelled. `recorded`: what the request
    * log keeps of the answer when not the answer itself (images keep their files, not their base64).
    */
-  async completePrepared<T extends KindTypes, Body>(
+  async completePrepared<T extends CallableKindTypes, Body>(
     prepared: PreparedCall<T>,
     render: RenderResult<T, Body>,
     gate?: ChargeGate<Body>,

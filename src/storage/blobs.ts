@@ -39,8 +39,12 @@ export interface StoredBlob extends BlobInfo {
 }
 
 export interface BlobStore {
-  /** Writes (or replaces) a blob; readers see the old one or the whole new one, never a part. */
-  put(key: string, body: BlobBody, contentType: string): Promise<BlobInfo>;
+  /**
+   * Writes (or replaces) a blob; readers see the old one or the whole new one, never a part.
+   * `datedAt`: the creation time to record instead of now (epoch ms; a video's file is dated from
+   * its job, so that the sweep deletes it when the job expires).
+   */
+  put(key: string, body: BlobBody, contentType: string, datedAt?: number): Promise<BlobInfo>;
   /** null when no blob has the key. The stream must be consumed or destroyed. */
   get(key: string): Promise<StoredBlob | null>;
   /** The blobs whose key starts with `prefix`, by key. */
@@ -183,12 +187,12 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
   }
 
   return {
-    async put(key, body, contentType) {
+    async put(key, body, contentType, datedAt) {
       const path = pathOf(key);
       checkContentType(contentType);
       // Written aside under a name no key can have (keys never start with '.'), then renamed in place.
       const temporary = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
-      const createdAt = now();
+      const createdAt = datedAt ?? now();
       const header = Buffer.from(`${contentType}\n`, 'latin1');
       const handle = await openTemporary(temporary);
       try {

@@ -163,6 +163,17 @@ export function blobContract(name: string, open: () => Promise<BlobContractTarge
       assert.deepEqual(await blobs.list('sweep/'), []);
     });
 
+    test('a blob dated by its writer is swept by that date, not by when it was written', async () => {
+      const { blobs, clock } = await open();
+      clock.now = 50_000;
+      const info = await blobs.put('dated/job/video-0.mp4', new Uint8Array([1, 2]), 'video/mp4', 30_000);
+      assert.equal(info.createdAt, 30_000);
+      assert.equal((await blobs.list('dated/'))[0].createdAt, 30_000);
+      assert.equal(await blobs.sweep(30_000, 10), 0);
+      assert.equal(await blobs.sweep(30_001, 10), 1);
+      assert.deepEqual(await blobs.list('dated/'), []);
+    });
+
     test('unsafe keys, prefixes and content types are rejected', async () => {
       const { blobs } = await open();
       for (const key of ['', '../escape', 'a/../../b', '/etc/passwd', 'a//b', 'a/./b', '.hidden', 'a\\b', 'a/', 'x'.repeat(600), 'a/%2e%2e/b', 'é']) {

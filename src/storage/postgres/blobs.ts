@@ -89,10 +89,10 @@ export function postgresBlobs(database: PostgresDatabase, now: () => number): Bl
   }
 
   return {
-    async put(key, body, contentType) {
+    async put(key, body, contentType, datedAt) {
       checkBlobKey(key);
       checkContentType(contentType);
-      const createdAt = now();
+      const createdAt = datedAt ?? now();
       const id = String((await database.query(CREATE, [contentType, createdAt])).rows[0].id);
       try {
         let seq = 0;
