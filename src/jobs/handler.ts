@@ -31,6 +31,11 @@ export interface JobContext {
    */
   dispatch(): Promise<boolean>;
   /**
+   * Records what a worker taking the job over needs to go on with work that continues upstream
+   * (JSON), while this worker holds the job. False when it has moved on.
+   */
+  checkpoint(state: unknown): Promise<boolean>;
+  /**
    * Ends the job with its client-visible object (and, for `completed` or `incomplete`, the cost it
    * is to be charged), while this worker still holds it. False when it had moved on (a cancel won),
    * and then nothing may be charged.

@@ -6,7 +6,9 @@
  * - it renews the leases of the jobs it runs every heartbeat, in one statement; a job missing from
  *   the renewal was cancelled or taken over, and its upstream call is aborted;
  * - a job taken over after its work was sent upstream is failed and its hold released, never run
- *   again (the upstream may have done, and billed, the work); one taken over before is run;
+ *   again (the upstream may have done, and billed, the work), unless its worker recorded a
+ *   checkpoint to go on from (a video's upstream operation): then it is resumed; one taken over
+ *   before anything was sent is run;
  * - ended jobs whose hold is still open (their instance died between ending and charging) are
  *   charged or released according to how they ended.
  * Each job's credit hold is held in the job's name: no instance's death releases it (storage/store.ts,
@@ -72,7 +74,7 @@ export class JobRunner {
     if (this.#handlers.has(handler.kind)) throw new Error(`a handler for ${handler.kind} jobs is already registered`);
     this.#handlers.set(handler.kind, handler);
     // Every series exists from the start, at zero, so that a rate over it has a base.
-    for (const outcome of ['retried', 'failed']) this.#metrics.takenOver.inc({ kind: handler.kind, outcome }, 0);
+    for (const outcome of ['retried', 'resumed', 'failed']) this.#metrics.takenOver.inc({ kind: handler.kind, outcome }, 0);
     for (const status of ENDED_JOB_STATUSES) this.#metrics.ended.inc({ kind: handler.kind, status }, 0);
   }
 
@@ -190,16 +192,20 @@ export class JobRunner {
   async #run(job: JobRecord, controller: AbortController): Promise<void> {
     const handler = this.handlerFor(job.kind);
     const context = this.#context(job, controller.signal);
-    if (job.dispatchedAt !== null) {
-      // Taken over after its work was sent upstream: ended without a charge, never sent twice.
+    if (job.dispatchedAt !== null && job.checkpoint === null) {
+      // Taken over after its work was sent upstream, with nothing to go on from: ended without a charge, never sent twice.
       this.#metrics.takenOver.inc({ kind: job.kind, outcome: 'failed' });
       this.#options.logger.warn({ jobId: job.id, attempts: job.attempts }, 'job taken over after it was sent upstream: ended as failed, hold released');
       if (await context.end('failed', handler.failed(job, errors.jobInterrupted()))) await this.#release(job);
       return;
     }
     if (job.attempts > 1) {
-      this.#metrics.takenOver.inc({ kind: job.kind, outcome: 'retried' });
-      this.#options.logger.info({ jobId: job.id, attempts: job.attempts }, 'job taken over before it was sent upstream: running it');
+      const resumed = job.checkpoint !== null;
+      this.#metrics.takenOver.inc({ kind: job.kind, outcome: resumed ? 'resumed' : 'retried' });
+      this.#options.logger.info(
+        { jobId: job.id, attempts: job.attempts },
+        resumed ? 'job taken over: resuming it from its checkpoint' : 'job taken over before it was sent upstream: running it',
+      );
     }
     await handler.run(job, context);
   }
@@ -210,6 +216,7 @@ export class JobRunner {
     return {
       signal,
       dispatch: async () => (await store.transitionJob(job.id, ['in_progress'], { dispatchedAt: now(), now: now() }, worker)) !== null,
+      checkpoint: async (state) => (await store.transitionJob(job.id, ['in_progress'], { checkpoint: state, now: now() }, worker)) !== null,
       end: async (status: EndedJobStatus, result: unknown, cost) => {
         const ended = await store.transitionJob(job.id, ['in_progress'], { status, result, cost, leaseUntil: null, now: now() }, worker);
         if (ended) this.#metrics.ended.inc({ kind: job.kind, status });
@@ -304,7 +311,7 @@ function runnerMetrics(options: RunnerOptions, running: () => ReadonlyMap<string
     }),
     takenOver: new Counter({
       name: 'gateway_jobs_taken_over_total',
-      help: 'Jobs this instance claimed after another worker lost them: retried (nothing had been sent upstream) or failed.',
+      help: 'Jobs this instance claimed after another worker lost them: retried (nothing had been sent upstream), resumed (from a checkpoint) or failed.',
       labelNames: ['kind', 'outcome'],
       registers,
     }),

@@ -430,6 +430,7 @@ export function jobFromRow(row: Row): JobRecord {
     attempts: integer(row.attempts),
     dispatchedAt: nullableInteger(row.dispatched_at),
     cost: row.cost === null || row.cost === undefined ? null : bigintValue(row.cost),
+    checkpoint: row.checkpoint === null || row.checkpoint === undefined ? null : json(row.checkpoint),
   };
 }
 

@@ -391,9 +391,15 @@ export interface JobRecord {
    * the job died before settling.
    */
   readonly cost: Picos | null;
+  /**
+   * What its worker recorded of work that goes on upstream without it (a video generation's
+   * operation; JSON), or null. A job taken over after it was sent upstream is resumed from its
+   * checkpoint when it has one, and failed when it has none.
+   */
+  readonly checkpoint: unknown;
 }
 
-export type NewJob = Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt' | 'dispatchedAt' | 'cost'>;
+export type NewJob = Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt' | 'dispatchedAt' | 'cost' | 'checkpoint'>;
 
 export interface JobPatch {
   readonly status?: JobStatus;
@@ -403,6 +409,7 @@ export interface JobPatch {
   readonly leaseUntil?: number | null;
   readonly dispatchedAt?: number;
   readonly cost?: Picos;
+  readonly checkpoint?: unknown;
   readonly now: number;
 }
 

@@ -22,6 +22,7 @@ function job(overrides: Partial<JobRecord>): JobRecord {
     attempts: 1,
     dispatchedAt: 1_767_225_000_500,
     cost: 1_000n,
+    checkpoint: null,
     ...overrides,
   };
 }

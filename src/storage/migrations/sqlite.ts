@@ -296,4 +296,13 @@ CREATE INDEX reservations_open_key ON reservations (key_id) WHERE status = 'open
 SELECT 1;
 `,
   },
+  {
+    version: 9,
+    name: 'job checkpoints',
+    // What a job's worker recorded of work that outlives it upstream (a video generation's operation),
+    // so that a worker taking the job over goes on with it instead of starting it again (src/jobs/).
+    sql: `
+ALTER TABLE jobs ADD COLUMN checkpoint TEXT;
+`,
+  },
 ];

@@ -38,6 +38,7 @@ const TRANSITION: Statement = {
            lease_owner = CASE WHEN $8::boolean AND $9::bigint IS NULL THEN NULL ELSE lease_owner END,
            dispatched_at = COALESCE(dispatched_at, $11::bigint),
            cost = COALESCE($12::bigint, cost),
+           checkpoint = CASE WHEN $14::boolean THEN $15::json ELSE checkpoint END,
            updated_at = $10
          WHERE id = $1 AND status = ANY ($2::text[]) AND ($13::text IS NULL OR lease_owner = $13::text)
          RETURNING *`,
@@ -110,6 +111,8 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
         patch.dispatchedAt ?? null,
         patch.cost ?? null,
         leaseOwner ?? null,
+        patch.checkpoint !== undefined,
+        jsonText(patch.checkpoint),
       ];
       const row = (await database.query(TRANSITION, values)).rows[0];
       return row ? jobFromRow(row) : null;

@@ -42,6 +42,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
        lease_owner = CASE WHEN :set_lease AND :lease_until IS NULL THEN NULL ELSE lease_owner END,
        dispatched_at = COALESCE(dispatched_at, :dispatched_at),
        cost = COALESCE(:cost, cost),
+       checkpoint = CASE WHEN :set_checkpoint THEN :checkpoint ELSE checkpoint END,
        updated_at = :now
      WHERE id = :id AND status IN (SELECT value FROM json_each(:from_statuses))
        AND (:lease_owner IS NULL OR lease_owner = :lease_owner)
@@ -110,6 +111,8 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
         lease_until: patch.leaseUntil ?? null,
         dispatched_at: patch.dispatchedAt ?? null,
         cost: patch.cost ?? null,
+        set_checkpoint: patch.checkpoint === undefined ? 0 : 1,
+        checkpoint: jsonText(patch.checkpoint),
         now: patch.now,
       }) as Row | undefined;
       return row ? jobFromRow(row) : null;

@@ -26,7 +26,7 @@ export function jobsContract({ store, peer }: ContractContext): void {
     test('create and get', async () => {
       const job = newJob();
       const created = await store().createJob(job);
-      assert.deepEqual(created, { ...job, updatedAt: job.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0, dispatchedAt: null, cost: null });
+      assert.deepEqual(created, { ...job, updatedAt: job.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0, dispatchedAt: null, cost: null, checkpoint: null });
       assert.deepEqual(await peer().getJob(job.id), created);
       assert.equal(await store().getJob('resp_missing'), null);
       const bare = { ...newJob(), payload: null, result: null, reservationId: null };
@@ -38,6 +38,7 @@ export function jobsContract({ store, peer }: ContractContext): void {
         attempts: 0,
         dispatchedAt: null,
         cost: null,
+        checkpoint: null,
       });
     });
 
@@ -127,6 +128,21 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.equal(ended?.status, 'completed');
       assert.equal(ended?.cost, big, 'costs beyond 2^53 are exact');
       assert.equal((await peer().getJob(job.id))?.cost, big);
+    });
+
+    test("a worker's checkpoint is kept with the job, replaced by the next, and read by a peer", async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const job = await store().createJob(newJob({ kind: 'video' }));
+      await store().claimJob('video', 'worker-a', NOW + 1, NOW + 1_000);
+      const operation = { routeKey: 'veo:veo-3', operation: { id: 'models/veo-3/operations/op\u0000é', polls: [1, 2] } };
+      const checkpointed = await store().transitionJob(job.id, ['in_progress'], { checkpoint: operation, now: NOW + 2 }, 'worker-a');
+      assert.deepEqual(checkpointed?.checkpoint, operation);
+      assert.deepEqual((await peer().getJob(job.id))?.checkpoint, operation);
+      const untouched = await store().transitionJob(job.id, ['in_progress'], { now: NOW + 3 }, 'worker-a');
+      assert.deepEqual(untouched?.checkpoint, operation, 'a patch without a checkpoint keeps it');
+      assert.equal(await peer().transitionJob(job.id, ['in_progress'], { checkpoint: { other: true }, now: NOW + 4 }, 'worker-b'), null, 'not the holder');
+      const replaced = await store().transitionJob(job.id, ['in_progress'], { checkpoint: { next: 1 }, now: NOW + 5 }, 'worker-a');
+      assert.deepEqual(replaced?.checkpoint, { next: 1 });
     });
 
     test('leases are renewed only for the jobs the worker still holds', async () => {
