@@ -28,7 +28,16 @@ export const ProviderConfig = Type.Object(
     /** Upstream request timeout in milliseconds. */
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
     /** Options for the built-in simulated provider (pace of streamed chunks). */
-    simulated: Type.Optional(Type.Object({ chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })) }, { additionalProperties: false })),
+    simulated: Type.Optional(
+      Type.Object(
+        {
+          chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+          /** How long a simulated video takes to generate (its operation is "running" until then). */
+          video_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -275,6 +284,19 @@ export const GatewayConfig = Type.Object(
           lease_seconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3600 })),
           /** How often an idle instance looks for queued jobs (milliseconds). */
           poll_interval_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** How video jobs follow their upstream operations (docs/video.md); defaults in src/jobs/video-settings.ts. */
+    videos: Type.Optional(
+      Type.Object(
+        {
+          /** The first wait between two looks at an operation; each later one doubles, up to max_poll_interval_ms. */
+          poll_interval_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
+          max_poll_interval_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
+          /** An operation not done this long after the job was created is given up: the job fails and its hold is released (seconds). */
+          timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
         },
         { additionalProperties: false },
       ),

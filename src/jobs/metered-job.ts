@@ -26,7 +26,7 @@ export interface MeteredJobKind<T extends KindTypes> {
   readonly jobKind: JobKind;
   readonly output: OutputKind<T>;
   /** The object of the job as it waits for a worker. */
-  queued(prepared: PreparedCall<T>): unknown;
+  queued(prepared: PreparedCall<T>, jobId: string): unknown;
 }
 
 /** A metered job completed by one protocol call (a background response): its objects at each step. */
@@ -61,7 +61,7 @@ export async function submitMetered<T extends KindTypes>(
       keyId: prepared.payer.keyId,
       status: 'queued',
       payload,
-      result: presenter.queued(prepared),
+      result: presenter.queued(prepared, input.jobId),
       reservationId: prepared.hold.reservation.id,
       createdAt: prepared.createdAt,
       expiresAt: prepared.createdAt + lifetimeMs,

@@ -9,6 +9,7 @@ import { chatRoutes } from '../dialects/chat/route.ts';
 import { messagesRoutes } from '../dialects/messages/route.ts';
 import { responsesRoutes } from '../dialects/responses/route.ts';
 import { imagesRoutes } from '../dialects/images/route.ts';
+import { videosRoutes } from '../dialects/videos/route.ts';
 import type { RouteModule } from '../http/route-module.ts';
 
-export const ALL_ROUTES: readonly RouteModule[] = [adminRoutes, catalogRoutes, chatRoutes, messagesRoutes, responsesRoutes, imagesRoutes, outputRoutes];
+export const ALL_ROUTES: readonly RouteModule[] = [adminRoutes, catalogRoutes, chatRoutes, messagesRoutes, responsesRoutes, imagesRoutes, videosRoutes, outputRoutes];

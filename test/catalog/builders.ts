@@ -18,7 +18,7 @@ export const CONSENT = {
 
 export const PROVIDERS = ['p1', 'p2', 'p3'] as const;
 
-type EndpointInput = Partial<Omit<EndpointConfig, 'pricing'>> & { pricing?: Partial<EndpointPricingConfig> };
+export type EndpointInput = Partial<Omit<EndpointConfig, 'pricing'>> & { pricing?: Partial<EndpointPricingConfig> };
 
 let upstreamCounter = 0;
 

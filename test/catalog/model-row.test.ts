@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { buildCatalog } from '../../src/catalog/catalog.ts';
 import { DEFAULT_REGISTERED_AT } from '../../src/catalog/model-row.ts';
 import type { GatewayConfig, ModelConfig } from '../../src/config/schema.ts';
-import { CONSENT, config, endpoint, model, rowOf } from './builders.ts';
+import { CONSENT, config, endpoint, model, rowOf, type EndpointInput } from './builders.ts';
 
 function onlyRow(modelConfig: ModelConfig, fields: Partial<GatewayConfig> = {}) {
   return rowOf(buildCatalog(config([modelConfig], fields)), modelConfig.id);
@@ -114,7 +114,7 @@ describe('model row', () => {
 });
 
 describe('supported endpoints', () => {
-  const cases: { name: string; fields: Partial<ModelConfig>; capabilities?: Record<string, boolean>; expected: string[] }[] = [
+  const cases: { name: string; fields: Partial<ModelConfig>; capabilities?: Record<string, boolean>; pricing?: EndpointInput['pricing']; expected: string[] }[] = [
     { name: 'LLM', fields: {}, expected: ['chat/completions', 'messages', 'responses'] },
     { name: 'IMAGE without editing', fields: { category: 'IMAGE' }, capabilities: { image_generation: true }, expected: ['images/generations'] },
     {
@@ -123,12 +123,12 @@ describe('supported endpoints', () => {
       capabilities: { image_generation: true, image_editing: true },
       expected: ['images/generations', 'images/edits'],
     },
-    { name: 'VIDEO', fields: { category: 'VIDEO' }, expected: ['videos/generations'] },
+    { name: 'VIDEO', fields: { category: 'VIDEO' }, pricing: { unit: 'per_second', per_second: 0.1 }, expected: ['videos/generations'] },
     { name: 'configured list wins', fields: { supported_endpoints: ['responses'] }, expected: ['responses'] },
   ];
-  for (const { name, fields, capabilities, expected } of cases) {
+  for (const { name, fields, capabilities, pricing, expected } of cases) {
     test(name, () => {
-      const row = onlyRow(model('gateway/m', [endpoint({ capabilities })], fields));
+      const row = onlyRow(model('gateway/m', [endpoint({ capabilities, pricing })], fields));
       assert.deepEqual(row.supported_endpoints, expected);
     });
   }
