@@ -10,13 +10,15 @@ import { openAIChatProtocol } from './openai-chat/index.ts';
 import { openAIResponsesProtocol } from './openai-responses/index.ts';
 import { simulatedProtocol } from './simulated/protocol.ts';
 import { simulatedImagesProtocol } from './simulated/images.ts';
+import { simulatedVideoProtocol } from './simulated/video.ts';
+import { VIDEO } from './video-protocol.ts';
 import { IMAGES } from './image-protocol.ts';
 import { openAIImagesProtocol } from './openai-images/index.ts';
 import { imagenProtocol } from './imagen/index.ts';
 import { gpuPoolProtocol } from './gpu-pool/index.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
-  simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol)),
+  simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol), implement(VIDEO, simulatedVideoProtocol)),
   openai: provides(implement(CHAT, openAIChatProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
   'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),

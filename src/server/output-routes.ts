@@ -5,7 +5,8 @@
  *   24 hours), for the key's owner only; anyone else, an unknown or expired id, another endpoint's
  *   row and a video job's id get the same 404. Its files are signed afresh on each retrieval, valid
  *   10 minutes.
- * - The file route needs no API key: the signature (outputs/signing.ts) is the credential. A
+ * - The file route needs no API key: the signature (outputs/signing.ts) is the credential; it
+ *   serves the files of a stored request, and those of a video job while the job lives. A
  *   tampered, foreign or traversing URL is a 403 `invalid_signature`, an expired one a 403
  *   `url_expired`. The file is streamed from the blob store with its content type.
  *
@@ -94,6 +95,12 @@ export const outputRoutes: RouteModule = (app, deps) => {
     return row;
   }
 
+  /** A video job's files are served under its id, while the job lives (docs/video.md). */
+  async function isLiveVideoJob(id: string): Promise<boolean> {
+    const job = await deps.store.getJob(id);
+    return job !== null && job.kind === 'video' && job.expiresAt > deps.now();
+  }
+
   app.get<{ Params: { requestId: string } }>(
     '/v1/outputs/:requestId',
     {
@@ -135,8 +142,8 @@ export const outputRoutes: RouteModule = (app, deps) => {
       if (check === 'invalid') throw errors.outputUrlInvalid();
       if (check === 'expired') throw errors.outputUrlExpired();
       const row = await storedRow(requestId);
-      if (row === null) throw errors.notFound('Output file');
-      return sendFile(deps, reply, row, name, Number(request.query.expires));
+      if (row === null && !(await isLiveVideoJob(requestId))) throw errors.notFound('Output file');
+      return sendFile(deps, reply, requestId, row, name, Number(request.query.expires));
     },
   );
 };
@@ -174,19 +181,22 @@ async function storedRequest(deps: AppDeps, row: RequestLogRecord, origin: strin
   };
 }
 
-/** Streams one file; the URL's remaining validity bounds how long a cache may keep it. */
-async function sendFile(deps: AppDeps, reply: FastifyReply, row: RequestLogRecord, name: string, expiresAt: number): Promise<FastifyReply> {
+/**
+ * Streams one file of a stored request (`row`) or of a video job (no row); the URL's remaining
+ * validity bounds how long a cache may keep it.
+ */
+async function sendFile(deps: AppDeps, reply: FastifyReply, id: string, row: RequestLogRecord | null, name: string, expiresAt: number): Promise<FastifyReply> {
   const maxAge = Math.max(0, expiresAt - Math.ceil(deps.now() / 1000));
   reply.header('cache-control', `private, max-age=${maxAge}`);
   // The bytes are an upstream's: never sniffed into something else, never run as a page.
   reply.header('x-content-type-options', 'nosniff');
   reply.header('content-security-policy', "default-src 'none'; sandbox");
   if (name === OUTPUT_JSON_NAME) {
-    const json = outputJson(row);
+    const json = row === null ? null : outputJson(row);
     if (json === null) throw errors.notFound('Output file');
     return reply.type('application/json').send(json);
   }
-  const blob = await deps.outputs.readOutputFile(row.id, name);
+  const blob = await deps.outputs.readOutputFile(id, name);
   if (blob === null) throw errors.notFound('Output file');
   return reply.type(blob.contentType).header('content-length', blob.size).send(blob.stream);
 }

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { decode } from 'fast-png';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { runProcess } from '../helpers/processes.ts';
+import { HAVE_FFPROBE, probeVideo } from '../videos/helpers.ts';
 
 describe('examples', () => {
   let gateway: TestGateway;
@@ -72,6 +73,22 @@ describe('examples', () => {
         const png = decode(await readFile(join(dir, name)));
         assert.deepEqual([png.width, png.height], [1024, 1024]);
       }
+      assert.equal(result.stderr, '');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('video.mjs submits a job, polls it as told, and saves a playable MP4 of 4 s', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gateway-example-video-'));
+    try {
+      const result = await runProcess(['examples/video.mjs', dir], { GATEWAY_BASE_URL: gateway.baseUrl, GATEWAY_API_KEY: gateway.apiKey });
+      assert.equal(result.code, 0, result.stderr);
+      const lines = result.stdout.trimEnd().split('\n');
+      assert.match(lines[0], /^\(submitted vid_[0-9a-z]{27}: processing, 4 s\)$/);
+      assert.match(lines.at(-1) ?? '', /^saved .*boat\.mp4 \(4 s, [1-9]\d* bytes\)$/);
+      const bytes = await readFile(join(dir, 'boat.mp4'));
+      if (HAVE_FFPROBE) assert.ok(Math.abs((await probeVideo(bytes)).durationSeconds - 4) < 0.2);
       assert.equal(result.stderr, '');
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,163 @@
+/**
+ * Video jobs across process deaths and instances, as real server processes over the Veo simulator
+ * (docs/video.md, "Restarts and failures"): a server is killed with kill -9 while its job's
+ * operation is being polled (the upstream unreachable at that moment, so the job cannot end before
+ * the kill); then the next server on the SQLite file, or a second instance on the same PostgreSQL
+ * once the dead one's lease lapsed, resumes polling the same operation from the job's checkpoint.
+ * Each ends with one upstream generation, one charge of the delivered seconds, nothing held, and
+ * the ledger balanced to the last unit.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { stringify } from 'yaml';
+import type { GatewayConfig } from '../../src/config/schema.ts';
+import { usdToPicos } from '../../src/core/money.ts';
+import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
+import { assertLedgerExact, fundedAccount, LEDGER_TOTALS_SQL, ledgerTotals, type LedgerTotals, type Server, shownBalance, startServer } from '../helpers/servers.ts';
+import { startVeoSimulator, type VeoSimulator } from '../simulators/veo.ts';
+import { endedVideo, submitVideo, videoEndpoint, videoModel } from './helpers.ts';
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const VEO_KEY = 'veo-crash-key';
+const LEASE_SECONDS = 2;
+
+let workDir: string;
+let configPath: string;
+let veo: VeoSimulator;
+
+before(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'gateway-video-crash-'));
+  veo = await startVeoSimulator({ apiKey: VEO_KEY, runningPolls: 3 });
+  const config: GatewayConfig = {
+    providers: [{ id: 'veo', kind: 'gemini', base_url: veo.baseUrl, api_key_env: 'VEO_KEY', timeout_ms: 2_000 }],
+    models: [
+      videoModel('gateway/veo', [
+        videoEndpoint('veo-3.0-generate', {
+          provider: 'veo',
+          pricing: { unit: 'per_second', per_second: 0.4 },
+          limits: { supported_durations: [4, 6, 8] },
+          video: { default_duration_seconds: 8 },
+        }),
+      ]),
+    ],
+    jobs: { lease_seconds: LEASE_SECONDS, poll_interval_ms: 100 },
+    videos: { poll_interval_ms: 50, max_poll_interval_ms: 100 },
+  };
+  configPath = join(workDir, 'video.yaml');
+  await writeFile(configPath, stringify(config));
+});
+after(async () => {
+  await veo.close();
+  await rm(workDir, { recursive: true, force: true });
+});
+
+/**
+ * Submits a job and returns once its operation was started and is being polled (so its checkpoint
+ * is written), with the upstream then unreachable: the job cannot end until it comes back.
+ */
+async function submitAndStrand(server: Server, key: string, prompt: string): Promise<string> {
+  const startedBefore = veo.started.length;
+  const submitted = await submitVideo({ baseUrl: server.baseUrl, apiKey: key }, { model: 'gateway/veo', prompt, duration: 4 });
+  assert.equal(submitted.status, 200, submitted.text);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const operation = veo.started[startedBefore]?.id;
+    if (operation && veo.requests.some((request) => request.method === 'GET' && request.path.endsWith(operation))) break;
+    if (Date.now() > deadline) assert.fail('the job never polled its operation');
+    await sleep(10);
+  }
+  await veo.goOffline();
+  return submitted.body.id;
+}
+
+function assertOneCharge(totals: LedgerTotals, shown: Awaited<ReturnType<typeof shownBalance>>): void {
+  assert.equal(totals.chargeCount, 1n, 'one charge');
+  assert.equal(totals.charges, usdToPicos('1.6'), '4 seconds at 0.4');
+  assert.equal(totals.openHolds, 0n, 'no hold left open');
+  assertLedgerExact(totals, shown);
+}
+
+describe('video jobs across crashes and instances', () => {
+  test('SQLite: after a kill -9 mid-operation, the next server resumes polling it: one generation, one charge', async () => {
+    const dataDir = join(workDir, 'sqlite');
+    const env = { GATEWAY_DATA_DIR: dataDir, VEO_KEY };
+    const first = await startServer(configPath, env);
+    const startedBefore = veo.started.length;
+    let funded: { accountId: string; key: string };
+    let jobId: string;
+    try {
+      funded = await fundedAccount(first, 'video');
+      jobId = await submitAndStrand(first, funded.key, 'a crash-proof sunset');
+    } finally {
+      await first.process.stop('SIGKILL');
+      await veo.goOnline();
+    }
+    const second = await startServer(configPath, env);
+    try {
+      const job = (await endedVideo({ baseUrl: second.baseUrl, apiKey: funded.key }, jobId)).body;
+      assert.equal(job.status, 'completed', JSON.stringify(job));
+      assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
+      assert.match(second.process.output(), /resuming it from its checkpoint/);
+      const shown = await shownBalance(second, funded.accountId);
+      const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
+      try {
+        const totals = file.prepare(LEDGER_TOTALS_SQL('?1'));
+        totals.setReadBigInts(true);
+        assertOneCharge(ledgerTotals(totals.get(funded.accountId)!), shown);
+      } finally {
+        file.close();
+      }
+    } finally {
+      assert.equal((await second.process.stop('SIGTERM')).code, 0);
+    }
+  });
+
+  describe('PostgreSQL', () => {
+    let schema: string;
+    let admin: pg.Client;
+    let env: Record<string, string>;
+    before(async () => {
+      schema = `test_video_${randomBytes(6).toString('hex')}`;
+      admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const url = new URL(TEST_DATABASE_URL);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres'), VEO_KEY };
+    });
+    after(async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    });
+
+    test(`a second instance resumes the operation of one killed with kill -9 once its lease lapsed (${LEASE_SECONDS} s here)`, async () => {
+      const doomed = await startServer(configPath, env);
+      let survivor: Server | undefined;
+      const startedBefore = veo.started.length;
+      try {
+        const funded = await fundedAccount(doomed, 'video');
+        const jobId = await submitAndStrand(doomed, funded.key, 'a crash-proof moonrise');
+        await doomed.process.stop('SIGKILL');
+        await veo.goOnline();
+        survivor = await startServer(configPath, env);
+        const job = (await endedVideo({ baseUrl: survivor.baseUrl, apiKey: funded.key }, jobId)).body;
+        assert.equal(job.status, 'completed', JSON.stringify(job));
+        assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
+        assert.match(survivor.process.output(), /resuming it from its checkpoint/);
+        const shown = await shownBalance(survivor, funded.accountId);
+        assertOneCharge(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown);
+      } finally {
+        await veo.goOnline();
+        await doomed.process.stop('SIGKILL');
+        await survivor?.process.stop('SIGTERM');
+      }
+    });
+  });
+});
