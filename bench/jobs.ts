@@ -1,16 +1,18 @@
 /**
- * Background-job throughput: how fast the gateway takes background responses in, and how fast its
- * workers complete them (docs/jobs.md). A batch of `POST /v1/responses` with `background: true` is
- * submitted by a few concurrent clients as fast as they are answered; the run then waits until the
- * gateway's own counter of ended jobs (`gateway_jobs_ended_total` in /metrics, read a few times a
- * second, so that polling does not compete with the workers) has counted the whole batch, and
- * finally checks each job's status once. Jobs run against the same simulator as the other
- * workloads.
+ * Job throughput: how fast the gateway takes background work in, and how fast its workers complete
+ * it (docs/jobs.md) — background responses, and video jobs (docs/video.md). A batch of submissions
+ * is sent by a few concurrent clients as fast as they are answered; the run then waits until the
+ * gateway's own counter of ended jobs of the kind (`gateway_jobs_ended_total` in /metrics, read a
+ * few times a second, so that polling does not compete with the workers) has counted the whole
+ * batch, and finally polls each job once. The gateway's CPU over the whole batch, per job, is the
+ * cost of a job from its submission to its end; the CPU of the final polls, per poll, is what a
+ * client's poll costs.
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuSeconds } from './processes.ts';
 
-export interface BackgroundJobsResult {
+export interface JobsResult {
   readonly jobs: number;
   readonly submitters: number;
   /** Jobs accepted per second while submitting (each answered with its queued object). */
@@ -19,42 +21,78 @@ export interface BackgroundJobsResult {
   readonly completedPerSecond: number;
   readonly submitSeconds: number;
   readonly totalSeconds: number;
-  /** Jobs whose final status was not `completed` (none expected). */
+  /** Jobs whose final status was not the completed one (none expected). */
   readonly notCompleted: number;
+  /** The gateway's CPU (user + system) from the first submission to the last end, per job, µs. */
+  readonly cpuMicrosPerJob: number | null;
+  /** The gateway's CPU of one poll of an ended job, µs. */
+  readonly cpuMicrosPerPoll: number | null;
 }
 
-export interface BackgroundJobsOptions {
+/** What is submitted and polled: the background responses' routes, or the videos'. */
+export interface JobRoutes {
+  /** `kind` of `gateway_jobs_ended_total`. */
+  readonly kind: 'response' | 'video';
+  readonly submitPath: string;
+  readonly pollPath: (id: string) => string;
+  /** The status of a submission's answer, and of a job that completed. */
+  readonly queued: string;
+  readonly completed: string;
+}
+
+export const RESPONSE_JOB_ROUTES: JobRoutes = {
+  kind: 'response',
+  submitPath: '/v1/responses',
+  pollPath: (id) => `/v1/responses/${id}`,
+  queued: 'queued',
+  completed: 'completed',
+};
+
+export const VIDEO_JOB_ROUTES: JobRoutes = {
+  kind: 'video',
+  submitPath: '/v1/videos/generations',
+  pollPath: (id) => `/v1/videos/generations/${id}`,
+  queued: 'processing',
+  completed: 'completed',
+};
+
+export interface JobsOptions {
   readonly jobs: number;
   readonly submitters: number;
   readonly timeoutMs: number;
 }
 
-const ENDED_METRIC = /^gateway_jobs_ended_total\{kind="response",status="[a-z_]+"\} (\d+)$/gm;
-
-export async function measureBackgroundJobs(
-  gateway: { readonly origin: string; readonly apiKey: string },
+export async function measureJobs(
+  gateway: { readonly origin: string; readonly apiKey: string; readonly pid?: number },
+  routes: JobRoutes,
   body: (index: number) => string,
-  options: BackgroundJobsOptions,
-): Promise<BackgroundJobsResult> {
+  options: JobsOptions,
+): Promise<JobsResult> {
   const headers = { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' };
+  const endedMetric = new RegExp(`^gateway_jobs_ended_total\\{kind="${routes.kind}",status="[a-z_]+"\\} (\\d+)$`, 'gm');
   const endedSoFar = async (): Promise<number> => {
     const text = await (await fetch(`${gateway.origin}/metrics`)).text();
-    return [...text.matchAll(ENDED_METRIC)].reduce((sum, match) => sum + Number(match[1]), 0);
+    return [...text.matchAll(endedMetric)].reduce((sum, match) => sum + Number(match[1]), 0);
+  };
+  const cpu = () => {
+    const used = gateway.pid === undefined ? null : cpuSeconds(gateway.pid);
+    return used === null ? null : used.user + used.system;
   };
   const endedBefore = await endedSoFar();
   const deadline = Date.now() + options.timeoutMs;
 
   const ids: string[] = [];
   let next = 0;
+  const cpuAtStart = cpu();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: options.submitters }, async () => {
       while (next < options.jobs) {
         const index = next++;
-        const response = await fetch(`${gateway.origin}/v1/responses`, { method: 'POST', headers, body: body(index) });
+        const response = await fetch(`${gateway.origin}${routes.submitPath}`, { method: 'POST', headers, body: body(index) });
         const queued = (await response.json()) as { id?: string; status?: string };
-        if (response.status !== 200 || queued.status !== 'queued' || queued.id === undefined) {
-          throw new Error(`background submission answered ${response.status}: ${JSON.stringify(queued).slice(0, 200)}`);
+        if (response.status !== 200 || queued.status !== routes.queued || queued.id === undefined) {
+          throw new Error(`a ${routes.kind} submission answered ${response.status}: ${JSON.stringify(queued).slice(0, 200)}`);
         }
         ids.push(queued.id);
       }
@@ -63,18 +101,21 @@ export async function measureBackgroundJobs(
   const submitted = performance.now();
 
   while ((await endedSoFar()) - endedBefore < options.jobs) {
-    if (Date.now() > deadline) throw new Error(`the background jobs did not all end within ${options.timeoutMs / 1000} s`);
+    if (Date.now() > deadline) throw new Error(`the ${routes.kind} jobs did not all end within ${options.timeoutMs / 1000} s`);
     await sleep(20);
   }
   const ended = performance.now();
+  const cpuAtEnd = cpu();
 
   let notCompleted = 0;
   for (const id of ids) {
-    const response = await fetch(`${gateway.origin}/v1/responses/${id}`, { headers });
-    if (((await response.json()) as { status?: string }).status !== 'completed') notCompleted++;
+    const response = await fetch(`${gateway.origin}${routes.pollPath(id)}`, { headers });
+    if (((await response.json()) as { status?: string }).status !== routes.completed) notCompleted++;
   }
+  const cpuAfterPolls = cpu();
   const submitSeconds = (submitted - started) / 1000;
   const totalSeconds = (ended - started) / 1000;
+  const perItem = (from: number | null, to: number | null) => (from === null || to === null ? null : ((to - from) * 1e6) / options.jobs);
   return {
     jobs: options.jobs,
     submitters: options.submitters,
@@ -83,5 +124,7 @@ export async function measureBackgroundJobs(
     submitSeconds,
     totalSeconds,
     notCompleted,
+    cpuMicrosPerJob: perItem(cpuAtStart, cpuAtEnd),
+    cpuMicrosPerPoll: perItem(cpuAtEnd, cpuAfterPolls),
   };
 }

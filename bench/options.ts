@@ -33,6 +33,8 @@ export interface BenchOptions {
   readonly streamsTest: boolean;
   /** Whether the background-job throughput test runs. */
   readonly jobsTest: boolean;
+  /** Video jobs on the simulated provider (`videos` in `--only`). */
+  readonly videosTest: boolean;
   readonly pin: boolean;
   /** Fixed delay the simulator adds before every answer. */
   readonly upstreamDelayMs: number;
@@ -76,7 +78,7 @@ const QUICK: Durations = {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
   --quick               smoke run of well under a minute (figures only indicative)
-  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs
+  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos
   --no-pin              do not pin processes to cores with taskset
   --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
   --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
@@ -101,7 +103,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs']);
+  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos']);
   const selected =
     values.only === undefined
       ? [...known]
@@ -117,6 +119,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     workloads: WORKLOADS.map((workload) => workload.id).filter((id) => selected.includes(id)),
     streamsTest: selected.includes('streams'),
     jobsTest: selected.includes('jobs'),
+    videosTest: selected.includes('videos'),
     pin: !values['no-pin'],
     upstreamDelayMs: delay,
     dataRoot: values['data-root'] === undefined ? undefined : resolve(values['data-root']),

@@ -206,9 +206,14 @@ export function formatReport(results: BenchResults): string {
     out.push('');
   }
 
-  if (results.backgroundJobs !== null) {
-    const measured = results.backgroundJobs;
-    const header = ['jobs', 'submitters', 'submitted / s', 'completed / s', 'submit (s)', 'all ended after (s)', 'not completed'];
+  const jobTables = [
+    ['background responses (gateway: jobs submitted, then run by its workers)', results.backgroundJobs],
+    ['video jobs (gateway: 4-second clips of the simulated provider, submitted, then run by its workers)', results.videoJobs ?? null],
+  ] as const;
+  for (const [title, measured] of jobTables) {
+    if (measured === null) continue;
+    const header = ['jobs', 'submitters', 'submitted / s', 'completed / s', 'submit (s)', 'all ended after (s)', 'not completed', 'CPU µs / job', 'CPU µs / poll'];
+    const micros = (value: number | null) => (value === null ? '—' : value.toFixed(0));
     const rows = measured.ok
       ? [
           [
@@ -219,10 +224,12 @@ export function formatReport(results: BenchResults): string {
             measured.value.submitSeconds.toFixed(2),
             measured.value.totalSeconds.toFixed(2),
             String(measured.value.notCompleted),
+            micros(measured.value.cpuMicrosPerJob),
+            micros(measured.value.cpuMicrosPerPoll),
           ],
         ]
-      : [['—', '—', '—', '—', '—', '—', `error: ${measured.error}`]];
-    out.push('background responses (gateway: jobs submitted, then run by its workers)', table(header, rows), '');
+      : [['—', '—', '—', '—', '—', '—', '—', '—', `error: ${measured.error}`]];
+    out.push(title, table(header, rows), '');
   }
 
   out.push(

@@ -1,7 +1,7 @@
 /** The shape of bench/results/latest.json: everything one run measured, in absolute figures. */
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
-import type { BackgroundJobsResult } from './jobs.ts';
+import type { JobsResult } from './jobs.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -77,7 +77,9 @@ export interface BenchResults {
   /** Time to first byte of a stream whose first text leaves the simulator at once. */
   readonly ttfb: { readonly skipped: Partial<Record<TargetName, string>>; readonly targets: Partial<Record<TargetName, Measured<TtfbResult>>> } | null;
   /** Background responses submitted and completed per second (gateway only; docs/jobs.md). */
-  readonly backgroundJobs: Measured<BackgroundJobsResult> | null;
+  readonly backgroundJobs: Measured<JobsResult> | null;
+  /** Video jobs submitted and completed per second, and their CPU (gateway only; docs/video.md). */
+  readonly videoJobs?: Measured<JobsResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

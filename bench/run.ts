@@ -14,7 +14,7 @@ import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:o
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayMissing, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
-import { measureBackgroundJobs, type BackgroundJobsResult } from './jobs.ts';
+import { measureJobs, RESPONSE_JOB_ROUTES, VIDEO_JOB_ROUTES, type JobRoutes, type JobsResult } from './jobs.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { runPaced } from './paced.ts';
@@ -304,16 +304,21 @@ function backgroundBody(index: number): string {
   return JSON.stringify({ model: GATEWAY_MODELS.chat, input: `Background job ${index}: say hello.`, max_output_tokens: 64, background: true });
 }
 
-async function runBackgroundJobs(services: Services, options: BenchOptions): Promise<Measured<BackgroundJobsResult>> {
+/** A video job of the bench's video model (a 4-second clip of the built-in simulated provider); prompts vary. */
+function videoBody(index: number): string {
+  return JSON.stringify({ model: GATEWAY_MODELS.video, prompt: `Video job ${index}: a paper boat on a pond.`, duration: 4 });
+}
+
+async function runJobs(services: Services, routes: JobRoutes, body: (index: number) => string, jobs: number): Promise<Measured<JobsResult>> {
   const gateway = services.gateway;
   if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
   const measured = await attempt(async () => {
     alive(gateway);
-    return measureBackgroundJobs(gateway, backgroundBody, { jobs: options.quick ? 200 : 2_000, submitters: 8, timeoutMs: 120_000 });
+    return measureJobs({ ...gateway, pid: gateway.child?.pid }, routes, body, { jobs, submitters: 8, timeoutMs: 180_000 });
   });
-  progress(
-    `jobs · gateway: ${measured.ok ? `${Math.round(measured.value.submittedPerSecond)} submitted/s, ${Math.round(measured.value.completedPerSecond)} completed/s` : measured.error}`,
-  );
+  const figures = (value: JobsResult) =>
+    `${Math.round(value.submittedPerSecond)} submitted/s, ${Math.round(value.completedPerSecond)} completed/s, ${Math.round(value.cpuMicrosPerJob ?? Number.NaN)} µs CPU per job`;
+  progress(`${routes.kind} jobs · gateway: ${measured.ok ? figures(measured.value) : measured.error}`);
   return measured;
 }
 
@@ -423,7 +428,8 @@ async function main(): Promise<void> {
     const gatewayStreams = await gatewayServesStreams(services, workloads);
     const ttfb = options.workloads.includes('chat-stream') ? await runTtfb(services, options, gatewayStreams) : null;
     const concurrentStreams = options.streamsTest ? await runStreams(services, options, gatewayStreams) : null;
-    const backgroundJobs = options.jobsTest ? await runBackgroundJobs(services, options) : null;
+    const backgroundJobs = options.jobsTest ? await runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000) : null;
+    const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
 
     const partial = {
       startedAt,
@@ -450,6 +456,7 @@ async function main(): Promise<void> {
       ttfb,
       concurrentStreams,
       backgroundJobs,
+      videoJobs,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {

@@ -46,6 +46,7 @@ export const GATEWAY_MODELS = {
   chatHold: 'gateway/bench-chat-hold',
   claude: 'gateway/bench-claude',
   image: 'gateway/bench-image',
+  video: 'gateway/bench-video',
 } as const;
 /** Upstream model names the simulator receives (it answers every name the same way). */
 const UPSTREAM_CHAT_MODEL = 'bench-upstream-chat';

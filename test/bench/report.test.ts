@@ -67,10 +67,16 @@ describe('bench report', () => {
       submitSeconds: 3.56,
       totalSeconds: 3.6,
       notCompleted: 0,
+      cpuMicrosPerJob: 412.4,
+      cpuMicrosPerPoll: 98.6,
     };
     const ok = formatReport({ ...run([]), finishedAt: 'x', bars: [], backgroundJobs: { ok: true, value: figures } });
     assert.match(ok, /background responses/);
-    assert.match(ok, /\b2000\s+8\s+561\s+555\s+3\.56\s+3\.60\s+0\b/);
+    assert.match(ok, /\b2000\s+8\s+561\s+555\s+3\.56\s+3\.60\s+0\s+412\s+99\b/);
+    const videos = formatReport({ ...run([]), finishedAt: 'x', bars: [], videoJobs: { ok: true, value: { ...figures, jobs: 300 } } });
+    assert.match(videos, /video jobs/);
+    assert.match(videos, /\b300\s+8\s+561\b/);
+    assert.doesNotMatch(videos, /background responses/);
     const failed = formatReport({ ...run([]), finishedAt: 'x', bars: [], backgroundJobs: { ok: false, error: 'the gateway is not running' } });
     assert.match(failed, /error: the gateway is not running/);
     assert.doesNotMatch(formatReport({ ...run([]), finishedAt: 'x', bars: [] }), /background responses/);
