@@ -235,6 +235,23 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.notEqual(request, id, 'a job id is not a request id');
     });
 
+    test('/openapi.json describes both routes with the schemas that validate them, and the catalog shows the duration rules', async () => {
+      const document = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
+      const submit = document.paths['/v1/videos/generations'].post;
+      const body = submit.requestBody.content['application/json'].schema;
+      assert.deepEqual(body.required, ['model', 'prompt']);
+      assert.deepEqual([body.properties.duration.minimum, body.properties.duration.maximum], [1, 120]);
+      assert.deepEqual(submit.responses['200'].content['application/json'].schema.properties.object.enum, ['video.generation.job']);
+      assert.ok(document.paths['/v1/videos/generations/{id}'].get);
+      const model = (await call(gateway.baseUrl, 'GET', '/v1/models/gateway/clip', { key: gateway.apiKey })).body;
+      assert.deepEqual(model.limits, { max_duration_seconds: 8, supported_durations: [4, 6, 8] });
+      assert.deepEqual(model.supported_endpoints, ['videos/generations']);
+      assert.deepEqual(
+        model.pricing.variants.map((variant: { key: string }) => variant.key),
+        ['720p', '1080p'],
+      );
+    });
+
     test('a job expires 24 hours after its creation: then 404, and the sweep deletes its file', async () => {
       const submitted = await submitVideo(gateway, { model: 'gateway/clip-fixed', prompt: 'short-lived' });
       const id = submitted.body.id;
