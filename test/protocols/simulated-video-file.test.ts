@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { codedSize, type Yuv420Picture } from '../../src/protocols/simulated/h264.ts';
+import { nalUnit } from '../../src/protocols/simulated/bit-writer.ts';
+import { codedSize, idrPicture, pictureParameterSet, sequenceParameterSet, type Yuv420Picture } from '../../src/protocols/simulated/h264.ts';
+import { mp4File } from '../../src/protocols/simulated/mp4.ts';
 import { type SimulatedVideoOptions, simulatedVideo } from '../../src/protocols/simulated/video-file.ts';
 import { drawScene, motionAt, sceneOf } from '../../src/protocols/simulated/video-scene.ts';
 
@@ -75,13 +77,8 @@ describe('simulated video files as ffprobe and ffmpeg read them', { skip: ffmpeg
     assert.equal(frames.length, options.fps * options.durationSeconds);
 
     const scene = sceneOf(options.prompt, options.seed, options, options.durationSeconds);
-    const coded = codedSize(options.width, options.height);
-    const picture: Yuv420Picture = {
-      ...coded,
-      y: new Uint8Array(coded.width * coded.height),
-      cb: new Uint8Array((coded.width * coded.height) / 4),
-      cr: new Uint8Array((coded.width * coded.height) / 4),
-    };
+    const picture = blankPicture(options.width, options.height);
+    const coded = { width: picture.width, height: picture.height };
     for (let second = 0; second < options.durationSeconds; second++) {
       drawScene(scene, scene.positions[second], picture);
       for (let frame = 0; frame < options.fps; frame++) {
@@ -98,15 +95,108 @@ describe('simulated video files as ffprobe and ffmpeg read them', { skip: ffmpeg
     assert.notDeepEqual(frames[0], frames[1], 'the picture moves');
     assert.notDeepEqual(frames[0], frames[options.fps], 'the next second starts from a new picture');
   });
+
+  test('an IDR picture decodes to exactly its samples, whether a macroblock is stored or predicted from a neighbour', async () => {
+    // 4 × 3 macroblocks, cropped to 56 × 40. Each macroblock is noise (stored as I_PCM), or repeats
+    // the column left of it or the row above it (predicted), in raster order so each copies final samples.
+    const width = 56;
+    const height = 40;
+    const picture = blankPicture(width, height);
+    const kinds = ['noise', 'left', 'left', 'noise', 'above', 'noise', 'above', 'left', 'noise', 'above', 'left', 'above'];
+    let state = 12345;
+    const noise = () => 16 + (((state = (state * 1103515245 + 12345) >>> 0) >>> 16) % 220);
+    const planes = [
+      { plane: picture.y, stride: picture.width, size: 16 },
+      { plane: picture.cb, stride: picture.width / 2, size: 8 },
+      { plane: picture.cr, stride: picture.width / 2, size: 8 },
+    ];
+    kinds.forEach((kind, mb) => {
+      const mbX = mb % 4;
+      const mbY = Math.floor(mb / 4);
+      for (const { plane, stride, size } of planes) {
+        for (let y = mbY * size; y < (mbY + 1) * size; y++) {
+          for (let x = mbX * size; x < (mbX + 1) * size; x++) {
+            plane[y * stride + x] = kind === 'noise' ? noise() : kind === 'left' ? plane[y * stride + mbX * size - 1] : plane[(mbY * size - 1) * stride + x];
+          }
+        }
+      }
+    });
+    const idr = idrPicture(picture, 0);
+    const stored = kinds.filter((kind) => kind === 'noise').length;
+    assert.ok(idr.length < (stored + 1) * 386, `only the ${stored} noise macroblocks are stored (${idr.length} bytes)`);
+
+    const format = { width, height, fps: 1 };
+    const path = join(directory, 'idr.mp4');
+    await writeFile(path, mp4File({ ...format, sps: sequenceParameterSet(format, 10), pps: pictureParameterSet(), samples: [idr], syncSamples: [0] }));
+    const [frame] = await decodedFrames(path, width, height);
+    const chroma = (width / 2) * (height / 2);
+    assert.deepEqual(frame.subarray(0, width * height), cropped(picture.y, picture.width, width, height));
+    assert.deepEqual(frame.subarray(width * height, width * height + chroma), cropped(picture.cb, picture.width / 2, width / 2, height / 2));
+    assert.deepEqual(frame.subarray(width * height + chroma), cropped(picture.cr, picture.width / 2, width / 2, height / 2));
+  });
 });
 
-/** The luma plane of every frame, as ffmpeg decodes it. */
-async function decodedLuma(path: string, width: number, height: number): Promise<Uint8Array[]> {
+describe('NAL units', () => {
+  test('an emulation prevention byte goes before each byte ≤ 3 that follows two zero bytes', () => {
+    const cases: [number[], number[]][] = [
+      [
+        [1, 2, 3],
+        [1, 2, 3],
+      ],
+      [
+        [0, 0, 4],
+        [0, 0, 4],
+      ],
+      [
+        [0, 0, 1],
+        [0, 0, 3, 1],
+      ],
+      [
+        [0, 0, 3, 0],
+        [0, 0, 3, 3, 0],
+      ],
+      [
+        [0, 0, 0, 0, 1],
+        [0, 0, 3, 0, 0, 3, 1],
+      ],
+      [
+        [5, 0, 0, 2, 0, 0, 0x80],
+        [5, 0, 0, 3, 2, 0, 0, 0x80],
+      ],
+      [
+        [0, 1, 0, 0, 0, 7],
+        [0, 1, 0, 0, 3, 0, 7],
+      ],
+    ];
+    for (const [rbsp, payload] of cases) {
+      assert.deepEqual([...nalUnit(3, 5, Uint8Array.from(rbsp))], [0x65, ...payload], JSON.stringify(rbsp));
+    }
+  });
+});
+
+/** Every frame as ffmpeg decodes it: the Y, Cb and Cr planes one after the other. */
+async function decodedFrames(path: string, width: number, height: number): Promise<Uint8Array[]> {
   const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', path, '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-'], { ...TOOL_LIMITS, encoding: 'buffer' });
-  const lumaSize = width * height;
-  const frameSize = lumaSize * 1.5;
+  const frameSize = width * height * 1.5;
   assert.equal(stdout.length % frameSize, 0);
-  return Array.from({ length: stdout.length / frameSize }, (_, index) => new Uint8Array(stdout.subarray(index * frameSize, index * frameSize + lumaSize)));
+  return Array.from({ length: stdout.length / frameSize }, (_, index) => new Uint8Array(stdout.subarray(index * frameSize, (index + 1) * frameSize)));
+}
+
+async function decodedLuma(path: string, width: number, height: number): Promise<Uint8Array[]> {
+  return (await decodedFrames(path, width, height)).map((frame) => frame.subarray(0, width * height));
+}
+
+function blankPicture(width: number, height: number): Yuv420Picture {
+  const coded = codedSize(width, height);
+  const samples = coded.width * coded.height;
+  return { ...coded, y: new Uint8Array(samples), cb: new Uint8Array(samples / 4), cr: new Uint8Array(samples / 4) };
+}
+
+/** The top-left `width` × `height` of a plane `stride` samples wide. */
+function cropped(plane: Uint8Array, stride: number, width: number, height: number): Uint8Array {
+  const out = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) out.set(plane.subarray(y * stride, y * stride + width), y * width);
+  return out;
 }
 
 describe('simulated video files', () => {

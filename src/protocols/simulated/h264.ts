@@ -4,7 +4,8 @@
  * https://www.itu.int/rec/T-REC-H.264):
  *
  * - an IDR picture of I_PCM macroblocks, which carry their samples as they are (§ 7.3.5): no
- *   prediction, transform or entropy coding to get wrong, at 384 bytes a macroblock;
+ *   transform or entropy coding to get wrong, at 384 bytes a macroblock; a macroblock that only
+ *   repeats its neighbour's edge is predicted from it instead, in a dozen bits;
  * - a P picture that shows the last IDR picture moved by one whole-pixel motion vector: every
  *   macroblock is P_L0_16x16 with no residual, about five bits each. P pictures are not reference
  *   pictures (nal_ref_idc 0), so the IDR picture stays the only reference and every P picture
@@ -52,7 +53,11 @@ const LOG2_MAX_FRAME_NUM = 4;
 const LOG2_MAX_PIC_ORDER_CNT_LSB = 8;
 const SLICE_TYPE_P = 0;
 const SLICE_TYPE_I = 2;
+/** I slice mb_type I_16x16_<prediction>_0_0: the prediction mode is added (Table 7-11). */
+const MB_TYPE_I_16X16 = 1;
 const MB_TYPE_I_PCM = 25;
+/** What an I_PCM macroblock counts as for its neighbours' coeff_token (§ 9.2.1). */
+const PCM_COEFFICIENTS = 16;
 const MB_TYPE_P_L0_16X16 = 0;
 /** Each of luma's 256 samples and chroma's 2 × 64 (4:2:0). */
 const PCM_BYTES = 384;
@@ -62,17 +67,36 @@ export function codedSize(width: number, height: number): { width: number; heigh
   return { width: Math.ceil(width / 16) * 16, height: Math.ceil(height / 16) * 16 };
 }
 
-/** The IDR picture of `picture`'s samples. `idrPicId` must differ between two IDR pictures in a row (§ 7.4.3). */
+/**
+ * The IDR picture of `picture`'s samples. A macroblock that repeats the row of samples just above
+ * it (or the column just left of it) in every plane is coded as Intra_16x16 vertical (horizontal)
+ * prediction with no residual, a dozen bits, which reproduces it exactly; any other is I_PCM.
+ * `idrPicId` must differ between two IDR pictures in a row (§ 7.4.3).
+ */
 export function idrPicture(picture: Yuv420Picture, idrPicId: number): Uint8Array {
   const mbWidth = picture.width / 16;
   const mbHeight = picture.height / 16;
-  const writer = new BitWriter(mbWidth * mbHeight * (PCM_BYTES + 2) + 32);
+  const writer = new BitWriter(mbWidth * mbHeight * 4 + 64);
   sliceHeader(writer, { type: SLICE_TYPE_I, idrPicId, frameNum: 0, picOrderCntLsb: 0 });
-  for (let mbY = 0; mbY < mbHeight; mbY++) {
-    for (let mbX = 0; mbX < mbWidth; mbX++) {
-      writer.ue(MB_TYPE_I_PCM);
-      writer.alignWithZeros();
-      writePcmSamples(writer.reserveBytes(PCM_BYTES), picture, mbX, mbY);
+  // Each macroblock's count of coefficients, which selects its neighbours' coeff_token table (§ 9.2.1).
+  const coefficients = new Uint8Array(mbWidth * mbHeight);
+  for (let mbY = 0, mb = 0; mbY < mbHeight; mbY++) {
+    for (let mbX = 0; mbX < mbWidth; mbX++, mb++) {
+      const prediction = mbY > 0 && repeatsRowAbove(picture, mbX, mbY) ? VERTICAL : mbX > 0 && repeatsColumnLeft(picture, mbX, mbY) ? HORIZONTAL : undefined;
+      if (prediction === undefined) {
+        writer.ue(MB_TYPE_I_PCM);
+        writer.alignWithZeros();
+        writePcmSamples(writer.reserveBytes(PCM_BYTES), picture, mbX, mbY);
+        coefficients[mb] = PCM_COEFFICIENTS;
+        continue;
+      }
+      writer.ue(MB_TYPE_I_16X16 + prediction.luma); // coded_block_pattern 0 for luma and chroma
+      writer.ue(prediction.chroma); // intra_chroma_pred_mode
+      writer.se(0); // mb_qp_delta
+      // Intra16x16DCLevel with no coefficient: its coeff_token, selected by the neighbours' counts.
+      const left = mbX > 0 ? coefficients[mb - 1] : undefined;
+      const above = mbY > 0 ? coefficients[mb - mbWidth] : undefined;
+      writeNoCoefficients(writer, left === undefined ? (above ?? 0) : above === undefined ? left : (left + above + 1) >> 1);
     }
   }
   writer.trailingBits();
@@ -93,6 +117,57 @@ function writePcmSamples(out: Uint8Array, picture: Yuv420Picture, mbX: number, m
       for (let column = 0; column < 8; column++) out[index++] = plane[from + column];
     }
   }
+}
+
+/** Intra_16x16 and chroma prediction modes that copy a neighbour's edge samples (§ 8.3.3, § 8.3.4). */
+const VERTICAL = { luma: 0, chroma: 2 };
+const HORIZONTAL = { luma: 1, chroma: 1 };
+
+/**
+ * coeff_token for TotalCoeff 0 (Table 9-5), by nC, the neighbours' mean count of coefficients.
+ * A neighbour here counts 16 (I_PCM) or 0, so nC is 0, 8 or 16: Table 9-5's first or last column.
+ */
+function writeNoCoefficients(writer: BitWriter, nC: number): void {
+  if (nC < 2) writer.bits(0b1, 1);
+  else writer.bits(0b000011, 6);
+}
+
+function repeatsRowAbove(picture: Yuv420Picture, mbX: number, mbY: number): boolean {
+  const chromaWidth = picture.width / 2;
+  return (
+    planeRepeatsRowAbove(picture.y, picture.width, mbX * 16, mbY * 16, 16) &&
+    planeRepeatsRowAbove(picture.cb, chromaWidth, mbX * 8, mbY * 8, 8) &&
+    planeRepeatsRowAbove(picture.cr, chromaWidth, mbX * 8, mbY * 8, 8)
+  );
+}
+
+function repeatsColumnLeft(picture: Yuv420Picture, mbX: number, mbY: number): boolean {
+  const chromaWidth = picture.width / 2;
+  return (
+    planeRepeatsColumnLeft(picture.y, picture.width, mbX * 16, mbY * 16, 16) &&
+    planeRepeatsColumnLeft(picture.cb, chromaWidth, mbX * 8, mbY * 8, 8) &&
+    planeRepeatsColumnLeft(picture.cr, chromaWidth, mbX * 8, mbY * 8, 8)
+  );
+}
+
+/** Whether the `size` × `size` block at (x, y) has every row equal to the row above the block. */
+function planeRepeatsRowAbove(plane: Uint8Array, stride: number, x: number, y: number, size: number): boolean {
+  const above = (y - 1) * stride + x;
+  for (let row = 0; row < size; row++) {
+    const line = (y + row) * stride + x;
+    for (let column = 0; column < size; column++) if (plane[line + column] !== plane[above + column]) return false;
+  }
+  return true;
+}
+
+/** Whether the `size` × `size` block at (x, y) has every row equal to the sample left of that row. */
+function planeRepeatsColumnLeft(plane: Uint8Array, stride: number, x: number, y: number, size: number): boolean {
+  for (let row = 0; row < size; row++) {
+    const line = (y + row) * stride + x;
+    const left = plane[line - 1];
+    for (let column = 0; column < size; column++) if (plane[line + column] !== left) return false;
+  }
+  return true;
 }
 
 /**

@@ -2,9 +2,9 @@
  * The simulated provider's videos: real MP4 files (H.264 Constrained Baseline, 4:2:0, `moov`
  * first) that ffprobe reads and browsers play, of exactly the requested duration, drawn from the
  * prompt (src/protocols/simulated/video-scene.ts) so that the same request always gets the same
- * bytes. Cheap to make: one picture a second is drawn and stored as it is, every other frame is
- * that picture moved (src/protocols/simulated/h264.ts), so a file costs about 384 bytes per
- * 16 × 16 macroblock per second, and almost nothing per extra frame.
+ * bytes. Cheap to make: one picture a second is drawn and coded, every other frame is that picture
+ * moved (src/protocols/simulated/h264.ts). A picture stores about one 384-byte macroblock per
+ * cell of its mosaic and predicts the rest; a moved frame costs five bits a macroblock.
  */
 import { codedSize, idrPicture, levelFor, movedPicture, pictureParameterSet, sequenceParameterSet, type Yuv420Picture } from './h264.ts';
 import { mp4File } from './mp4.ts';

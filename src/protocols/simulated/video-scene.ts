@@ -18,14 +18,14 @@ export interface Scene {
   readonly blue: Uint8Array;
   readonly red: Uint8Array;
   readonly colours: number;
-  /** A cell's size in luma samples (even, so chroma cells line up). */
+  /** A cell's size in luma samples, whole macroblocks. */
   readonly cellWidth: number;
   readonly cellHeight: number;
   /** How many palette steps each row of cells shifts from the row above. */
   readonly rowShift: number;
-  /** Where the pattern is at the start of each second (one more than there are seconds). */
+  /** Where the pattern is at the start of each second: where the second before it took it. */
   readonly positions: readonly Motion[];
-  /** Luma samples a second during each second. */
+  /** Luma samples a second during each second, whole macroblocks. */
   readonly velocities: readonly Motion[];
 }
 
@@ -47,18 +47,22 @@ export function sceneOf(prompt: string, seed: number | undefined, format: VideoF
     red[index] = red[index + COLOURS] = cr;
   }
   const shortSide = Math.min(format.width, format.height);
-  // A cell is 3/32 to 8/32 of the shorter side.
-  const cellSize = (byte: number) => Math.max(2, 2 * Math.round((shortSide * (3 + (byte % 6))) / 64));
+  // Cells and each second's starting position are whole macroblocks, so the encoder predicts
+  // every macroblock of a cell but its first from a neighbour instead of storing its samples.
+  // A cell is about 3/32 to 8/32 of the shorter side.
+  const cellSize = (byte: number) => 16 * Math.max(1, Math.round((shortSide * (3 + (byte % 6))) / 32 / 16));
   // Vertical motion vectors are limited by level (Table A-1: ±64 samples at level 1, up to ±512);
-  // a quarter of the shorter side a second stays inside the limit of any level that fits the picture.
-  const maxSpeed = Math.floor(shortSide / 4);
-  const speed = (byte: number) => Math.round(((byte - 127.5) / 127.5) * maxSpeed);
+  // a quarter of the shorter side a second (at least a macroblock) stays inside the limit of any
+  // level that fits the picture.
+  const maxSpeed = 16 * Math.max(1, Math.floor(shortSide / 4 / 16));
+  const speed = (byte: number) => 16 * Math.round(((byte - 127.5) / 127.5) * (maxSpeed / 16));
   const velocities: Motion[] = [];
-  const positions: Motion[] = [{ x: 0, y: 0 }];
+  const positions: Motion[] = [];
   for (let second = 0; second < seconds; second++) {
-    const velocity = { x: speed(random[header + 2 * second]), y: speed(random[header + 2 * second + 1]) };
-    velocities.push(velocity);
-    positions.push({ x: positions[second].x + velocity.x, y: positions[second].y + velocity.y });
+    const start =
+      second === 0 ? { x: 0, y: 0 } : { x: positions[second - 1].x + velocities[second - 1].x, y: positions[second - 1].y + velocities[second - 1].y };
+    positions.push(start);
+    velocities.push({ x: speed(random[header + 2 * second]), y: speed(random[header + 2 * second + 1]) });
   }
   return {
     fps: format.fps,
@@ -86,18 +90,26 @@ export function drawScene(scene: Scene, position: Motion, picture: Yuv420Picture
   for (let x = 0; x < picture.width; x++) columns[x] = modulo(Math.floor((x + position.x) / scene.cellWidth), scene.colours);
   const rows = new Uint8Array(picture.height);
   for (let y = 0; y < picture.height; y++) rows[y] = modulo(Math.floor((y + position.y) / scene.cellHeight) * scene.rowShift, scene.colours);
+  // A row of samples is drawn once per row of cells, then copied (natively) for the cell's other rows.
   for (let y = 0; y < picture.height; y++) {
-    const row = rows[y];
     const line = y * picture.width;
-    for (let x = 0; x < picture.width; x++) picture.y[line + x] = scene.luma[columns[x] + row];
+    if (y > 0 && rows[y] === rows[y - 1]) {
+      picture.y.copyWithin(line, line - picture.width, line);
+      continue;
+    }
+    for (let x = 0; x < picture.width; x++) picture.y[line + x] = scene.luma[columns[x] + rows[y]];
   }
   // 4:2:0: a chroma sample covers 2 × 2 luma samples; take the colour of its top-left one.
   const chromaWidth = picture.width / 2;
   for (let y = 0; y < picture.height / 2; y++) {
-    const row = rows[2 * y];
     const line = y * chromaWidth;
+    if (y > 0 && rows[2 * y] === rows[2 * y - 2]) {
+      picture.cb.copyWithin(line, line - chromaWidth, line);
+      picture.cr.copyWithin(line, line - chromaWidth, line);
+      continue;
+    }
     for (let x = 0; x < chromaWidth; x++) {
-      const colour = columns[2 * x] + row;
+      const colour = columns[2 * x] + rows[2 * y];
       picture.cb[line + x] = scene.blue[colour];
       picture.cr[line + x] = scene.red[colour];
     }
