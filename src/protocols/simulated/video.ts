@@ -8,11 +8,17 @@
 import { createHash } from 'node:crypto';
 import type { GpuPoolVideoOptions, VideoOperation } from '../../canonical/index.ts';
 import { pixelSize } from '../../policy/image-family.ts';
+import { RejectedParameter } from '../../policy/violation.ts';
 import type { VideoProtocol } from '../video-protocol.ts';
 import { simulatedVideo } from './video-file.ts';
 
 /** Long enough that a client sees `processing` at least once, short enough for a demo. */
 const DEFAULT_VIDEO_DELAY_MS = 2_000;
+
+/** A side the generator draws (./video-file.ts): even, 16 to 1920 pixels. */
+function drawable(side: number): boolean {
+  return side >= 16 && side <= 1920 && side % 2 === 0;
+}
 
 interface SimulatedOperation extends VideoOperation {
   readonly prompt: string;
@@ -30,6 +36,13 @@ export const simulatedVideoProtocol: VideoProtocol = {
     context.signal.throwIfAborted();
     const options: GpuPoolVideoOptions | undefined = call.request.providerOptions?.group === 'gpu_pool' ? call.request.providerOptions.options : undefined;
     const size = options?.size === undefined ? undefined : pixelSize(options.size);
+    if (size && ![size.width, size.height].every(drawable)) {
+      throw new RejectedParameter({
+        ref: { kind: 'extra-body', path: 'gpu_pool.size' },
+        code: 'invalid_value',
+        message: (param) => `'${param}' must have even sides of 16 to 1920 pixels on the simulated provider.`,
+      });
+    }
     const operation: Omit<SimulatedOperation, 'id'> = {
       prompt: call.request.prompt,
       seconds: call.durationSeconds,
