@@ -16,15 +16,17 @@ import { IMAGES } from './image-protocol.ts';
 import { openAIImagesProtocol } from './openai-images/index.ts';
 import { imagenProtocol } from './imagen/index.ts';
 import { gpuPoolProtocol } from './gpu-pool/index.ts';
+import { veoProtocol } from './veo/index.ts';
+import { gpuPoolVideoProtocol } from './gpu-pool/video.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
   simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol), implement(VIDEO, simulatedVideoProtocol)),
   openai: provides(implement(CHAT, openAIChatProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
   'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),
-  'gpu-pool': provides(implement(IMAGES, gpuPoolProtocol)),
+  'gpu-pool': provides(implement(IMAGES, gpuPoolProtocol), implement(VIDEO, gpuPoolVideoProtocol)),
   anthropic: provides(implement(CHAT, anthropicProtocol)),
-  gemini: provides(implement(CHAT, geminiProtocol), implement(IMAGES, imagenProtocol)),
+  gemini: provides(implement(CHAT, geminiProtocol), implement(IMAGES, imagenProtocol), implement(VIDEO, veoProtocol)),
 };
 
 /** Whether the gateway can call a route of this provider kind for a model of this category today. */

@@ -79,6 +79,12 @@ export interface Simulator {
   connectionsAccepted(): number;
   enqueue(...behaviours: Behaviour[]): void;
   setDefault(behaviour: Behaviour): void;
+  /** Drops every connection and stops listening: connections are refused until goOnline(). Nothing the simulator knows is forgotten. */
+  goOffline(): Promise<void>;
+  /** Listens again, on the same port. */
+  goOnline(): Promise<void>;
+  /** A provider restart: every connection dropped, then listening again, the next `unavailable` requests answered 503 while it warms up. */
+  restart(unavailable?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -114,6 +120,15 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
+  const goOffline = async () => {
+    for (const timer of timers) clearTimeout(timer);
+    for (const socket of sockets) socket.destroy();
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  const goOnline = async () => {
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  };
+
   return {
     origin: `http://127.0.0.1:${port}`,
     requests,
@@ -123,11 +138,14 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
     setDefault: (behaviour) => {
       fallback = behaviour;
     },
-    close: async () => {
-      for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    goOffline,
+    goOnline,
+    restart: async (unavailable = 0) => {
+      await goOffline();
+      await goOnline();
+      queue.unshift(...Array.from({ length: unavailable }, (): Behaviour => ({ kind: 'status', status: 503, message: 'Restarting' })));
     },
+    close: goOffline,
   };
 }
 

@@ -50,6 +50,31 @@ export async function getBytes(url: string, options: JsonCallOptions): Promise<U
   }
 }
 
+/**
+ * The bytes at a URL as they arrive (a video file: never held whole in memory here). A non-2xx
+ * answer is mapped by `parseError`; a failure while reading is mapped like any transport failure.
+ */
+export async function getStream(url: string, options: JsonCallOptions): Promise<AsyncIterable<Uint8Array>> {
+  const response = await sendUpstream({
+    method: 'GET',
+    url,
+    headers: options.headers,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    requestId: options.requestId,
+  });
+  if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, await readBodyText(response, options.signal));
+  return mappedFailures(response.body, options.signal);
+}
+
+async function* mappedFailures(body: AsyncIterable<Uint8Array>, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  try {
+    yield* body;
+  } catch (error) {
+    throw transportError(error, signal);
+  }
+}
+
 export function getJson(url: string, options: JsonCallOptions): Promise<JsonAnswer> {
   return callJson('GET', url, undefined, options);
 }
