@@ -99,6 +99,7 @@ async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job
     endpoint = pipeline.catalog.route(prepared.modelId, checkpoint.routeKey);
     if (!endpoint) throw errors.plannedRoutesGone(prepared.modelId);
     const ended = await followOperation(deps, prepared, job, endpoint, checkpoint.operation, context);
+    if (ended.status === 'failed') throw ended.error;
     if (ended.status === 'cancelled') {
       if (!(await context.end('cancelled', presenter.cancelled(job)))) return;
       await prepared.hold.release();
@@ -129,7 +130,11 @@ function videoCall(prepared: PreparedCall<VideoTypes>, endpoint: RouteEndpoint):
   return { request, durationSeconds: videoDuration(request, endpoint), ...(variantMeta ? { variantMeta } : {}) };
 }
 
-type OperationEnd = { readonly status: 'succeeded'; readonly files: readonly DeliveredVideoFile[] } | { readonly status: 'cancelled' };
+type OperationEnd =
+  | { readonly status: 'succeeded'; readonly files: readonly DeliveredVideoFile[] }
+  | { readonly status: 'cancelled' }
+  /** The upstream reported the generation failed: final, whatever its error would mean for a call. */
+  | { readonly status: 'failed'; readonly error: GatewayError };
 
 /**
  * Looks at the operation until it ends, and copies a finished video into the job's outputs. A
@@ -177,7 +182,7 @@ async function settledState(
     case 'running':
       return undefined;
     case 'failed':
-      throw state.error;
+      return { status: 'failed', error: state.error };
     case 'cancelled':
       return { status: 'cancelled' };
     case 'succeeded': {

@@ -128,6 +128,7 @@ describe('video jobs across crashes and instances', () => {
       admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await admin.connect();
       await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.query(`SET search_path TO ${schema}`);
       const url = new URL(TEST_DATABASE_URL);
       url.searchParams.set('options', `-c search_path=${schema}`);
       env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres'), VEO_KEY };
