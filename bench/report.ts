@@ -212,7 +212,17 @@ export function formatReport(results: BenchResults): string {
   ] as const;
   for (const [title, measured] of jobTables) {
     if (measured === null) continue;
-    const header = ['jobs', 'submitters', 'submitted / s', 'completed / s', 'submit (s)', 'all ended after (s)', 'not completed', 'CPU µs / job', 'CPU µs / poll'];
+    const header = [
+      'jobs',
+      'submitters',
+      'submitted / s',
+      'completed / s',
+      'submit (s)',
+      'all ended after (s)',
+      'not completed',
+      'CPU µs / job',
+      'CPU µs / poll',
+    ];
     const micros = (value: number | null) => (value === null ? '—' : value.toFixed(0));
     const rows = measured.ok
       ? [

@@ -20,7 +20,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OperationState, VideoOperation } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { errors, GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import { completeWithFallback } from '../pipeline/attempts.ts';
 import { VIDEO_OUTPUT, type VideoMeter, type VideoTypes } from '../pipeline/kinds/video.ts';

@@ -129,7 +129,11 @@ function checkDuration(request: CanonicalVideoRequest, endpoint: RouteEndpoint, 
   const variant = request.pricingVariant;
   const forVariant = variant === undefined ? undefined : variantDurations(endpoint, variant);
   if (forVariant && !forVariant.includes(seconds)) {
-    return invalid(request.duration === undefined && fromFrames === undefined ? videoFieldRef('pricingVariant') : named, seconds, `one of ${list(forVariant)} s with pricingVariant "${variant}"`);
+    return invalid(
+      request.duration === undefined && fromFrames === undefined ? videoFieldRef('pricingVariant') : named,
+      seconds,
+      `one of ${list(forVariant)} s with pricingVariant "${variant}"`,
+    );
   }
   return undefined;
 }

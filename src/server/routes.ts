@@ -12,4 +12,13 @@ import { imagesRoutes } from '../dialects/images/route.ts';
 import { videosRoutes } from '../dialects/videos/route.ts';
 import type { RouteModule } from '../http/route-module.ts';
 
-export const ALL_ROUTES: readonly RouteModule[] = [adminRoutes, catalogRoutes, chatRoutes, messagesRoutes, responsesRoutes, imagesRoutes, videosRoutes, outputRoutes];
+export const ALL_ROUTES: readonly RouteModule[] = [
+  adminRoutes,
+  catalogRoutes,
+  chatRoutes,
+  messagesRoutes,
+  responsesRoutes,
+  imagesRoutes,
+  videosRoutes,
+  outputRoutes,
+];

@@ -114,7 +114,13 @@ describe('model row', () => {
 });
 
 describe('supported endpoints', () => {
-  const cases: { name: string; fields: Partial<ModelConfig>; capabilities?: Record<string, boolean>; pricing?: EndpointInput['pricing']; expected: string[] }[] = [
+  const cases: {
+    name: string;
+    fields: Partial<ModelConfig>;
+    capabilities?: Record<string, boolean>;
+    pricing?: EndpointInput['pricing'];
+    expected: string[];
+  }[] = [
     { name: 'LLM', fields: {}, expected: ['chat/completions', 'messages', 'responses'] },
     { name: 'IMAGE without editing', fields: { category: 'IMAGE' }, capabilities: { image_generation: true }, expected: ['images/generations'] },
     {

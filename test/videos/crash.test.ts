@@ -20,7 +20,16 @@ import { stringify } from 'yaml';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
-import { assertLedgerExact, fundedAccount, LEDGER_TOTALS_SQL, ledgerTotals, type LedgerTotals, type Server, shownBalance, startServer } from '../helpers/servers.ts';
+import {
+  assertLedgerExact,
+  fundedAccount,
+  LEDGER_TOTALS_SQL,
+  ledgerTotals,
+  type LedgerTotals,
+  type Server,
+  shownBalance,
+  startServer,
+} from '../helpers/servers.ts';
 import { startVeoSimulator, type VeoSimulator } from '../simulators/veo.ts';
 import { endedVideo, submitVideo, videoEndpoint, videoModel } from './helpers.ts';
 

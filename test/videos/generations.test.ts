@@ -92,16 +92,19 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(submitted.headers.get('retry-after'), '5');
       const job = submitted.body;
       assert.match(job.id, /^vid_[0-9a-z]+$/);
-      assert.deepEqual({ ...job, id: undefined, created: undefined }, {
-        id: undefined,
-        object: 'video.generation.job',
-        created: undefined,
-        model: 'gateway/clip',
-        status: 'processing',
-        durationSeconds: 8,
-        data: [],
-        error: null,
-      });
+      assert.deepEqual(
+        { ...job, id: undefined, created: undefined },
+        {
+          id: undefined,
+          object: 'video.generation.job',
+          created: undefined,
+          model: 'gateway/clip',
+          status: 'processing',
+          durationSeconds: 8,
+          data: [],
+          error: null,
+        },
+      );
       assert.equal(job.created, Math.floor(clock.now / 1000));
       // The hold is the seconds asked for at the per-second price, in the request.
       assert.equal((await ledger(gateway)).balance.reserved, usdToPicos('0.8'));
@@ -186,14 +189,26 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { seed: 1 }, cloud_a: { seed: 1 } } }, 'extra_body.cloud_a', 'unsupported_parameter'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { cloud_a: { seed: 1 } } }, 'extra_body.cloud_a', 'unsupported_parameter'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { cloud_a: { topK: 1 } } }, 'extra_body.cloud_a.topK', 'unsupported_parameter'],
-        [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { guidance_scale: 3 } } }, 'extra_body.gpu_pool.guidance_scale', 'unsupported_parameter'],
-        [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { num_inference_steps: 20 } } }, 'extra_body.gpu_pool.num_inference_steps', 'unsupported_parameter'],
+        [
+          { model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { guidance_scale: 3 } } },
+          'extra_body.gpu_pool.guidance_scale',
+          'unsupported_parameter',
+        ],
+        [
+          { model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { num_inference_steps: 20 } } },
+          'extra_body.gpu_pool.num_inference_steps',
+          'unsupported_parameter',
+        ],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { fps: 12 } } }, 'extra_body.gpu_pool.num_frames', 'invalid_value'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { num_frames: 12 } } }, 'extra_body.gpu_pool.fps', 'invalid_value'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { fps: 61, num_frames: 10 } } }, 'extra_body.gpu_pool.fps'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { fps: 30, num_frames: 120 } } }, 'extra_body.gpu_pool.fps', 'unsupported_parameter'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { fps: 12, num_frames: 60 } } }, 'extra_body.gpu_pool.num_frames', 'invalid_value'],
-        [{ model: 'gateway/clip', prompt: 'x', duration: 8, extra_body: { gpu_pool: { fps: 12, num_frames: 48 } } }, 'extra_body.gpu_pool.num_frames', 'invalid_value'],
+        [
+          { model: 'gateway/clip', prompt: 'x', duration: 8, extra_body: { gpu_pool: { fps: 12, num_frames: 48 } } },
+          'extra_body.gpu_pool.num_frames',
+          'invalid_value',
+        ],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { seed: 2147483648 } } }, 'extra_body.gpu_pool.seed'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { size: '1920x1080' } } }, 'extra_body.gpu_pool.size', 'unsupported_parameter'],
         [{ model: 'gateway/clip', prompt: 'x', extra_body: { gpu_pool: { size: '9000x10' } } }, 'extra_body.gpu_pool.size', 'invalid_value'],

@@ -117,7 +117,12 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     test('Veo: one operation started and polled to its end; the file is the upstream’s; charged per second; video.completed announced', async () => {
       const before = await ledger(gateway);
       const startedBefore = veo.started.length;
-      const submitted = await submitVideo(gateway, { model: 'gateway/veo', prompt: 'a lighthouse at dawn', pricingVariant: '1080p', extra_body: { cloud_a: { seed: 42, negativePrompt: 'fog' } } });
+      const submitted = await submitVideo(gateway, {
+        model: 'gateway/veo',
+        prompt: 'a lighthouse at dawn',
+        pricingVariant: '1080p',
+        extra_body: { cloud_a: { seed: 42, negativePrompt: 'fog' } },
+      });
       assert.equal(submitted.status, 200, submitted.text);
       const job = (await endedVideo(gateway, submitted.body.id)).body;
       assert.equal(job.status, 'completed', JSON.stringify(job));

@@ -50,10 +50,16 @@ function decodeExtraBody(extraBody: Record<string, unknown> | undefined): VideoP
   let chosen: Group | undefined;
   for (const group of Object.keys(extraBody)) {
     if (!isGroup(group)) {
-      throw errors.unsupportedParameter(`extra_body.${group}`, `extra_body.${group} is not supported: the provider option groups of video are cloud_a and gpu_pool.`);
+      throw errors.unsupportedParameter(
+        `extra_body.${group}`,
+        `extra_body.${group} is not supported: the provider option groups of video are cloud_a and gpu_pool.`,
+      );
     }
     if (chosen !== undefined) {
-      throw errors.unsupportedParameter(`extra_body.${group}`, `extra_body.${group} cannot be combined with extra_body.${chosen}: send only the selected provider's group.`);
+      throw errors.unsupportedParameter(
+        `extra_body.${group}`,
+        `extra_body.${group} cannot be combined with extra_body.${chosen}: send only the selected provider's group.`,
+      );
     }
     chosen = group;
   }
@@ -70,7 +76,14 @@ function decodeExtraBody(extraBody: Record<string, unknown> | undefined): VideoP
 }
 
 function gpuPoolOptions(options: Record<string, unknown>): GpuPoolVideoOptions {
-  const { size, fps, num_frames: count, num_inference_steps: numInferenceSteps, seed, negative_prompt: negativePrompt } = options as {
+  const {
+    size,
+    fps,
+    num_frames: count,
+    num_inference_steps: numInferenceSteps,
+    seed,
+    negative_prompt: negativePrompt,
+  } = options as {
     size?: string;
     fps?: number;
     num_frames?: number;
@@ -80,7 +93,7 @@ function gpuPoolOptions(options: Record<string, unknown>): GpuPoolVideoOptions {
   };
   if ((fps === undefined) !== (count === undefined)) {
     const missing = fps === undefined ? 'fps' : 'num_frames';
-    throw errors.invalidValue(`extra_body.gpu_pool.${missing}`, "extra_body.gpu_pool.fps and extra_body.gpu_pool.num_frames must be given together.");
+    throw errors.invalidValue(`extra_body.gpu_pool.${missing}`, 'extra_body.gpu_pool.fps and extra_body.gpu_pool.num_frames must be given together.');
   }
   if (size !== undefined) checkSize(size);
   return {
@@ -96,7 +109,10 @@ function checkSize(size: string): void {
   const pixels = pixelSize(size)!;
   for (const side of [pixels.width, pixels.height]) {
     if (side < 1 || side > MAX_IMAGE_SIDE) {
-      throw errors.invalidValue('extra_body.gpu_pool.size', `Each side of 'extra_body.gpu_pool.size' must be between 1 and ${MAX_IMAGE_SIDE} pixels; got '${size}'.`);
+      throw errors.invalidValue(
+        'extra_body.gpu_pool.size',
+        `Each side of 'extra_body.gpu_pool.size' must be between 1 and ${MAX_IMAGE_SIDE} pixels; got '${size}'.`,
+      );
     }
   }
 }

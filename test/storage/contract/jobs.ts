@@ -26,7 +26,16 @@ export function jobsContract({ store, peer }: ContractContext): void {
     test('create and get', async () => {
       const job = newJob();
       const created = await store().createJob(job);
-      assert.deepEqual(created, { ...job, updatedAt: job.createdAt, leaseOwner: null, leaseUntil: null, attempts: 0, dispatchedAt: null, cost: null, checkpoint: null });
+      assert.deepEqual(created, {
+        ...job,
+        updatedAt: job.createdAt,
+        leaseOwner: null,
+        leaseUntil: null,
+        attempts: 0,
+        dispatchedAt: null,
+        cost: null,
+        checkpoint: null,
+      });
       assert.deepEqual(await peer().getJob(job.id), created);
       assert.equal(await store().getJob('resp_missing'), null);
       const bare = { ...newJob(), payload: null, result: null, reservationId: null };
