@@ -4,7 +4,13 @@
  * identities of an account as the database's rows hold them.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { usdToPicos } from '../../src/core/money.ts';
+import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
+import { TEST_DATABASE_URL } from './gateway.ts';
 import { call } from './http.ts';
 import { startProcess, type RunningProcess } from './processes.ts';
 
@@ -85,4 +91,44 @@ export function assertLedgerExact(totals: LedgerTotals, shown: ShownBalance): vo
   assert.equal(totals.balance, totals.credits - totals.charges, 'balance = credits − charges');
   assert.equal(totals.reserved, totals.openHolds, 'reserved = open holds');
   assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved, available: totals.credits - totals.charges - totals.openHolds });
+}
+
+/** A fresh PostgreSQL schema for server processes to share, and a client that reads it. */
+export interface ServerSchema {
+  /** `DATABASE_URL` of the schema: what each server process is given. */
+  readonly databaseUrl: string;
+  /** Connected, with the schema on its search path (LEDGER_TOTALS_SQL with `$1`). */
+  readonly admin: pg.Client;
+  /** Drops the schema and closes the client. */
+  drop(): Promise<void>;
+}
+
+export async function serverSchema(prefix: string): Promise<ServerSchema> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.query(`SET search_path TO ${schema}`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    databaseUrl: url.href,
+    admin,
+    async drop() {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+/** One account's LedgerTotals as a SQLite server's file holds them (read-only, beside the server). */
+export function sqliteLedgerTotals(dataDir: string, accountId: string): LedgerTotals {
+  const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
+  try {
+    const totals = file.prepare(LEDGER_TOTALS_SQL('?1'));
+    totals.setReadBigInts(true);
+    return ledgerTotals(totals.get(accountId)!);
+  } finally {
+    file.close();
+  }
 }

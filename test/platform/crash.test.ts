@@ -5,21 +5,18 @@
  * exact: credits − charges = balance, open holds = reserved, balance − reserved = available.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { stringify } from 'yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
-import { assertLedgerExact, fundedAccount, LEDGER_TOTALS_SQL, ledgerTotals, shownBalance, startServer, type Server } from '../helpers/servers.ts';
+import { assertLedgerExact, fundedAccount, LEDGER_TOTALS_SQL, ledgerTotals, serverSchema, shownBalance, startServer, type Server } from '../helpers/servers.ts';
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** billing.instance_lapse_seconds of the PostgreSQL instances (they beat every second). */
 const LAPSE_SECONDS = 3;
 
@@ -117,14 +114,9 @@ describe('credit after a crash', () => {
   });
 
   test(`PostgreSQL: a live instance releases the holds of one killed with kill -9 once its heartbeat lapsed (${LAPSE_SECONDS} s here), and keeps its own`, async () => {
-    const schema = `test_crash_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.query(`SET search_path TO ${schema}`);
-    const url = new URL(TEST_DATABASE_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
+    const database = await serverSchema('test_crash');
+    const { admin } = database;
+    const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
     const doomed = await startServer(configPath, env);
     const survivor = await startServer(configPath, env);
     const abortDoomed = new AbortController();
@@ -154,8 +146,7 @@ describe('credit after a crash', () => {
       abortSurvivor.abort();
       await doomed.process.stop('SIGKILL');
       await survivor.process.stop('SIGTERM');
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
+      await database.drop();
     }
   });
 });

@@ -10,17 +10,13 @@
  * balance, reserved = open holds, and the only charge is the completed job's cost.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
-import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { call } from '../helpers/http.ts';
 import {
   assertLedgerExact,
@@ -29,14 +25,16 @@ import {
   type LedgerTotals,
   ledgerTotals,
   type Server,
+  type ServerSchema,
+  serverSchema,
   type ShownBalance,
   shownBalance,
+  sqliteLedgerTotals,
   startServer,
 } from '../helpers/servers.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MODEL = 'gateway/jobs-model';
 const UPSTREAM_KEY = 'sk-jobs';
 /** jobs.lease_seconds: a dead instance's jobs are taken over this long after its last heartbeat. */
@@ -139,37 +137,20 @@ describe('background jobs across crashes and instances', () => {
       assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
       assert.match(second.process.output(), /released the job leases of the previous server/);
       const shown = await shownBalance(second, funded.accountId);
-      const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
-      try {
-        const totals = file.prepare(LEDGER_TOTALS_SQL('?1'));
-        totals.setReadBigInts(true);
-        assertBalanced(ledgerTotals(totals.get(funded.accountId)!), shown, waiting.usage.cost);
-      } finally {
-        file.close();
-      }
+      assertBalanced(sqliteLedgerTotals(dataDir, funded.accountId), shown, waiting.usage.cost);
     } finally {
       assert.equal((await second.process.stop('SIGTERM')).code, 0);
     }
   });
 
   describe('PostgreSQL', () => {
-    let schema: string;
-    let admin: pg.Client;
+    let database: ServerSchema;
     let env: Record<string, string>;
     before(async () => {
-      schema = `test_jobs_${randomBytes(6).toString('hex')}`;
-      admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.query(`SET search_path TO ${schema}`);
-      const url = new URL(TEST_DATABASE_URL);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres'), UPSTREAM_KEY };
+      database = await serverSchema('test_jobs');
+      env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres'), UPSTREAM_KEY };
     });
-    after(async () => {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    });
+    after(() => database.drop());
 
     test(`a second instance takes over the jobs of one killed with kill -9 once its lease lapsed (${LEASE_SECONDS} s here)`, async () => {
       const doomed = await startServer(configPath, env);
@@ -188,7 +169,7 @@ describe('background jobs across crashes and instances', () => {
         assertCrashOutcome(interrupted, waiting);
         assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
         const shown = await shownBalance(survivor, funded.accountId);
-        assertBalanced(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown, waiting.usage.cost);
+        assertBalanced(ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown, waiting.usage.cost);
       } finally {
         await doomed.process.stop('SIGKILL');
         await survivor?.process.stop('SIGTERM');
@@ -214,7 +195,7 @@ describe('background jobs across crashes and instances', () => {
           await sleep(10);
         }
         assert.equal((await retrieve(runner, funded.key, id)).status, 'cancelled');
-        const totals = ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]);
+        const totals = ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]);
         assert.equal(totals.chargeCount, 0n);
         assert.equal(totals.openHolds, 0n);
         assert.equal(totals.balance, totals.credits);

@@ -8,18 +8,14 @@
  * the ledger balanced to the last unit.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { stringify } from 'yaml';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { usdToPicos } from '../../src/core/money.ts';
-import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import {
   assertLedgerExact,
   fundedAccount,
@@ -27,13 +23,15 @@ import {
   ledgerTotals,
   type LedgerTotals,
   type Server,
+  type ServerSchema,
+  serverSchema,
   shownBalance,
+  sqliteLedgerTotals,
   startServer,
 } from '../helpers/servers.ts';
 import { startVeoSimulator, type VeoSimulator } from '../simulators/veo.ts';
 import { endedVideo, submitVideo, videoEndpoint, videoModel } from './helpers.ts';
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const VEO_KEY = 'veo-crash-key';
 const LEASE_SECONDS = 2;
 
@@ -115,37 +113,20 @@ describe('video jobs across crashes and instances', () => {
       assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
       assert.match(second.process.output(), /resuming it from its checkpoint/);
       const shown = await shownBalance(second, funded.accountId);
-      const file = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
-      try {
-        const totals = file.prepare(LEDGER_TOTALS_SQL('?1'));
-        totals.setReadBigInts(true);
-        assertOneCharge(ledgerTotals(totals.get(funded.accountId)!), shown);
-      } finally {
-        file.close();
-      }
+      assertOneCharge(sqliteLedgerTotals(dataDir, funded.accountId), shown);
     } finally {
       assert.equal((await second.process.stop('SIGTERM')).code, 0);
     }
   });
 
   describe('PostgreSQL', () => {
-    let schema: string;
-    let admin: pg.Client;
+    let database: ServerSchema;
     let env: Record<string, string>;
     before(async () => {
-      schema = `test_video_${randomBytes(6).toString('hex')}`;
-      admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await admin.connect();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.query(`SET search_path TO ${schema}`);
-      const url = new URL(TEST_DATABASE_URL);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'postgres'), VEO_KEY };
+      database = await serverSchema('test_video');
+      env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres'), VEO_KEY };
     });
-    after(async () => {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    });
+    after(() => database.drop());
 
     test(`a second instance resumes the operation of one killed with kill -9 once its lease lapsed (${LEASE_SECONDS} s here)`, async () => {
       const doomed = await startServer(configPath, env);
@@ -162,7 +143,7 @@ describe('video jobs across crashes and instances', () => {
         assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
         assert.match(survivor.process.output(), /resuming it from its checkpoint/);
         const shown = await shownBalance(survivor, funded.accountId);
-        assertOneCharge(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown);
+        assertOneCharge(ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown);
       } finally {
         await veo.goOnline();
         await doomed.process.stop('SIGKILL');

@@ -10,7 +10,7 @@ import { pixelSize } from '../../policy/image-family.ts';
 import { GPU_POOL_WIRE_KEYS } from '../../policy/images.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { imageFromBase64 } from './image-file.ts';
-import { imageParamNames } from './param-names.ts';
+import { mediaParamNames } from '../media-param-names.ts';
 import { MAX_IMAGE_SIDE, type ImageEditBody, type ImageGenerationBody } from './schema.ts';
 
 export interface DecodedImageRequest {
@@ -27,7 +27,7 @@ export function decodeImageGeneration(body: ImageGenerationBody): DecodedImageRe
       ...(body.quality === undefined ? {} : { quality: body.quality as ImageQuality }),
       ...(gpuPool ? { gpuPool } : {}),
     },
-    names: imageParamNames,
+    names: mediaParamNames,
   };
 }
 
@@ -44,7 +44,7 @@ export function decodeImageEdit(body: ImageEditBody): DecodedImageRequest {
       image,
       ...(mask ? { mask } : {}),
     },
-    names: imageParamNames,
+    names: mediaParamNames,
   };
 }
 

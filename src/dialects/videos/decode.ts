@@ -9,7 +9,7 @@ import { errors } from '../../core/errors.ts';
 import { pixelSize } from '../../policy/image-family.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { MAX_IMAGE_SIDE } from '../images/schema.ts';
-import { videoParamNames } from './param-names.ts';
+import { mediaParamNames } from '../media-param-names.ts';
 import type { VideoGenerationBody } from './schema.ts';
 
 export interface DecodedVideoRequest {
@@ -30,7 +30,7 @@ export function decodeVideoGeneration(body: VideoGenerationBody): DecodedVideoRe
       ...(providerOptions ? { providerOptions } : {}),
       ...(body.user === undefined ? {} : { user: body.user }),
     },
-    names: videoParamNames,
+    names: mediaParamNames,
   };
 }
 

@@ -10,7 +10,7 @@ import { VIDEO_OUTPUT } from '../../pipeline/kinds/video.ts';
 import { videoDuration } from '../../policy/videos.ts';
 import type { SignedOutputUrl } from '../../outputs/outputs.ts';
 import { videoFileName } from '../../jobs/video-job.ts';
-import { videoParamNames } from './param-names.ts';
+import { mediaParamNames } from '../media-param-names.ts';
 
 export type VideoJobStatus = 'processing' | 'completed' | 'failed' | 'cancelled';
 
@@ -36,7 +36,7 @@ export interface VideoJobObject {
 export const VIDEO_JOBS: VideoJobPresenter = {
   jobKind: 'video',
   output: VIDEO_OUTPUT,
-  names: videoParamNames,
+  names: mediaParamNames,
   queued: (prepared, jobId) => ({
     id: jobId,
     object: 'video.generation.job',

@@ -34,15 +34,7 @@ export function postEncoded(url: string, body: { readonly bytes: Uint8Array; rea
 
 /** The bytes at a URL (an image an upstream links to instead of sending it). */
 export async function getBytes(url: string, options: JsonCallOptions): Promise<Uint8Array> {
-  const response = await sendUpstream({
-    method: 'GET',
-    url,
-    headers: options.headers,
-    timeoutMs: options.timeoutMs,
-    signal: options.signal,
-    requestId: options.requestId,
-  });
-  if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, await readBodyText(response, options.signal));
+  const response = await fetchOk(url, options);
   try {
     return new Uint8Array(await response.body.arrayBuffer());
   } catch (error) {
@@ -55,6 +47,11 @@ export async function getBytes(url: string, options: JsonCallOptions): Promise<U
  * answer is mapped by `parseError`; a failure while reading is mapped like any transport failure.
  */
 export async function getStream(url: string, options: JsonCallOptions): Promise<AsyncIterable<Uint8Array>> {
+  return mappedFailures((await fetchOk(url, options)).body, options.signal);
+}
+
+/** A GET whose answer is 2xx; any other status is mapped by `parseError` and thrown. */
+async function fetchOk(url: string, options: JsonCallOptions) {
   const response = await sendUpstream({
     method: 'GET',
     url,
@@ -64,7 +61,7 @@ export async function getStream(url: string, options: JsonCallOptions): Promise<
     requestId: options.requestId,
   });
   if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, await readBodyText(response, options.signal));
-  return mappedFailures(response.body, options.signal);
+  return response;
 }
 
 async function* mappedFailures(body: AsyncIterable<Uint8Array>, signal: AbortSignal): AsyncIterable<Uint8Array> {

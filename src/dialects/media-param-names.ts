@@ -1,6 +1,6 @@
-/** Canonical references named as the images API writes them. */
-import type { ImageParam } from '../../canonical/index.ts';
-import type { ParamNamer, ParamRef } from '../../policy/violation.ts';
+/** Canonical references named as the images and videos APIs write them (one namer for both). */
+import type { ImageParam } from '../canonical/index.ts';
+import type { ParamNamer, ParamRef } from '../policy/violation.ts';
 
 const FIELD_NAMES: Readonly<Record<ImageParam, string>> = {
   n: 'n',
@@ -13,17 +13,17 @@ const FIELD_NAMES: Readonly<Record<ImageParam, string>> = {
   prompt: 'prompt',
 };
 
-export const imageParamNames: ParamNamer = {
+export const mediaParamNames: ParamNamer = {
   name(ref: ParamRef): string {
     switch (ref.kind) {
       case 'image-field':
         return FIELD_NAMES[ref.field];
-      // Video parameters never come from an image request; their canonical names are the API's.
+      // The canonical names of video parameters are the API's (`duration`, `pricingVariant`).
       case 'video-field':
         return ref.field;
       case 'extra-body':
         return `extra_body.${ref.path}`;
-      // Text references never come from an image request.
+      // Text references never come from an image or video request.
       case 'field':
       case 'tool-strict':
       case 'response-format-strict':
