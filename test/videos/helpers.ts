@@ -14,6 +14,8 @@ import { call, type JsonResponse } from '../helpers/http.ts';
 
 export const FFPROBE = '/usr/bin/ffprobe';
 export const HAVE_FFPROBE = existsSync(FFPROBE);
+/** The `skip` of a test that reads files with ffprobe: it says why when ffprobe is missing. */
+export const FFPROBE_SKIP = HAVE_FFPROBE ? false : 'ffprobe (Debian package ffmpeg) is not installed';
 
 export function videoEndpoint(model: string, overrides: Partial<EndpointConfig> = {}): EndpointConfig {
   return {
