@@ -43,6 +43,8 @@ export interface DeliveredVideoFile {
   readonly contentType: string;
   readonly seconds: number;
   readonly size: number;
+  /** Its blob key. */
+  readonly key: string;
 }
 
 /** The dialect's objects of a video job at each step. */
@@ -188,10 +190,11 @@ async function settledState(
     case 'succeeded': {
       const { video } = state;
       const name = videoFileName(0, video.contentType);
-      await deps.outputs.storeOutputFiles(job.id, [{ name, contentType: video.contentType, bytes: await video.fetch(), datedAt: job.createdAt }]);
-      const [stored] = await deps.outputs.listOutputFiles(job.id);
+      const [stored] = await deps.outputs.storeOutputFiles(job.id, [
+        { name, contentType: video.contentType, bytes: await video.fetch(), datedAt: job.createdAt },
+      ]);
       const seconds = video.durationSeconds ?? videoDuration(prepared.request, endpoint);
-      return { status: 'succeeded', files: [{ name, contentType: video.contentType, seconds, size: stored?.size ?? 0 }] };
+      return { status: 'succeeded', files: [{ name, contentType: video.contentType, seconds, size: stored.size, key: stored.key }] };
     }
   }
 }
@@ -216,7 +219,7 @@ async function deliver(
   const settlement = await pipeline.settle(prepared, meter, cost);
   const answer = settlement.charged === cost ? body : presenter.completed(job, delivered, settlement);
   if (answer !== body) await context.amend(answer);
-  const blobKeys = files.map((file) => `outputs/${job.id}/${file.name}`);
+  const blobKeys = files.map((file) => file.key);
   pipeline.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...pipeline.settled(prepared, settlement), output: answer, blobKeys });
 }
 

@@ -76,20 +76,18 @@ export class Outputs {
   }
 
   /**
-   * Stores a request's output files (each streamed to the blob store); returns their blob keys in
-   * order. Kept as long as the request's row, and deleted with it by the sweep.
+   * Stores a request's output files (each streamed to the blob store); returns what was stored of
+   * each (key, size), in order. Kept as long as the request's row, and deleted with it by the sweep.
    */
-  async storeOutputFiles(requestId: string, files: readonly OutputFile[]): Promise<string[]> {
+  async storeOutputFiles(requestId: string, files: readonly OutputFile[]): Promise<BlobInfo[]> {
     if (!isPlainSegment(requestId)) throw errors.invalidValue(null, `invalid request id ${JSON.stringify(requestId)}`);
-    const keys: string[] = [];
+    const stored: BlobInfo[] = [];
     for (const file of files) {
       if (!isPlainSegment(file.name) || file.name === OUTPUT_JSON_NAME)
         throw errors.invalidValue(null, `invalid output file name ${JSON.stringify(file.name)}`);
-      const key = outputKey(requestId, file.name);
-      await this.blobs.put(key, file.bytes, file.contentType, file.datedAt);
-      keys.push(key);
+      stored.push(await this.blobs.put(outputKey(requestId, file.name), file.bytes, file.contentType, file.datedAt));
     }
-    return keys;
+    return stored;
   }
 
   /** The stored files of a request, by name. */

@@ -153,11 +153,17 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       async function* slowly() {
         for (let offset = 0; offset < large.length; offset += 100_000) yield large.subarray(offset, offset + 100_000);
       }
-      const keys = await gateway.deps.outputs.storeOutputFiles(id, [
+      const written = await gateway.deps.outputs.storeOutputFiles(id, [
         { name: 'image-0.png', contentType: 'image/png', bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47]) },
         { name: 'image-1.webp', contentType: 'image/webp', bytes: slowly() },
       ]);
-      assert.deepEqual(keys, [`outputs/${id}/image-0.png`, `outputs/${id}/image-1.webp`]);
+      assert.deepEqual(
+        written.map((blob) => [blob.key, blob.size]),
+        [
+          [`outputs/${id}/image-0.png`, 4],
+          [`outputs/${id}/image-1.webp`, large.length],
+        ],
+      );
       const got = await stored(id);
       assert.deepEqual(
         got.body.outputs.map((output: Record<string, unknown>) => [output.name, output.content_type, output.size]),
