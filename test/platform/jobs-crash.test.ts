@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { call } from '../helpers/http.ts';
+import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
 import {
   assertLedgerExact,
   fundedAccount,
@@ -74,14 +75,8 @@ async function submit(server: Server, key: string, input: string): Promise<strin
 const retrieve = async (server: Server, key: string, id: string) => (await call(server.baseUrl, 'GET', `/v1/responses/${id}`, { key })).body;
 
 /** Polls until the response has ended (bounded). */
-async function ended(server: Server, key: string, id: string, timeoutMs = 20_000): Promise<Record<string, any>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await retrieve(server, key, id);
-    if (response.status !== 'queued' && response.status !== 'in_progress') return response;
-    if (Date.now() > deadline) assert.fail(`response ${id} is still ${response.status}`);
-    await sleep(50);
-  }
+function ended(server: Server, key: string, id: string): Promise<Record<string, any>> {
+  return untilEnded(() => retrieve(server, key, id), RESPONSE_RUNNING, `response ${id}`, { intervalMs: 50 });
 }
 
 async function upstreamSaw(count: number): Promise<void> {

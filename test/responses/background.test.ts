@@ -16,6 +16,7 @@ import type { OwnerRef } from '../../src/storage/store.ts';
 import { eventually, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
+import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
 import { metricValue } from '../helpers/metrics.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
@@ -60,12 +61,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     const get = (id: string, key = gateway.apiKey) => call(gateway.baseUrl, 'GET', `/v1/responses/${id}`, { key });
     const cancel = (id: string, key = gateway.apiKey) => call(gateway.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key });
     const statusOf = async (id: string) => (await get(id)).body.status as string;
-    const ended = (id: string) =>
-      eventually(async () => {
-        const response = (await get(id)).body;
-        assert.ok(!['queued', 'in_progress'].includes(response.status), `still ${response.status}`);
-        return response;
-      }, 500);
+    const ended = (id: string) => untilEnded(async () => (await get(id)).body, RESPONSE_RUNNING, `response ${id}`, { intervalMs: 10 });
     const upstreamSaw = async (count: number) => {
       for (let poll = 0; poll < 2_000 && upstream.requests.length < count; poll++) await sleep(5);
       assert.equal(upstream.requests.length, count, 'the upstream calls made');

@@ -10,6 +10,7 @@
  * moved by it alone, nothing left reserved.
  */
 import assert from 'node:assert/strict';
+import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
 import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { formatUsd } from '../../src/core/money.ts';
@@ -338,14 +339,9 @@ export function responsesEndToEndSuite<S extends ProtocolSimulator>(options: Res
   return get;
 }
 
-/** Polls a background response until it ends (bounded: a few seconds). */
-async function pollUntilEnded(client: OpenAI, id: string): Promise<OpenAI.Responses.Response> {
-  for (let poll = 0; poll < 500; poll++) {
-    const response = await client.responses.retrieve(id);
-    if (response.status !== 'queued' && response.status !== 'in_progress') return response;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(`response ${id} did not end`);
+/** Polls a background response with the SDK until it ends. */
+function pollUntilEnded(client: OpenAI, id: string): Promise<OpenAI.Responses.Response> {
+  return untilEnded(() => client.responses.retrieve(id), RESPONSE_RUNNING, `response ${id}`, { intervalMs: 10 });
 }
 
 /** Waits for a condition, polling every few milliseconds (bounded: a few seconds). */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { EndpointConfig, ModelConfig } from '../../src/config/schema.ts';
 import { call, type JsonResponse } from '../helpers/http.ts';
+import { untilEnded, VIDEO_RUNNING } from '../helpers/jobs.ts';
 
 export const FFPROBE = '/usr/bin/ffprobe';
 export const HAVE_FFPROBE = existsSync(FFPROBE);
@@ -55,16 +56,14 @@ export const submitVideo = (client: VideoClient, body: unknown, headers: Record<
 export const getVideo = (client: VideoClient, id: string, key = client.apiKey) => call(client.baseUrl, 'GET', `/v1/videos/generations/${id}`, { key });
 
 /** Polls the job (as a client would, only faster) until it is no longer processing; returns its last poll. */
-export async function endedVideo(client: VideoClient, id: string, timeoutMs = 30_000): Promise<JsonResponse> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+export async function endedVideo(client: VideoClient, id: string): Promise<JsonResponse> {
+  const read = async () => {
     const polled = await getVideo(client, id);
     assert.equal(polled.status, 200, polled.text);
-    if (polled.body.status !== 'processing') return polled;
-    assert.equal(polled.headers.get('retry-after'), '5', 'a processing job tells the client when to look again');
-    if (Date.now() > deadline) assert.fail(`video job ${id} still processing after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    if (polled.body.status === 'processing') assert.equal(polled.headers.get('retry-after'), '5', 'a processing job tells the client when to look again');
+    return { status: polled.body.status as unknown, polled };
+  };
+  return (await untilEnded(read, VIDEO_RUNNING, `video job ${id}`, { timeoutMs: 30_000 })).polled;
 }
 
 export interface ProbedVideo {
