@@ -17,6 +17,12 @@ export interface JobHandler {
   failed(job: JobRecord, error: GatewayError): unknown;
   /** The client-visible object of a cancelled job. */
   cancelled(job: JobRecord): unknown;
+  /**
+   * Records a job that ended without its run recording it: cancelled (before or while it ran), or
+   * failed when taken over or resumed without its hold or routes. Its request log row is written
+   * once: a row the run writes too keeps the first.
+   */
+  recordEnd(job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void;
 }
 
 export interface JobContext {

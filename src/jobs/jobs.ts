@@ -61,6 +61,7 @@ export class Jobs {
     }
     if (cancelled.reservationId !== null) await this.#store.release(cancelled.reservationId);
     this.runner.abortLocal(id);
+    this.runner.handlerFor(job.kind).recordEnd(cancelled, 'cancelled', null);
     this.runner.jobFinished(cancelled);
     return { cancelled: true, job: cancelled };
   }

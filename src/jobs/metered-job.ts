@@ -6,7 +6,8 @@
  */
 import { asGatewayError } from '../routing/fallback.ts';
 import { GatewayError } from '../core/errors.ts';
-import type { CallableKindTypes, KindTypes, OutputKind } from '../pipeline/kind.ts';
+import type { CallableKindTypes, KindTypes, MeteredRequest, OutputKind } from '../pipeline/kind.ts';
+import { requestLogRecord } from '../pipeline/request-log.ts';
 import type { Pipeline, PreparedCall } from '../pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared, type PreparedCallRecord } from '../pipeline/prepared-record.ts';
 import type { CallInput, RenderResult } from '../pipeline/types.ts';
@@ -71,11 +72,38 @@ export async function submitMetered<T extends KindTypes>(
   }
 }
 
+/**
+ * The request log row of a metered job that ended without its run recording it (JobHandler.recordEnd):
+ * who asked for what, when, and how it ended; nothing was charged.
+ */
+export function recordMeteredJobEnd(pipeline: Pipeline, job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void {
+  const call = (job.payload as Partial<MeteredPayload<MeteredRequest>> | null)?.call;
+  // A job without a prepared call (made by hand in a test or a tool) has no request to record.
+  if (!call) return;
+  pipeline.recordRow(
+    requestLogRecord({
+      requestId: call.requestId,
+      owner: call.payer.owner,
+      keyId: call.payer.keyId,
+      route: call.route,
+      stream: call.request.stream,
+      createdAt: call.createdAt,
+      durationMs: Math.max(0, pipeline.now() - call.createdAt),
+      modelId: call.modelId,
+      status,
+      // 499 as for any request whose client went away first: nothing was answered or charged.
+      httpStatus: status === 'cancelled' ? 499 : (error?.status ?? 500),
+      errorCode: error?.code ?? null,
+    }),
+  );
+}
+
 export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: Pipeline, presenter: MeteredJobPresenter<T, Body>): JobHandler {
   return {
     kind: presenter.jobKind,
     failed: presenter.failed,
     cancelled: presenter.cancelled,
+    recordEnd: (job, status, error) => recordMeteredJobEnd(pipeline, job, status, error),
     async run(job, context) {
       const payload = job.payload as MeteredPayload<T['request']>;
       let prepared: PreparedCall<T>;
@@ -83,7 +111,8 @@ export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: P
         prepared = await resumePrepared(pipeline, presenter.output, payload.call, { names: presenter.names(payload.context), signal: context.signal });
       } catch (error) {
         // Its hold is gone or its routes left the config: it ends without having run.
-        await context.end('failed', presenter.failed(job, asGatewayError(error)));
+        const failure = asGatewayError(error);
+        if (await context.end('failed', presenter.failed(job, failure))) recordMeteredJobEnd(pipeline, job, 'failed', failure);
         return;
       }
       // Moved on (cancelled, or taken over) before anything was sent: its hold is someone else's now.

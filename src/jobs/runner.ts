@@ -196,7 +196,11 @@ export class JobRunner {
       // Taken over after its work was sent upstream, with nothing to go on from: ended without a charge, never sent twice.
       this.#metrics.takenOver.inc({ kind: job.kind, outcome: 'failed' });
       this.#options.logger.warn({ jobId: job.id, attempts: job.attempts }, 'job taken over after it was sent upstream: ended as failed, hold released');
-      if (await context.end('failed', handler.failed(job, errors.jobInterrupted()))) await this.#release(job);
+      const interrupted = errors.jobInterrupted();
+      if (await context.end('failed', handler.failed(job, interrupted))) {
+        await this.#release(job);
+        handler.recordEnd(job, 'failed', interrupted);
+      }
       return;
     }
     if (job.attempts > 1) {

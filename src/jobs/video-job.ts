@@ -33,7 +33,7 @@ import type { VideoCall } from '../protocols/video-protocol.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { JobRecord } from '../storage/store.ts';
 import type { JobContext, JobHandler } from './handler.ts';
-import type { MeteredJobKind, MeteredPayload } from './metered-job.ts';
+import { recordMeteredJobEnd, type MeteredJobKind, type MeteredPayload } from './metered-job.ts';
 import type { VideoJobSettings } from './video-settings.ts';
 
 /** A delivered file of a video job, as its object describes it. */
@@ -74,6 +74,7 @@ export function videoJobHandler(deps: VideoJobDeps, presenter: VideoJobPresenter
     kind: presenter.jobKind,
     failed: presenter.failed,
     cancelled: presenter.cancelled,
+    recordEnd: (job, status, error) => recordMeteredJobEnd(deps.pipeline, job, status, error),
     run: (job, context) => runVideoJob(deps, presenter, job, context),
   };
 }
@@ -86,7 +87,8 @@ async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job
     prepared = await resumePrepared(pipeline, VIDEO_OUTPUT, payload.call, { names: presenter.names, signal: context.signal });
   } catch (error) {
     // Its hold is gone or its routes left the config: it ends without having run.
-    await context.end('failed', presenter.failed(job, asGatewayError(error)));
+    const failure = asGatewayError(error);
+    if (await context.end('failed', presenter.failed(job, failure))) recordMeteredJobEnd(pipeline, job, 'failed', failure);
     return;
   }
   let endpoint: RouteEndpoint | undefined;

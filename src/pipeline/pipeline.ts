@@ -148,6 +148,11 @@ export class Pipeline {
     return this.#deps.store;
   }
 
+  /** The application's clock (epoch ms). */
+  now(): number {
+    return this.#deps.now();
+  }
+
   /** A call answered in one piece: the rendered body with what was charged. */
   async complete<T extends CallableKindTypes, Body>(
     kind: OutputKind<T>,

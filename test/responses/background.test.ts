@@ -13,7 +13,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { usdToPicos } from '../../src/core/money.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
-import { eventually, ledger, newCharges } from '../chat/helpers.ts';
+import { eventually, flushRequestLog, ledger, newCharges } from '../chat/helpers.ts';
+import { requestIdOf } from '../../src/dialects/responses/response-id.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
@@ -125,6 +126,12 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.equal(await statusOf(id), 'cancelled');
         assertError(await cancel(id), { status: 409, type: 'invalid_request_error', code: 'invalid_state', param: null });
       }
+      // Each has its request log row, the one that never ran included: cancelled, nothing charged.
+      await flushRequestLog(gateway);
+      for (const id of [running, waiting]) {
+        const row = await gateway.store.getRequest(requestIdOf(id)!);
+        assert.deepEqual([row?.status, row?.httpStatus, row?.cost], ['cancelled', 499, 0n], id);
+      }
     });
 
     test('hostile text (a NUL character, a lone surrogate) is queued, run and stored like any other', async () => {
@@ -190,6 +197,9 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       text = await metrics();
       assert.deepEqual([takenOver('retried') - retriedBefore, takenOver('failed') - failedBefore], [1, 1]);
       await chargedOnce(before, rerun.usage.cost);
+      await flushRequestLog(gateway);
+      const row = await gateway.store.getRequest(requestIdOf(failed)!);
+      assert.deepEqual([row?.status, row?.httpStatus, row?.errorCode, row?.cost], ['failed', 500, 'internal_error', 0n], 'the interrupted job has its row');
     });
 
     test('ended jobs whose instance died before finishing their hold: a completed one is charged its recorded cost, a failed one released', async () => {
