@@ -105,6 +105,13 @@ export interface CanonicalRequest {
   /** Chat's `stream_options.include_usage`; the other dialects always carry usage. */
   readonly includeUsage?: boolean;
   readonly user?: string;
+  /**
+   * The client's own key-value labels (the Responses API's `metadata`): echoed in the answer where
+   * the dialect has the field, kept with the stored answer, never sent upstream.
+   */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** false: the answer is not kept in the request log (the API's `store: false`); see MeteredRequest. */
+  readonly store?: boolean;
   readonly cache?: CacheOptions;
   readonly provider?: ProviderPreferences;
   /** Provider option groups (`extra_body`), validated by policy against the route's constraints. */

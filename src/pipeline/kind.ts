@@ -20,6 +20,11 @@ export interface MeteredRequest {
   readonly provider?: ProviderPreferences;
   /** Whether the client asked for a stream (recorded in the request log). */
   readonly stream: boolean;
+  /**
+   * false: the request log row keeps no output, so the answer cannot be retrieved later (the API's
+   * `store: false`); the row itself, its usage and its cost are kept as for any request.
+   */
+  readonly store?: boolean;
 }
 
 /** Every capability's protocol answers one request of its kind with one result. */

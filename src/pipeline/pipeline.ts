@@ -298,7 +298,7 @@ export class Pipeline {
         searchUnits: outcome.logged?.searchUnits,
         cost: outcome.cost,
         errorCode: outcome.errorCode,
-        output: outcome.output,
+        output: scope.request.store === false ? undefined : outcome.output,
         blobKeys: outcome.blobKeys,
       }),
     );

@@ -45,6 +45,32 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     const assertNotFound = async (id: string, key?: string) =>
       assertError(await get(id, key), { status: 404, type: 'invalid_request_error', code: 'not_found', param: null });
 
+    test('metadata is echoed and kept with the response; store: false answers as usual but keeps nothing to retrieve', async () => {
+      const client = openai(gateway);
+      const metadata = { order: 'A-17', 'é🙂': 'x'.repeat(512) };
+      const kept = await client.responses.create({ model: MODEL, input: 'hello', metadata });
+      // The SDK's Response type has no `store`; the wire object does.
+      const stored = (response: object) => (response as Record<string, unknown>).store;
+      assert.deepEqual([kept.metadata, stored(kept)], [metadata, true]);
+      assert.deepEqual((await client.responses.retrieve(kept.id)).metadata, metadata);
+
+      const before = await ledger(gateway);
+      const unkept = await client.responses.create({ model: MODEL, input: 'hello', store: false, metadata: { a: 'b' } });
+      assert.deepEqual([unkept.status, stored(unkept), unkept.metadata], ['completed', false, { a: 'b' }]);
+      assert.equal((await newCharges(gateway, before)).length, 1, 'charged as any response');
+      await assertNotFound(unkept.id);
+      const streamed = await post({ stream: true, store: false });
+      assert.equal(streamed.status, 200);
+      await assertNotFound(finalStreamedResponse(streamed.text).id);
+
+      assertError(await post({ store: false, background: true }), { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'store' });
+      const tooMany = Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v']));
+      assertError(await post({ metadata: tooMany }), { status: 400, type: 'invalid_request_error', param: 'metadata' });
+      assertError(await post({ metadata: { ['k'.repeat(65)]: 'v' } }), { status: 400, type: 'invalid_request_error' });
+      assertError(await post({ metadata: { k: 'v'.repeat(513) } }), { status: 400, type: 'invalid_request_error' });
+      assertError(await post({ metadata: { k: 1 } }), { status: 400, type: 'invalid_request_error' });
+    });
+
     test('the owner reads back exactly the object it got; its id is the request id under resp_', async () => {
       const created = await post({ max_output_tokens: 32 });
       assert.equal(created.status, 200, created.text);

@@ -63,8 +63,9 @@ describe('POST /v1/responses: validation and rules', () => {
     await invalid({ temperature: '0.5' }, 'temperature');
     await invalid({ instructions: 5 }, 'instructions');
     await invalid({ user: 5 }, 'user');
-    await invalid({ store: false }, 'store');
-    await invalid({ metadata: {} }, 'metadata');
+    await invalid({ store: 'false' }, 'store');
+    await invalid({ metadata: [] }, 'metadata');
+    await invalid({ metadata: { k: 1 } }, 'metadata.k');
     await invalid({ reasoning: { effort: 'low', summary: 'auto' } }, 'reasoning.summary');
     await invalid({ text: { verbosity: 'low' } }, 'text.verbosity');
   });

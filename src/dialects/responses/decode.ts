@@ -43,6 +43,8 @@ export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesReq
     // A background response answers with JSON even when a stream was asked for (docs/responses.md).
     stream: body.stream === true && body.background !== true,
     user: body.user,
+    metadata: body.metadata,
+    store: body.store,
     cache: cacheOptions(body),
     provider: providerPreferences(body),
   };
@@ -62,6 +64,9 @@ function rejectUnsupported(body: ResponsesBody): void {
   if (body.text?.format !== undefined) throw errors.unsupportedParameter('text.format', "'text.format' is not supported on this endpoint.");
   if (body.parallel_tool_calls !== undefined) {
     throw errors.unsupportedParameter('parallel_tool_calls', "'parallel_tool_calls' is not supported on this endpoint.");
+  }
+  if (body.store === false && body.background === true) {
+    throw errors.invalidValue('store', "'store' cannot be false for a background response: it is kept so that it can be polled.");
   }
   body.tools?.forEach((tool, index) => {
     if (tool.type !== 'function') {

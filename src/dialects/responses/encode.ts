@@ -118,8 +118,8 @@ export interface ResponseSettings {
   /** Whether the response was queued (`background: true`) rather than answered in its request. */
   background: boolean;
   previous_response_id: null;
-  /** GET /v1/responses/{id} returns it for 24 hours. */
-  store: true;
+  /** true: GET /v1/responses/{id} returns it for 24 hours (`store: false` in the request: it is not kept). */
+  store: boolean;
   user?: string;
 }
 
@@ -266,7 +266,7 @@ function echoedSettings(request: CanonicalRequest): ResponseSettings {
   const system = request.system.map((block) => block.text).join('\n\n');
   return {
     instructions: system === '' ? null : system,
-    metadata: {},
+    metadata: { ...request.metadata },
     parallel_tool_calls: request.parallelToolCalls ?? true,
     temperature: request.temperature ?? null,
     top_p: request.topP ?? null,
@@ -284,7 +284,7 @@ function echoedSettings(request: CanonicalRequest): ResponseSettings {
     truncation: 'disabled',
     background: false,
     previous_response_id: null,
-    store: true,
+    store: request.store !== false,
     ...(request.user === undefined ? {} : { user: request.user }),
   };
 }

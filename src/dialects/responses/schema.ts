@@ -137,6 +137,16 @@ export const ResponsesRequest = StrictObject({
   reasoning_effort: Type.Optional(ReasoningEffortSchema),
   reasoning: Type.Optional(StrictObject({ effort: Type.Optional(ReasoningEffortSchema) }, { description: 'The SDK spelling of `reasoning_effort`.' })),
   user: Type.Optional(Type.String({ description: 'End-user identifier, forwarded upstream.' })),
+  metadata: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
+      maxProperties: 16,
+      propertyNames: { minLength: 1, maxLength: 64 },
+      description: 'Up to 16 labels (keys up to 64 characters, values up to 512), echoed in the response object; never sent upstream.',
+    }),
+  ),
+  store: Type.Optional(
+    Type.Boolean({ description: 'false: the response is not kept, and GET /v1/responses/{id} does not find it. A background response is always kept.' }),
+  ),
   models: Type.Optional(FallbackModelsSchema),
   provider: Type.Optional(ProviderPreferencesSchema),
   gateway: Type.Optional(GatewayOptionsSchema),
