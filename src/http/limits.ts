@@ -14,13 +14,16 @@ const tickets = new WeakMap<FastifyRequest, LimitTicket>();
 
 export function limitAdmission(limiter: Limiter): Admission {
   return (request, reply) => {
-    const pending = limiter.admit(request.auth);
-    if (pending === undefined) return undefined;
-    return pending.then((ticket) => {
+    const answer = limiter.admit(request.auth);
+    if (answer === undefined) return undefined;
+    const admitted = (ticket: LimitTicket): void => {
       for (const [name, value] of ticket.headers) reply.header(name, value);
       tickets.set(request, ticket);
       reply.raw.once('close', ticket.release);
-    });
+    };
+    if (answer instanceof Promise) return answer.then(admitted);
+    admitted(answer);
+    return undefined;
   };
 }
 

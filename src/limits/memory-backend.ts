@@ -4,7 +4,7 @@
  * documented to need (docs/limits.md). Everything runs synchronously, so an admission is atomic.
  */
 import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
-import { add, type BucketState, take } from './gcra.ts';
+import { add, type BucketState, drained, take } from './gcra.ts';
 
 export class MemoryBackend implements LimitBackend {
   readonly kind = 'memory' as const;
@@ -17,12 +17,7 @@ export class MemoryBackend implements LimitBackend {
     this.#now = now;
   }
 
-  async admit(request: AdmitRequest): Promise<Admission> {
-    return this.admitNow(request);
-  }
-
-  /** The admission, synchronously (the limiter's hot path awaits nothing with this backend). */
-  admitNow(request: AdmitRequest): Admission {
+  admit(request: AdmitRequest): Admission {
     const now = this.#now();
     const updates: [string, BucketState][] = [];
     const reports: CounterReport[] = [];
@@ -41,10 +36,8 @@ export class MemoryBackend implements LimitBackend {
         });
       }
       if (check.tokensPerMinute !== undefined) {
-        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, request.tokens ?? 0, now, true);
-        if (!verdict.admitted && request.tokens !== undefined) {
-          return { admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
-        }
+        // Reported only: a call's tokens are pre-checked when it is prepared (tokenLevels).
+        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, 0, now, true);
         reports.push({
           limit: 'tokens_per_minute',
           holder: check.holder,
@@ -79,7 +72,12 @@ export class MemoryBackend implements LimitBackend {
     return { admitted: true, reports };
   }
 
-  async release(scopes: readonly string[], leaseId: string): Promise<void> {
+  tokenLevels(checks: readonly CounterCheck[]): number[] {
+    const now = this.#now();
+    return checks.map((check) => drained(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute ?? 0, now));
+  }
+
+  release(scopes: readonly string[], leaseId: string): undefined {
     for (const scope of scopes) {
       const leases = this.#leases.get(scope);
       leases?.delete(leaseId);
@@ -87,7 +85,7 @@ export class MemoryBackend implements LimitBackend {
     }
   }
 
-  async transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void> {
+  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): undefined {
     const expiresAt = this.#now() + ttlMs;
     for (const scope of scopes) {
       const leases = this.#leases.get(scope);
@@ -96,7 +94,7 @@ export class MemoryBackend implements LimitBackend {
     }
   }
 
-  async addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
+  addTokens(checks: readonly CounterCheck[], tokens: number): undefined {
     const now = this.#now();
     for (const check of checks) {
       if (check.tokensPerMinute === undefined || tokens <= 0) continue;

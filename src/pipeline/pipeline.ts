@@ -170,7 +170,10 @@ export class Pipeline {
       modelId = selection.modelId;
       const limiter = this.#deps.limiter;
       const tokenChecks = limiter?.tokenChecksOf(auth);
-      if (tokenChecks && kind.tokens) await limiter!.checkTokens(tokenChecks, kind.tokens(request, estimate));
+      if (tokenChecks && kind.tokens) {
+        const pending = limiter!.checkTokens(tokenChecks, kind.tokens(request, estimate));
+        if (pending) await pending;
+      }
       const hold = await holdCredit(this.#deps.store, {
         owner: auth.owner,
         amount: worstCaseQuote(selection.attempts, (endpoint) => kind.quote(request, endpoint, estimate), auth.rate),

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import type { AuthContext } from '../../src/auth/context.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import type { CounterCheck, LimitBackend } from '../../src/limits/backend.ts';
+import { waitFor } from '../../src/limits/gcra.ts';
 import { Limiter } from '../../src/limits/limiter.ts';
 import { MemoryBackend } from '../../src/limits/memory-backend.ts';
 import { RedisBackend } from '../../src/limits/redis-backend.ts';
@@ -62,17 +63,17 @@ for (const [name, open] of backends) {
       assert.equal(alone.reports[0].remaining, 7, 'the key counted only the two admitted');
     });
 
-    test('tokens: a pre-check takes nothing, settled tokens overfill, a report never refuses', async () => {
+    test('tokens: reading the levels takes nothing, settled tokens overfill, an admission reports them', async () => {
       const check: CounterCheck = { scope: scope(), holder: 'key', tokensPerMinute: 100 };
-      const first = await backend.admit({ checks: [check], requests: 0, tokens: 80 });
-      assert.ok(first.admitted);
-      assert.equal(first.reports[0].remaining, 20);
+      assert.deepEqual(await backend.tokenLevels([check]), [0]);
+      assert.deepEqual(await backend.tokenLevels([check]), [0], 'a read took nothing');
       await backend.addTokens([check], 150);
-      const refused = await backend.admit({ checks: [check], requests: 0, tokens: 1 });
-      assert.ok(!refused.admitted);
-      assert.equal(refused.limit, 'tokens_per_minute');
-      // 51 tokens must drain at 100 per minute.
-      assert.ok(refused.retryAfterMs > 30_000 && refused.retryAfterMs <= 30_600, String(refused.retryAfterMs));
+      const [level] = await backend.tokenLevels([check]);
+      // 150 tokens weigh 150 × 60,000 unit·ms, less the little that drained since.
+      assert.ok(level <= 150 * 60_000 && level > 149 * 60_000, String(level));
+      // 51 tokens must drain at 100 per minute before one more fits.
+      const waitMs = waitFor(level, 100, 1);
+      assert.ok(waitMs > 30_000 && waitMs <= 30_600, String(waitMs));
       const reported = await backend.admit({ checks: [check], requests: 1 });
       assert.ok(reported.admitted);
       assert.equal(reported.reports[0].limit, 'tokens_per_minute');
@@ -132,7 +133,7 @@ describe('a background job holds its request’s slot until it ends', () => {
     const ticket = await limiter.admit(auth)!;
     await ticket.handOver('resp_1', 60_000);
     ticket.release();
-    await assert.rejects(limiter.admit(auth)!, (error: GatewayError) => error.code === 'concurrent_requests_exceeded');
+    await assert.rejects(async () => limiter.admit(auth), (error: GatewayError) => error.code === 'concurrent_requests_exceeded');
     limiter.releaseJob({ id: 'resp_1', keyId: 'key_jobs', owner: { id: 'acct_jobs' } });
     await new Promise((resolve) => setImmediate(resolve));
     const next = await limiter.admit(auth)!;
@@ -172,7 +173,7 @@ describe('Redis away', () => {
   test('fail closed: 503 limits_unavailable, retryable', async () => {
     const { limiter } = limiterOn('closed');
     try {
-      await assert.rejects(limiter.admit(auth)!, (error: unknown) => {
+      await assert.rejects(async () => limiter.admit(auth), (error: unknown) => {
         assert.ok(error instanceof GatewayError);
         assert.equal(error.status, 503);
         assert.equal(error.code, 'limits_unavailable');
