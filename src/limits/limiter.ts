@@ -49,7 +49,10 @@ export interface TokenEstimate {
 }
 
 /** The header family of each per-minute limit (https://platform.openai.com/docs/guides/rate-limits). */
-const HEADER_SUFFIX = { requests_per_minute: 'requests', tokens_per_minute: 'tokens' } as const;
+const HEADER_NAMES = {
+  requests: ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'],
+  tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
+} as const;
 
 /** Where a holder's counters stand, for the admin API (what it shows under `usage`). */
 export interface CounterUsage {
@@ -125,7 +128,10 @@ export class Limiter {
     const lease = counted.slotScopes.length > 0 ? { id: `${this.#leasePrefix}${++this.#leases}`, ttlMs: this.#options.leaseTtlMs } : undefined;
     const answer = this.#backend.admit({ checks: counted.checks, requests: 1, lease });
     if (!(answer instanceof Promise)) return this.#ticket(answer, counted, lease?.id);
-    return this.#guarded(answer).then((admission) => (admission === undefined ? NO_TICKET : this.#ticket(admission, counted, lease?.id)));
+    return answer.then(
+      (admission) => this.#ticket(admission, counted, lease?.id),
+      (error) => this.#unanswered(error, NO_TICKET),
+    );
   }
 
   /** The counters of a key's tokens per minute; undefined when it has none. */
@@ -140,7 +146,10 @@ export class Limiter {
   checkTokens(checks: readonly CounterCheck[], estimate: TokenEstimate): Promise<void> | undefined {
     const levels = this.#backend.tokenLevels(checks);
     if (!(levels instanceof Promise)) return this.#checkTokens(checks, levels, estimate);
-    return this.#guarded(levels).then((found) => (found === undefined ? undefined : this.#checkTokens(checks, found, estimate)));
+    return levels.then(
+      (found) => this.#checkTokens(checks, found, estimate),
+      (error) => this.#unanswered(error, undefined),
+    );
   }
 
   /** Counts the tokens a settled call used; never fails the call (a backend failure is logged and counted). */
@@ -224,15 +233,11 @@ export class Limiter {
     });
   }
 
-  /** The backend's answer, or undefined when it failed and the mode is `open`. */
-  async #guarded<T>(answer: Promise<T>): Promise<T | undefined> {
-    try {
-      return await answer;
-    } catch (error) {
-      this.#backendFailed(error);
-      if (this.#options.onBackendFailure === 'closed') throw errors.limitsUnavailable(error);
-      return undefined;
-    }
+  /** What a request gets when the backend did not answer: `admitted` when the mode is `open`, else a 503. */
+  #unanswered<T>(error: unknown, admitted: T): T {
+    this.#backendFailed(error);
+    if (this.#options.onBackendFailure === 'closed') throw errors.limitsUnavailable(error);
+    return admitted;
   }
 
   #refuseUnless(admission: Admission): void {
@@ -278,20 +283,21 @@ function counterCheck(scope: string, holder: CounterCheck['holder'], limits: Key
 
 /** The rate-limit headers of the tightest counter of each family. */
 export function headersOf(reports: readonly CounterReport[]): [string, string][] {
-  const tightest = new Map<keyof typeof HEADER_SUFFIX, CounterReport & { readonly limit: keyof typeof HEADER_SUFFIX }>();
+  let requests: CounterReport | undefined;
+  let tokens: CounterReport | undefined;
   for (const report of reports) {
-    if (report.limit === 'concurrent_requests') continue;
-    const known = tightest.get(report.limit);
-    if (!known || report.remaining < known.remaining) tightest.set(report.limit, { ...report, limit: report.limit });
+    if (report.limit === 'requests_per_minute') {
+      if (!requests || report.remaining < requests.remaining) requests = report;
+    } else if (report.limit === 'tokens_per_minute') {
+      if (!tokens || report.remaining < tokens.remaining) tokens = report;
+    }
   }
   const headers: [string, string][] = [];
-  for (const report of tightest.values()) {
-    const suffix = HEADER_SUFFIX[report.limit];
-    headers.push(
-      [`x-ratelimit-limit-${suffix}`, String(report.max)],
-      [`x-ratelimit-remaining-${suffix}`, String(Math.max(0, report.remaining))],
-      [`x-ratelimit-reset-${suffix}`, resetText(report.resetMs)],
-    );
-  }
+  if (requests) pushHeaders(headers, HEADER_NAMES.requests, requests);
+  if (tokens) pushHeaders(headers, HEADER_NAMES.tokens, tokens);
   return headers;
+}
+
+function pushHeaders(headers: [string, string][], [limit, remaining, reset]: (typeof HEADER_NAMES)[keyof typeof HEADER_NAMES], report: CounterReport): void {
+  headers.push([limit, String(report.max)], [remaining, String(Math.max(0, report.remaining))], [reset, resetText(report.resetMs)]);
 }

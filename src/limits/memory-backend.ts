@@ -9,8 +9,8 @@ import { add, type BucketState, drained, take } from './gcra.ts';
 export class MemoryBackend implements LimitBackend {
   readonly kind = 'memory' as const;
   readonly #buckets = new Map<string, BucketState>();
-  /** scope → lease id → expiry (epoch ms). */
-  readonly #leases = new Map<string, Map<string, number>>();
+  /** scope → its slots' leases. */
+  readonly #leases = new Map<string, Leases>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
@@ -64,9 +64,7 @@ export class MemoryBackend implements LimitBackend {
     if (request.lease) {
       for (const check of request.checks) {
         if (check.concurrentRequests === undefined) continue;
-        let leases = this.#leases.get(check.scope);
-        if (!leases) this.#leases.set(check.scope, (leases = new Map()));
-        leases.set(request.lease.id, now + request.lease.ttlMs);
+        this.#leasesOf(check.scope).add(request.lease.id, now + request.lease.ttlMs);
       }
     }
     return { admitted: true, reports };
@@ -80,8 +78,8 @@ export class MemoryBackend implements LimitBackend {
   release(scopes: readonly string[], leaseId: string): undefined {
     for (const scope of scopes) {
       const leases = this.#leases.get(scope);
-      leases?.delete(leaseId);
-      if (leases?.size === 0) this.#leases.delete(scope);
+      leases?.expiries.delete(leaseId);
+      if (leases?.expiries.size === 0) this.#leases.delete(scope);
     }
   }
 
@@ -89,8 +87,8 @@ export class MemoryBackend implements LimitBackend {
     const expiresAt = this.#now() + ttlMs;
     for (const scope of scopes) {
       const leases = this.#leases.get(scope);
-      if (!leases?.delete(from)) continue;
-      leases.set(to, expiresAt);
+      if (!leases?.expiries.delete(from)) continue;
+      leases.add(to, expiresAt);
     }
   }
 
@@ -106,9 +104,38 @@ export class MemoryBackend implements LimitBackend {
   async close(): Promise<void> {}
 
   /** The unexpired leases of a scope (an expired one belonged to work that never ended cleanly). */
-  #live(scope: string, now: number): Map<string, number> {
-    const leases = this.#leases.get(scope) ?? new Map<string, number>();
-    for (const [id, expiresAt] of leases) if (expiresAt <= now) leases.delete(id);
+  #live(scope: string, now: number): ReadonlyMap<string, number> {
+    const leases = this.#leases.get(scope);
+    if (!leases) return NO_LEASES;
+    if (now >= leases.nextExpiry) leases.dropExpired(now);
+    return leases.expiries;
+  }
+
+  #leasesOf(scope: string): Leases {
+    let leases = this.#leases.get(scope);
+    if (!leases) this.#leases.set(scope, (leases = new Leases()));
     return leases;
+  }
+}
+
+const NO_LEASES: ReadonlyMap<string, number> = new Map();
+
+/** The leases of one scope's slots, with the earliest expiry, so that expired ones are looked for only once one is due. */
+class Leases {
+  /** Lease id → expiry (epoch ms). */
+  readonly expiries = new Map<string, number>();
+  nextExpiry = Number.POSITIVE_INFINITY;
+
+  add(id: string, expiresAt: number): void {
+    this.expiries.set(id, expiresAt);
+    if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
+  }
+
+  dropExpired(now: number): void {
+    this.nextExpiry = Number.POSITIVE_INFINITY;
+    for (const [id, expiresAt] of this.expiries) {
+      if (expiresAt <= now) this.expiries.delete(id);
+      else if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
+    }
   }
 }

@@ -209,14 +209,14 @@ export class RedisBackend implements LimitBackend {
       const keys = this.#keysOf(check);
       operation += `,${counter(batch, keys.rpm, check.requestsPerMinute)},${counter(batch, keys.tpm, check.tokensPerMinute)},${counter(batch, keys.con, check.concurrentRequests)}`;
     }
-    return batch.call(operation).then((answer) => admission(request.checks, answer as number[]));
+    return batch.call(operation, (answer) => admission(request.checks, answer as number[]));
   }
 
   tokenLevels(checks: readonly CounterCheck[]): Promise<readonly number[]> {
     const batch = this.#batches.current();
     let operation = 'l';
     for (const check of checks) operation += `,${batch.key(this.#keysOf(check).tpm)},${check.tokensPerMinute ?? 0}`;
-    return batch.call(operation) as Promise<number[]>;
+    return batch.call(operation, (answer) => answer as number[]);
   }
 
   release(scopes: readonly string[], leaseId: string): Promise<unknown> | undefined {

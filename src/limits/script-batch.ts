@@ -46,10 +46,10 @@ export class Batch {
     return index;
   }
 
-  /** Queues an operation; resolves to the script's answer for it. */
-  call(operation: string): Promise<unknown> {
+  /** Queues an operation; resolves to the script's answer for it, read by `read`. */
+  call<T>(operation: string, read: (answer: unknown) => T): Promise<T> {
     const index = this.#operations.push(operation) - 1;
-    return this.#answers.then((answers) => answers[index]);
+    return this.#answers.then((answers) => read(answers[index]));
   }
 
   /** Queues an operation whose answer is not needed: settles with the call (rejects when it failed). */

@@ -133,7 +133,10 @@ describe('a background job holds its request’s slot until it ends', () => {
     const ticket = await limiter.admit(auth)!;
     await ticket.handOver('resp_1', 60_000);
     ticket.release();
-    await assert.rejects(async () => limiter.admit(auth), (error: GatewayError) => error.code === 'concurrent_requests_exceeded');
+    await assert.rejects(
+      async () => limiter.admit(auth),
+      (error: GatewayError) => error.code === 'concurrent_requests_exceeded',
+    );
     limiter.releaseJob({ id: 'resp_1', keyId: 'key_jobs', owner: { id: 'acct_jobs' } });
     await new Promise((resolve) => setImmediate(resolve));
     const next = await limiter.admit(auth)!;
@@ -173,13 +176,16 @@ describe('Redis away', () => {
   test('fail closed: 503 limits_unavailable, retryable', async () => {
     const { limiter } = limiterOn('closed');
     try {
-      await assert.rejects(async () => limiter.admit(auth), (error: unknown) => {
-        assert.ok(error instanceof GatewayError);
-        assert.equal(error.status, 503);
-        assert.equal(error.code, 'limits_unavailable');
-        assert.equal(error.retryable, true);
-        return true;
-      });
+      await assert.rejects(
+        async () => limiter.admit(auth),
+        (error: unknown) => {
+          assert.ok(error instanceof GatewayError);
+          assert.equal(error.status, 503);
+          assert.equal(error.code, 'limits_unavailable');
+          assert.equal(error.retryable, true);
+          return true;
+        },
+      );
     } finally {
       await limiter.close();
     }
