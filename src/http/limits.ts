@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Admission } from '../auth/context.ts';
 import type { Limiter, LimitTicket } from '../limits/limiter.ts';
 
-/** The tickets of admitted requests that hold a slot, for a background submission to hand over. */
+/** The tickets of admitted requests: their token levels for the pre-check, their slot for a background submission to hand over. */
 const tickets = new WeakMap<FastifyRequest, LimitTicket>();
 
 export function limitAdmission(limiter: Limiter): Admission {
@@ -19,12 +19,18 @@ export function limitAdmission(limiter: Limiter): Admission {
     const admitted = (ticket: LimitTicket): void => {
       for (const [name, value] of ticket.headers) reply.header(name, value);
       tickets.set(request, ticket);
-      reply.raw.once('close', ticket.release);
+      // `on`, not `once`: the event comes once, and release is idempotent.
+      reply.raw.on('close', ticket.release);
     };
     if (answer instanceof Promise) return answer.then(admitted);
     admitted(answer);
     return undefined;
   };
+}
+
+/** The token levels the request's admission found, for its call's pre-check (LimitTicket.tokenLevels). */
+export function admittedTokenLevels(request: FastifyRequest): readonly number[] | undefined {
+  return tickets.get(request)?.tokenLevels;
 }
 
 /**

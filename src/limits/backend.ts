@@ -48,7 +48,17 @@ export type Answer<T> = T | Promise<T>;
 export type Done = Promise<unknown> | undefined;
 
 export type Admission =
-  | { readonly admitted: true; readonly reports: readonly CounterReport[] }
+  | {
+      readonly admitted: true;
+      readonly reports: readonly CounterReport[];
+      /**
+       * The level (unit·ms, gcra.ts) of each check's tokens_per_minute bucket as the request found it,
+       * in the order of the checks that have one: the call's tokens are pre-checked against these
+       * (limiter.ts, checkTokens). Reading takes nothing, so comparing with them is the same test as
+       * making it where the counters are kept, at the admission's instant.
+       */
+      readonly tokenLevels: readonly number[];
+    }
   | { readonly admitted: false; readonly limit: LimitName; readonly holder: 'key' | 'organization'; readonly retryAfterMs: number };
 
 export interface LimitBackend {
@@ -56,12 +66,6 @@ export interface LimitBackend {
   readonly kind: 'memory' | 'redis';
   /** Checks every counter of every check and, only when all pass, counts the request and takes the slot. */
   admit(request: AdmitRequest): Answer<Admission>;
-  /**
-   * The level (unit·ms, gcra.ts) of each check's tokens_per_minute bucket now, in the checks'
-   * order, for a pre-check: reading takes nothing, so comparing a call's tokens with these levels is
-   * the same test as making it where they are kept.
-   */
-  tokenLevels(checks: readonly CounterCheck[]): Answer<readonly number[]>;
   /** Frees the concurrent-requests slots a lease took. */
   release(scopes: readonly string[], leaseId: string): Done;
   /** Moves the slots a lease took to another lease (a request's slot to its background job), with a new lifetime. */

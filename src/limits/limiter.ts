@@ -31,6 +31,8 @@ export interface LimiterOptions {
 /** An admitted request's side of its limits: the headers to send, and the slot to free at its end. */
 export interface LimitTicket {
   readonly headers: readonly (readonly [string, string])[];
+  /** What the admission found of the key's tokens-per-minute buckets (Admission.tokenLevels); undefined when not counted. */
+  readonly tokenLevels: readonly number[] | undefined;
   /** Frees the concurrent-requests slot (idempotent). */
   release(): void;
   /**
@@ -66,7 +68,7 @@ export interface CounterUsage {
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 const NO_CHECKS: readonly CounterCheck[] = [];
-const NO_TICKET: LimitTicket = { headers: [], release() {}, handOver: async () => {} };
+const NO_TICKET: LimitTicket = { headers: [], tokenLevels: undefined, release() {}, handOver: async () => {} };
 
 /** What the limiter keeps per auth context: its counted checks, and those it frees slots of. */
 interface Counted {
@@ -140,16 +142,18 @@ export class Limiter {
   }
 
   /**
-   * Pre-checks a call's estimated tokens against tokens_per_minute, taking none: throws (or
-   * rejects) with a 429. Undefined when decided at once (counters in this process).
+   * Pre-checks a call's estimated tokens against tokens_per_minute, taking none: throws a 429 when
+   * they do not fit the buckets as the request's admission found them (`levels`). The bound is
+   * never below the estimate: when the bound fits, so does the estimate, and the prompt is not
+   * tokenized (most calls); otherwise the estimate decides.
    */
-  checkTokens(checks: readonly CounterCheck[], estimate: TokenEstimate): Promise<void> | undefined {
-    const levels = this.#backend.tokenLevels(checks);
-    if (!(levels instanceof Promise)) return this.#checkTokens(checks, levels, estimate);
-    return levels.then(
-      (found) => this.#checkTokens(checks, found, estimate),
-      (error) => this.#unanswered(error, undefined),
-    );
+  checkTokens(checks: readonly CounterCheck[], levels: readonly number[], estimate: TokenEstimate): void {
+    if (checks.every((check, index) => waitFor(levels[index], check.tokensPerMinute!, estimate.bound) === 0)) return;
+    const tokens = estimate.tokens;
+    checks.forEach((check, index) => {
+      const waitMs = waitFor(levels[index], check.tokensPerMinute!, tokens);
+      if (waitMs > 0) this.#refused({ admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: waitMs });
+    });
   }
 
   /** Counts the tokens a settled call used; never fails the call (a backend failure is logged and counted). */
@@ -201,12 +205,14 @@ export class Limiter {
 
   /** The ticket of an admitted request; throws the 429 of a refused one. */
   #ticket(admission: Admission, counted: Counted, leaseId: string | undefined): LimitTicket {
-    this.#refuseUnless(admission);
-    const headers = headersOf(admission.admitted ? admission.reports : []);
-    if (leaseId === undefined) return { headers, release: NO_TICKET.release, handOver: NO_TICKET.handOver };
+    if (!admission.admitted) return this.#refused(admission);
+    const headers = headersOf(admission.reports);
+    const tokenLevels = admission.tokenLevels;
+    if (leaseId === undefined) return { headers, tokenLevels, release: NO_TICKET.release, handOver: NO_TICKET.handOver };
     let released = false;
     return {
       headers,
+      tokenLevels,
       release: () => {
         if (released) return;
         released = true;
@@ -220,19 +226,6 @@ export class Limiter {
     };
   }
 
-  /**
-   * The pre-check itself. The bound is never below the estimate: when the bound fits, so does the
-   * estimate, and the prompt is not tokenized (most calls); otherwise the estimate decides.
-   */
-  #checkTokens(checks: readonly CounterCheck[], levels: readonly number[], estimate: TokenEstimate): undefined {
-    if (checks.every((check, index) => waitFor(levels[index], check.tokensPerMinute!, estimate.bound) === 0)) return;
-    const tokens = estimate.tokens;
-    checks.forEach((check, index) => {
-      const waitMs = waitFor(levels[index], check.tokensPerMinute!, tokens);
-      if (waitMs > 0) this.#refuseUnless({ admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: waitMs });
-    });
-  }
-
   /** What a request gets when the backend did not answer: `admitted` when the mode is `open`, else a 503. */
   #unanswered<T>(error: unknown, admitted: T): T {
     this.#backendFailed(error);
@@ -240,10 +233,9 @@ export class Limiter {
     return admitted;
   }
 
-  #refuseUnless(admission: Admission): void {
-    if (admission.admitted) return;
-    this.#refusals.inc({ limit: admission.limit });
-    throw errors.limitExceeded(admission.limit, admission.holder, retryAfterSeconds(admission.retryAfterMs));
+  #refused(refusal: Extract<Admission, { admitted: false }>): never {
+    this.#refusals.inc({ limit: refusal.limit });
+    throw errors.limitExceeded(refusal.limit, refusal.holder, retryAfterSeconds(refusal.retryAfterMs));
   }
 
   #backendFailed(error: unknown): void {

@@ -4,7 +4,7 @@
  * documented to need (docs/limits.md). Everything runs synchronously, so an admission is atomic.
  */
 import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
-import { add, type BucketState, drained, take } from './gcra.ts';
+import { add, type BucketState, take } from './gcra.ts';
 
 export class MemoryBackend implements LimitBackend {
   readonly kind = 'memory' as const;
@@ -21,6 +21,7 @@ export class MemoryBackend implements LimitBackend {
     const now = this.#now();
     const updates: [string, BucketState][] = [];
     const reports: CounterReport[] = [];
+    const tokenLevels: number[] = [];
     for (const check of request.checks) {
       if (check.requestsPerMinute !== undefined) {
         const key = `rpm:${check.scope}`;
@@ -36,8 +37,9 @@ export class MemoryBackend implements LimitBackend {
         });
       }
       if (check.tokensPerMinute !== undefined) {
-        // Reported only: a call's tokens are pre-checked when it is prepared (tokenLevels).
+        // Reported only: a call's tokens are pre-checked against the level when it is prepared.
         const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, 0, now, true);
+        tokenLevels.push(verdict.state.level);
         reports.push({
           limit: 'tokens_per_minute',
           holder: check.holder,
@@ -67,12 +69,7 @@ export class MemoryBackend implements LimitBackend {
         this.#leasesOf(check.scope).add(request.lease.id, now + request.lease.ttlMs);
       }
     }
-    return { admitted: true, reports };
-  }
-
-  tokenLevels(checks: readonly CounterCheck[]): number[] {
-    const now = this.#now();
-    return checks.map((check) => drained(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute ?? 0, now));
+    return { admitted: true, reports, tokenLevels };
   }
 
   release(scopes: readonly string[], leaseId: string): undefined {

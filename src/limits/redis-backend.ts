@@ -1,8 +1,8 @@
 /**
  * Counters in Redis, shared by every instance (docs/limits.md). Every operation of an event-loop
  * turn goes to Redis in one script call (script-batch.ts), which Redis runs atomically
- * (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/): an admission, a
- * pre-check's read, the tokens of a settled call and a freed slot cost a share of one round trip.
+ * (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/): an admission, the
+ * tokens of a settled call and a freed slot each cost a share of one round trip.
  * The script does what gcra.ts and memory-backend.ts do, with the same integer arithmetic (Lua
  * numbers are doubles, exact below 2^53 like JavaScript's), on Redis's own clock (TIME), so that
  * instances whose clocks differ still drain one bucket alike.
@@ -28,9 +28,9 @@ const NONE = '-';
 // KEYS: the batch's distinct keys. ARGV: one operation each, comma-separated fields, the first
 // naming it; a key is its index in KEYS. Returns one answer per operation, in order:
 //   a,requests,lease,ttl then per check: rpm key,rpm,tpm key,tpm,con key,con — admit.
-//     {1, then per check and limit it has: remaining, reset ms (rpm, tpm) or free slots (con)}, or
+//     {1, then per check and limit it has: remaining, reset ms (rpm), remaining, reset ms, level
+//     (tpm), free slots (con)}, or
 //     {0, limit (1 requests, 2 tokens, 3 concurrent), check index, retry after ms} when refused.
-//   l then per bucket: tpm key,tpm — the buckets' levels now (unit·ms).
 //   t,tokens then per bucket: tpm key,tpm — adds settled tokens.
 //   r,lease then the con keys — frees the lease's slots.
 //   m,from,to,ttl then the con keys — moves a lease's slots to another (one that is gone moves nowhere).
@@ -91,6 +91,7 @@ local function admit(f)
       if remaining < 0 then remaining = 0 end
       table.insert(answer, remaining)
       table.insert(answer, ceil_div(level, tpm))
+      table.insert(answer, level)
     end
     if con then
       local key = KEYS[tonumber(f[b + 5])]
@@ -116,12 +117,6 @@ local function admit(f)
       end
     end
   end
-  return answer
-end
-
-local function levels(f)
-  local answer = {}
-  for i = 2, #f, 2 do table.insert(answer, level_of(KEYS[tonumber(f[i])], tonumber(f[i + 1]))) end
   return answer
 end
 
@@ -151,7 +146,7 @@ local function move(f)
   return 1
 end
 
-local operations = {a = admit, l = levels, t = add_tokens, r = release, m = move}
+local operations = {a = admit, t = add_tokens, r = release, m = move}
 local answers = {}
 for i, text in ipairs(ARGV) do
   local f = fields(text)
@@ -212,13 +207,6 @@ export class RedisBackend implements LimitBackend {
     return batch.call(operation, (answer) => admission(request.checks, answer as number[]));
   }
 
-  tokenLevels(checks: readonly CounterCheck[]): Promise<readonly number[]> {
-    const batch = this.#batches.current();
-    let operation = 'l';
-    for (const check of checks) operation += `,${batch.key(this.#keysOf(check).tpm)},${check.tokensPerMinute ?? 0}`;
-    return batch.call(operation, (answer) => answer as number[]);
-  }
-
   release(scopes: readonly string[], leaseId: string): Promise<unknown> | undefined {
     if (scopes.length === 0) return undefined;
     const batch = this.#batches.current();
@@ -268,6 +256,7 @@ function counter(batch: Batch, key: string, limit: number | undefined): string {
 function admission(checks: readonly CounterCheck[], answer: readonly number[]): Admission {
   if (answer[0] === 0) return { admitted: false, limit: REFUSED_LIMITS[answer[1]], holder: checks[answer[2] - 1].holder, retryAfterMs: answer[3] };
   const reports: CounterReport[] = [];
+  const tokenLevels: number[] = [];
   let at = 1;
   for (const { holder, requestsPerMinute, tokensPerMinute, concurrentRequests } of checks) {
     if (requestsPerMinute !== undefined) {
@@ -276,12 +265,13 @@ function admission(checks: readonly CounterCheck[], answer: readonly number[]): 
     }
     if (tokensPerMinute !== undefined) {
       reports.push({ limit: 'tokens_per_minute', holder, max: tokensPerMinute, remaining: answer[at], resetMs: answer[at + 1] });
-      at += 2;
+      tokenLevels.push(answer[at + 2]);
+      at += 3;
     }
     if (concurrentRequests !== undefined) {
       reports.push({ limit: 'concurrent_requests', holder, max: concurrentRequests, remaining: answer[at], resetMs: 0 });
       at += 1;
     }
   }
-  return { admitted: true, reports };
+  return { admitted: true, reports, tokenLevels };
 }
