@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { AuthContext } from '../../src/auth/context.ts';
-import { GatewayError } from '../../src/core/errors.ts';
+import type { GatewayError } from '../../src/core/errors.ts';
 import type { CounterCheck } from '../../src/limits/backend.ts';
 import { type BackendFailureMode, Limiter } from '../../src/limits/limiter.ts';
 import { RedisBackend } from '../../src/limits/redis-backend.ts';
