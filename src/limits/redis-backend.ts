@@ -25,12 +25,14 @@ const COMMAND_TIMEOUT_MS = 500;
 /** An absent field of an operation (no such limit, no lease). */
 const NONE = '-';
 
-// KEYS: the batch's distinct keys. ARGV: one operation each, comma-separated fields, the first
-// naming it; a key is its index in KEYS. Returns one answer per operation, in order:
+// KEYS: the batch's distinct keys. ARGV[1]: the operations, separated by ';', each of
+// comma-separated fields, the first naming it; a key is its index in KEYS. Returns the answers as
+// one text, separated by ';' in the operations' order (one text to decode rather than nested
+// arrays; an operation nobody awaits answers ''):
 //   a,requests,lease,ttl then per check: rpm key,rpm,tpm key,tpm,con key,con — admit.
-//     {1, then per check and limit it has: remaining, reset ms (rpm), remaining, reset ms, level
-//     (tpm), free slots (con)}, or
-//     {0, limit (1 requests, 2 tokens, 3 concurrent), check index, retry after ms} when refused.
+//     1, then per check and limit it has: remaining, reset ms (rpm), remaining, reset ms, level
+//     (tpm), free slots (con); or 0, limit (1 requests, 2 tokens, 3 concurrent), check index,
+//     retry after ms when refused.
 //   t,tokens then per bucket: tpm key,tpm — adds settled tokens.
 //   r,lease then the con keys — frees the lease's slots.
 //   m,from,to,ttl then the con keys — moves a lease's slots to another (one that is gone moves nowhere).
@@ -46,6 +48,12 @@ local function fields(text)
 end
 
 local function ceil_div(a, b) return math.ceil(a / b) end
+
+-- An answer as text: whole numbers, without the exponent form tostring gives large ones.
+local function numbers(list)
+  for i, value in ipairs(list) do list[i] = string.format('%.0f', value) end
+  return table.concat(list, ',')
+end
 
 local function level_of(key, limit)
   local state = redis.call('HMGET', key, 'l', 't')
@@ -79,7 +87,7 @@ local function admit(f)
       local capacity = rpm * W
       local needed = level + requests * W
       if needed > capacity then
-        return {0, 1, i, ceil_div(math.min(needed - capacity, level), rpm)}
+        return numbers({0, 1, i, ceil_div(math.min(needed - capacity, level), rpm)})
       end
       if requests > 0 then table.insert(updates, {key, needed, rpm}) end
       table.insert(answer, math.floor((capacity - needed) / W))
@@ -98,7 +106,7 @@ local function admit(f)
       redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
       local used = redis.call('ZCARD', key)
       if lease ~= '-' then
-        if used >= con then return {0, 3, i, 1000} end
+        if used >= con then return numbers({0, 3, i, 1000}) end
         used = used + 1
       end
       local free = con - used
@@ -117,7 +125,7 @@ local function admit(f)
       end
     end
   end
-  return answer
+  return numbers(answer)
 end
 
 local function add_tokens(f)
@@ -126,12 +134,12 @@ local function add_tokens(f)
     local key, limit = KEYS[tonumber(f[i])], tonumber(f[i + 1])
     set_level(key, level_of(key, limit) + tokens * W, limit)
   end
-  return 1
+  return ''
 end
 
 local function release(f)
   for i = 3, #f do redis.call('ZREM', KEYS[tonumber(f[i])], f[2]) end
-  return 1
+  return ''
 end
 
 local function move(f)
@@ -143,22 +151,22 @@ local function move(f)
       if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
     end
   end
-  return 1
+  return ''
 end
 
 local operations = {a = admit, t = add_tokens, r = release, m = move}
 local answers = {}
-for i, text in ipairs(ARGV) do
+for text in string.gmatch(ARGV[1], '[^;]+') do
   local f = fields(text)
-  answers[i] = operations[f[1]](f)
+  answers[#answers + 1] = operations[f[1]](f)
 end
-return answers
+return table.concat(answers, ';')
 `;
 
 const REFUSED_LIMITS: Record<number, LimitName> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
 
 interface LimitCommands {
-  gatewayLimits(numberOfKeys: number, keys: readonly string[], operations: readonly string[]): Promise<unknown[]>;
+  gatewayLimits(numberOfKeys: number, keys: readonly string[], operations: string): Promise<string>;
 }
 
 export interface RedisBackendOptions {
@@ -194,7 +202,9 @@ export class RedisBackend implements LimitBackend {
     redis.defineCommand('gatewayLimits', { lua: BATCH });
     this.#redis = redis as Redis & LimitCommands;
     this.#prefix = options.prefix;
-    this.#batches = new ScriptBatches((keys, operations) => this.#redis.gatewayLimits(keys.length, keys, operations));
+    this.#batches = new ScriptBatches((keys, operations) =>
+      this.#redis.gatewayLimits(keys.length, keys, operations.join(';')).then((answers) => answers.split(';')),
+    );
   }
 
   admit(request: AdmitRequest): Promise<Admission> {
@@ -204,7 +214,7 @@ export class RedisBackend implements LimitBackend {
       const keys = this.#keysOf(check);
       operation += `,${counter(batch, keys.rpm, check.requestsPerMinute)},${counter(batch, keys.tpm, check.tokensPerMinute)},${counter(batch, keys.con, check.concurrentRequests)}`;
     }
-    return batch.call(operation, (answer) => admission(request.checks, answer as number[]));
+    return batch.call(operation, (answer) => admission(request.checks, (answer as string).split(',').map(Number)));
   }
 
   release(scopes: readonly string[], leaseId: string): Promise<unknown> | undefined {
