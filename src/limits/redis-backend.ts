@@ -22,7 +22,10 @@ import { type Batch, ScriptBatches } from './script-batch.ts';
 /** How long a Redis command may take before the check counts as failed. */
 const COMMAND_TIMEOUT_MS = 500;
 
-/** An absent field of an operation (no such limit, no lease). */
+/**
+ * An absent field of an operation (no such limit, no lease). The fields themselves never hold ','
+ * or ';': they are numbers, key indices, lease ids (base64url and a sequence) and job ids (base32).
+ */
 const NONE = '-';
 
 // KEYS: the batch's distinct keys. ARGV[1]: the operations, separated by ';', each of
