@@ -196,3 +196,41 @@ describe('Redis away', () => {
     }
   });
 });
+
+describe('the token pre-check', () => {
+  const limiter = new Limiter(new MemoryBackend(), {
+    onBackendFailure: 'open',
+    leaseTtlMs: 60_000,
+    logger: pino({ level: 'silent' }),
+    metrics: new Registry(),
+  });
+  const check: CounterCheck = { scope: 'key:precheck', holder: 'key', tokensPerMinute: 100 };
+  /** An estimate that counts how often the prompt was tokenized. */
+  const estimate = (bound: number, tokens: number) => {
+    const counted = { bound, reads: 0 };
+    return Object.defineProperty(counted, 'tokens', {
+      get() {
+        counted.reads += 1;
+        return tokens;
+      },
+    }) as typeof counted & { readonly tokens: number };
+  };
+  // 60 tokens in the bucket: 40 fit.
+  const levels = [60 * 60_000];
+
+  test('a bound that fits passes without tokenizing the prompt', () => {
+    const fits = estimate(40, 10);
+    limiter.checkTokens([check], levels, fits);
+    assert.equal(fits.reads, 0);
+  });
+
+  test('a bound over what is free: the estimate decides, tokenized once', () => {
+    const estimated = estimate(400, 40);
+    limiter.checkTokens([check], levels, estimated);
+    assert.equal(estimated.reads, 1);
+    assert.throws(
+      () => limiter.checkTokens([check], levels, estimate(400, 41)),
+      (error: GatewayError) => error.code === 'tokens_per_minute_exceeded' && error.status === 429,
+    );
+  });
+});
