@@ -9,19 +9,37 @@ import type { FastifyRequest } from 'fastify';
 import type { Admission } from '../auth/context.ts';
 import type { Limiter, LimitTicket } from '../limits/limiter.ts';
 
-/** The tickets of admitted requests that hold a slot, for a background submission to hand over. */
-const tickets = new WeakMap<FastifyRequest, LimitTicket>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The admitted request's ticket: its token levels for the pre-check, its slot for a background
+     * submission to hand over; null when nothing is counted. A decorated property (server/app.ts)
+     * rather than a WeakMap keyed by requests: a WeakMap entry per request made every garbage
+     * collection walk them, about 10 µs of CPU per limited request (docs/performance.md).
+     */
+    limitTicket: LimitTicket | null;
+  }
+}
 
 export function limitAdmission(limiter: Limiter): Admission {
   return (request, reply) => {
-    const pending = limiter.admit(request.auth);
-    if (pending === undefined) return undefined;
-    return pending.then((ticket) => {
+    const answer = limiter.admit(request.auth);
+    if (answer === undefined) return undefined;
+    const admitted = (ticket: LimitTicket): void => {
       for (const [name, value] of ticket.headers) reply.header(name, value);
-      tickets.set(request, ticket);
-      reply.raw.once('close', ticket.release);
-    });
+      request.limitTicket = ticket;
+      // `on`, not `once`: the event comes once, and release is idempotent.
+      reply.raw.on('close', ticket.release);
+    };
+    if (answer instanceof Promise) return answer.then(admitted);
+    admitted(answer);
+    return undefined;
   };
+}
+
+/** The token levels the request's admission found, for its call's pre-check (LimitTicket.tokenLevels). */
+export function admittedTokenLevels(request: FastifyRequest): readonly number[] | undefined {
+  return request.limitTicket?.tokenLevels;
 }
 
 /**
@@ -29,5 +47,5 @@ export function limitAdmission(limiter: Limiter): Admission {
  * that queued it hands its slot to the job, which the job's end frees (server/compose.ts).
  */
 export function holdSlotForJob(request: FastifyRequest, jobId: string, ttlMs: number): Promise<void> {
-  return tickets.get(request)?.handOver(jobId, ttlMs) ?? Promise.resolve();
+  return request.limitTicket?.handOver(jobId, ttlMs) ?? Promise.resolve();
 }

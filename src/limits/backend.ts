@@ -3,6 +3,9 @@
  * (memory-backend.ts) when one instance serves a database, or in Redis shared by
  * every instance. Each admission is one atomic step over every counter it touches, so two checks
  * (a key's and its organization's, requests and concurrency) are passed or refused together.
+ *
+ * Counters in this process answer at once (a value); counters in Redis later (a promise), so that a
+ * limited request with in-process counters awaits nothing.
  */
 import type { LimitName } from '../core/errors.ts';
 
@@ -18,13 +21,8 @@ export interface CounterCheck {
 
 export interface AdmitRequest {
   readonly checks: readonly CounterCheck[];
-  /** Requests counted against requests_per_minute: 1 for a request, 0 for a token pre-check. */
+  /** Requests counted against requests_per_minute: 1 for a request, 0 to read the counters only. */
   readonly requests: 0 | 1;
-  /**
-   * Tokens pre-checked against tokens_per_minute (not taken: they are counted at settlement).
-   * Undefined when the request is not a metered call yet: the counter is only reported then.
-   */
-  readonly tokens?: number;
   /** The lease a concurrent-requests slot is taken under; none when no slot is wanted. */
   readonly lease?: { readonly id: string; readonly ttlMs: number };
 }
@@ -43,20 +41,36 @@ export interface CounterReport {
   readonly resetMs: number;
 }
 
+/** An answer now (counters in this process) or later (in Redis). */
+export type Answer<T> = T | Promise<T>;
+
+/** Work done already (undefined), or a promise that settles when it is (and rejects when it failed). */
+export type Done = Promise<unknown> | undefined;
+
 export type Admission =
-  | { readonly admitted: true; readonly reports: readonly CounterReport[] }
+  | {
+      readonly admitted: true;
+      readonly reports: readonly CounterReport[];
+      /**
+       * The level (unit·ms, gcra.ts) of each check's tokens_per_minute bucket as the request found it,
+       * in the order of the checks that have one: the call's tokens are pre-checked against these
+       * (limiter.ts, checkTokens). Reading takes nothing, so comparing with them is the same test as
+       * making it where the counters are kept, at the admission's instant.
+       */
+      readonly tokenLevels: readonly number[];
+    }
   | { readonly admitted: false; readonly limit: LimitName; readonly holder: 'key' | 'organization'; readonly retryAfterMs: number };
 
 export interface LimitBackend {
   /** The kind named in logs and metrics. */
   readonly kind: 'memory' | 'redis';
   /** Checks every counter of every check and, only when all pass, counts the request and takes the slot. */
-  admit(request: AdmitRequest): Promise<Admission>;
+  admit(request: AdmitRequest): Answer<Admission>;
   /** Frees the concurrent-requests slots a lease took. */
-  release(scopes: readonly string[], leaseId: string): Promise<void>;
+  release(scopes: readonly string[], leaseId: string): Done;
   /** Moves the slots a lease took to another lease (a request's slot to its background job), with a new lifetime. */
-  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void>;
+  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Done;
   /** Counts tokens actually used (at settlement) against each check's tokens_per_minute. */
-  addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void>;
+  addTokens(checks: readonly CounterCheck[], tokens: number): Done;
   close(): Promise<void>;
 }

@@ -64,9 +64,18 @@ export function take(state: BucketState | undefined, limit: number, cost: number
     state: { level, at: now },
     remaining: Math.floor((capacity - level) / WINDOW_MS),
     resetMs: Math.ceil(level / limit),
-    // A cost above the whole limit never fits: the client is told when the bucket is empty.
-    retryAfterMs: Math.ceil(Math.min(needed - capacity, level) / limit),
+    retryAfterMs: waitFor(level, limit, cost),
   };
+}
+
+/**
+ * How long until `cost` units fit a bucket of `limit` per minute that is at `level` now: 0 when they
+ * fit now, else at least 1 ms. A cost above the whole limit never fits: the wait is then until the
+ * bucket is empty.
+ */
+export function waitFor(level: number, limit: number, cost: number): number {
+  const excess = level + cost * WINDOW_MS - limit * WINDOW_MS;
+  return excess <= 0 ? 0 : Math.max(1, Math.ceil(Math.min(excess, level) / limit));
 }
 
 /** Adds `cost` units without a check (tokens counted at settlement may overfill the bucket). */

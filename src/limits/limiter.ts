@@ -4,9 +4,10 @@
  * and settled (pipeline/pipeline.ts). Spend limits are not counted here: they are the ledger's,
  * checked atomically with the credit hold (storage, `reserve`).
  *
- * A key without counted limits costs one WeakMap lookup and no promise. When the backend fails
- * (Redis unreachable), `rate_limits.on_backend_failure` decides: `open` admits the request with a
- * warning in the log and a metric, `closed` answers 503 `limits_unavailable`.
+ * A key without counted limits costs one WeakMap lookup and no promise; a limited key with the
+ * counters in this process awaits nothing either. When the backend fails (Redis unreachable),
+ * `rate_limits.on_backend_failure` decides: `open` admits the request with a warning in the log and
+ * a metric, `closed` answers 503 `limits_unavailable`.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
@@ -14,8 +15,8 @@ import type { AuthContext } from '../auth/context.ts';
 import { errors } from '../core/errors.ts';
 import { randomToken } from '../core/ids.ts';
 import type { KeyLimits } from '../storage/store.ts';
-import type { Admission, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
-import { resetText, retryAfterSeconds } from './gcra.ts';
+import type { Admission, Answer, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
+import { resetText, retryAfterSeconds, waitFor } from './gcra.ts';
 
 export type BackendFailureMode = 'open' | 'closed';
 
@@ -30,6 +31,8 @@ export interface LimiterOptions {
 /** An admitted request's side of its limits: the headers to send, and the slot to free at its end. */
 export interface LimitTicket {
   readonly headers: readonly (readonly [string, string])[];
+  /** What the admission found of the key's tokens-per-minute buckets (Admission.tokenLevels); undefined when not counted. */
+  readonly tokenLevels: readonly number[] | undefined;
   /** Frees the concurrent-requests slot (idempotent). */
   release(): void;
   /**
@@ -39,8 +42,19 @@ export interface LimitTicket {
   handOver(jobId: string, ttlMs: number): Promise<void>;
 }
 
+/** What a call's tokens are pre-checked with (tokens/estimate.ts, PromptSize). */
+export interface TokenEstimate {
+  /** An upper bound of `tokens`, free to compute. */
+  readonly bound: number;
+  /** The local tokenizer's estimate, computed when read. */
+  readonly tokens: number;
+}
+
 /** The header family of each per-minute limit (https://platform.openai.com/docs/guides/rate-limits). */
-const HEADER_SUFFIX = { requests_per_minute: 'requests', tokens_per_minute: 'tokens' } as const;
+const HEADER_NAMES = {
+  requests: ['x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests'],
+  tokens: ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'],
+} as const;
 
 /** Where a holder's counters stand, for the admin API (what it shows under `usage`). */
 export interface CounterUsage {
@@ -54,17 +68,31 @@ export interface CounterUsage {
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 const NO_CHECKS: readonly CounterCheck[] = [];
-const NO_TICKET: LimitTicket = { headers: [], release() {}, handOver: async () => {} };
+const NO_TICKET: LimitTicket = { headers: [], tokenLevels: undefined, release() {}, handOver: async () => {} };
+
+/** What the limiter keeps per auth context: its counted checks, and those it frees slots of. */
+interface Counted {
+  readonly checks: readonly CounterCheck[];
+  /** The scopes of the checks with concurrent_requests (a slot is taken under a lease when any). */
+  readonly slotScopes: readonly string[];
+  /** The checks with tokens_per_minute; undefined when none. */
+  readonly tokenChecks: readonly CounterCheck[] | undefined;
+}
+
+const NOT_COUNTED: Counted = { checks: NO_CHECKS, slotScopes: [], tokenChecks: undefined };
 
 export class Limiter {
   readonly #backend: LimitBackend;
   readonly #options: LimiterOptions;
   /** Auth contexts are cached per key and replaced when an admin change lands, so this follows them. */
-  readonly #checks = new WeakMap<AuthContext, readonly CounterCheck[]>();
-  readonly #tokenChecks = new WeakMap<AuthContext, readonly CounterCheck[]>();
+  readonly #counted = new WeakMap<AuthContext, Counted>();
   readonly #refusals: Counter<'limit'>;
   readonly #failures: Counter;
+  /** Lease ids are this instance's random prefix and a sequence number: unique without a random draw each. */
+  readonly #leasePrefix = `${randomToken(9)}.`;
+  #leases = 0;
   #lastFailureLog = 0;
+  readonly #failed = (error: unknown): void => this.#backendFailed(error);
 
   constructor(backend: LimitBackend, options: LimiterOptions) {
     this.#backend = backend;
@@ -88,69 +116,55 @@ export class Limiter {
 
   /** The counters of a request's key (and organization), none for most keys. */
   checksOf(auth: AuthContext): readonly CounterCheck[] {
-    let checks = this.#checks.get(auth);
-    if (checks === undefined) {
-      checks = countedChecks(auth);
-      this.#checks.set(auth, checks);
-    }
-    return checks;
+    return this.#countedOf(auth).checks;
   }
 
   /**
-   * Counts an arriving request and takes a concurrent-requests slot; undefined (synchronously) when
-   * nothing is counted for its key. Rejects with a 429 naming the limit.
+   * Counts an arriving request and takes a concurrent-requests slot; undefined when nothing is
+   * counted for its key, a ticket at once when the counters are in this process. Throws (or
+   * rejects) with a 429 naming the limit.
    */
-  admit(auth: AuthContext): Promise<LimitTicket> | undefined {
-    const checks = this.checksOf(auth);
-    if (checks.length === 0) return undefined;
-    const wantsSlot = checks.some((check) => check.concurrentRequests !== undefined);
-    const lease = wantsSlot ? { id: randomToken(12), ttlMs: this.#options.leaseTtlMs } : undefined;
-    return this.#guarded(this.#backend.admit({ checks, requests: 1, lease })).then((admission) => {
-      if (admission === undefined) return NO_TICKET;
-      this.#refuseUnless(admission);
-      const scopes = checks.filter((check) => check.concurrentRequests !== undefined).map((check) => check.scope);
-      let released = false;
-      return {
-        headers: headersOf(admission.admitted ? admission.reports : []),
-        release: () => {
-          if (released || !lease) return;
-          released = true;
-          this.#backend.release(scopes, lease.id).catch((error) => this.#failed(error));
-        },
-        handOver: async (jobId, ttlMs) => {
-          if (released || !lease) return;
-          released = true;
-          await this.#backend.transfer(scopes, lease.id, jobId, ttlMs).catch((error) => this.#failed(error));
-        },
-      };
-    });
+  admit(auth: AuthContext): Answer<LimitTicket> | undefined {
+    const counted = this.#countedOf(auth);
+    if (counted.checks.length === 0) return undefined;
+    const lease = counted.slotScopes.length > 0 ? { id: `${this.#leasePrefix}${++this.#leases}`, ttlMs: this.#options.leaseTtlMs } : undefined;
+    const answer = this.#backend.admit({ checks: counted.checks, requests: 1, lease });
+    if (!(answer instanceof Promise)) return this.#ticket(answer, counted, lease?.id);
+    return answer.then(
+      (admission) => this.#ticket(admission, counted, lease?.id),
+      (error) => this.#unanswered(error, NO_TICKET),
+    );
   }
 
   /** The counters of a key's tokens per minute; undefined when it has none. */
   tokenChecksOf(auth: AuthContext): readonly CounterCheck[] | undefined {
-    let checks = this.#tokenChecks.get(auth);
-    if (checks === undefined) {
-      checks = this.checksOf(auth).filter((check) => check.tokensPerMinute !== undefined);
-      this.#tokenChecks.set(auth, checks);
-    }
-    return checks.length === 0 ? undefined : checks;
+    return this.#countedOf(auth).tokenChecks;
   }
 
-  /** Pre-checks a call's estimated tokens against tokens_per_minute (taking none): rejects with a 429. */
-  async checkTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
-    const admission = await this.#guarded(this.#backend.admit({ checks, requests: 0, tokens }));
-    if (admission !== undefined) this.#refuseUnless(admission);
+  /**
+   * Pre-checks a call's estimated tokens against tokens_per_minute, taking none: throws a 429 when
+   * they do not fit the buckets as the request's admission found them (`levels`). The bound is
+   * never below the estimate: when the bound fits, so does the estimate, and the prompt is not
+   * tokenized (most calls); otherwise the estimate decides.
+   */
+  checkTokens(checks: readonly CounterCheck[], levels: readonly number[], estimate: TokenEstimate): void {
+    if (checks.every((check, index) => waitFor(levels[index], check.tokensPerMinute!, estimate.bound) === 0)) return;
+    const tokens = estimate.tokens;
+    checks.forEach((check, index) => {
+      const waitMs = waitFor(levels[index], check.tokensPerMinute!, tokens);
+      if (waitMs > 0) this.#refused({ admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: waitMs });
+    });
   }
 
   /** Counts the tokens a settled call used; never fails the call (a backend failure is logged and counted). */
   countTokens(checks: readonly CounterCheck[], tokens: number): void {
     if (tokens <= 0) return;
-    this.#backend.addTokens(checks, tokens).catch((error) => this.#failed(error));
+    this.#backend.addTokens(checks, tokens)?.catch(this.#failed);
   }
 
   /** Frees the concurrent-requests slot a background job holds (see LimitTicket.handOver). */
   releaseJob(job: { readonly id: string; readonly keyId: string; readonly owner: { readonly id: string } }): void {
-    this.#backend.release([`key:${job.keyId}`, `org:${job.owner.id}`], job.id).catch((error) => this.#failed(error));
+    this.#backend.release([`key:${job.keyId}`, `org:${job.owner.id}`], job.id)?.catch(this.#failed);
   }
 
   /** Where a key's (or an organization's) counters stand, counting nothing; empty without counted limits. */
@@ -171,24 +185,60 @@ export class Limiter {
     return this.#backend.close();
   }
 
-  /** The backend's answer, or undefined when it failed and the mode is `open`. */
-  async #guarded(admission: Promise<Admission>): Promise<Admission | undefined> {
-    try {
-      return await admission;
-    } catch (error) {
-      this.#failed(error);
-      if (this.#options.onBackendFailure === 'closed') throw errors.limitsUnavailable(error);
-      return undefined;
+  #countedOf(auth: AuthContext): Counted {
+    let counted = this.#counted.get(auth);
+    if (counted === undefined) {
+      const checks = countedChecks(auth);
+      const tokenChecks = checks.filter((check) => check.tokensPerMinute !== undefined);
+      counted =
+        checks.length === 0
+          ? NOT_COUNTED
+          : {
+              checks,
+              slotScopes: checks.filter((check) => check.concurrentRequests !== undefined).map((check) => check.scope),
+              tokenChecks: tokenChecks.length === 0 ? undefined : tokenChecks,
+            };
+      this.#counted.set(auth, counted);
     }
+    return counted;
   }
 
-  #refuseUnless(admission: Admission): void {
-    if (admission.admitted) return;
-    this.#refusals.inc({ limit: admission.limit });
-    throw errors.limitExceeded(admission.limit, admission.holder, retryAfterSeconds(admission.retryAfterMs));
+  /** The ticket of an admitted request; throws the 429 of a refused one. */
+  #ticket(admission: Admission, counted: Counted, leaseId: string | undefined): LimitTicket {
+    if (!admission.admitted) return this.#refused(admission);
+    const headers = headersOf(admission.reports);
+    const tokenLevels = admission.tokenLevels;
+    if (leaseId === undefined) return { headers, tokenLevels, release: NO_TICKET.release, handOver: NO_TICKET.handOver };
+    let released = false;
+    return {
+      headers,
+      tokenLevels,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#backend.release(counted.slotScopes, leaseId)?.catch(this.#failed);
+      },
+      handOver: async (jobId, ttlMs) => {
+        if (released) return;
+        released = true;
+        await this.#backend.transfer(counted.slotScopes, leaseId, jobId, ttlMs)?.catch(this.#failed);
+      },
+    };
   }
 
-  #failed(error: unknown): void {
+  /** What a request gets when the backend did not answer: `admitted` when the mode is `open`, else a 503. */
+  #unanswered<T>(error: unknown, admitted: T): T {
+    this.#backendFailed(error);
+    if (this.#options.onBackendFailure === 'closed') throw errors.limitsUnavailable(error);
+    return admitted;
+  }
+
+  #refused(refusal: Extract<Admission, { admitted: false }>): never {
+    this.#refusals.inc({ limit: refusal.limit });
+    throw errors.limitExceeded(refusal.limit, refusal.holder, retryAfterSeconds(refusal.retryAfterMs));
+  }
+
+  #backendFailed(error: unknown): void {
     this.#failures.inc();
     const now = Date.now();
     if (now - this.#lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
@@ -225,20 +275,21 @@ function counterCheck(scope: string, holder: CounterCheck['holder'], limits: Key
 
 /** The rate-limit headers of the tightest counter of each family. */
 export function headersOf(reports: readonly CounterReport[]): [string, string][] {
-  const tightest = new Map<keyof typeof HEADER_SUFFIX, CounterReport & { readonly limit: keyof typeof HEADER_SUFFIX }>();
+  let requests: CounterReport | undefined;
+  let tokens: CounterReport | undefined;
   for (const report of reports) {
-    if (report.limit === 'concurrent_requests') continue;
-    const known = tightest.get(report.limit);
-    if (!known || report.remaining < known.remaining) tightest.set(report.limit, { ...report, limit: report.limit });
+    if (report.limit === 'requests_per_minute') {
+      if (!requests || report.remaining < requests.remaining) requests = report;
+    } else if (report.limit === 'tokens_per_minute') {
+      if (!tokens || report.remaining < tokens.remaining) tokens = report;
+    }
   }
   const headers: [string, string][] = [];
-  for (const report of tightest.values()) {
-    const suffix = HEADER_SUFFIX[report.limit];
-    headers.push(
-      [`x-ratelimit-limit-${suffix}`, String(report.max)],
-      [`x-ratelimit-remaining-${suffix}`, String(Math.max(0, report.remaining))],
-      [`x-ratelimit-reset-${suffix}`, resetText(report.resetMs)],
-    );
-  }
+  if (requests) pushHeaders(headers, HEADER_NAMES.requests, requests);
+  if (tokens) pushHeaders(headers, HEADER_NAMES.tokens, tokens);
   return headers;
+}
+
+function pushHeaders(headers: [string, string][], [limit, remaining, reset]: (typeof HEADER_NAMES)[keyof typeof HEADER_NAMES], report: CounterReport): void {
+  headers.push([limit, String(report.max)], [remaining, String(Math.max(0, report.remaining))], [reset, resetText(report.resetMs)]);
 }

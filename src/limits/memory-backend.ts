@@ -9,23 +9,19 @@ import { add, type BucketState, take } from './gcra.ts';
 export class MemoryBackend implements LimitBackend {
   readonly kind = 'memory' as const;
   readonly #buckets = new Map<string, BucketState>();
-  /** scope → lease id → expiry (epoch ms). */
-  readonly #leases = new Map<string, Map<string, number>>();
+  /** scope → its slots' leases. */
+  readonly #leases = new Map<string, Leases>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
   }
 
-  async admit(request: AdmitRequest): Promise<Admission> {
-    return this.admitNow(request);
-  }
-
-  /** The admission, synchronously (the limiter's hot path awaits nothing with this backend). */
-  admitNow(request: AdmitRequest): Admission {
+  admit(request: AdmitRequest): Admission {
     const now = this.#now();
     const updates: [string, BucketState][] = [];
     const reports: CounterReport[] = [];
+    const tokenLevels: number[] = [];
     for (const check of request.checks) {
       if (check.requestsPerMinute !== undefined) {
         const key = `rpm:${check.scope}`;
@@ -41,10 +37,9 @@ export class MemoryBackend implements LimitBackend {
         });
       }
       if (check.tokensPerMinute !== undefined) {
-        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, request.tokens ?? 0, now, true);
-        if (!verdict.admitted && request.tokens !== undefined) {
-          return { admitted: false, limit: 'tokens_per_minute', holder: check.holder, retryAfterMs: verdict.retryAfterMs };
-        }
+        // Reported only: a call's tokens are pre-checked against the level when it is prepared.
+        const verdict = take(this.#buckets.get(`tpm:${check.scope}`), check.tokensPerMinute, 0, now, true);
+        tokenLevels.push(verdict.state.level);
         reports.push({
           limit: 'tokens_per_minute',
           holder: check.holder,
@@ -71,32 +66,30 @@ export class MemoryBackend implements LimitBackend {
     if (request.lease) {
       for (const check of request.checks) {
         if (check.concurrentRequests === undefined) continue;
-        let leases = this.#leases.get(check.scope);
-        if (!leases) this.#leases.set(check.scope, (leases = new Map()));
-        leases.set(request.lease.id, now + request.lease.ttlMs);
+        this.#leasesOf(check.scope).add(request.lease.id, now + request.lease.ttlMs);
       }
     }
-    return { admitted: true, reports };
+    return { admitted: true, reports, tokenLevels };
   }
 
-  async release(scopes: readonly string[], leaseId: string): Promise<void> {
+  release(scopes: readonly string[], leaseId: string): undefined {
     for (const scope of scopes) {
       const leases = this.#leases.get(scope);
-      leases?.delete(leaseId);
-      if (leases?.size === 0) this.#leases.delete(scope);
+      leases?.expiries.delete(leaseId);
+      if (leases?.expiries.size === 0) this.#leases.delete(scope);
     }
   }
 
-  async transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void> {
+  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): undefined {
     const expiresAt = this.#now() + ttlMs;
     for (const scope of scopes) {
       const leases = this.#leases.get(scope);
-      if (!leases?.delete(from)) continue;
-      leases.set(to, expiresAt);
+      if (!leases?.expiries.delete(from)) continue;
+      leases.add(to, expiresAt);
     }
   }
 
-  async addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
+  addTokens(checks: readonly CounterCheck[], tokens: number): undefined {
     const now = this.#now();
     for (const check of checks) {
       if (check.tokensPerMinute === undefined || tokens <= 0) continue;
@@ -108,9 +101,38 @@ export class MemoryBackend implements LimitBackend {
   async close(): Promise<void> {}
 
   /** The unexpired leases of a scope (an expired one belonged to work that never ended cleanly). */
-  #live(scope: string, now: number): Map<string, number> {
-    const leases = this.#leases.get(scope) ?? new Map<string, number>();
-    for (const [id, expiresAt] of leases) if (expiresAt <= now) leases.delete(id);
+  #live(scope: string, now: number): ReadonlyMap<string, number> {
+    const leases = this.#leases.get(scope);
+    if (!leases) return NO_LEASES;
+    if (now >= leases.nextExpiry) leases.dropExpired(now);
+    return leases.expiries;
+  }
+
+  #leasesOf(scope: string): Leases {
+    let leases = this.#leases.get(scope);
+    if (!leases) this.#leases.set(scope, (leases = new Leases()));
     return leases;
+  }
+}
+
+const NO_LEASES: ReadonlyMap<string, number> = new Map();
+
+/** The leases of one scope's slots, with the earliest expiry, so that expired ones are looked for only once one is due. */
+class Leases {
+  /** Lease id → expiry (epoch ms). */
+  readonly expiries = new Map<string, number>();
+  nextExpiry = Number.POSITIVE_INFINITY;
+
+  add(id: string, expiresAt: number): void {
+    this.expiries.set(id, expiresAt);
+    if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
+  }
+
+  dropExpired(now: number): void {
+    this.nextExpiry = Number.POSITIVE_INFINITY;
+    for (const [id, expiresAt] of this.expiries) {
+      if (expiresAt <= now) this.expiries.delete(id);
+      else if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
+    }
   }
 }

@@ -1,6 +1,8 @@
 /**
- * Counters in Redis, shared by every instance (docs/limits.md): each admission is one Lua script,
- * so one round trip, run atomically by Redis (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/).
+ * Counters in Redis, shared by every instance (docs/limits.md). Every operation of an event-loop
+ * turn goes to Redis in one script call (script-batch.ts), which Redis runs atomically
+ * (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/): an admission, the
+ * tokens of a settled call and a freed slot each cost a share of one round trip.
  * The script does what gcra.ts and memory-backend.ts do, with the same integer arithmetic (Lua
  * numbers are doubles, exact below 2^53 like JavaScript's), on Redis's own clock (TIME), so that
  * instances whose clocks differ still drain one bucket alike.
@@ -15,24 +17,46 @@ import { Redis } from 'ioredis';
 import type { LimitName } from '../core/errors.ts';
 import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
 import { WINDOW_MS } from './gcra.ts';
+import { type Batch, ScriptBatches } from './script-batch.ts';
 
 /** How long a Redis command may take before the check counts as failed. */
 const COMMAND_TIMEOUT_MS = 500;
 
-// KEYS: three per check (rpm, tpm, con). ARGV: requests, tokens ('' = report only), lease id
-// ('' = none), lease ttl, then four per check: holder, rpm, tpm, concurrent ('' = no such limit).
-// Returns {1, kind, check index, max, remaining, resetMs, …} (kind 1 = requests, 2 = tokens,
-// 3 = concurrent) when admitted,
-// {0, limit (1 requests, 2 tokens, 3 concurrent), check index, retryAfterMs} when refused.
-const ADMIT = `
+/**
+ * An absent field of an operation (no such limit, no lease). The fields themselves never hold ','
+ * or ';': they are numbers, key indices, lease ids (base64url and a sequence) and job ids (base32).
+ */
+const NONE = '-';
+
+// KEYS: the batch's distinct keys. ARGV[1]: the operations, separated by ';', each of
+// comma-separated fields, the first naming it; a key is its index in KEYS. Returns the answers as
+// one text, separated by ';' in the operations' order (one text to decode rather than nested
+// arrays; an operation nobody awaits answers ''):
+//   a,requests,lease,ttl then per check: rpm key,rpm,tpm key,tpm,con key,con — admit.
+//     1, then per check and limit it has: remaining, reset ms (rpm), remaining, reset ms, level
+//     (tpm), free slots (con); or 0, limit (1 requests, 2 tokens, 3 concurrent), check index,
+//     retry after ms when refused.
+//   t,tokens then per bucket: tpm key,tpm — adds settled tokens.
+//   r,lease then the con keys — frees the lease's slots.
+//   m,from,to,ttl then the con keys — moves a lease's slots to another (one that is gone moves nowhere).
+const BATCH = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local W = ${WINDOW_MS}
-local requests = tonumber(ARGV[1])
-local tokens = tonumber(ARGV[2])
-local lease = ARGV[3]
-local ttl = tonumber(ARGV[4])
-local checks = #KEYS / 3
+
+local function fields(text)
+  local list = {}
+  for field in string.gmatch(text, '[^,]+') do list[#list + 1] = field end
+  return list
+end
+
+local function ceil_div(a, b) return math.ceil(a / b) end
+
+-- An answer as text: whole numbers, without the exponent form tostring gives large ones.
+local function numbers(list)
+  for i, value in ipairs(list) do list[i] = string.format('%.0f', value) end
+  return table.concat(list, ',')
+end
 
 local function level_of(key, limit)
   local state = redis.call('HMGET', key, 'l', 't')
@@ -45,115 +69,107 @@ local function level_of(key, limit)
   return level - leaked
 end
 
-local function ceil_div(a, b) return math.ceil(a / b) end
-
-local reports = {1}
-local updates = {}
-local function report(kind, index, max, remaining, reset)
-  table.insert(reports, kind)
-  table.insert(reports, index)
-  table.insert(reports, max)
-  table.insert(reports, remaining)
-  table.insert(reports, reset)
-end
-for i = 1, checks do
-  local base = 4 + (i - 1) * 4
-  local rpm = tonumber(ARGV[base + 2])
-  local tpm = tonumber(ARGV[base + 3])
-  local con = tonumber(ARGV[base + 4])
-  if rpm then
-    local key = KEYS[(i - 1) * 3 + 1]
-    local level = level_of(key, rpm)
-    local capacity = rpm * W
-    local needed = level + requests * W
-    if needed > capacity then
-      return {0, 1, i, ceil_div(math.min(needed - capacity, level), rpm)}
-    end
-    if requests > 0 then table.insert(updates, {key, needed, ceil_div(needed, rpm)}) end
-    report(1, i, rpm, math.floor((capacity - needed) / W), ceil_div(needed, rpm))
-  end
-  if tpm then
-    local level = level_of(KEYS[(i - 1) * 3 + 2], tpm)
-    local capacity = tpm * W
-    local needed = level + (tokens or 0) * W
-    if tokens and needed > capacity then
-      return {0, 2, i, ceil_div(math.min(needed - capacity, level), tpm)}
-    end
-    local remaining = math.floor((capacity - needed) / W)
-    if remaining < 0 then remaining = 0 end
-    report(2, i, tpm, remaining, ceil_div(level, tpm))
-  end
-  if con then
-    local key = KEYS[(i - 1) * 3 + 3]
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-    local used = redis.call('ZCARD', key)
-    if lease ~= '' and used >= con then
-      return {0, 3, i, 1000}
-    end
-    if lease ~= '' then used = used + 1 end
-    local free = con - used
-    if free < 0 then free = 0 end
-    report(3, i, con, free, 0)
-  end
-end
-for _, update in ipairs(updates) do
-  redis.call('HSET', update[1], 'l', string.format('%.0f', update[2]), 't', now)
-  redis.call('PEXPIRE', update[1], update[3] + 1000)
-end
-if lease ~= '' then
-  for i = 1, checks do
-    if tonumber(ARGV[4 + (i - 1) * 4 + 4]) then
-      local key = KEYS[(i - 1) * 3 + 3]
-      redis.call('ZADD', key, now + ttl, lease)
-      redis.call('PEXPIRE', key, ttl)
-    end
-  end
-end
-return reports
-`;
-
-// KEYS: the tpm buckets. ARGV: tokens, then each bucket's limit.
-const ADD_TOKENS = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local tokens = tonumber(ARGV[1])
-for i, key in ipairs(KEYS) do
-  local limit = tonumber(ARGV[i + 1])
-  local state = redis.call('HMGET', key, 'l', 't')
-  local level = tonumber(state[1]) or 0
-  local at = tonumber(state[2]) or now
-  local elapsed = now - at
-  if elapsed < 0 then elapsed = 0 end
-  local leaked = elapsed * limit
-  if leaked >= level then level = 0 else level = level - leaked end
-  level = level + tokens * ${WINDOW_MS}
+local function set_level(key, level, limit)
   redis.call('HSET', key, 'l', string.format('%.0f', level), 't', now)
-  redis.call('PEXPIRE', key, math.ceil(level / limit) + 1000)
+  redis.call('PEXPIRE', key, ceil_div(level, limit) + 1000)
 end
-return 1
-`;
 
-// KEYS: the concurrency sets. ARGV: from, to, ttl. A lease that is gone (expired) moves nowhere.
-const TRANSFER = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local ttl = tonumber(ARGV[3])
-for _, key in ipairs(KEYS) do
-  if redis.call('ZREM', key, ARGV[1]) == 1 then
-    redis.call('ZADD', key, now + ttl, ARGV[2])
-    if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+local function admit(f)
+  local requests = tonumber(f[2])
+  local lease = f[3]
+  local ttl = tonumber(f[4])
+  local checks = (#f - 4) / 6
+  local answer = {1}
+  local updates = {}
+  for i = 1, checks do
+    local b = 4 + (i - 1) * 6
+    local rpm, tpm, con = tonumber(f[b + 2]), tonumber(f[b + 4]), tonumber(f[b + 6])
+    if rpm then
+      local key = KEYS[tonumber(f[b + 1])]
+      local level = level_of(key, rpm)
+      local capacity = rpm * W
+      local needed = level + requests * W
+      if needed > capacity then
+        return numbers({0, 1, i, ceil_div(math.min(needed - capacity, level), rpm)})
+      end
+      if requests > 0 then table.insert(updates, {key, needed, rpm}) end
+      table.insert(answer, math.floor((capacity - needed) / W))
+      table.insert(answer, ceil_div(needed, rpm))
+    end
+    if tpm then
+      local level = level_of(KEYS[tonumber(f[b + 3])], tpm)
+      local remaining = math.floor((tpm * W - level) / W)
+      if remaining < 0 then remaining = 0 end
+      table.insert(answer, remaining)
+      table.insert(answer, ceil_div(level, tpm))
+      table.insert(answer, level)
+    end
+    if con then
+      local key = KEYS[tonumber(f[b + 5])]
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+      local used = redis.call('ZCARD', key)
+      if lease ~= '-' then
+        if used >= con then return numbers({0, 3, i, 1000}) end
+        used = used + 1
+      end
+      local free = con - used
+      if free < 0 then free = 0 end
+      table.insert(answer, free)
+    end
   end
+  for _, update in ipairs(updates) do set_level(update[1], update[2], update[3]) end
+  if lease ~= '-' then
+    for i = 1, checks do
+      local b = 4 + (i - 1) * 6
+      if tonumber(f[b + 6]) then
+        local key = KEYS[tonumber(f[b + 5])]
+        redis.call('ZADD', key, now + ttl, lease)
+        if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+      end
+    end
+  end
+  return numbers(answer)
 end
-return 1
+
+local function add_tokens(f)
+  local tokens = tonumber(f[2])
+  for i = 3, #f, 2 do
+    local key, limit = KEYS[tonumber(f[i])], tonumber(f[i + 1])
+    set_level(key, level_of(key, limit) + tokens * W, limit)
+  end
+  return ''
+end
+
+local function release(f)
+  for i = 3, #f do redis.call('ZREM', KEYS[tonumber(f[i])], f[2]) end
+  return ''
+end
+
+local function move(f)
+  local ttl = tonumber(f[4])
+  for i = 5, #f do
+    local key = KEYS[tonumber(f[i])]
+    if redis.call('ZREM', key, f[2]) == 1 then
+      redis.call('ZADD', key, now + ttl, f[3])
+      if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+    end
+  end
+  return ''
+end
+
+local operations = {a = admit, t = add_tokens, r = release, m = move}
+local answers = {}
+for text in string.gmatch(ARGV[1], '[^;]+') do
+  local f = fields(text)
+  answers[#answers + 1] = operations[f[1]](f)
+end
+return table.concat(answers, ';')
 `;
 
 const REFUSED_LIMITS: Record<number, LimitName> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
-const REPORTED_LIMITS: Record<number, CounterReport['limit']> = { 1: 'requests_per_minute', 2: 'tokens_per_minute', 3: 'concurrent_requests' };
 
 interface LimitCommands {
-  gatewayAdmit(numberOfKeys: number, ...args: (string | number)[]): Promise<number[]>;
-  gatewayAddTokens(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
-  gatewayTransfer(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+  gatewayLimits(numberOfKeys: number, keys: readonly string[], operations: string): Promise<string>;
 }
 
 export interface RedisBackendOptions {
@@ -162,10 +178,19 @@ export interface RedisBackendOptions {
   readonly prefix: string;
 }
 
+/** The Redis keys of a check's counters (made once per check: checks are kept per API key). */
+interface CheckKeys {
+  readonly rpm: string;
+  readonly tpm: string;
+  readonly con: string;
+}
+
 export class RedisBackend implements LimitBackend {
   readonly kind = 'redis' as const;
   readonly #redis: Redis & LimitCommands;
   readonly #prefix: string;
+  readonly #batches: ScriptBatches;
+  readonly #keys = new WeakMap<CounterCheck, CheckKeys>();
 
   constructor(options: RedisBackendOptions) {
     const redis = new Redis(options.url, {
@@ -174,72 +199,92 @@ export class RedisBackend implements LimitBackend {
       maxRetriesPerRequest: 0,
       commandTimeout: COMMAND_TIMEOUT_MS,
       lazyConnect: false,
-      // Checks of concurrent requests share one write and one read per event-loop turn.
-      enableAutoPipelining: true,
     });
     // Failures surface on the commands; without a listener ioredis would also print every one.
     redis.on('error', () => {});
-    redis.defineCommand('gatewayAdmit', { lua: ADMIT });
-    redis.defineCommand('gatewayAddTokens', { lua: ADD_TOKENS });
-    redis.defineCommand('gatewayTransfer', { lua: TRANSFER });
+    redis.defineCommand('gatewayLimits', { lua: BATCH });
     this.#redis = redis as Redis & LimitCommands;
     this.#prefix = options.prefix;
-  }
-
-  async admit(request: AdmitRequest): Promise<Admission> {
-    const keys: string[] = [];
-    const args: (string | number)[] = [request.requests, request.tokens ?? '', request.lease?.id ?? '', request.lease?.ttlMs ?? 0];
-    for (const check of request.checks) {
-      keys.push(this.#key('rpm', check), this.#key('tpm', check), this.#key('con', check));
-      args.push(check.holder, check.requestsPerMinute ?? '', check.tokensPerMinute ?? '', check.concurrentRequests ?? '');
-    }
-    const reply = await this.#redis.gatewayAdmit(keys.length, ...keys, ...args);
-    if (reply[0] === 0) {
-      return { admitted: false, limit: REFUSED_LIMITS[reply[1]], holder: request.checks[reply[2] - 1].holder, retryAfterMs: reply[3] };
-    }
-    const reports: CounterReport[] = [];
-    for (let index = 1; index + 4 < reply.length; index += 5) {
-      reports.push({
-        limit: REPORTED_LIMITS[reply[index]],
-        holder: request.checks[reply[index + 1] - 1].holder,
-        max: reply[index + 2],
-        remaining: reply[index + 3],
-        resetMs: reply[index + 4],
-      });
-    }
-    return { admitted: true, reports };
-  }
-
-  async release(scopes: readonly string[], leaseId: string): Promise<void> {
-    if (scopes.length === 0) return;
-    const pipeline = this.#redis.pipeline();
-    for (const scope of scopes) pipeline.zrem(`${this.#prefix}con:${scope}`, leaseId);
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]: [Error | null, unknown]) => error);
-    if (failed) throw failed[0];
-  }
-
-  async transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<void> {
-    if (scopes.length === 0) return;
-    await this.#redis.gatewayTransfer(scopes.length, ...scopes.map((scope) => `${this.#prefix}con:${scope}`), from, to, ttlMs);
-  }
-
-  async addTokens(checks: readonly CounterCheck[], tokens: number): Promise<void> {
-    const counted = checks.filter((check) => check.tokensPerMinute !== undefined);
-    if (counted.length === 0 || tokens <= 0) return;
-    await this.#redis.gatewayAddTokens(
-      counted.length,
-      ...counted.map((check) => this.#key('tpm', check)),
-      tokens,
-      ...counted.map((check) => check.tokensPerMinute!),
+    this.#batches = new ScriptBatches((keys, operations) =>
+      this.#redis.gatewayLimits(keys.length, keys, operations.join(';')).then((answers) => answers.split(';')),
     );
+  }
+
+  admit(request: AdmitRequest): Promise<Admission> {
+    const batch = this.#batches.current();
+    let operation = `a,${request.requests},${request.lease?.id ?? NONE},${request.lease?.ttlMs ?? 0}`;
+    for (const check of request.checks) {
+      const keys = this.#keysOf(check);
+      operation += `,${counter(batch, keys.rpm, check.requestsPerMinute)},${counter(batch, keys.tpm, check.tokensPerMinute)},${counter(batch, keys.con, check.concurrentRequests)}`;
+    }
+    return batch.call(operation, (answer) => admission(request.checks, (answer as string).split(',').map(Number)));
+  }
+
+  release(scopes: readonly string[], leaseId: string): Promise<unknown> | undefined {
+    if (scopes.length === 0) return undefined;
+    const batch = this.#batches.current();
+    let operation = `r,${leaseId}`;
+    for (const scope of scopes) operation += `,${batch.key(`${this.#prefix}con:${scope}`)}`;
+    return batch.send(operation);
+  }
+
+  transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Promise<unknown> | undefined {
+    if (scopes.length === 0) return undefined;
+    const batch = this.#batches.current();
+    let operation = `m,${from},${to},${ttlMs}`;
+    for (const scope of scopes) operation += `,${batch.key(`${this.#prefix}con:${scope}`)}`;
+    return batch.send(operation);
+  }
+
+  addTokens(checks: readonly CounterCheck[], tokens: number): Promise<unknown> | undefined {
+    if (tokens <= 0 || !checks.some((check) => check.tokensPerMinute !== undefined)) return undefined;
+    const batch = this.#batches.current();
+    let operation = `t,${tokens}`;
+    for (const check of checks) {
+      if (check.tokensPerMinute !== undefined) operation += `,${batch.key(this.#keysOf(check).tpm)},${check.tokensPerMinute}`;
+    }
+    return batch.send(operation);
   }
 
   async close(): Promise<void> {
     this.#redis.disconnect();
   }
 
-  #key(kind: 'rpm' | 'tpm' | 'con', check: CounterCheck): string {
-    return `${this.#prefix}${kind}:${check.scope}`;
+  #keysOf(check: CounterCheck): CheckKeys {
+    let keys = this.#keys.get(check);
+    if (keys === undefined) {
+      keys = { rpm: `${this.#prefix}rpm:${check.scope}`, tpm: `${this.#prefix}tpm:${check.scope}`, con: `${this.#prefix}con:${check.scope}` };
+      this.#keys.set(check, keys);
+    }
+    return keys;
   }
+}
+
+/** A counter's two fields of an admission: its key's index and its limit, or two absent fields. */
+function counter(batch: Batch, key: string, limit: number | undefined): string {
+  return limit === undefined ? `${NONE},${NONE}` : `${batch.key(key)},${limit}`;
+}
+
+/** The script's answer to an admission (see BATCH), with the checks it was asked about. */
+function admission(checks: readonly CounterCheck[], answer: readonly number[]): Admission {
+  if (answer[0] === 0) return { admitted: false, limit: REFUSED_LIMITS[answer[1]], holder: checks[answer[2] - 1].holder, retryAfterMs: answer[3] };
+  const reports: CounterReport[] = [];
+  const tokenLevels: number[] = [];
+  let at = 1;
+  for (const { holder, requestsPerMinute, tokensPerMinute, concurrentRequests } of checks) {
+    if (requestsPerMinute !== undefined) {
+      reports.push({ limit: 'requests_per_minute', holder, max: requestsPerMinute, remaining: answer[at], resetMs: answer[at + 1] });
+      at += 2;
+    }
+    if (tokensPerMinute !== undefined) {
+      reports.push({ limit: 'tokens_per_minute', holder, max: tokensPerMinute, remaining: answer[at], resetMs: answer[at + 1] });
+      tokenLevels.push(answer[at + 2]);
+      at += 3;
+    }
+    if (concurrentRequests !== undefined) {
+      reports.push({ limit: 'concurrent_requests', holder, max: concurrentRequests, remaining: answer[at], resetMs: 0 });
+      at += 1;
+    }
+  }
+  return { admitted: true, reports, tokenLevels };
 }

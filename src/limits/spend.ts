@@ -16,25 +16,42 @@ interface Maxima {
   readonly total?: Picos;
 }
 
-const parsed = new WeakMap<AuthContext, (readonly ['key' | 'organization', Maxima])[]>();
+interface Holders {
+  readonly holders: readonly (readonly ['key' | 'organization', Maxima])[];
+  /** The caps of the day they were made for (their period starts move only when the day does). */
+  day: number;
+  caps: readonly SpendCap[];
+}
+
+const parsed = new WeakMap<AuthContext, Holders>();
 const NO_CAPS: readonly SpendCap[] = [];
 
 /** The caps a hold of this request must fit; empty (and cheap) for a key without spend limits. */
 export function spendCapsOf(auth: AuthContext, now: number): readonly SpendCap[] {
-  let holders = parsed.get(auth);
-  if (holders === undefined) {
+  let known = parsed.get(auth);
+  if (known === undefined) {
     const key = maximaOf(auth.key.limits);
     const organization = maximaOf(auth.organizationLimits);
-    holders = [];
+    const holders: (readonly ['key' | 'organization', Maxima])[] = [];
     if (key) holders.push(['key', key]);
     if (organization) holders.push(['organization', organization]);
-    parsed.set(auth, holders);
+    known = { holders, day: Number.NaN, caps: NO_CAPS };
+    parsed.set(auth, known);
   }
-  if (holders.length === 0) return NO_CAPS;
+  if (known.holders.length === 0) return NO_CAPS;
+  const day = dayStart(now);
+  if (known.day !== day) {
+    known.caps = capsOf(known.holders, day, monthStart(now));
+    known.day = day;
+  }
+  return known.caps;
+}
+
+function capsOf(holders: Holders['holders'], day: number, month: number): readonly SpendCap[] {
   const caps: SpendCap[] = [];
   for (const [holder, maxima] of holders) {
-    if (maxima.day !== undefined) caps.push({ limit: 'spend_per_day', holder, since: dayStart(now), max: maxima.day });
-    if (maxima.month !== undefined) caps.push({ limit: 'spend_per_month', holder, since: monthStart(now), max: maxima.month });
+    if (maxima.day !== undefined) caps.push({ limit: 'spend_per_day', holder, since: day, max: maxima.day });
+    if (maxima.month !== undefined) caps.push({ limit: 'spend_per_month', holder, since: month, max: maxima.month });
     if (maxima.total !== undefined) caps.push({ limit: 'spend_total', holder, since: 0, max: maxima.total });
   }
   return caps;

@@ -7,6 +7,7 @@
 import type { ProviderPreferences, Usage } from '../canonical/index.ts';
 import type { EndpointPrices, RouteEndpoint } from '../catalog/types.ts';
 import type { Picos } from '../core/money.ts';
+import type { TokenEstimate } from '../limits/limiter.ts';
 import type { PolicyViolation } from '../policy/violation.ts';
 import type { Capability, ModelCategory } from '../protocols/capability.ts';
 import type { CallContext } from '../protocols/protocol.ts';
@@ -84,8 +85,9 @@ export interface OutputKind<T extends KindTypes> {
   /** The request-log columns of a meter. */
   logged(meter: T['meter']): LoggedUsage;
   /**
-   * The tokens a request is pre-checked with against a key's tokens per minute (docs/limits.md);
-   * a kind without it (images, video) is not checked, and its usage's tokens are counted when settled.
+   * The tokens a request is pre-checked with against a key's tokens per minute (docs/limits.md):
+   * a free upper bound and the estimate, read only when the bound does not fit; a kind without it
+   * (images, video) is not checked, and its usage's tokens are counted when settled.
    */
-  tokens?(request: T['request'], estimate: T['estimate']): number;
+  tokens?(request: T['request'], estimate: T['estimate']): TokenEstimate;
 }

@@ -175,7 +175,7 @@ export class Pipeline {
       modelId = selection.modelId;
       const limiter = this.#deps.limiter;
       const tokenChecks = limiter?.tokenChecksOf(auth);
-      if (tokenChecks && kind.tokens) await limiter!.checkTokens(tokenChecks, kind.tokens(request, estimate));
+      if (tokenChecks && kind.tokens && input.tokenLevels) limiter!.checkTokens(tokenChecks, input.tokenLevels, kind.tokens(request, estimate));
       const hold = await holdCredit(this.#deps.store, {
         owner: auth.owner,
         amount: worstCaseQuote(selection.attempts, (endpoint) => kind.quote(request, endpoint, estimate), auth.rate),

@@ -20,6 +20,12 @@ export interface CallInput<Request> {
   readonly route: string;
   /** Aborted when the client goes away; the upstream call is aborted with it. */
   readonly signal: AbortSignal;
+  /**
+   * The levels of the key's tokens-per-minute buckets its admission found (limits/backend.ts), which
+   * the call's tokens are pre-checked against; undefined when nothing was counted (no such limit, or
+   * the counters were away and the mode is `open`).
+   */
+  readonly tokenLevels?: readonly number[];
 }
 
 /**

@@ -63,6 +63,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
     ...frameworkErrorOptions,
   });
   app.decorateRequest('auth', null as unknown as AuthContext);
+  app.decorateRequest('limitTicket', null);
   installRequestIds(app);
   installBodyParsers(app);
   installErrorHandling(app);

@@ -5,12 +5,22 @@
  */
 import type { CappedReservation, SpendCap } from './store.ts';
 
-/** The (up to three) times the caps count from, padded with 0, so one statement reads every sum. */
-export function capTimes(caps: readonly SpendCap[]): [number, number, number] {
-  const times = [...new Set(caps.map((cap) => cap.since))];
-  if (times.length > 3) throw new RangeError('at most three distinct spend cap times');
-  while (times.length < 3) times.push(0);
-  return times as [number, number, number];
+const timesOfCaps = new WeakMap<readonly SpendCap[], readonly [number, number, number]>();
+
+/**
+ * The (up to three) times the caps count from, padded with 0, so one statement reads every sum;
+ * worked out once per list (a key's caps are one list per day, limits/spend.ts).
+ */
+export function capTimes(caps: readonly SpendCap[]): readonly [number, number, number] {
+  let times = timesOfCaps.get(caps);
+  if (times === undefined) {
+    const distinct = [...new Set(caps.map((cap) => cap.since))];
+    if (distinct.length > 3) throw new RangeError('at most three distinct spend cap times');
+    while (distinct.length < 3) distinct.push(0);
+    times = distinct as [number, number, number];
+    timesOfCaps.set(caps, times);
+  }
+  return times;
 }
 
 /** What a holder has spent: charged since each of capTimes(caps), and held open now. */

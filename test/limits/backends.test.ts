@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import type { AuthContext } from '../../src/auth/context.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import type { CounterCheck, LimitBackend } from '../../src/limits/backend.ts';
+import { waitFor } from '../../src/limits/gcra.ts';
 import { Limiter } from '../../src/limits/limiter.ts';
 import { MemoryBackend } from '../../src/limits/memory-backend.ts';
 import { RedisBackend } from '../../src/limits/redis-backend.ts';
@@ -62,17 +63,22 @@ for (const [name, open] of backends) {
       assert.equal(alone.reports[0].remaining, 7, 'the key counted only the two admitted');
     });
 
-    test('tokens: a pre-check takes nothing, settled tokens overfill, a report never refuses', async () => {
+    test('tokens: an admission reports the level and takes none, settled tokens overfill', async () => {
       const check: CounterCheck = { scope: scope(), holder: 'key', tokensPerMinute: 100 };
-      const first = await backend.admit({ checks: [check], requests: 0, tokens: 80 });
-      assert.ok(first.admitted);
-      assert.equal(first.reports[0].remaining, 20);
+      const levelNow = async () => {
+        const admission = await backend.admit({ checks: [check], requests: 1 });
+        assert.ok(admission.admitted);
+        return admission.tokenLevels[0];
+      };
+      assert.equal(await levelNow(), 0);
+      assert.equal(await levelNow(), 0, 'an admission took no tokens');
       await backend.addTokens([check], 150);
-      const refused = await backend.admit({ checks: [check], requests: 0, tokens: 1 });
-      assert.ok(!refused.admitted);
-      assert.equal(refused.limit, 'tokens_per_minute');
-      // 51 tokens must drain at 100 per minute.
-      assert.ok(refused.retryAfterMs > 30_000 && refused.retryAfterMs <= 30_600, String(refused.retryAfterMs));
+      const level = await levelNow();
+      // 150 tokens weigh 150 × 60,000 unit·ms, less the little that drained since.
+      assert.ok(level <= 150 * 60_000 && level > 149 * 60_000, String(level));
+      // 51 tokens must drain at 100 per minute before one more fits.
+      const waitMs = waitFor(level, 100, 1);
+      assert.ok(waitMs > 30_000 && waitMs <= 30_600, String(waitMs));
       const reported = await backend.admit({ checks: [check], requests: 1 });
       assert.ok(reported.admitted);
       assert.equal(reported.reports[0].limit, 'tokens_per_minute');
@@ -132,7 +138,10 @@ describe('a background job holds its request’s slot until it ends', () => {
     const ticket = await limiter.admit(auth)!;
     await ticket.handOver('resp_1', 60_000);
     ticket.release();
-    await assert.rejects(limiter.admit(auth)!, (error: GatewayError) => error.code === 'concurrent_requests_exceeded');
+    await assert.rejects(
+      async () => limiter.admit(auth),
+      (error: GatewayError) => error.code === 'concurrent_requests_exceeded',
+    );
     limiter.releaseJob({ id: 'resp_1', keyId: 'key_jobs', owner: { id: 'acct_jobs' } });
     await new Promise((resolve) => setImmediate(resolve));
     const next = await limiter.admit(auth)!;
@@ -172,15 +181,56 @@ describe('Redis away', () => {
   test('fail closed: 503 limits_unavailable, retryable', async () => {
     const { limiter } = limiterOn('closed');
     try {
-      await assert.rejects(limiter.admit(auth)!, (error: unknown) => {
-        assert.ok(error instanceof GatewayError);
-        assert.equal(error.status, 503);
-        assert.equal(error.code, 'limits_unavailable');
-        assert.equal(error.retryable, true);
-        return true;
-      });
+      await assert.rejects(
+        async () => limiter.admit(auth),
+        (error: unknown) => {
+          assert.ok(error instanceof GatewayError);
+          assert.equal(error.status, 503);
+          assert.equal(error.code, 'limits_unavailable');
+          assert.equal(error.retryable, true);
+          return true;
+        },
+      );
     } finally {
       await limiter.close();
     }
+  });
+});
+
+describe('the token pre-check', () => {
+  const limiter = new Limiter(new MemoryBackend(), {
+    onBackendFailure: 'open',
+    leaseTtlMs: 60_000,
+    logger: pino({ level: 'silent' }),
+    metrics: new Registry(),
+  });
+  const check: CounterCheck = { scope: 'key:precheck', holder: 'key', tokensPerMinute: 100 };
+  /** An estimate that counts how often the prompt was tokenized. */
+  const estimate = (bound: number, tokens: number) => {
+    const counted = { bound, reads: 0 };
+    return Object.defineProperty(counted, 'tokens', {
+      get() {
+        counted.reads += 1;
+        return tokens;
+      },
+    }) as typeof counted & { readonly tokens: number };
+  };
+  // 60 tokens in the bucket: 40 fit.
+  const levels = [60 * 60_000];
+
+  test('a bound that fits passes without tokenizing the prompt', () => {
+    const fits = estimate(40, 10);
+    limiter.checkTokens([check], levels, fits);
+    assert.equal(fits.reads, 0);
+  });
+
+  test('a bound over what is free: the estimate decides, tokenized once', () => {
+    const estimated = estimate(400, 40);
+    limiter.checkTokens([check], levels, estimated);
+    assert.equal(estimated.reads, 1);
+    assert.throws(
+      () => limiter.checkTokens([check], levels, estimate(400, 41)),
+      (error: GatewayError) => error.code === 'tokens_per_minute_exceeded' && error.status === 429,
+    );
   });
 });

@@ -61,5 +61,5 @@ export const TEXT: OutputKind<TextTypes> = {
   // The meter is already the log's shape.
   logged: (meter) => meter,
   // The prompt's estimate: the output is not known before the call, and is counted at settlement.
-  tokens: (_request, prompt) => prompt.tokens,
+  tokens: (_request, prompt) => prompt,
 };

@@ -101,6 +101,8 @@ export class WalletBook {
   readonly #wallets = new Map<string, HeldWallet>();
   /** Open reservations of this process, oldest first. */
   readonly #open = new Map<string, HeldReservation>();
+  /** What the open reservations of each key hold together (a key's spend caps count it on every capped hold). */
+  readonly #heldByKey = new Map<string, bigint>();
   #closings: Closing[] = [];
   readonly #dirty = new Set<HeldWallet>();
   /** Reservations written as open by the write being committed (unwritten again if it is lost). */
@@ -149,7 +151,7 @@ export class WalletBook {
     wallet.unwritten += input.amount;
     wallet.holds += 1;
     const entry: HeldReservation = { reservation, wallet, written: false };
-    this.#open.set(reservation.id, entry);
+    this.#opened(entry);
     if (reservation.holder?.kind === 'job') {
       this.#writeNext.push(entry);
       this.#options.requestWrite();
@@ -162,9 +164,13 @@ export class WalletBook {
    * earlier run it took over (a background job's hold is taken over when its job resumes).
    */
   openHoldsOfKey(keyId: string): bigint {
-    let held = 0n;
-    for (const entry of this.#open.values()) if (entry.reservation.keyId === keyId) held += entry.reservation.amount;
-    return held;
+    return this.#heldByKey.get(keyId) ?? 0n;
+  }
+
+  #opened(entry: HeldReservation): void {
+    const { id, keyId, amount } = entry.reservation;
+    this.#open.set(id, entry);
+    if (keyId !== null) this.#heldByKey.set(keyId, (this.#heldByKey.get(keyId) ?? 0n) + amount);
   }
 
   /** An open reservation this process holds, or undefined. */
@@ -180,7 +186,7 @@ export class WalletBook {
     const wallet = this.#held(reservation.owner)!;
     wallet.holds += 1;
     const entry: HeldReservation = { reservation, wallet, written: true };
-    this.#open.set(reservation.id, entry);
+    this.#opened(entry);
     return entry;
   }
 
@@ -200,6 +206,11 @@ export class WalletBook {
     else wallet.unwritten -= reservation.amount;
     this.#dirty.add(wallet);
     this.#open.delete(reservation.id);
+    if (reservation.keyId !== null) {
+      const held = this.#heldByKey.get(reservation.keyId)! - reservation.amount;
+      if (held === 0n) this.#heldByKey.delete(reservation.keyId);
+      else this.#heldByKey.set(reservation.keyId, held);
+    }
     this.#closings.push({ held: entry, status, closedAt: this.#options.now(), charged, requestId: requestId ?? reservation.requestId });
     this.#options.requestWrite();
     return charged;

@@ -1,0 +1,188 @@
+/**
+ * The Redis counters under bursts, seen on the wire: a TCP proxy in front of Redis counts the
+ * script calls and can lose a call's answer. Many requests in one turn make one call and get
+ * exactly the limit, over two instances too; a call whose answer is lost fails every request it
+ * carried the way `rate_limits.on_backend_failure` says, and counting resumes once Redis answers.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import type { AuthContext } from '../../src/auth/context.ts';
+import type { GatewayError } from '../../src/core/errors.ts';
+import type { CounterCheck } from '../../src/limits/backend.ts';
+import { type BackendFailureMode, Limiter } from '../../src/limits/limiter.ts';
+import { RedisBackend } from '../../src/limits/redis-backend.ts';
+import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
+
+const prefix = testRedisPrefix();
+after(() => deleteRedisKeys(prefix));
+
+/** Forwards to Redis; counts the script calls clients send; `loseAnswers` drops the connection once a call reached Redis. */
+class RedisProxy {
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  scriptCalls = 0;
+  loseAnswers = false;
+
+  constructor() {
+    const target = new URL(TEST_REDIS_URL);
+    this.#server = createServer((client) => {
+      const upstream = createConnection({ host: target.hostname, port: Number(target.port || 6379) });
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket);
+        socket.on('close', () => this.#sockets.delete(socket));
+        socket.on('error', () => {});
+      }
+      client.on('data', (chunk: Buffer) => {
+        // A command is an array of bulk strings: the script calls are `eval` (the first on a
+        // connection, which loads the script) and `evalsha`.
+        const calls = chunk.toString('latin1').match(/\r\n(evalsha|eval)\r\n/gi)?.length ?? 0;
+        this.scriptCalls += calls;
+        upstream.write(chunk);
+        if (calls > 0 && this.loseAnswers) {
+          // Redis runs the call; its answer never comes back.
+          client.destroy();
+          upstream.end();
+        }
+      });
+      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    const address = this.#server.address();
+    assert.ok(address && typeof address === 'object');
+    return `redis://127.0.0.1:${address.port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+let proxy: RedisProxy;
+let url: string;
+before(async () => {
+  proxy = new RedisProxy();
+  url = await proxy.listen();
+});
+after(() => proxy.close());
+
+const backendThroughProxy = async (): Promise<RedisBackend> => {
+  const backend = new RedisBackend({ url, prefix });
+  // Connected (and the script loaded on the connection) before anything is counted.
+  const warmUp: CounterCheck = { scope: `key:warm_${randomBytes(3).toString('hex')}`, holder: 'key', requestsPerMinute: 1 };
+  for (
+    let i = 0;
+    i < 100 &&
+    !(await backend.admit({ checks: [warmUp], requests: 0 }).then(
+      () => true,
+      () => false,
+    ));
+    i++
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return backend;
+};
+
+const limiterOn = (backend: RedisBackend, mode: BackendFailureMode) => {
+  const metrics = new Registry();
+  const limiter = new Limiter(backend, { onBackendFailure: mode, leaseTtlMs: 60_000, logger: pino({ level: 'silent' }), metrics });
+  return { limiter, metrics };
+};
+
+const authWith = (limits: object): AuthContext =>
+  ({
+    key: { id: `key_${randomBytes(4).toString('hex')}`, limits },
+    owner: { kind: 'account', id: 'acct_batches' },
+    organizationLimits: null,
+  }) as unknown as AuthContext;
+
+/** The outcome of each admission: 'ok', or the error code it was refused with. */
+function outcomes(admissions: readonly unknown[]): Promise<(string | null)[]> {
+  return Promise.all(
+    admissions.map((admission) =>
+      Promise.resolve(admission).then(
+        () => 'ok',
+        (error: GatewayError) => error.code,
+      ),
+    ),
+  );
+}
+
+describe('Redis counters in batches', () => {
+  test('200 requests in one turn: one script call, exactly the limit admitted', async () => {
+    const backend = await backendThroughProxy();
+    const { limiter } = limiterOn(backend, 'closed');
+    try {
+      const auth = authWith({ requests_per_minute: 50, concurrent_requests: 120 });
+      const before = proxy.scriptCalls;
+      const results = await outcomes(Array.from({ length: 200 }, () => limiter.admit(auth)));
+      assert.equal(proxy.scriptCalls - before, 1);
+      assert.equal(results.filter((result) => result === 'ok').length, 50);
+      assert.ok(results.every((result) => result === 'ok' || result === 'requests_per_minute_exceeded'));
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  test('two instances bursting in the same turns share the count exactly', async () => {
+    const backends = [await backendThroughProxy(), await backendThroughProxy()];
+    const limiters = backends.map((backend) => limiterOn(backend, 'closed').limiter);
+    try {
+      const auth = authWith({ requests_per_minute: 30 });
+      const before = proxy.scriptCalls;
+      const results = await outcomes(Array.from({ length: 100 }, (_, index) => limiters[index % 2].admit(auth)));
+      assert.equal(proxy.scriptCalls - before, 2, 'one call per instance');
+      assert.equal(results.filter((result) => result === 'ok').length, 30);
+    } finally {
+      await Promise.all(limiters.map((limiter) => limiter.close()));
+    }
+  });
+
+  for (const mode of ['open', 'closed'] as const) {
+    test(`an answer lost mid-batch fails every request of the batch (${mode}); counting resumes`, async () => {
+      const backend = await backendThroughProxy();
+      const { limiter, metrics } = limiterOn(backend, mode);
+      try {
+        const auth = authWith({ requests_per_minute: 100 });
+        proxy.loseAnswers = true;
+        const lost = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            Promise.resolve(limiter.admit(auth)).then(
+              (ticket) => ({ headers: ticket?.headers.length }),
+              (error: GatewayError) => ({ status: error.status, code: error.code }),
+            ),
+          ),
+        );
+        proxy.loseAnswers = false;
+        if (mode === 'open') assert.deepEqual(lost, Array(20).fill({ headers: 0 }), 'admitted, without rate-limit headers');
+        else assert.deepEqual(lost, Array(20).fill({ status: 503, code: 'limits_unavailable' }));
+        const failures = await metrics.getSingleMetric('gateway_limit_backend_failures_total')?.get();
+        assert.equal(failures?.values[0].value, 20);
+        // ioredis reconnects by itself; the next admissions are counted again. The lost call ran
+        // in Redis: its 20 requests were counted although the gateway could not know it.
+        let ticket: Awaited<ReturnType<Limiter['admit']>> | undefined;
+        for (let i = 0; i < 100; i++) {
+          ticket = await Promise.resolve(limiter.admit(auth)).catch(() => undefined);
+          if (ticket && ticket.headers.length > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        assert.ok(ticket && ticket.headers.length > 0, 'counted again');
+        const remaining = Number(ticket.headers.find(([name]) => name === 'x-ratelimit-remaining-requests')?.[1]);
+        assert.ok(remaining <= 100 - 20 - 1, `remaining ${remaining}`);
+      } finally {
+        proxy.loseAnswers = false;
+        await limiter.close();
+      }
+    });
+  }
+});
