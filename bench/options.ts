@@ -35,6 +35,8 @@ export interface BenchOptions {
   readonly jobsTest: boolean;
   /** Video jobs on the simulated provider (`videos` in `--only`). */
   readonly videosTest: boolean;
+  /** Key limits A/B (`limits` in `--only`; bench/limits-ab.ts). */
+  readonly limitsTest: boolean;
   readonly pin: boolean;
   /** Fixed delay the simulator adds before every answer. */
   readonly upstreamDelayMs: number;
@@ -78,7 +80,7 @@ const QUICK: Durations = {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
   --quick               smoke run of well under a minute (figures only indicative)
-  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos
+  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits
   --no-pin              do not pin processes to cores with taskset
   --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
   --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
@@ -103,7 +105,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos']);
+  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos', 'limits']);
   const selected =
     values.only === undefined
       ? [...known]
@@ -120,6 +122,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     streamsTest: selected.includes('streams'),
     jobsTest: selected.includes('jobs'),
     videosTest: selected.includes('videos'),
+    limitsTest: selected.includes('limits'),
     pin: !values['no-pin'],
     upstreamDelayMs: delay,
     dataRoot: values['data-root'] === undefined ? undefined : resolve(values['data-root']),

@@ -206,6 +206,23 @@ export function formatReport(results: BenchResults): string {
     out.push('');
   }
 
+  const limitsAb = results.limitsAb;
+  if (limitsAb !== undefined && limitsAb !== null) {
+    const header = ['round', 'chat CPU µs / req', 'chat-limited CPU µs / req', 'difference µs'];
+    const rows = limitsAb.ok
+      ? limitsAb.value.rounds.map((round, index) => [
+          String(index + 1),
+          round.plain.toFixed(1),
+          round.limited.toFixed(1),
+          (round.limited - round.plain).toFixed(1),
+        ])
+      : [['—', '—', '—', `error: ${limitsAb.error}`]];
+    const summary = limitsAb.ok
+      ? `median ${limitsAb.value.medianMicros.toFixed(1)} µs, mean ${limitsAb.value.meanMicros.toFixed(1)} µs (counters: ${limitsAb.value.counters})`
+      : '';
+    out.push('key limits A/B (gateway: saturation runs alternating a plain key and a key with every limit)', table(header, rows), summary, '');
+  }
+
   const jobTables = [
     ['background responses (gateway: jobs submitted, then run by its workers)', results.backgroundJobs],
     ['video jobs (gateway: 4-second clips of the simulated provider, submitted, then run by its workers)', results.videoJobs ?? null],
@@ -338,5 +355,12 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   for (const id of DIALECT_WORKLOADS) bars.push(dialectCpuBar(results.workloads, id));
+
+  const limits = value(results.limitsAb ?? undefined);
+  bars.push({
+    bar: 'key limits cost ≤ 10 µs CPU per chat request with Redis (A/B median)',
+    measured: limits === undefined ? '—' : `${limits.medianMicros.toFixed(1)} µs (counters: ${limits.counters})`,
+    met: limits === undefined || limits.counters !== 'redis' ? null : limits.medianMicros <= 10,
+  });
   return bars;
 }

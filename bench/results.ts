@@ -2,6 +2,7 @@
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { JobsResult } from './jobs.ts';
+import type { LimitsAbResult } from './limits-ab.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -80,6 +81,8 @@ export interface BenchResults {
   readonly backgroundJobs: Measured<JobsResult> | null;
   /** Video jobs submitted and completed per second, and their CPU (gateway only; docs/video.md). */
   readonly videoJobs?: Measured<JobsResult> | null;
+  /** What key limits cost on chat, A/B on one gateway (bench/limits-ab.ts). */
+  readonly limitsAb?: Measured<LimitsAbResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

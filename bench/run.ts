@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayMissing, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
 import { measureJobs, RESPONSE_JOB_ROUTES, VIDEO_JOB_ROUTES, type JobRoutes, type JobsResult } from './jobs.ts';
+import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { runPaced } from './paced.ts';
@@ -55,7 +56,7 @@ interface Services {
   readonly upstreamOrigin: string;
   readonly direct: Target;
   readonly bare: Target;
-  readonly gateway: (Target & { readonly apiKey: string; readonly limitedKey: string }) | undefined;
+  readonly gateway: (Target & { readonly apiKey: string; readonly limitedKey: string; readonly limitCounters: 'redis' | 'memory' }) | undefined;
   readonly gatewaySkipped: string | undefined;
   readonly portkey: Target | undefined;
 }
@@ -309,6 +310,20 @@ function videoBody(index: number): string {
   return JSON.stringify({ model: GATEWAY_MODELS.video, prompt: `Video job ${index}: a paper boat on a pond.`, duration: 4 });
 }
 
+/** Key limits A/B on the one gateway: alternating saturation runs of a plain and a limited key. */
+async function runLimitsAb(services: Services, options: BenchOptions): Promise<Measured<LimitsAbResult>> {
+  const gateway = services.gateway;
+  if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
+  const measured = await attempt(async () => {
+    alive(gateway);
+    return measureLimitsAb({ ...gateway, pid: gateway.child!.pid }, { rounds: options.quick ? 4 : 12, seconds: options.quick ? 1 : 3 }, progress);
+  });
+  progress(
+    `limits A/B · gateway: ${measured.ok ? `median ${measured.value.medianMicros.toFixed(1)} µs CPU per request (${measured.value.counters})` : measured.error}`,
+  );
+  return measured;
+}
+
 async function runJobs(services: Services, routes: JobRoutes, body: (index: number) => string, jobs: number): Promise<Measured<JobsResult>> {
   const gateway = services.gateway;
   if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
@@ -359,7 +374,14 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
         redisUrl,
       });
       cleanups.push(running.cleanup);
-      gateway = { name: 'gateway', origin: running.origin, child: running.child, apiKey: running.apiKey, limitedKey: running.limitedKey };
+      gateway = {
+        name: 'gateway',
+        origin: running.origin,
+        child: running.child,
+        apiKey: running.apiKey,
+        limitedKey: running.limitedKey,
+        limitCounters: running.limitCounters,
+      };
     } catch (error) {
       gatewaySkipped = `the gateway did not start: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -429,6 +451,7 @@ async function main(): Promise<void> {
     const ttfb = options.workloads.includes('chat-stream') ? await runTtfb(services, options, gatewayStreams) : null;
     const concurrentStreams = options.streamsTest ? await runStreams(services, options, gatewayStreams) : null;
     const backgroundJobs = options.jobsTest ? await runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000) : null;
+    const limitsAb = options.limitsTest ? await runLimitsAb(services, options) : null;
     const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
 
     const partial = {
@@ -457,6 +480,7 @@ async function main(): Promise<void> {
       concurrentStreams,
       backgroundJobs,
       videoJobs,
+      limitsAb,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {

@@ -58,6 +58,26 @@ describe('bench bars', () => {
 });
 
 describe('bench report', () => {
+  test('key limits A/B: the rounds, the median, and the bar met only with Redis counters at ≤ 10 µs', () => {
+    const limitsAb = (counters: 'redis' | 'memory', differences: number[]) => ({
+      ok: true as const,
+      value: {
+        counters,
+        seconds: 3,
+        rounds: differences.map((difference) => ({ plain: 130, limited: 130 + difference })),
+        medianMicros: [...differences].sort((a, b) => a - b)[Math.floor(differences.length / 2)],
+        meanMicros: differences.reduce((total, value) => total + value, 0) / differences.length,
+      },
+    });
+    const bar = (results: Parameters<typeof checkBars>[0]) => checkBars(results).find((check) => check.bar.startsWith('key limits'));
+    const met = { ...run([]), limitsAb: limitsAb('redis', [6, 8, 7]) };
+    assert.equal(bar(met)?.met, true);
+    assert.match(formatReport({ ...met, finishedAt: 'x', bars: checkBars(met) }), /median 7\.0 µs/);
+    assert.equal(bar({ ...run([]), limitsAb: limitsAb('redis', [9, 14, 12]) })?.met, false);
+    assert.equal(bar({ ...run([]), limitsAb: limitsAb('memory', [1, 2, 3]) })?.met, null, 'not the bar: it is about Redis');
+    assert.equal(bar(run([]))?.met, null);
+  });
+
   test('background jobs: the measured rates in their own table, or the error', () => {
     const figures = {
       jobs: 2_000,
