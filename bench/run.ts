@@ -316,7 +316,7 @@ async function runLimitsAb(services: Services, options: BenchOptions): Promise<M
   if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
   const measured = await attempt(async () => {
     alive(gateway);
-    return measureLimitsAb({ ...gateway, pid: gateway.child!.pid }, { rounds: options.quick ? 4 : 12, seconds: options.quick ? 1 : 3 }, progress);
+    return measureLimitsAb({ ...gateway, pid: gateway.child!.pid }, { rounds: options.quick ? 4 : 20, seconds: options.quick ? 1 : 3 }, progress);
   });
   progress(
     `limits A/B · gateway: ${measured.ok ? `median ${measured.value.medianMicros.toFixed(1)} µs CPU per request (${measured.value.counters})` : measured.error}`,
