@@ -2,6 +2,7 @@
  * Shared pieces of the chat completion tests: configs on the built-in simulated provider, the
  * official client pointed at a test gateway, and ledger snapshots.
  */
+import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import type { CanonicalRequest } from '../../src/canonical/index.ts';
 import { buildCatalog } from '../../src/catalog/catalog.ts';
@@ -9,6 +10,7 @@ import type { RouteEndpoint } from '../../src/catalog/types.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import type { ChatCompletionBody } from '../../src/dialects/chat/schema.ts';
 import type { EndpointConfig, GatewayConfig, ModelConfig } from '../../src/config/schema.ts';
+import { usdToPicos } from '../../src/core/money.ts';
 import { pipelineFor } from '../../src/pipeline/pipeline.ts';
 import type { Balance, LedgerEntry, OwnerRef } from '../../src/storage/store.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
@@ -89,6 +91,20 @@ export async function ledger(gateway: TestGateway): Promise<LedgerSnapshot> {
 export async function newCharges(gateway: TestGateway, before: LedgerSnapshot): Promise<LedgerEntry[]> {
   const known = new Set(before.entries.map((entry) => entry.id));
   return (await gateway.store.listEntries(ownerOf(gateway))).filter((entry) => entry.kind === 'charge' && !known.has(entry.id));
+}
+
+/**
+ * Once the work's charge is in (a job charges after its end): exactly one new charge since `before`,
+ * of `usd`, and nothing held.
+ */
+export function chargedOnce(gateway: TestGateway, before: LedgerSnapshot, usd: string): Promise<void> {
+  return eventually(async () => {
+    assert.deepEqual(
+      (await newCharges(gateway, before)).map((charge) => charge.amount),
+      [usdToPicos(usd)],
+    );
+    assert.equal((await ledger(gateway)).balance.reserved, 0n, 'nothing held');
+  });
 }
 
 /** Writes the queued request log rows so a test can read them. */

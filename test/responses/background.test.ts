@@ -13,7 +13,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { usdToPicos } from '../../src/core/money.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
-import { eventually, flushRequestLog, ledger, newCharges } from '../chat/helpers.ts';
+import { chargedOnce, eventually, flushRequestLog, ledger, newCharges } from '../chat/helpers.ts';
 import { requestIdOf } from '../../src/dialects/responses/response-id.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
@@ -68,16 +68,6 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(upstream.requests.length, count, 'the upstream calls made');
     };
     const metrics = async () => (await fetch(`${gateway.baseUrl}/metrics`)).text();
-    /** Once the charge is in: exactly one new charge, of the cost the response shows, and nothing held. */
-    const chargedOnce = (before: Awaited<ReturnType<typeof ledger>>, cost: string) =>
-      eventually(async () => {
-        const charges = await newCharges(gateway, before);
-        assert.deepEqual(
-          charges.map((charge) => charge.amount),
-          [usdToPicos(cost)],
-        );
-        assert.equal((await ledger(gateway)).balance.reserved, 0n);
-      });
 
     test('the queued object comes at once, as JSON even with stream: true; an Idempotency-Key replays it and queues nothing more', async () => {
       const before = await ledger(gateway);
@@ -93,7 +83,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(final.status, 'completed');
       assert.equal(upstream.requests.length, seen + 1, 'one job, one upstream call');
       // The worker charges right after it ends the job: the charge may trail the status by a moment.
-      await chargedOnce(before, final.usage.cost);
+      await chargedOnce(gateway, before, final.usage.cost);
     });
 
     test('a job waiting behind a running one: live statuses, the backlog in /metrics; cancelling the waiting one never sends it, cancelling the running one aborts it; nothing charged', async () => {
@@ -196,7 +186,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await upstreamSaw(seen + 2);
       text = await metrics();
       assert.deepEqual([takenOver('retried') - retriedBefore, takenOver('failed') - failedBefore], [1, 1]);
-      await chargedOnce(before, rerun.usage.cost);
+      await chargedOnce(gateway, before, rerun.usage.cost);
       await flushRequestLog(gateway);
       const row = await gateway.store.getRequest(requestIdOf(failed)!);
       assert.deepEqual([row?.status, row?.httpStatus, row?.errorCode, row?.cost], ['failed', 500, 'internal_error', 0n], 'the interrupted job has its row');

@@ -13,7 +13,7 @@ import { usdToPicos } from '../../src/core/money.ts';
 import { JOB_LIFETIME_MS } from '../../src/jobs/settings.ts';
 import { runMaintenance } from '../../src/storage/maintenance.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
-import { eventually, ledger, newCharges } from '../chat/helpers.ts';
+import { chargedOnce, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { download, endedVideo, getVideo, FFPROBE_SKIP, probeVideo, submitVideo, videoEndpoint, videoModel } from './helpers.ts';
@@ -76,17 +76,6 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     /** Files the first tests downloaded, for the ffprobe test after them. */
     const downloaded = new Map<'default' | 'sized', Uint8Array>();
 
-    /** Once the job is charged: exactly one new charge of this many USD, and nothing held. */
-    const chargedOnce = (before: Awaited<ReturnType<typeof ledger>>, usd: string) =>
-      eventually(async () => {
-        const charges = await newCharges(gateway, before);
-        assert.deepEqual(
-          charges.map((charge) => charge.amount),
-          [usdToPicos(usd)],
-        );
-        assert.equal((await ledger(gateway)).balance.reserved, 0n, 'nothing held');
-      });
-
     test('submit → processing with Retry-After → completed → a playable MP4 of the seconds asked, charged per second', async () => {
       const before = await ledger(gateway);
       const submitted = await submitVideo(gateway, { model: 'gateway/clip', prompt: 'a paper boat on a pond' });
@@ -127,7 +116,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(fetched.contentType, 'video/mp4');
       assert.equal(fetched.bytes.length, file.size);
       downloaded.set('default', fetched.bytes);
-      await chargedOnce(before, '0.8');
+      await chargedOnce(gateway, before, '0.8');
 
       // Every poll signs the file afresh.
       clock.now += 1_000;
@@ -151,7 +140,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const completed = (await endedVideo(gateway, submitted.body.id)).body;
       assert.equal(completed.status, 'completed');
       downloaded.set('sized', (await download(completed.data[0].url)).bytes);
-      await chargedOnce(before, '0.2');
+      await chargedOnce(gateway, before, '0.2');
     });
 
     test('the downloaded files are H.264 MP4s of the seconds and size asked, as ffprobe reads them', { skip: FFPROBE_SKIP }, async () => {
@@ -171,7 +160,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(submitted.status, 200, submitted.text);
       assert.equal(submitted.body.durationSeconds, 2);
       assert.equal((await endedVideo(gateway, submitted.body.id)).body.status, 'completed');
-      await chargedOnce(before, '0.14');
+      await chargedOnce(gateway, before, '0.14');
     });
 
     test('every duration, variant and extra_body rule is a 400 naming the field, and nothing is held', async () => {

@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { GatewayConfig } from '../../src/config/schema.ts';
-import { usdToPicos } from '../../src/core/money.ts';
-import { eventually, ledger, newCharges } from '../chat/helpers.ts';
+import { chargedOnce, eventually, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { startGpuPoolVideoSimulator, type GpuPoolVideoSimulator } from '../simulators/gpu-pool-video.ts';
@@ -94,14 +93,6 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.equal(now.balance.reserved, 0n, 'nothing held');
         assert.equal(now.balance.balance, before.balance.balance, 'the balance is as before');
       });
-    const chargedOnce = (before: Awaited<ReturnType<typeof ledger>>, usd: string) =>
-      eventually(async () => {
-        assert.deepEqual(
-          (await newCharges(gateway, before)).map((charge) => charge.amount),
-          [usdToPicos(usd)],
-        );
-        assert.equal((await ledger(gateway)).balance.reserved, 0n);
-      });
     /** The signed event announcing this job, verified as a customer's receiver would. */
     const announced = async (jobId: string) => {
       for (let attempt = 0; attempt < 400; attempt++) {
@@ -135,7 +126,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(sent.parameters.negativePrompt, 'fog');
       const file = await download(job.data[0].url);
       assert.ok(Buffer.from(file.bytes).equals(videoBytes('a lighthouse at dawn', 8)), 'the upstream file, byte for byte');
-      await chargedOnce(before, '4');
+      await chargedOnce(gateway, before, '4');
       const event = await announced(job.id);
       assert.equal(event.type, 'video.completed');
       assert.equal(event.data.status, 'completed');
@@ -154,7 +145,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const job = (await endedVideo(gateway, submitted.body.id)).body;
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(veo.started.length, startedBefore + 1, 'never started again');
-      await chargedOnce(before, '1.6');
+      await chargedOnce(gateway, before, '1.6');
     });
 
     const refundCases = [
@@ -210,7 +201,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(pool.cdn.requests.at(-1)?.headers.authorization, undefined, 'the key never goes to the file host');
       const file = await download(job.data[0].url);
       assert.ok(Buffer.from(file.bytes).equals(videoBytes('a red kite', 6)));
-      await chargedOnce(before, '0.3');
+      await chargedOnce(gateway, before, '0.3');
     });
 
     test('a start the upstream refuses fails the job at once, refunded, without a second attempt', async () => {
