@@ -10,10 +10,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import pg from 'pg';
 import { issueKey } from '../../src/admin/issue-key.ts';
 import { DEMO_CONFIG_PATH, loadConfigFile, parseConfig, validateConfig } from '../../src/config/load.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
@@ -25,8 +23,9 @@ import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/sto
 import type { Resolver } from '../../src/webhooks/addresses.ts';
 import type { RedisBackendOptions } from '../../src/limits/redis-backend.ts';
 
-/** The test database; override with TEST_DATABASE_URL. */
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { dropSchemas, newSchemaName, schemaUrl, TEST_DATABASE_URL } from './postgres.ts';
+
+export { TEST_DATABASE_URL };
 
 export interface StartGatewayOptions {
   /** A config object or YAML text; the built-in demo catalog when omitted. */
@@ -172,20 +171,14 @@ async function testStorage(engine: 'sqlite' | 'postgres'): Promise<TestStorage> 
   const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'));
   const removeDir = () => rm(dataDir, { recursive: true, force: true });
   if (engine === 'sqlite') return { settings: { dataDir, databaseUrl: undefined }, cliEnv: { GATEWAY_DATA_DIR: dataDir }, dispose: removeDir };
-  const schema = `test_${randomBytes(6).toString('hex')}`;
-  // The command has no schema setting; the connection's search_path takes it there.
-  const cliUrl = new URL(TEST_DATABASE_URL);
-  cliUrl.searchParams.set('options', `-c search_path=${schema}`);
+  const schema = newSchemaName('test');
   return {
     settings: { dataDir, databaseUrl: TEST_DATABASE_URL, schema },
-    cliEnv: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: cliUrl.href },
+    cliEnv: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: schemaUrl(schema) },
     async dispose() {
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       try {
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await dropSchemas([schema]);
       } finally {
-        await client.end();
         await removeDir();
       }
     },

@@ -4,13 +4,12 @@
  * identities of an account as the database's rows hold them.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
-import { TEST_DATABASE_URL } from './gateway.ts';
+import { dropSchemas, newSchemaName, schemaUrl, TEST_DATABASE_URL } from './postgres.ts';
 import { call } from './http.ts';
 import { startProcess, type RunningProcess } from './processes.ts';
 
@@ -104,19 +103,17 @@ export interface ServerSchema {
 }
 
 export async function serverSchema(prefix: string): Promise<ServerSchema> {
-  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const schema = newSchemaName(prefix);
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.query(`SET search_path TO ${schema}`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
   return {
-    databaseUrl: url.href,
+    databaseUrl: schemaUrl(schema),
     admin,
     async drop() {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await admin.end();
+      await dropSchemas([schema]);
     },
   };
 }

@@ -6,41 +6,42 @@
  * stays exact); a limit lowered through one instance is enforced by the other.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
-import { TEST_DATABASE_URL } from '../helpers/gateway.ts';
 import { assertError, call, type JsonResponse } from '../helpers/http.ts';
 import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
-import { ADMIN_KEY, assertLedgerExact, LEDGER_TOTALS_SQL, ledgerTotals, shownBalance, startServer, type Server } from '../helpers/servers.ts';
+import {
+  ADMIN_KEY,
+  assertLedgerExact,
+  LEDGER_TOTALS_SQL,
+  ledgerTotals,
+  type Server,
+  type ServerSchema,
+  serverSchema,
+  shownBalance,
+  startServer,
+} from '../helpers/servers.ts';
 
 const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])]);
 const chat = { model: 'gateway/limited', max_tokens: 100, messages: [{ role: 'user', content: 'Count me.' }] };
 
-const schema = `test_limits_${randomBytes(6).toString('hex')}`;
 const prefix = testRedisPrefix();
 let workDir: string;
-let database: pg.Client;
+let database: ServerSchema;
 let servers: Server[] = [];
 
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'gateway-limits-'));
   const configPath = join(workDir, 'config.yaml');
   await writeFile(configPath, stringify(config));
-  database = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await database.connect();
-  await database.query(`CREATE SCHEMA ${schema}`);
-  await database.query(`SET search_path TO ${schema}`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const env = { DATABASE_URL: url.href, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: prefix };
+  database = await serverSchema('test_limits');
+  const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: prefix };
   // One first, so that the schema is migrated once; then the other.
   servers.push(await startServer(configPath, env));
   servers.push(await startServer(configPath, env));
@@ -49,8 +50,7 @@ before(async () => {
 after(async () => {
   await Promise.all(servers.map((server) => server.process.stop('SIGTERM')));
   servers = [];
-  await database?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await database?.end();
+  await database?.drop();
   await deleteRedisKeys(prefix);
   await rm(workDir, { recursive: true, force: true });
 });
@@ -75,7 +75,7 @@ function burst(count: number, send: (server: Server) => Promise<JsonResponse>): 
 }
 
 async function ledgerOf(accountId: string) {
-  return ledgerTotals((await database.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]);
+  return ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]);
 }
 
 describe('limits across two instances (PostgreSQL and Redis)', () => {
@@ -101,7 +101,9 @@ describe('limits across two instances (PostgreSQL and Redis)', () => {
     for (const answer of answers.filter((answer) => answer.status !== 200)) {
       assertError(answer, { status: 429, type: 'rate_limit_error', code: 'spend_limit_exceeded' });
     }
-    const { rows } = await database.query(`SELECT coalesce(sum(amount), 0) AS spent FROM ledger_entries WHERE key_id = $1 AND kind = 'charge'`, [capped.id]);
+    const { rows } = await database.admin.query(`SELECT coalesce(sum(amount), 0) AS spent FROM ledger_entries WHERE key_id = $1 AND kind = 'charge'`, [
+      capped.id,
+    ]);
     const spent = BigInt(rows[0].spent);
     assert.ok(spent <= usdToPicos(cap), `spent ${spent} of ${usdToPicos(cap)}`);
     const costs = admitted.reduce((total, answer) => total + usdToPicos(answer.headers.get('x-gateway-cost-usd')!), 0n);

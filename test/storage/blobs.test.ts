@@ -3,18 +3,16 @@
  * folder store does (its layout, its temporary files).
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import pg from 'pg';
 import { BLOB_FOLDER, createFileBlobStore } from '../../src/storage/blobs.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { Store } from '../../src/storage/store.ts';
+import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { blobContract } from './blob-contract.ts';
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const folders: string[] = [];
 const stores: Store[] = [];
 const schemas: string[] = [];
@@ -22,14 +20,7 @@ const schemas: string[] = [];
 after(async () => {
   for (const store of stores) await store.close();
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
-  if (schemas.length === 0) return;
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
+  await dropSchemas(schemas);
 });
 
 function newFolder(): string {
@@ -45,7 +36,7 @@ blobContract('folder', async () => {
 
 blobContract('postgres', async () => {
   const clock = { now: Date.now() };
-  const schema = `test_blobs_${randomBytes(6).toString('hex')}`;
+  const schema = newSchemaName('test_blobs');
   schemas.push(schema);
   const store = await openStore({ databaseUrl: TEST_DATABASE_URL, dataDir: tmpdir(), schema, poolSize: 4, now: () => clock.now });
   stores.push(store);

@@ -3,7 +3,6 @@
  * required: when it is unreachable these tests fail rather than skip.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { after, describe, test } from 'node:test';
@@ -12,28 +11,20 @@ import { GatewayError } from '../../src/core/errors.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore } from '../../src/storage/open-store.ts';
+import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 import { assertLedgerConsistent } from './contract/context.ts';
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const dataDir = tmpdir();
 const schemas: string[] = [];
 
 function newSchema(): string {
-  const schema = `test_storage_${randomBytes(6).toString('hex')}`;
+  const schema = newSchemaName('test_storage');
   schemas.push(schema);
   return schema;
 }
 
-after(async () => {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
-});
+after(() => dropSchemas(schemas));
 
 const contractSchema = newSchema();
 storeContract(
