@@ -25,3 +25,13 @@ export async function deleteRedisKeys(prefix: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+/**
+ * Where limit tests run: each store with its counters in the process, and PostgreSQL with them in
+ * Redis (the deployment of many instances).
+ */
+export const LIMIT_SETUPS = [
+  ['sqlite', 'memory'],
+  ['postgres', 'memory'],
+  ['postgres', 'redis'],
+] as const;

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
-import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
+import { deleteRedisKeys, LIMIT_SETUPS, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 
 const CHUNK_DELAY_MS = 40;
 const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])], {
@@ -22,11 +22,7 @@ const chat = (stream = false) => ({ model: 'gateway/limited', stream, messages: 
 const prefix = testRedisPrefix();
 after(() => deleteRedisKeys(prefix));
 
-for (const [engine, counters] of [
-  ['sqlite', 'memory'],
-  ['postgres', 'memory'],
-  ['postgres', 'redis'],
-] as const) {
+for (const [engine, counters] of LIMIT_SETUPS) {
   describe(`counted limits of a key (${engine}, counters in ${counters})`, () => {
     let gateway: TestGateway;
     before(async () => {

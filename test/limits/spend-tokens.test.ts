@@ -9,7 +9,7 @@ import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
-import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
+import { deleteRedisKeys, LIMIT_SETUPS, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 
 const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])]);
 const chat = { model: 'gateway/limited', max_tokens: 100, messages: [{ role: 'user', content: 'Count me.' }] };
@@ -17,11 +17,7 @@ const chat = { model: 'gateway/limited', max_tokens: 100, messages: [{ role: 'us
 const prefix = testRedisPrefix();
 after(() => deleteRedisKeys(prefix));
 
-for (const [engine, counters] of [
-  ['sqlite', 'memory'],
-  ['postgres', 'memory'],
-  ['postgres', 'redis'],
-] as const) {
+for (const [engine, counters] of LIMIT_SETUPS) {
   describe(`spend and token limits of a key (${engine}, counters in ${counters})`, () => {
     let gateway: TestGateway;
     before(async () => {
