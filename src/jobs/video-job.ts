@@ -115,7 +115,7 @@ async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job
     // Stopping, or the lease lost: the job stays as it is, and whoever runs it next resumes it.
     if (context.signal.aborted) return;
     // Ended first, then released: a job that moved on meanwhile is no longer this worker's to release.
-    const failure = asGatewayError(error);
+    const failure = pipeline.failure(prepared, error);
     if (await context.end('failed', presenter.failed(job, failure))) await pipeline.fail(prepared, failure, endpoint);
   }
 }

@@ -243,7 +243,7 @@ export class Pipeline {
   /** A call that produced nothing for the client: the whole hold goes back. */
   async fail<T extends KindTypes>(prepared: PreparedCall<T>, error: unknown, endpoint?: RouteEndpoint): Promise<GatewayError> {
     await prepared.hold.release();
-    const failure = this.#named(prepared.names, error);
+    const failure = this.failure(prepared, error);
     const cancelled = prepared.signal.aborted;
     this.record(prepared, {
       status: cancelled ? 'cancelled' : 'failed',
@@ -336,9 +336,9 @@ export class Pipeline {
     return { requestId: prepared.requestId, request: prepared.request, modelId: prepared.modelId, endpoint, createdAt: prepared.createdAt };
   }
 
-  /** A protocol's rejection names the parameter in the dialect's terms. */
-  #named(names: ParamNamer, error: unknown): GatewayError {
-    return error instanceof RejectedParameter ? violationError(error.violation, names) : asGatewayError(error);
+  /** A failure as the client is told it: a protocol's rejection names the parameter in the dialect's terms. */
+  failure<Request extends MeteredRequest>(scope: RequestScope<Request>, error: unknown): GatewayError {
+    return error instanceof RejectedParameter ? violationError(error.violation, scope.names) : asGatewayError(error);
   }
 
   #recorded(failure: GatewayError): GatewayError {

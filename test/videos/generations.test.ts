@@ -13,7 +13,7 @@ import { usdToPicos } from '../../src/core/money.ts';
 import { JOB_LIFETIME_MS } from '../../src/jobs/settings.ts';
 import { runMaintenance } from '../../src/storage/maintenance.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
-import { chargedOnce, ledger, newCharges } from '../chat/helpers.ts';
+import { chargedOnce, eventually, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { download, endedVideo, getVideo, FFPROBE_SKIP, probeVideo, submitVideo, videoEndpoint, videoModel } from './helpers.ts';
@@ -48,6 +48,12 @@ const config: GatewayConfig = {
     ]),
     videoModel('gateway/clip-fixed', [
       videoEndpoint('sim-fixed', { limits: { max_duration_seconds: 4 }, video: { default_duration_seconds: 4, explicit_duration: false } }),
+    ]),
+    videoModel('gateway/clip-any-size', [
+      videoEndpoint('sim-any-size', {
+        limits: { supported_durations: [1] },
+        parameters: { video: { 'extra_body.gpu_pool.size': { supported: true, type: 'string' } } },
+      }),
     ]),
     videoModel('gateway/clip-variants', [
       videoEndpoint('sim-variants', { pricing: { unit: 'per_second', variants: [{ key: 'standard', price: 0.07 }] }, video: { default_duration_seconds: 2 } }),
@@ -150,6 +156,22 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const sized = await probeVideo(downloaded.get('sized')!);
       assert.deepEqual([sized.codec, sized.width, sized.height], ['h264', 320, 180]);
       assert.ok(Math.abs(sized.durationSeconds - 4) < 0.05, `ffprobe reads ${sized.durationSeconds} s`);
+    });
+
+    test('a size the simulated provider cannot draw fails the job naming extra_body.gpu_pool.size, and refunds it', async () => {
+      const before = await ledger(gateway);
+      const submitted = await submitVideo(gateway, { model: 'gateway/clip-any-size', prompt: 'odd', duration: 1, extra_body: { gpu_pool: { size: '15x15' } } });
+      assert.equal(submitted.status, 200, submitted.text);
+      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      assert.equal(job.status, 'failed');
+      assert.equal(job.error.code, 'invalid_value');
+      assert.match(job.error.message, /extra_body\.gpu_pool\.size/);
+      await eventually(async () => {
+        assert.deepEqual(await newCharges(gateway, before), []);
+        assert.equal((await ledger(gateway)).balance.reserved, before.balance.reserved);
+      });
+      const drawable = await submitVideo(gateway, { model: 'gateway/clip-any-size', prompt: 'even', duration: 1, extra_body: { gpu_pool: { size: '16x16' } } });
+      assert.equal((await endedVideo(gateway, drawable.body.id)).body.status, 'completed');
     });
 
     test('a model priced only per variant takes its variant; the default duration applies', async () => {
@@ -269,11 +291,18 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal((await blobs.list(`outputs/${id}/`)).length, 1);
       try {
         clock.now = created + JOB_LIFETIME_MS - 1;
-        assert.equal((await getVideo(gateway, id)).status, 200, 'still there just before');
+        const lastPoll = await getVideo(gateway, id);
+        assert.equal(lastPoll.status, 200, 'still there just before');
         await runMaintenance(gateway.store, clock.now, silent, { store: blobs, lifetimeMs: JOB_LIFETIME_MS });
         assert.equal((await blobs.list(`outputs/${id}/`)).length, 1);
         clock.now = created + JOB_LIFETIME_MS + 1;
         assertError(await getVideo(gateway, id), { status: 404, type: 'invalid_request_error', code: 'not_found' });
+        // A URL signed by the last poll is still within its 10 minutes, but its job has expired.
+        assertError(await call(gateway.baseUrl, 'GET', new URL(lastPoll.body.data[0].url).pathname + new URL(lastPoll.body.data[0].url).search), {
+          status: 404,
+          type: 'invalid_request_error',
+          code: 'not_found',
+        });
         await runMaintenance(gateway.store, clock.now, silent, { store: blobs, lifetimeMs: JOB_LIFETIME_MS });
         assert.deepEqual(await blobs.list(`outputs/${id}/`), []);
         assert.equal((await download(completed.data[0].url)).status, 403, 'its URL has expired too');
