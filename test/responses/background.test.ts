@@ -121,6 +121,9 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       for (const id of [running, waiting]) {
         const row = await gateway.store.getRequest(requestIdOf(id)!);
         assert.deepEqual([row?.status, row?.httpStatus, row?.cost], ['cancelled', 499, 0n], id);
+        // As the client reads it back: the stored request of the submission.
+        const stored = (await call(gateway.baseUrl, 'GET', `/v1/outputs/${requestIdOf(id)}`, { key: gateway.apiKey })).body;
+        assert.deepEqual([stored.status, stored.http_status, stored.cost_usd, stored.endpoint], ['cancelled', 499, '0', '/v1/responses'], id);
       }
     });
 
