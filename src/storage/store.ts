@@ -8,6 +8,7 @@
  */
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { BlobStore } from './blobs.ts';
+import type { AuditStore, PeopleStore } from './people.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -588,7 +589,17 @@ export interface ServedModelsStore {
   servedModels(): Promise<ReadonlyMap<string, string>>;
 }
 
-export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, WebhookStore, ChangeFeed, ServedModelsStore {
+export interface Store
+  extends LedgerStore,
+    DirectoryStore,
+    RequestLogStore,
+    IdempotencyStore,
+    JobStore,
+    WebhookStore,
+    ChangeFeed,
+    ServedModelsStore,
+    PeopleStore,
+    AuditStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

@@ -10,6 +10,7 @@ import { sqliteDirectory } from './directory.ts';
 import { sqliteIdempotency } from './idempotency.ts';
 import { sqliteJobs } from './jobs.ts';
 import { sqliteLedger } from './ledger.ts';
+import { sqlitePeople } from './people.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
@@ -66,6 +67,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteWebhooks(database, options.now),
     ...sqliteChangeFeed(database),
     ...sqliteServedModels(database),
+    ...sqlitePeople(database, options.now),
     async close() {
       database.flush();
       await checkpoints?.stop();
