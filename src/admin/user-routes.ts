@@ -13,14 +13,16 @@ import { CreateUserBody, IdParams, InvitationBody, PageQuery } from './schemas.t
 type RoleFields = Pick<CreateUserBody, 'role' | 'account_id' | 'organization_id'>;
 
 function roleOf(body: RoleFields): UserRole {
-  const owners = [body.account_id ? ({ kind: 'account', id: body.account_id } as const) : null, body.organization_id ? ({ kind: 'organization', id: body.organization_id } as const) : null].filter(
-    (owner) => owner !== null,
-  );
+  const owners = [
+    body.account_id ? ({ kind: 'account', id: body.account_id } as const) : null,
+    body.organization_id ? ({ kind: 'organization', id: body.organization_id } as const) : null,
+  ].filter((owner) => owner !== null);
   if (body.role === 'operator') {
     if (owners.length > 0) throw errors.invalidValue('role', 'An operator belongs to no account or organization.');
     return { kind: 'operator' };
   }
-  if (owners.length !== 1) throw errors.invalidValue('account_id', "A member belongs to exactly one account or organization: give 'account_id' or 'organization_id'.");
+  if (owners.length !== 1)
+    throw errors.invalidValue('account_id', "A member belongs to exactly one account or organization: give 'account_id' or 'organization_id'.");
   return { kind: 'member', owner: owners[0]! };
 }
 
@@ -55,7 +57,12 @@ export function registerUserRoutes(admin: FastifyInstance, deps: AppDeps): void 
   }));
   admin.post<{ Params: IdParams }>('/users/:id/password-reset', { schema: { params: IdParams } }, async (request) => {
     const link = await users(request).passwordResetLink(request.params.id);
-    return { object: 'password_reset', user_id: request.params.id, password_reset_link: url(request, link), expires_at: Math.floor(link.token.expiresAt / 1000) };
+    return {
+      object: 'password_reset',
+      user_id: request.params.id,
+      password_reset_link: url(request, link),
+      expires_at: Math.floor(link.token.expiresAt / 1000),
+    };
   });
 
   admin.post<{ Body: InvitationBody }>('/invitations', { schema: { body: InvitationBody } }, async (request) => {

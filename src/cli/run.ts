@@ -27,7 +27,16 @@ import { createUserOperations } from '../people/users.ts';
 import { auditCommands } from './commands/audit.ts';
 import { userCommands } from './commands/users.ts';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands, ...webhookCommands, ...userCommands, ...auditCommands];
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  ...accountCommands,
+  ...organizationCommands,
+  ...keyCommands,
+  ...ownerCommands,
+  ...webhookCommands,
+  ...userCommands,
+  ...auditCommands,
+];
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;

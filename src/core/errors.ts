@@ -175,7 +175,17 @@ const LIMIT_WORDING: Record<LimitName, string> = {
 const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
 
 /** What `notFound` can name. */
-export type NotFoundKind = 'Organization' | 'Account' | 'User' | 'Invitation' | 'API key' | 'Response' | 'Video job' | 'Webhook endpoint' | 'Stored request' | 'Output file';
+export type NotFoundKind =
+  | 'Organization'
+  | 'Account'
+  | 'User'
+  | 'Invitation'
+  | 'API key'
+  | 'Response'
+  | 'Video job'
+  | 'Webhook endpoint'
+  | 'Stored request'
+  | 'Output file';
 
 export const errors = {
   // The request as HTTP: framework failures before any route logic ran.

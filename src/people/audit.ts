@@ -61,7 +61,9 @@ export function cliAuditContext(): AuditContext {
   return { actor: { kind: 'cli', id: null, label: `cli (${user}@${hostname()})` }, source: 'cli' };
 }
 
-export type ChainCheck = { readonly ok: true; readonly rows: number } | { readonly ok: false; readonly rows: number; readonly seq: number; readonly problem: string };
+export type ChainCheck =
+  | { readonly ok: true; readonly rows: number }
+  | { readonly ok: false; readonly rows: number; readonly seq: number; readonly problem: string };
 
 /** Walks the whole chain in order: every row's hash, its link to the row before, and no gap. */
 export async function verifyAuditChain(store: AuditStore, batch = 1_000): Promise<ChainCheck> {

@@ -59,7 +59,14 @@ export function createSessions(store: Store, now: () => number): Sessions {
   async function startSession(user: User, source: string, how: string): Promise<SignedIn> {
     const cookie = randomToken(32);
     const at = now();
-    const session: Session = { idHash: tokenHash(cookie), userId: user.id, csrfToken: randomToken(32), createdAt: at, lastSeenAt: at, expiresAt: at + SESSION_ABSOLUTE_MS };
+    const session: Session = {
+      idHash: tokenHash(cookie),
+      userId: user.id,
+      csrfToken: randomToken(32),
+      createdAt: at,
+      lastSeenAt: at,
+      expiresAt: at + SESSION_ABSOLUTE_MS,
+    };
     await store.createSession(session);
     const updated = (await store.updateUser(user.id, { lastSignInAt: at })) ?? user;
     await auditAs(userActor(user), source)('user.sign_in', { kind: 'user', id: user.id }, { method: { after: how } });
@@ -84,7 +91,9 @@ export function createSessions(store: Store, now: () => number): Sessions {
         return { ok: false, reason: 'throttled' };
       }
       const user = await store.getUserByEmail(normal);
-      const valid = user?.passwordHash ? await verifyPassword(password, user.passwordHash) : (await spendVerification(password), false);
+      let valid = false;
+      if (user?.passwordHash) valid = await verifyPassword(password, user.passwordHash);
+      else await spendVerification(password);
       if (!user || !valid || user.status !== 'active') {
         await auditAs(anonymous, source)(SIGN_IN_FAILED, { kind: 'email', id: normal }, null);
         return { ok: false, reason: 'invalid' };
@@ -101,7 +110,7 @@ export function createSessions(store: Store, now: () => number): Sessions {
         return null;
       }
       const user = await store.getUser(session.userId);
-      if (!user || user.status !== 'active') return null;
+      if (user?.status !== 'active') return null;
       if (at - session.lastSeenAt >= TOUCH_EVERY_MS) await store.touchSession(session.idHash, at);
       return { user, session };
     },
@@ -126,16 +135,24 @@ export function createSessions(store: Store, now: () => number): Sessions {
       if (used.purpose === 'invitation') {
         user = await store.createUser({ email: used.email, displayName: displayName ?? null, role: used.role!, passwordHash });
         if (!user) throw errors.invalidValue('email', `A user with the email '${used.email}' exists already.`);
-        await auditAs(userActor(user), source)('invitation.accept', { kind: 'user', id: user.id }, {
-          email: { after: user.email },
-          role: { after: user.role.kind },
-          invitation: { after: used.id },
-        });
+        await auditAs(userActor(user), source)(
+          'invitation.accept',
+          { kind: 'user', id: user.id },
+          {
+            email: { after: user.email },
+            role: { after: user.role.kind },
+            invitation: { after: used.id },
+          },
+        );
       } else {
         user = await store.updateUser(used.userId!, { passwordHash });
         if (!user) return null;
         await store.deleteUserSessions(user.id);
-        await auditAs(userActor(user), source)('user.password_set', { kind: 'user', id: user.id }, { password: { after: 'changed' }, link: { after: used.purpose } });
+        await auditAs(userActor(user), source)(
+          'user.password_set',
+          { kind: 'user', id: user.id },
+          { password: { after: 'changed' }, link: { after: used.purpose } },
+        );
       }
       return startSession(user, source, used.purpose);
     },

@@ -154,7 +154,7 @@ export function createUserOperations({ store, audit, actorLabel, now }: UserOper
     listInvitations: (page: PageRequest): Promise<Page<UserToken>> => store.listInvitations(now(), page),
     async revokeInvitation(id: string): Promise<UserToken> {
       const revoked = await store.revokeUserToken(id, now());
-      if (!revoked || revoked.purpose !== 'invitation') throw errors.notFound('Invitation', id);
+      if (revoked?.purpose !== 'invitation') throw errors.notFound('Invitation', id);
       await audit('invitation.revoke', { kind: 'invitation', id }, null);
       return revoked;
     },

@@ -3,6 +3,8 @@
  * the store, first-start seeding, the listener, and a graceful stop on SIGINT/SIGTERM.
  */
 import { ensureDemoAccount, type DemoAccount } from '../admin/demo-account.ts';
+import { createDemoOperator } from '../people/demo-operator.ts';
+import type { IssuedLink } from '../people/users.ts';
 import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
 import { ServerLockedError } from '../storage/sqlite/server-lock.ts';
 import { configErrorLine } from './config-error.ts';
@@ -59,8 +61,10 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   }
   let url: string;
   let demo: DemoAccount | null;
+  let demoOperator: IssuedLink | null = null;
   try {
     demo = await ensureDemoAccount(runtime.store, config);
+    if (demo && settings.configPath === undefined) demoOperator = await createDemoOperator(runtime.store, Date.now);
     url = await runtime.listen(settings.host, settings.port);
   } catch (error) {
     logger.fatal({ err: error }, 'gateway failed to start');
@@ -78,7 +82,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     },
     'gateway listening',
   );
-  if (demo) printDemoKey(demo, url);
+  if (demo) printDemoKey(demo, url, demoOperator && `${(settings.publicUrl ?? url).replace(/\/$/, '')}${demoOperator.path}`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -103,7 +107,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   return undefined;
 }
 
-function printDemoKey(demo: DemoAccount, url: string): void {
+function printDemoKey(demo: DemoAccount, url: string, operatorLink: string | null): void {
   const rule = '='.repeat(72);
   process.stdout.write(
     [
@@ -115,6 +119,9 @@ function printDemoKey(demo: DemoAccount, url: string): void {
       '',
       'Try it:',
       `    curl ${url}/v1/models -H "Authorization: Bearer ${demo.apiKey}"`,
+      ...(operatorLink
+        ? ['', 'The dashboard: this one-time link (valid a day) signs in the demo operator, who sets a password:', '', `    ${operatorLink}`]
+        : []),
       rule,
       '',
     ].join('\n'),

@@ -5,8 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { bigintValue, type Row } from './rows.ts';
-import type { AuditEntry, AuditRecord, NewUser, NewUserToken, Page, Session, User, UserPatch, UserRole, UserToken } from './people.ts';
-import type { OwnerKind } from './store.ts';
+import type { Picos } from '../core/money.ts';
+import type { AuditEntry, AuditRecord, LedgerLine, NewUser, NewUserToken, Page, Session, User, UserPatch, UserRole, UserToken } from './people.ts';
+import type { LedgerEntry, OwnerKind } from './store.ts';
 
 /** The previous hash of the first row. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -201,4 +202,17 @@ export function recomputedAuditHash(record: AuditRecord): string {
 export function pageOf<T>(rows: readonly Row[], limit: number, decode: (row: Row) => T, cursor: (row: Row) => string): Page<T> {
   const items = rows.slice(0, limit);
   return { items: items.map(decode), next: rows.length > limit ? cursor(items.at(-1)!) : null };
+}
+
+/** Signed amount of an entry, in SQL (both engines): what it added to the balance. */
+export const SIGNED_AMOUNT = `CASE WHEN kind = 'credit' THEN amount ELSE -amount END`;
+
+/** Lines newest first: the first line's balance is given, each next one is its predecessor's less its effect. */
+export function ledgerLines(entries: readonly LedgerEntry[], topBalance: Picos): LedgerLine[] {
+  let balance = topBalance;
+  return entries.map((entry) => {
+    const line = { entry, balanceAfter: balance };
+    balance -= entry.kind === 'credit' ? entry.amount : -entry.amount;
+    return line;
+  });
 }

@@ -3,7 +3,8 @@
  * tokens of invitations and sign-in links, and the audit log every change writes. Part of the Store
  * contract (store.ts), so that any instance serves any session and reads one audit chain.
  */
-import type { OwnerRef } from './store.ts';
+import type { Picos } from '../core/money.ts';
+import type { Account, ApiKeyRecord, LedgerEntry, Organization, OwnerRef } from './store.ts';
 
 /** An operator can do everything the admin API can; a member acts within one account or organization. */
 export type UserRole = { readonly kind: 'operator' } | { readonly kind: 'member'; readonly owner: OwnerRef };
@@ -175,4 +176,35 @@ export interface AuditStore {
   auditChain(afterSeq: number, limit: number): Promise<AuditRecord[]>;
   /** How many rows of `action` since a time came from `source` or name `targetId`: sign-in throttling. */
   countAudit(input: { readonly action: string; readonly since: number; readonly source?: string; readonly targetId?: string }): Promise<number>;
+}
+
+/** A ledger entry with the balance right after it: the running balance of a credit history. */
+export interface LedgerLine {
+  readonly entry: LedgerEntry;
+  readonly balanceAfter: Picos;
+}
+
+/** A key with when it was last charged for (null: never). */
+export interface KeyLine {
+  readonly key: ApiKeyRecord;
+  readonly lastUsedAt: number | null;
+}
+
+/**
+ * The dashboard's lists, one keyset page at a time: a page reads an index range of `limit + 1`
+ * rows, however many rows the table holds.
+ */
+export interface DashboardListStore {
+  /** In id (creation) order. */
+  pageOrganizations(page: PageRequest): Promise<Page<Organization>>;
+  /** In id (creation) order; of one organization, or all. */
+  pageAccounts(filter: { readonly organizationId?: string }, page: PageRequest): Promise<Page<Account>>;
+  /** An owner's keys, newest first. */
+  pageKeys(owner: OwnerRef, page: PageRequest): Promise<Page<KeyLine>>;
+  /**
+   * An owner's credits and charges, newest first, each with the balance after it. The balance of a
+   * page's first line is the wallet's less the entries newer than it, read in one statement, so the
+   * lines agree with the ledger at one instant.
+   */
+  pageLedger(owner: OwnerRef, page: PageRequest): Promise<Page<LedgerLine>>;
 }

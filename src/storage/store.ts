@@ -8,7 +8,7 @@
  */
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { BlobStore } from './blobs.ts';
-import type { AuditStore, PeopleStore } from './people.ts';
+import type { AuditStore, DashboardListStore, PeopleStore } from './people.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -599,7 +599,8 @@ export interface Store
     ChangeFeed,
     ServedModelsStore,
     PeopleStore,
-    AuditStore {
+    AuditStore,
+    DashboardListStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

@@ -36,7 +36,10 @@ export const userCommands: readonly Command[] = [
         displayName: text(command, 'name') ?? null,
         role: roleOf(command),
       });
-      context.output.record({ ...userView(user), ...(link ? { sign_in_link: linkUrl(context, link), link_expires_at: Math.floor(link.token.expiresAt / 1000) } : {}) });
+      context.output.record({
+        ...userView(user),
+        ...(link ? { sign_in_link: linkUrl(context, link), link_expires_at: Math.floor(link.token.expiresAt / 1000) } : {}),
+      });
       context.output.note('\nThe link works once, for a day: open it to set a password and sign in.');
     },
   },

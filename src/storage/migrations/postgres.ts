@@ -338,6 +338,8 @@ CREATE TABLE users (
   CHECK ((role = 'member') = (owner_kind IS NOT NULL) AND (owner_kind IS NULL) = (owner_id IS NULL))
 );
 CREATE INDEX users_owner ON users (owner_kind, owner_id, id);
+-- The dashboard pages an organization's accounts.
+CREATE INDEX accounts_organization ON accounts (organization_id, id);
 
 CREATE TABLE sessions (
   id_hash TEXT PRIMARY KEY,

@@ -156,7 +156,19 @@ export function postgresPeople(database: PostgresDatabase, now: () => number): P
 
     async createUserToken(token, at) {
       const c = userTokenColumns(token, timeOrderedId('tok'), at);
-      const row = await one(INSERT_TOKEN, [c.id, c.hash, c.purpose, c.user_id, c.email, c.role, c.owner_kind, c.owner_id, c.created_by, c.created_at, c.expires_at]);
+      const row = await one(INSERT_TOKEN, [
+        c.id,
+        c.hash,
+        c.purpose,
+        c.user_id,
+        c.email,
+        c.role,
+        c.owner_kind,
+        c.owner_id,
+        c.created_by,
+        c.created_at,
+        c.expires_at,
+      ]);
       return userTokenFromRow(row);
     },
     async getUserToken(hash) {

@@ -14,6 +14,7 @@ import { startHeartbeat, type Heartbeat, type HeartbeatOptions } from './instanc
 import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { postgresPeople } from './people.ts';
+import { postgresDashboardLists } from './dashboard-lists.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
 import { postgresServedModels } from './served-models.ts';
@@ -54,6 +55,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresChangeFeed(database),
     ...postgresServedModels(database),
     ...postgresPeople(database, options.now),
+    ...postgresDashboardLists(database),
     async close() {
       await heartbeat?.stop();
       await database.close();

@@ -84,7 +84,15 @@ export function peopleContract({ store, peer, fresh }: ContractContext): void {
       const owner = await newAccount(store(), 'invited');
       const now = Date.now();
       const invitation = await store().createUserToken(
-        { hash: `h-${now}-1`, purpose: 'invitation', userId: null, email: 'New@Example.com', role: { kind: 'member', owner }, createdBy: 'op', expiresAt: now + HOUR },
+        {
+          hash: `h-${now}-1`,
+          purpose: 'invitation',
+          userId: null,
+          email: 'New@Example.com',
+          role: { kind: 'member', owner },
+          createdBy: 'op',
+          expiresAt: now + HOUR,
+        },
         now,
       );
       assert.equal(invitation.email, 'new@example.com');
@@ -93,9 +101,15 @@ export function peopleContract({ store, peer, fresh }: ContractContext): void {
       const listed = await peer().listInvitations(now, { limit: 500 });
       assert.ok(listed.items.some((token) => token.id === invitation.id));
       assert.equal(await store().consumeUserToken(invitation.hash, ['password_reset'], now), null, 'another purpose');
-      const race = await Promise.all([store().consumeUserToken(invitation.hash, ['invitation'], now), peer().consumeUserToken(invitation.hash, ['invitation'], now)]);
+      const race = await Promise.all([
+        store().consumeUserToken(invitation.hash, ['invitation'], now),
+        peer().consumeUserToken(invitation.hash, ['invitation'], now),
+      ]);
       assert.equal(race.filter((token) => token !== null).length, 1, 'exactly one consumer wins');
-      assert.ok((await peer().listInvitations(now, { limit: 500 })).items.every((token) => token.id !== invitation.id), 'a used invitation is not listed');
+      assert.ok(
+        (await peer().listInvitations(now, { limit: 500 })).items.every((token) => token.id !== invitation.id),
+        'a used invitation is not listed',
+      );
 
       const user = (await store().createUser({ email: `reset.${now}@example.com`, role: { kind: 'operator' } }))!;
       const reset = await store().createUserToken(
@@ -107,6 +121,73 @@ export function peopleContract({ store, peer, fresh }: ContractContext): void {
       assert.equal(revoked?.id, reset.id);
       assert.equal(await store().consumeUserToken(reset.hash, ['password_reset'], now), null, 'revoked');
       assert.equal(await store().revokeUserToken(reset.id, now), null, 'revoked once');
+    });
+  });
+
+  describe('dashboard lists', () => {
+    test('organizations and accounts in creation order, by keyset pages, of one organization or all', async () => {
+      const open = fresh();
+      const a = await open();
+      try {
+        const org = await a.createOrganization({ name: 'org' });
+        const inOrg = [await a.createAccount({ name: 'a1', organizationId: org.id }), await a.createAccount({ name: 'a2', organizationId: org.id })];
+        const alone = await a.createAccount({ name: 'alone' });
+        const first = await a.pageAccounts({ organizationId: org.id }, { limit: 1 });
+        assert.deepEqual(
+          first.items.map((account) => account.id),
+          [inOrg[0]!.id],
+        );
+        const second = await a.pageAccounts({ organizationId: org.id }, { after: first.next, limit: 1 });
+        assert.deepEqual(
+          second.items.map((account) => account.id),
+          [inOrg[1]!.id],
+        );
+        assert.equal(second.next, null);
+        assert.deepEqual(
+          (await a.pageAccounts({}, { limit: 10 })).items.map((account) => account.id),
+          [...inOrg.map((account) => account.id), alone.id],
+        );
+        assert.deepEqual((await a.pageOrganizations({ limit: 10 })).items, [org]);
+      } finally {
+        await a.close();
+      }
+    });
+
+    test('keys newest first with their last charge; the credit history with a running balance that ends at the balance', async () => {
+      const owner = await newAccount(store(), 'lists');
+      const older = await store().createKey({ owner, hash: `hash-older-${Date.now()}`, displayPrefix: 'gateway_o' });
+      const newer = await store().createKey({ owner, hash: `hash-newer-${Date.now()}`, displayPrefix: 'gateway_n' });
+      await store().addCredit(owner, 1_000n, 'first');
+      const hold = (await store().reserve({ owner, amount: 300n, requestId: null, keyId: older.id, expiresAt: Date.now() + HOUR }))!;
+      await store().settle(hold.id, 120n);
+      await store().addCredit(owner, 50n, 'second');
+      const keys = await peer().pageKeys(owner, { limit: 1 });
+      assert.deepEqual(
+        keys.items.map((line) => [line.key.id, line.lastUsedAt]),
+        [[newer.id, null]],
+      );
+      const rest = await peer().pageKeys(owner, { after: keys.next, limit: 1 });
+      assert.equal(rest.items[0]!.key.id, older.id);
+      assert.ok(rest.items[0]!.lastUsedAt !== null, 'charged once');
+
+      const all = await store().pageLedger(owner, { limit: 10 });
+      assert.deepEqual(
+        all.items.map((line) => [line.entry.kind, line.entry.amount, line.balanceAfter]),
+        [
+          ['credit', 50n, 930n],
+          ['charge', 120n, 880n],
+          ['credit', 1_000n, 1_000n],
+        ],
+      );
+      assert.equal(all.items[0]!.balanceAfter, (await store().getBalance(owner)).balance);
+      const top = await peer().pageLedger(owner, { limit: 2 });
+      const deeper = await peer().pageLedger(owner, { after: top.next, limit: 2 });
+      assert.deepEqual(
+        deeper.items.map((line) => line.balanceAfter),
+        [1_000n],
+        'a deeper page continues the running balance',
+      );
+      assert.equal(deeper.next, null);
     });
   });
 
@@ -137,7 +218,10 @@ export function peopleContract({ store, peer, fresh }: ContractContext): void {
           if (index > 0) assert.equal(row.prevHash, chain[index - 1]!.hash);
         });
         assert.deepEqual(chain[0]!.changes, { name: { before: 'a', after: 'b' }, rate: { after: '1.5' } });
-        assert.deepEqual((await b.auditChain(10, 100)).map((row) => row.seq), [11, 12]);
+        assert.deepEqual(
+          (await b.auditChain(10, 100)).map((row) => row.seq),
+          [11, 12],
+        );
       } finally {
         await a.close();
         await b.close();
@@ -159,7 +243,10 @@ export function peopleContract({ store, peer, fresh }: ContractContext): void {
         assert.deepEqual(await actions({ targetId: 'key_1', actor: 'cli' }), ['key.revoke']);
         assert.deepEqual(await actions({ since: 200, until: 400 }), ['key.revoke', 'key.create']);
         const page = await a.listAudit({}, { limit: 2 });
-        assert.deepEqual((await a.listAudit({}, { after: page.next, limit: 2 })).items.map((row) => row.seq), [3, 2]);
+        assert.deepEqual(
+          (await a.listAudit({}, { after: page.next, limit: 2 })).items.map((row) => row.seq),
+          [3, 2],
+        );
         assert.equal(await a.countAudit({ action: 'user.sign_in_failed', source: '10.0.0.1', since: 450 }), 1);
         assert.equal(await a.countAudit({ action: 'user.sign_in_failed', source: '10.0.0.1', since: 0 }), 2);
         assert.equal(await a.countAudit({ action: 'user.sign_in_failed', targetId: 'x@example.com', since: 0 }), 1);
