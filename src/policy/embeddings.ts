@@ -5,25 +5,27 @@
  */
 import type { CanonicalEmbeddingRequest } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import type { EmbeddingsProtocol } from '../protocols/embedding-protocol.ts';
 import type { EmbeddingSize } from '../tokens/embedding-size.ts';
 import { embeddingFieldRef, notSupported, type PolicyViolation } from './violation.ts';
+
+/** What an embeddings protocol's wire can express, beyond text inputs (each protocol declares it). */
+export interface EmbeddingForms {
+  /** Whether inputs may be token ids (the OpenAI wire); otherwise only text is sent. */
+  readonly tokenInputs: boolean;
+  /** Whether the wire carries the end-user id (`user`). */
+  readonly user: boolean;
+}
 
 export function checkEmbeddingRoute(
   request: CanonicalEmbeddingRequest,
   endpoint: RouteEndpoint,
-  protocol: EmbeddingsProtocol,
+  protocol: EmbeddingForms,
   size: EmbeddingSize,
 ): PolicyViolation | undefined {
   return checkInputs(request, endpoint, protocol, size) ?? checkDimensions(request, endpoint) ?? checkUser(request, protocol);
 }
 
-function checkInputs(
-  request: CanonicalEmbeddingRequest,
-  endpoint: RouteEndpoint,
-  protocol: EmbeddingsProtocol,
-  size: EmbeddingSize,
-): PolicyViolation | undefined {
+function checkInputs(request: CanonicalEmbeddingRequest, endpoint: RouteEndpoint, protocol: EmbeddingForms, size: EmbeddingSize): PolicyViolation | undefined {
   const { max_batch_inputs: maxInputs, max_input_tokens: maxTokens } = endpoint.limits;
   if (maxInputs !== undefined && request.inputs.length > maxInputs) {
     return {
@@ -61,6 +63,6 @@ function checkDimensions(request: CanonicalEmbeddingRequest, endpoint: RouteEndp
   return undefined;
 }
 
-function checkUser(request: CanonicalEmbeddingRequest, protocol: EmbeddingsProtocol): PolicyViolation | undefined {
+function checkUser(request: CanonicalEmbeddingRequest, protocol: EmbeddingForms): PolicyViolation | undefined {
   return request.user !== undefined && !protocol.user ? notSupported(embeddingFieldRef('user')) : undefined;
 }

@@ -6,14 +6,11 @@
  */
 import type { CanonicalEmbeddingRequest, CanonicalEmbeddingResult } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
+import type { EmbeddingForms } from '../policy/embeddings.ts';
 import { defineCapability } from './capability.ts';
 import type { CallContext } from './protocol.ts';
 
-export interface EmbeddingsProtocol {
-  /** Whether inputs may be token ids (the OpenAI wire); otherwise only text is sent. */
-  readonly tokenInputs: boolean;
-  /** Whether the wire carries the end-user id (`user`). */
-  readonly user: boolean;
+export interface EmbeddingsProtocol extends EmbeddingForms {
   /** One vector per input, in the inputs' order, with the input tokens the upstream reported. */
   complete(request: CanonicalEmbeddingRequest, endpoint: RouteEndpoint, context: CallContext): Promise<CanonicalEmbeddingResult>;
 }
