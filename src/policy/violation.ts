@@ -75,11 +75,6 @@ export const embeddingFieldRef = (field: EmbeddingParam, index?: number): ParamR
   ...(index === undefined ? {} : { index }),
 });
 
-/** A value an embeddings protocol's wire format cannot express (see `rejectParameter`). */
-export function rejectEmbeddingParameter(field: EmbeddingParam, message: string, index?: number): RejectedParameter {
-  return new RejectedParameter({ ref: embeddingFieldRef(field, index), message: () => message });
-}
-
 /** A value an image protocol's wire format cannot express (see `rejectParameter`). */
 export function rejectImageParameter(field: ImageParam, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {
   return new RejectedParameter({ ref: imageFieldRef(field), message: () => message, code });
