@@ -305,4 +305,13 @@ SELECT 1;
 ALTER TABLE jobs ADD COLUMN checkpoint TEXT;
 `,
   },
+  {
+    version: 10,
+    name: 'wallet group commits',
+    // On SQLite the process decides the ledger in memory and writes it behind (sqlite/wallet-book.ts):
+    // this version only keeps the numbering parallel with PostgreSQL's, whose group commit is a function.
+    sql: `
+SELECT 1;
+`,
+  },
 ];
