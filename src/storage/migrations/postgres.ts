@@ -316,4 +316,13 @@ CREATE TABLE blob_chunks (
 ALTER TABLE jobs ADD COLUMN checkpoint JSON;
 `,
   },
+  {
+    version: 10,
+    name: 'request cost beyond the hold',
+    // What an upstream reported beyond the request's hold (it ignored max_tokens, or counted the
+    // prompt differently): priced, recorded, never charged (docs/billing.md, "Money caps").
+    sql: `
+ALTER TABLE request_log ADD COLUMN over_hold BIGINT NOT NULL DEFAULT 0 CHECK (over_hold >= 0);
+`,
+  },
 ];

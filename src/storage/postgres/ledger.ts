@@ -52,7 +52,8 @@ const RESERVE: Statement = {
 };
 
 // Closing the reservation first makes a second settle (or a racing release) find nothing. The
-// charge is capped at what this reservation plus the free balance covers, so the other open
+// charge is capped at the reservation (a hold is the most a request can cost, docs/billing.md,
+// "Money caps") and at what the reservation plus the free balance covers, so the other open
 // reservations stay covered. `locked` reads the wallet at its newest version (FOR UPDATE follows
 // concurrent updates) for the ledger entry and the result; `moved` recomputes the same cap from the
 // row it writes rather than reusing `locked.charged`, because PostgreSQL first builds the new row
@@ -68,12 +69,12 @@ const SETTLE: Statement = {
            RETURNING owner_kind, owner_id, amount, request_id, key_id
          ), locked AS (
            SELECT w.owner_kind, w.owner_id, s.amount, s.request_id, s.key_id,
-                  LEAST($2::bigint, w.balance - w.reserved + s.amount) AS charged
+                  LEAST($2::bigint, s.amount, w.balance - w.reserved + s.amount) AS charged
            FROM wallets w JOIN settled s ON w.owner_kind = s.owner_kind AND w.owner_id = s.owner_id
            FOR UPDATE OF w
          ), moved AS (
            UPDATE wallets w
-           SET balance = w.balance - LEAST($2::bigint, w.balance - w.reserved + l.amount), reserved = w.reserved - l.amount
+           SET balance = w.balance - LEAST($2::bigint, l.amount, w.balance - w.reserved + l.amount), reserved = w.reserved - l.amount
            FROM locked l WHERE w.owner_kind = l.owner_kind AND w.owner_id = l.owner_id
            RETURNING l.amount, l.charged
          ), entry AS (
