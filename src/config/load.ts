@@ -144,6 +144,7 @@ function checkReferences(config: GatewayConfig): void {
       }
       checkVariantKeys(endpoint.pricing.variants ?? [], `${at}/pricing/variants`);
       if (model.category === 'VIDEO') checkVideoRoute(endpoint, at);
+      if (model.category === 'EMBEDDING') checkEmbeddingRoute(endpoint, at);
       checkAmounts(endpoint.pricing as Record<string, unknown>, `${at}/pricing`);
       if (endpoint.search_price_per_query !== undefined) {
         exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
@@ -181,6 +182,16 @@ function checkVideoRoute(endpoint: EndpointConfig, at: string): void {
       throw new ConfigError(`${at}/pricing/variants/${index}/meta/supported_durations`, 'must be a list of whole seconds, 1 to 120');
     }
   });
+}
+
+/** An embedding route is priced per input token, and its shortening range is a range. */
+function checkEmbeddingRoute(endpoint: EndpointConfig, at: string): void {
+  if (endpoint.pricing.unit !== 'per_1m_tokens') throw new ConfigError(`${at}/pricing/unit`, "an embedding model is priced 'per_1m_tokens'");
+  if (endpoint.pricing.input_per_1m === undefined) throw new ConfigError(`${at}/pricing/input_per_1m`, 'an embedding route needs input_per_1m');
+  const dimensions = endpoint.capabilities?.dimensions;
+  if (dimensions && dimensions.minimum > dimensions.maximum) {
+    throw new ConfigError(`${at}/capabilities/dimensions/minimum`, `must be at most maximum (${dimensions.maximum})`);
+  }
 }
 
 function checkVariantKeys(variants: readonly { key: string }[], path: string): void {

@@ -18,9 +18,16 @@ import { imagenProtocol } from './imagen/index.ts';
 import { gpuPoolProtocol } from './gpu-pool/index.ts';
 import { veoProtocol } from './veo/index.ts';
 import { gpuPoolVideoProtocol } from './gpu-pool/video.ts';
+import { EMBEDDINGS } from './embedding-protocol.ts';
+import { simulatedEmbeddingsProtocol } from './simulated/embeddings.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
-  simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol), implement(VIDEO, simulatedVideoProtocol)),
+  simulated: provides(
+    implement(CHAT, simulatedProtocol),
+    implement(IMAGES, simulatedImagesProtocol),
+    implement(VIDEO, simulatedVideoProtocol),
+    implement(EMBEDDINGS, simulatedEmbeddingsProtocol),
+  ),
   openai: provides(implement(CHAT, openAIChatProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
   'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),

@@ -6,6 +6,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/context.ts';
 import type { AppDeps } from '../http/deps.ts';
+import { MAX_PARAM_LENGTH } from '../http/error-mapping.ts';
 import type { RouteModule } from '../http/route-module.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { frameworkErrorOptions, installErrorHandling } from './error-handling.ts';
@@ -48,6 +49,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: newRequestId,
     bodyLimit: options.bodyLimit ?? 5 * 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Validation is strict everywhere: a number sent as "100" is a 400, never coerced.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: true } },
     // Requests arriving while the server drains get the envelope from error-handling.ts instead.

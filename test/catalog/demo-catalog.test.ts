@@ -34,7 +34,7 @@ describe('demo catalog', () => {
 
   test('every category is present, with several endpoints per model somewhere', () => {
     const categories = new Set(demo.models.map((entry) => entry.category));
-    assert.deepEqual([...categories].sort(), ['IMAGE', 'LLM', 'VIDEO']);
+    assert.deepEqual([...categories].sort(), ['EMBEDDING', 'IMAGE', 'LLM', 'VIDEO']);
     assert.ok(demo.models.some((entry) => entry.endpoints.length >= 2));
   });
 
