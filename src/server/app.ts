@@ -14,6 +14,7 @@ import { installMetrics } from './metrics.ts';
 import { installOpenApi } from './openapi.ts';
 import { installRequestIds, newRequestId } from './request-id.ts';
 import { registerServiceRoutes } from './service-routes.ts';
+import { registerHomePage } from './home-page.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
@@ -72,6 +73,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installMetrics(app, deps.metrics);
   await installOpenApi(app);
   registerServiceRoutes(app, deps.store, deps.metrics);
+  registerHomePage(app);
   for (const register of options.routes) await register(app, deps);
   return app;
 }
