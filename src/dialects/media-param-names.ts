@@ -26,6 +26,7 @@ export const mediaParamNames: ParamNamer = {
       // Text references never come from an image or video request.
       case 'field':
       case 'tool-strict':
+      case 'tool-input-examples':
       case 'response-format-strict':
       case 'image':
         return 'body';
