@@ -34,7 +34,7 @@ describe('demo catalog', () => {
 
   test('every category is present, with several endpoints per model somewhere', () => {
     const categories = new Set(demo.models.map((entry) => entry.category));
-    assert.deepEqual([...categories].sort(), ['IMAGE', 'LLM', 'VIDEO']);
+    assert.deepEqual([...categories].sort(), ['EMBEDDING', 'IMAGE', 'LLM', 'VIDEO']);
     assert.ok(demo.models.some((entry) => entry.endpoints.length >= 2));
   });
 
@@ -119,9 +119,9 @@ describe('demo catalog', () => {
     const video = rowOf(catalog, 'gateway/reel-3', CONSENT.all);
     assert.deepEqual(video.limits, { max_duration_seconds: 8, supported_durations: [6, 8] });
     assert.deepEqual(video.pricing.variants, [
-      { key: '720p', price: 0.25, meta: { resolution: '1280x720' } },
-      { key: '1080p', price: 0.5, meta: { resolution: '1920x1080', supported_durations: [8] } },
-      { key: '4k', price: 0.75, meta: { resolution: '3840x2160', supported_durations: [8] } },
+      { key: '720p', price: 0.0025, meta: { resolution: '1280x720' } },
+      { key: '1080p', price: 0.005, meta: { resolution: '1920x1080', supported_durations: [8] } },
+      { key: '4k', price: 0.0075, meta: { resolution: '3840x2160', supported_durations: [8] } },
     ]);
     assert.deepEqual(video.pricing.conditions, ['community_supply']);
   });

@@ -57,8 +57,9 @@ export function chatParamNames(origins: ChatOrigins): ParamNamer {
           return `messages[${origins.messages[ref.messageIndex] ?? ref.messageIndex}].content[${ref.partIndex}]`;
         case 'extra-body':
           return `extra_body.${ref.path}`;
-        // Image and video parameters never come from a text request.
+        // Image, video and embedding parameters never come from a text request.
         case 'image-field':
+        case 'embedding-field':
         case 'video-field':
           return ref.field;
         default: {

@@ -42,8 +42,9 @@ export const messagesParamNames: ParamNamer = {
       }
       case 'extra-body':
         return `extra_body.${ref.path}`;
-      // Image and video parameters never come from a text request.
+      // Image, video and embedding parameters never come from a text request.
       case 'image-field':
+      case 'embedding-field':
       case 'video-field':
         return ref.field;
       default: {
