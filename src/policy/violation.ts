@@ -13,6 +13,8 @@ export type ParamRef =
   | { readonly kind: 'field'; readonly field: PolicyField }
   /** `strict: true` on the function tool at this index of `request.tools`. */
   | { readonly kind: 'tool-strict'; readonly toolIndex: number }
+  /** The example inputs of the function tool at this index of `request.tools`. */
+  | { readonly kind: 'tool-input-examples'; readonly toolIndex: number }
   /** `strict` of a JSON-schema response format. */
   | { readonly kind: 'response-format-strict' }
   /** An image part: canonical message index, part index, and the index inside a tool result. */
