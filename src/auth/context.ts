@@ -5,7 +5,7 @@ import type { ApiKeyRecord, Consent, KeyLimits, OwnerRef } from '../storage/stor
  * Scopes a key may be restricted to. A key with no scope list is unrestricted.
  * See docs/authentication.md for what each one opens.
  */
-export const SCOPES = ['models:read', 'chat', 'responses', 'images', 'videos', 'outputs'] as const;
+export const SCOPES = ['models:read', 'chat', 'responses', 'images', 'videos', 'outputs', 'embeddings'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Who is calling, resolved once per request from the API key (cached; see auth/key-cache.ts). */

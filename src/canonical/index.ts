@@ -7,3 +7,4 @@ export { ZERO_USAGE, cacheWritesByLifetime, totalInputTokens } from './usage.ts'
 export { BatchCollector } from './stream.ts';
 export type * from './image.ts';
 export type * from './video.ts';
+export type * from './embedding.ts';

@@ -22,6 +22,8 @@ export function publicLimits(routes: readonly RouteEndpoint[]): PublicLimits {
     reasoning_efforts: intersection(all.map((limits) => limits.reasoning_efforts)),
     supported_qualities: intersection(all.map((limits) => limits.supported_qualities)),
     supported_durations: intersection(all.map((limits) => limits.supported_durations)),
+    max_input_tokens: smallest(all.map((limits) => limits.max_input_tokens)),
+    max_batch_inputs: smallest(all.map((limits) => limits.max_batch_inputs)),
   });
 }
 

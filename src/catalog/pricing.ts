@@ -40,7 +40,9 @@ interface VariantOffer extends Offer {
 
 export function publicPricing(unit: PricingUnit, endpoints: readonly CatalogEndpoint[]): ModelPricing {
   const candidates = endpoints.filter((endpoint) => !endpoint.pinned);
-  const standard = lowestOffer(offers(candidates, (endpoint) => pairSum(endpoint.route.prices.standard)));
+  // Embedding models have no output rate on any route: their offers are compared by input alone.
+  const inputOnly = candidates.every((endpoint) => endpoint.route.prices.standard.output === undefined);
+  const standard = lowestOffer(offers(candidates, (endpoint) => (inputOnly ? endpoint.route.prices.standard.input : pairSum(endpoint.route.prices.standard))));
   const longContext = lowestOffer(offers(candidates, (endpoint) => pairSum(endpoint.route.prices.longContext)));
   const image = lowestOffer(offers(candidates, (endpoint) => endpoint.route.prices.perImage));
   const second = lowestOffer(offers(candidates, (endpoint) => endpoint.route.prices.perSecond));

@@ -4,7 +4,7 @@
  * from them, so the derived rows, the serializer and /openapi.json cannot drift apart.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { CapabilitiesConfig, EndpointParametersConfig, LimitsConfig, PricingUnit } from '../config/schema.ts';
+import { CapabilitiesConfig, EndpointParametersConfig, LimitsConfig, ModelCategory, PricingUnit } from '../config/schema.ts';
 
 /** The capabilities the API makes public; `strict_tools` is for request validation only. */
 export const PUBLIC_CAPABILITIES = [
@@ -29,7 +29,7 @@ export const PUBLIC_CAPABILITIES = [
   'thinking_disable',
 ] as const satisfies readonly (keyof CapabilitiesConfig)[];
 
-export const PublicCapabilities = Type.Pick(CapabilitiesConfig, [...PUBLIC_CAPABILITIES], {
+export const PublicCapabilities = Type.Pick(CapabilitiesConfig, [...PUBLIC_CAPABILITIES, 'dimensions'], {
   description: 'true = supported, false = unsupported, omitted = unverified on some route',
 });
 export type PublicCapabilities = Static<typeof PublicCapabilities>;
@@ -108,7 +108,7 @@ export const PublicModel = Type.Object({
   price_search_per_query: Nullable(Type.Number({ exclusiveMinimum: 0 })),
   supply: Type.Union([Type.Literal('first_party'), Type.Literal('community'), Type.Literal('mixed'), Type.Literal('none')]),
   training_use: Type.Union([Type.Literal('never'), Type.Literal('opt_in'), Type.Literal('mixed'), Type.Literal('none')]),
-  category: Type.Union([Type.Literal('LLM'), Type.Literal('IMAGE'), Type.Literal('VIDEO')]),
+  category: ModelCategory,
   type: Type.String(),
   supported_endpoints: Type.Array(Type.String()),
   parameter_constraints: Type.Array(ProviderParameterConstraints),

@@ -103,6 +103,6 @@ export interface Catalog {
    * longer has it.
    */
   route(modelId: string, key: string): RouteEndpoint | undefined;
-  /** The model's category (LLM, IMAGE, VIDEO), or undefined when unknown. */
-  category(modelId: string): 'LLM' | 'IMAGE' | 'VIDEO' | undefined;
+  /** The model's category (LLM, IMAGE, VIDEO, EMBEDDING), or undefined when unknown. */
+  category(modelId: string): ModelConfig['category'] | undefined;
 }

@@ -6,7 +6,7 @@
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
-import { ConfigError, loadConfigFile } from '../config/load.ts';
+import { ConfigError, loadServedConfig } from '../config/load.ts';
 import { GatewayError } from '../core/errors.ts';
 import { configErrorLine } from '../server/config-error.ts';
 import { readSettings, SettingsError, type Settings } from '../server/settings.ts';
@@ -26,6 +26,7 @@ import { cliAuditContext, createAuditor } from '../people/audit.ts';
 import { createUserOperations } from '../people/users.ts';
 import { auditCommands } from './commands/audit.ts';
 import { userCommands } from './commands/users.ts';
+import { locateDatabase } from './database-location.ts';
 
 export const COMMANDS: readonly Command[] = [
   serveCommand,
@@ -76,7 +77,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     let opened: { store: Store; settings: Settings } | undefined;
     const open = async () => {
       if (!opened) {
-        const settings = readSettings(io.env);
+        const settings = locateDatabase(readSettings(io.env), io.env);
         store = await openStore(settings);
         opened = { store, settings };
       }
@@ -124,7 +125,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 async function servedCatalog(store: Store, configPath: string | undefined): Promise<Pick<Catalog, 'resolve'>> {
   const served = await store.servedModels();
   if (served.size > 0) return { resolve: (name) => served.get(name) };
-  if (configPath !== undefined) return buildCatalog(loadConfigFile(configPath));
+  if (configPath !== undefined) return buildCatalog(loadServedConfig(configPath).config);
   return {
     resolve() {
       // Not a GatewayError: no HTTP request is involved. Reported as a failed operation (exit code 1).
@@ -139,7 +140,7 @@ async function servedCatalog(store: Store, configPath: string | undefined): Prom
  * by `webhooks add`, so that no other command depends on the config file.
  */
 function webhookPolicy(configPath: string | undefined): WebhookUrlPolicy {
-  const config = configPath === undefined ? {} : loadConfigFile(configPath);
+  const config = configPath === undefined ? {} : loadServedConfig(configPath).config;
   return { allowPrivateAddresses: webhookSettings(config).allowPrivateAddresses };
 }
 

@@ -27,16 +27,51 @@ const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: f
 const validateShape = ajv.compile<GatewayConfig>(GatewayConfig);
 
 export function loadConfigFile(path: string): GatewayConfig {
+  return validateConfig(readConfigDocument(path));
+}
+
+/** The config a server runs on, and whether its catalog is the built-in demo one. */
+export interface ServedConfig {
+  readonly config: GatewayConfig;
+  /**
+   * True when GATEWAY_CONFIG is unset or its file has only operational sections (no `providers`,
+   * `models` or `promotions`): the demo catalog is served, and a first start creates the demo account.
+   */
+  readonly demoCatalog: boolean;
+}
+
+/** The section names that make a config file a catalog of its own. */
+const CATALOG_SECTIONS = ['providers', 'models', 'promotions'];
+
+/**
+ * GATEWAY_CONFIG's file (`path`), or the demo catalog when it is unset. A file of operational
+ * sections only (`webhooks`, `jobs`, `rate_limits`, …) tunes the demo catalog instead of replacing
+ * it, so that a newcomer can change one setting without writing a catalog.
+ */
+export function loadServedConfig(path: string | undefined): ServedConfig {
+  const demo = readConfigDocument(DEMO_CONFIG_PATH) as Record<string, unknown>;
+  if (path === undefined) return { config: validateConfig(demo), demoCatalog: true };
+  const document = readConfigDocument(path);
+  const operational = document === null || (typeof document === 'object' && !Array.isArray(document) && !CATALOG_SECTIONS.some((name) => name in document));
+  if (!operational) return { config: validateConfig(document), demoCatalog: false };
+  return { config: validateConfig({ ...demo, ...(document as Record<string, unknown> | null) }), demoCatalog: true };
+}
+
+function readConfigDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError('', `cannot read config file ${path}: ${(error as Error).message}`);
   }
-  return parseConfig(text);
+  return parseDocument(text);
 }
 
 export function parseConfig(text: string): GatewayConfig {
+  return validateConfig(parseDocument(text));
+}
+
+function parseDocument(text: string): unknown {
   let document: unknown;
   try {
     document = parseYaml(text);
@@ -44,7 +79,7 @@ export function parseConfig(text: string): GatewayConfig {
     const position = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
     throw new ConfigError('', `invalid YAML${position}: ${(error as Error).message}`);
   }
-  return validateConfig(document);
+  return document;
 }
 
 export function validateConfig(document: unknown): GatewayConfig {
@@ -109,6 +144,7 @@ function checkReferences(config: GatewayConfig): void {
       }
       checkVariantKeys(endpoint.pricing.variants ?? [], `${at}/pricing/variants`);
       if (model.category === 'VIDEO') checkVideoRoute(endpoint, at);
+      if (model.category === 'EMBEDDING') checkEmbeddingRoute(endpoint, at);
       checkAmounts(endpoint.pricing as Record<string, unknown>, `${at}/pricing`);
       if (endpoint.search_price_per_query !== undefined) {
         exactUsd(endpoint.search_price_per_query, `${at}/search_price_per_query`);
@@ -146,6 +182,16 @@ function checkVideoRoute(endpoint: EndpointConfig, at: string): void {
       throw new ConfigError(`${at}/pricing/variants/${index}/meta/supported_durations`, 'must be a list of whole seconds, 1 to 120');
     }
   });
+}
+
+/** An embedding route is priced per input token, and its shortening range is a range. */
+function checkEmbeddingRoute(endpoint: EndpointConfig, at: string): void {
+  if (endpoint.pricing.unit !== 'per_1m_tokens') throw new ConfigError(`${at}/pricing/unit`, "an embedding model is priced 'per_1m_tokens'");
+  if (endpoint.pricing.input_per_1m === undefined) throw new ConfigError(`${at}/pricing/input_per_1m`, 'an embedding route needs input_per_1m');
+  const dimensions = endpoint.capabilities?.dimensions;
+  if (dimensions && dimensions.minimum > dimensions.maximum) {
+    throw new ConfigError(`${at}/capabilities/dimensions/minimum`, `must be at most maximum (${dimensions.maximum})`);
+  }
 }
 
 function checkVariantKeys(variants: readonly { key: string }[], path: string): void {

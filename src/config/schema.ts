@@ -32,6 +32,8 @@ export const ProviderConfig = Type.Object(
       Type.Object(
         {
           chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+          /** How long it takes before it answers: the whole answer of a plain call, the first event of a stream. */
+          latency_ms: Type.Optional(Type.Integer({ minimum: 0 })),
           /** How long a simulated video takes to generate (its operation is "running" until then). */
           video_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
         },
@@ -112,6 +114,11 @@ export const CapabilitiesConfig = Type.Object(
     thinking_disable: Bool,
     /** Per-tool `strict: true` on function tools. */
     strict_tools: Bool,
+    /**
+     * Embedding routes: the output sizes a request's `dimensions` may ask for (docs/embeddings.md);
+     * absent, `dimensions` is refused. `maximum` is also the size of a vector when none is asked.
+     */
+    dimensions: Type.Optional(Type.Object({ minimum: Type.Integer({ minimum: 1 }), maximum: Type.Integer({ minimum: 1 }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -129,6 +136,10 @@ export const LimitsConfig = Type.Object(
     reasoning_efforts: Type.Optional(Type.Array(ReasoningEffortValue)),
     supported_qualities: Type.Optional(Type.Array(Type.String())),
     supported_durations: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }))),
+    /** Embedding routes: the most input tokens of one request, all inputs together. */
+    max_input_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Embedding routes: the most inputs of one request. */
+    max_batch_inputs: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 );
@@ -179,6 +190,9 @@ export const EndpointParametersConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/** What a model produces: text, images, video, or embeddings. */
+export const ModelCategory = Type.Union([Type.Literal('LLM'), Type.Literal('IMAGE'), Type.Literal('VIDEO'), Type.Literal('EMBEDDING')]);
+
 export const EndpointConfig = Type.Object(
   {
     provider: Type.String({ minLength: 1 }),
@@ -215,7 +229,7 @@ export const ModelConfig = Type.Object(
     name: Type.String({ minLength: 1 }),
     aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     owned_by: Type.String({ minLength: 1 }),
-    category: Type.Union([Type.Literal('LLM'), Type.Literal('IMAGE'), Type.Literal('VIDEO')]),
+    category: ModelCategory,
     type: Type.String({ minLength: 1 }),
     released_at: Type.Optional(Type.Union([DateString, Type.Null()])),
     registered_at: Type.Optional(DateString),

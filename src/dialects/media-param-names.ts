@@ -23,9 +23,11 @@ export const mediaParamNames: ParamNamer = {
         return ref.field;
       case 'extra-body':
         return `extra_body.${ref.path}`;
-      // Text references never come from an image or video request.
+      // Text and embedding references never come from an image or video request.
+      case 'embedding-field':
       case 'field':
       case 'tool-strict':
+      case 'tool-input-examples':
       case 'response-format-strict':
       case 'image':
         return 'body';

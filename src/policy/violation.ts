@@ -3,7 +3,7 @@
  * format; each dialect names the reference in its client's terms (`max_completion_tokens`,
  * `messages[2].content[0]`, `response_format.json_schema.strict`) through a ParamNamer.
  */
-import type { CanonicalParam, ImageParam, VideoParam } from '../canonical/index.ts';
+import type { CanonicalParam, EmbeddingParam, ImageParam, VideoParam } from '../canonical/index.ts';
 import { GatewayError } from '../core/errors.ts';
 
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
@@ -13,6 +13,8 @@ export type ParamRef =
   | { readonly kind: 'field'; readonly field: PolicyField }
   /** `strict: true` on the function tool at this index of `request.tools`. */
   | { readonly kind: 'tool-strict'; readonly toolIndex: number }
+  /** The example inputs of the function tool at this index of `request.tools`. */
+  | { readonly kind: 'tool-input-examples'; readonly toolIndex: number }
   /** `strict` of a JSON-schema response format. */
   | { readonly kind: 'response-format-strict' }
   /** An image part: canonical message index, part index, and the index inside a tool result. */
@@ -22,7 +24,9 @@ export type ParamRef =
   /** A parameter of an image request. */
   | { readonly kind: 'image-field'; readonly field: ImageParam }
   /** A parameter of a video request. */
-  | { readonly kind: 'video-field'; readonly field: VideoParam };
+  | { readonly kind: 'video-field'; readonly field: VideoParam }
+  /** A parameter of an embeddings request; `index` names one input of `input`. */
+  | { readonly kind: 'embedding-field'; readonly field: EmbeddingParam; readonly index?: number };
 
 export interface PolicyViolation {
   readonly ref: ParamRef;
@@ -66,6 +70,12 @@ export function rejectParameter(field: PolicyField, message: string, code: Polic
 export const imageFieldRef = (field: ImageParam): ParamRef => ({ kind: 'image-field', field });
 
 export const videoFieldRef = (field: VideoParam): ParamRef => ({ kind: 'video-field', field });
+
+export const embeddingFieldRef = (field: EmbeddingParam, index?: number): ParamRef => ({
+  kind: 'embedding-field',
+  field,
+  ...(index === undefined ? {} : { index }),
+});
 
 /** A value an image protocol's wire format cannot express (see `rejectParameter`). */
 export function rejectImageParameter(field: ImageParam, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {

@@ -1,5 +1,5 @@
 /**
- * What a provider can be asked to do: generate text, images, video. Each capability has its own
+ * What a provider can be asked to do: generate text, images, video, embeddings. Each capability has its own
  * protocol interface, and a provider kind implements only the capabilities it serves (an image-only
  * provider implements `images` and nothing else). A kind of output names the capability it calls;
  * the registry finds the implementation for a route's provider kind.
@@ -52,6 +52,7 @@ export const CATEGORY_CAPABILITY: Readonly<Record<ModelCategory, string>> = {
   LLM: 'chat',
   IMAGE: 'images',
   VIDEO: 'video',
+  EMBEDDING: 'embeddings',
 };
 
 /**

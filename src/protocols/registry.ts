@@ -18,15 +18,29 @@ import { imagenProtocol } from './imagen/index.ts';
 import { gpuPoolProtocol } from './gpu-pool/index.ts';
 import { veoProtocol } from './veo/index.ts';
 import { gpuPoolVideoProtocol } from './gpu-pool/video.ts';
+import { EMBEDDINGS } from './embedding-protocol.ts';
+import { simulatedEmbeddingsProtocol } from './simulated/embeddings.ts';
+import { openAIEmbeddingsProtocol } from './openai-embeddings/index.ts';
+import { geminiEmbeddingsProtocol } from './gemini-embeddings/index.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
-  simulated: provides(implement(CHAT, simulatedProtocol), implement(IMAGES, simulatedImagesProtocol), implement(VIDEO, simulatedVideoProtocol)),
-  openai: provides(implement(CHAT, openAIChatProtocol)),
+  simulated: provides(
+    implement(CHAT, simulatedProtocol),
+    implement(IMAGES, simulatedImagesProtocol),
+    implement(VIDEO, simulatedVideoProtocol),
+    implement(EMBEDDINGS, simulatedEmbeddingsProtocol),
+  ),
+  openai: provides(implement(CHAT, openAIChatProtocol), implement(EMBEDDINGS, openAIEmbeddingsProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
   'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),
   'gpu-pool': provides(implement(IMAGES, gpuPoolProtocol), implement(VIDEO, gpuPoolVideoProtocol)),
   anthropic: provides(implement(CHAT, anthropicProtocol)),
-  gemini: provides(implement(CHAT, geminiProtocol), implement(IMAGES, imagenProtocol), implement(VIDEO, veoProtocol)),
+  gemini: provides(
+    implement(CHAT, geminiProtocol),
+    implement(IMAGES, imagenProtocol),
+    implement(VIDEO, veoProtocol),
+    implement(EMBEDDINGS, geminiEmbeddingsProtocol),
+  ),
 };
 
 /** Whether the gateway can call a route of this provider kind for a model of this category today. */

@@ -32,6 +32,7 @@ const STORED_ENDPOINTS: Readonly<Record<string, string>> = {
   responses: '/v1/responses',
   'images.generations': '/v1/images/generations',
   'images.edits': '/v1/images/edits',
+  embeddings: '/v1/embeddings',
 };
 
 const OutputEntry = Type.Object({

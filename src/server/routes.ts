@@ -11,6 +11,7 @@ import { messagesRoutes } from '../dialects/messages/route.ts';
 import { responsesRoutes } from '../dialects/responses/route.ts';
 import { imagesRoutes } from '../dialects/images/route.ts';
 import { videosRoutes } from '../dialects/videos/route.ts';
+import { embeddingsRoutes } from '../dialects/embeddings/route.ts';
 import type { RouteModule } from '../http/route-module.ts';
 
 export const ALL_ROUTES: readonly RouteModule[] = [
@@ -21,6 +22,7 @@ export const ALL_ROUTES: readonly RouteModule[] = [
   responsesRoutes,
   imagesRoutes,
   videosRoutes,
+  embeddingsRoutes,
   outputRoutes,
   dashboardRoutes,
 ];

@@ -134,12 +134,12 @@ describe('model catalog over HTTP (demo catalog)', () => {
     }
   });
 
-  test('available: every model of the demo catalog, chat, image and video, is callable', async () => {
+  test('available: every model of the demo catalog, chat, image, video and embeddings, is callable', async () => {
     const account = await gateway.store.createAccount({ name: 'everything', consent: { communitySupply: true, trainingUse: true } });
     const key = await gateway.createKey({ owner: { kind: 'account', id: account.id } });
     const list = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
     const rows = list.body.data as { id: string; category: string; available: boolean }[];
-    assert.deepEqual(new Set(rows.map((row) => row.category)), new Set(['LLM', 'IMAGE', 'VIDEO']));
+    assert.deepEqual(new Set(rows.map((row) => row.category)), new Set(['LLM', 'IMAGE', 'VIDEO', 'EMBEDDING']));
     for (const row of rows) assert.equal(row.available, true, row.id);
   });
 

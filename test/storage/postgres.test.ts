@@ -13,7 +13,7 @@ import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
-import { assertLedgerConsistent } from './contract/context.ts';
+import { assertLedgerConsistent, MINUTE } from './contract/context.ts';
 
 const dataDir = tmpdir();
 const schemas: string[] = [];
@@ -112,6 +112,41 @@ describe('postgres specifics', () => {
       await lost.close();
       await liveA.close();
       await liveB.close();
+    }
+  });
+
+  test("a busy wallet's holds and settlements share group commits: a few wallet-row writes, not two per request", async () => {
+    const schema = newSchema();
+    const stores = await Promise.all([0, 1].map(() => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 4 })));
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      // Every write of a wallet row is counted by a trigger of the test's own.
+      await client.query(`CREATE TABLE ${schema}.wallet_writes (at BIGINT)`);
+      await client.query(`CREATE FUNCTION ${schema}.count_wallet_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO ${schema}.wallet_writes VALUES (1); RETURN NEW; END $$`);
+      const [first, second] = stores;
+      const owner = { kind: 'account', id: (await first.createAccount({ name: 'busy' })).id } as const;
+      await first.addCredit(owner, 1_000_000n);
+      await client.query(`CREATE TRIGGER count_wallet_write AFTER UPDATE ON ${schema}.wallets FOR EACH ROW EXECUTE FUNCTION ${schema}.count_wallet_write()`);
+      const requests = 200;
+      const expiresAt = Date.now() + MINUTE;
+      const outcomes = await Promise.all(
+        Array.from({ length: requests }, async (_, index) => {
+          const instance = index % 2 === 0 ? first : second;
+          const hold = await instance.reserve({ owner, amount: 1_000n, requestId: `req_${index}`, expiresAt });
+          return instance.settle(hold!.id, 700n);
+        }),
+      );
+      assert.equal(outcomes.filter((outcome) => outcome?.charged === 700n).length, requests);
+      const writes = Number((await client.query(`SELECT count(*) FROM ${schema}.wallet_writes`)).rows[0].count);
+      assert.ok(writes <= 12, `${writes} wallet-row writes for ${requests} requests on two instances`);
+      assert.deepEqual(await first.getBalance(owner), { balance: 1_000_000n - 700n * BigInt(requests), reserved: 0n, available: 1_000_000n - 140_000n });
+      const charges = (await first.listEntries(owner)).filter((entry) => entry.kind === 'charge');
+      assert.deepEqual(new Set(charges.map((entry) => entry.requestId)).size, requests, 'each charge names its request');
+    } finally {
+      await client.end();
+      await Promise.all(stores.map((store) => store.close()));
     }
   });
 

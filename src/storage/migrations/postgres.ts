@@ -318,6 +318,118 @@ ALTER TABLE jobs ADD COLUMN checkpoint JSON;
   },
   {
     version: 10,
+    name: 'wallet group commits',
+    // One call applies everything an instance has pending for one wallet (postgres/wallet-commits.ts,
+    // docs/billing.md "One busy wallet"): the closings (settle, or release when the cost is NULL),
+    // then the holds, each decided in turn against the wallet as it stands, with one UPDATE of the
+    // wallet row. Locks are taken in the order every other statement of the ledger takes them:
+    // reservation rows (by id), then the wallet row. It returns one row per closing that found its
+    // reservation open (id, its amount, the charge) and one per hold granted (id, amount, NULL).
+    sql: `
+CREATE FUNCTION gateway_wallet_commit(
+  p_owner_kind TEXT, p_owner_id TEXT, p_now BIGINT,
+  c_ids TEXT[], c_costs BIGINT[], c_request_ids TEXT[], c_entry_ids TEXT[],
+  h_ids TEXT[], h_amounts BIGINT[], h_request_ids TEXT[], h_holder_kinds TEXT[], h_holder_ids TEXT[],
+  h_created_at BIGINT[], h_expires_at BIGINT[], h_key_ids TEXT[]
+) RETURNS TABLE (id TEXT, amount BIGINT, charged BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_balance BIGINT;
+  v_reserved BIGINT;
+  v_start_balance BIGINT;
+  v_start_reserved BIGINT;
+  closed_ids TEXT[];
+  closed_amounts BIGINT[];
+  closed_costs BIGINT[];
+  closed_request_ids TEXT[];
+  closed_key_ids TEXT[];
+  closed_entry_ids TEXT[];
+  charges BIGINT[] := '{}';
+  granted INT[] := '{}';
+  v_charge BIGINT;
+BEGIN
+  WITH wanted AS (
+    SELECT * FROM unnest(c_ids, c_costs, c_request_ids, c_entry_ids) AS c (id, cost, request_id, entry_id)
+  ), locked AS (
+    SELECT r.id FROM reservations r JOIN wanted w ON r.id = w.id
+    WHERE r.status = 'open' AND r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id
+    ORDER BY r.id FOR UPDATE OF r
+  ), closed AS (
+    UPDATE reservations r
+    SET status = CASE WHEN w.cost IS NULL THEN 'released' ELSE 'settled' END, closed_at = p_now
+    FROM wanted w
+    WHERE r.id = w.id AND r.id IN (SELECT l.id FROM locked l) AND r.status = 'open'
+    RETURNING r.id, r.amount, w.cost, COALESCE(w.request_id, r.request_id) AS request_id, r.key_id, w.entry_id
+  )
+  SELECT array_agg(closed.id), array_agg(closed.amount), array_agg(closed.cost), array_agg(closed.request_id),
+         array_agg(closed.key_id), array_agg(closed.entry_id)
+  INTO closed_ids, closed_amounts, closed_costs, closed_request_ids, closed_key_ids, closed_entry_ids
+  FROM closed;
+
+  SELECT w.balance, w.reserved INTO v_balance, v_reserved
+  FROM wallets w WHERE w.owner_kind = p_owner_kind AND w.owner_id = p_owner_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  v_start_balance := v_balance;
+  v_start_reserved := v_reserved;
+
+  -- A charge is capped at what its hold plus the free balance cover, as in a single settlement.
+  FOR i IN 1 .. coalesce(array_length(closed_ids, 1), 0) LOOP
+    v_charge := CASE WHEN closed_costs[i] IS NULL THEN 0
+                     ELSE LEAST(closed_costs[i], v_balance - v_reserved + closed_amounts[i]) END;
+    v_balance := v_balance - v_charge;
+    v_reserved := v_reserved - closed_amounts[i];
+    charges := charges || v_charge;
+    id := closed_ids[i];
+    amount := closed_amounts[i];
+    charged := v_charge;
+    RETURN NEXT;
+  END LOOP;
+
+  INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at, key_id)
+  SELECT e.entry_id, p_owner_kind, p_owner_id, 'charge', e.charge, e.reservation_id, e.request_id, p_now, e.key_id
+  FROM unnest(closed_entry_ids, charges, closed_ids, closed_request_ids, closed_key_ids)
+       AS e (entry_id, charge, reservation_id, request_id, key_id)
+  WHERE e.charge > 0;
+
+  -- Each hold is decided in turn, exactly as if it had come alone.
+  FOR i IN 1 .. coalesce(array_length(h_ids, 1), 0) LOOP
+    IF v_balance - v_reserved >= h_amounts[i] THEN
+      v_reserved := v_reserved + h_amounts[i];
+      granted := granted || i;
+      id := h_ids[i];
+      amount := h_amounts[i];
+      charged := NULL;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+
+  INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, key_id)
+  SELECT h.id, p_owner_kind, p_owner_id, h.amount, h.request_id, 'open', h.holder_kind, h.holder_id, h.created_at, h.expires_at, h.key_id
+  FROM unnest(h_ids, h_amounts, h_request_ids, h_holder_kinds, h_holder_ids, h_created_at, h_expires_at, h_key_ids)
+       WITH ORDINALITY AS h (id, amount, request_id, holder_kind, holder_id, created_at, expires_at, key_id, n)
+  WHERE h.n = ANY (granted);
+
+  IF v_balance <> v_start_balance OR v_reserved <> v_start_reserved THEN
+    UPDATE wallets w SET balance = v_balance, reserved = v_reserved
+    WHERE w.owner_kind = p_owner_kind AND w.owner_id = p_owner_id;
+  END IF;
+END;
+$$;
+`,
+  },
+  {
+    version: 11,
+    name: 'request cost beyond the hold',
+    // What an upstream reported beyond the request's hold (it ignored max_tokens, or counted the
+    // prompt differently): priced, recorded, never charged (docs/billing.md, "Money caps").
+    sql: `
+ALTER TABLE request_log ADD COLUMN over_hold BIGINT NOT NULL DEFAULT 0 CHECK (over_hold >= 0);
+`,
+  },
+  {
+    version: 12,
     name: 'dashboard people and audit',
     // The dashboard's people (src/storage/people.ts): users with a role, sessions (only the hash of
     // the cookie), the single-use tokens of invitations and sign-in links (only their hashes), and

@@ -307,6 +307,24 @@ ALTER TABLE jobs ADD COLUMN checkpoint TEXT;
   },
   {
     version: 10,
+    name: 'wallet group commits',
+    // On SQLite the process decides the ledger in memory and writes it behind (sqlite/wallet-book.ts):
+    // this version only keeps the numbering parallel with PostgreSQL's, whose group commit is a function.
+    sql: `
+SELECT 1;
+`,
+  },
+  {
+    version: 11,
+    name: 'request cost beyond the hold',
+    // What an upstream reported beyond the request's hold (it ignored max_tokens, or counted the
+    // prompt differently): priced, recorded, never charged (docs/billing.md, "Money caps").
+    sql: `
+ALTER TABLE request_log ADD COLUMN over_hold INTEGER NOT NULL DEFAULT 0 CHECK (over_hold >= 0);
+`,
+  },
+  {
+    version: 12,
     name: 'dashboard people and audit',
     // The dashboard's people (src/storage/people.ts): users with a role, sessions (only the hash of
     // the cookie), the single-use tokens of invitations and sign-in links (only their hashes), and

@@ -65,7 +65,7 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
       assert.equal(final.balance, balance - sum(charged.map((entry) => entry.amount)));
     });
 
-    test('concurrent overrunning settles never take the balance below zero', async () => {
+    test('concurrent overrunning settles charge each its reservation, no more', async () => {
       const owner = await newAccount(store());
       await store().addCredit(owner, 1_000n);
       const expiresAt = Date.now() + MINUTE;
@@ -76,14 +76,14 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
       const outcomes = await Promise.all(reservations.map((reservation, index) => (index % 2 === 0 ? store() : peer()).settle(reservation.id, 300n)));
       const charged = sum(outcomes.map((outcome) => outcome!.charged));
       const shortfall = sum(outcomes.map((outcome) => outcome!.shortfall));
-      assert.equal(charged, 1_000n, 'everything was charged, and no more');
+      assert.equal(charged, 500n, 'each reservation was charged, and no more');
       assert.equal(charged + shortfall, 3_000n);
       const final = await assertLedgerConsistent(
         store(),
         owner,
         reservations.map((reservation) => reservation.id),
       );
-      assert.deepEqual(final, { balance: 0n, reserved: 0n, available: 0n });
+      assert.deepEqual(final, { balance: 500n, reserved: 0n, available: 500n });
     });
 
     test('a mixed load of reserve, settle, release and credit on two instances keeps the identities', async () => {
@@ -99,7 +99,7 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
         reservationIds.push(reservation.id);
         switch (index % 4) {
           case 0:
-            // Often above the reservation, so the cap depends on what the others just did.
+            // Often above the reservation, which caps the charge.
             await there.settle(reservation.id, BigInt((index * 37) % 900));
             break;
           case 1:
@@ -114,6 +114,47 @@ export function ledgerConcurrencyContract({ store, peer }: ContractContext): voi
       });
       await Promise.all(requests);
       await assertLedgerConsistent(store(), owner, reservationIds);
+    });
+
+    test('holds asked for at once are each decided in turn, as if each came alone', async () => {
+      const owner = await newAccount(store());
+      await store().addCredit(owner, 1_000n);
+      const expiresAt = Date.now() + MINUTE;
+      const amounts = [600n, 600n, 300n, 100n, 1n];
+      const holds = await Promise.all(amounts.map((amount) => store().reserve({ owner, amount, requestId: null, expiresAt })));
+      assert.deepEqual(
+        holds.map((hold) => hold?.amount ?? null),
+        [600n, null, 300n, 100n, null],
+        'a hold too large for what is left is refused, and the smaller ones after it still fit',
+      );
+      // Seen from the other instance the moment they are granted, and closable there.
+      const [large, , middle, small] = holds as Reservation[];
+      assert.equal((await peer().getReservation(large.id))?.status, 'open');
+      const [settled, released, doubleSettled] = await Promise.all([
+        store().settle(large.id, 600n),
+        store().release(large.id),
+        peer().settle(middle.id, 0n),
+        store().settle(small.id, 100n),
+        store().settle(small.id, 100n),
+      ]).then(([first, second, third, fourth, fifth]) => [first, second, [third, fourth, fifth]] as const);
+      assert.deepEqual(settled, { charged: 600n, released: 0n, shortfall: 0n });
+      assert.equal(released, false, 'the release racing the settlement finds it closed');
+      assert.deepEqual(doubleSettled[0], { charged: 0n, released: 300n, shortfall: 0n });
+      assert.equal(doubleSettled.filter((outcome) => outcome !== null).length, 2, 'a duplicate settlement charges nothing');
+      const final = await assertLedgerConsistent(
+        store(),
+        owner,
+        holds.flatMap((hold) => (hold ? [hold.id] : [])),
+      );
+      assert.deepEqual(final, { balance: 300n, reserved: 0n, available: 300n });
+      const charges = (await store().listEntries(owner)).filter((entry) => entry.kind === 'charge');
+      assert.deepEqual(
+        charges.map((entry) => [entry.reservationId, entry.amount]).sort(),
+        [
+          [large.id, 600n],
+          [small.id, 100n],
+        ].sort(),
+      );
     });
 
     test('concurrent credits and reservations keep the identities', async () => {

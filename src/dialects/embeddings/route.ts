@@ -1,0 +1,70 @@
+/**
+ * POST /v1/embeddings. The route only translates: the body is validated by the schema, decoded to
+ * the canonical embeddings request, run through the metered-call core as the embeddings kind, and
+ * rendered in the OpenAI shape with the `x-gateway-cost-usd` header. The vectors are stored as the
+ * request's output file (`embeddings.json`) before the charge; an `Idempotency-Key` replays the
+ * answer with its cost header (http/idempotency.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { CanonicalEmbeddingResult } from '../../canonical/index.ts';
+import { callInput } from '../../http/call-input.ts';
+import { COST_HEADER, sendCompleted } from '../../http/completed-answer.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { withIdempotency } from '../../http/idempotency.ts';
+import { rejectionRecorder } from '../../http/request-recording.ts';
+import type { RouteModule } from '../../http/route-module.ts';
+import { EMBEDDING } from '../../pipeline/kinds/embedding.ts';
+import { pipelineFor, type ChargeGate, type Pipeline } from '../../pipeline/pipeline.ts';
+import { decodeEmbeddingsRequest } from './decode.ts';
+import { encodeEmbeddings, type EmbeddingsBody } from './encode.ts';
+import { EmbeddingsRequest, type EmbeddingsBody as EmbeddingsRequestBody } from './schema.ts';
+
+/** The request log's route name (GET /v1/outputs/{requestId} reports it as `/v1/embeddings`). */
+const ROUTE = 'embeddings';
+
+/** The stored file of a request's vectors: a JSON array of arrays of numbers, in the inputs' order. */
+export const VECTORS_FILE = 'embeddings.json';
+
+export const embeddingsRoutes: RouteModule = (app, deps) => registerEmbeddingsRoutes(app, deps, pipelineFor(deps));
+
+export async function registerEmbeddingsRoutes(app: FastifyInstance, deps: AppDeps, pipeline: Pipeline): Promise<void> {
+  app.addHook('onClose', () => pipeline.close());
+  app.post<{ Body: EmbeddingsRequestBody }>(
+    '/v1/embeddings',
+    withIdempotency(
+      deps,
+      { route: ROUTE, resultHeaders: [COST_HEADER], pipeline },
+      {
+        schema: { summary: 'Create embeddings', tags: ['embeddings'], body: EmbeddingsRequest },
+        onRequest: deps.authenticator.require('embeddings'),
+        onError: rejectionRecorder(pipeline, ROUTE, deps.now),
+      },
+    ),
+    async (request, reply) => {
+      const decoded = decodeEmbeddingsRequest(request.body);
+      const input = callInput(request, reply, ROUTE, decoded);
+      let delivered: CanonicalEmbeddingResult | undefined;
+      // The vectors are stored before the charge: a store that fails releases the whole hold.
+      const storeVectors: ChargeGate<EmbeddingsBody> = {
+        admit: async () => {
+          const bytes = Buffer.from(JSON.stringify(delivered!.vectors));
+          await deps.outputs.storeOutputFiles(input.requestId, [{ name: VECTORS_FILE, contentType: 'application/json', bytes }]);
+          return true;
+        },
+        amend: async () => {},
+      };
+      const prepared = await pipeline.prepare(EMBEDDING, input);
+      const completed = await pipeline.completePrepared(
+        prepared,
+        (result, call, settlement) => {
+          delivered = result;
+          return encodeEmbeddings(result, call.modelId, settlement, decoded.encoding);
+        },
+        storeVectors,
+        // The request log keeps the answer without its vectors, which are in the stored file.
+        (body) => ({ ...body, data: body.data.map(({ embedding, ...rest }) => ({ ...rest, file: VECTORS_FILE })) }),
+      );
+      return sendCompleted(reply, completed);
+    },
+  );
+}

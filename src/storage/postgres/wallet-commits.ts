@@ -1,0 +1,165 @@
+/**
+ * Group commits per wallet: what makes one busy wallet cheap on PostgreSQL (docs/billing.md, "One
+ * busy wallet").
+ *
+ * Each instance keeps, per wallet, at most one commit in flight. The holds, settlements and
+ * releases asked for meanwhile wait for it and then go together in the next one: a single call of
+ * `gateway_wallet_commit` (migration 10), one round trip and one transaction that decides them
+ * in turn against the wallet row, locked once, and writes that row once. So a wallet costs each
+ * instance at most one wallet-row write per commit, however many requests the commit carries, and
+ * the requests of a busy wallet no longer queue one by one on its row lock: the lock is taken once
+ * per commit by each instance. An idle wallet's operation is sent at once (after the current
+ * event-loop turn, so that what the same turn asked for shares it): nothing waits for a timer.
+ *
+ * Everything is still decided in the database, so every promise of a single statement holds: any
+ * instance sees every hold the moment `reserve` returns, can settle or release it, and holds of
+ * all instances together never pass the balance.
+ */
+import type { Picos } from '../../core/money.ts';
+import { bigintValue } from '../rows.ts';
+import type { OwnerRef } from '../store.ts';
+import type { PostgresDatabase, Statement } from './database.ts';
+
+const COMMIT: Statement = {
+  name: 'gateway_wallet_commit',
+  text: 'SELECT id, amount, charged FROM gateway_wallet_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
+};
+
+/** A new hold, with its id and times chosen by the caller. */
+export interface HoldRequest {
+  readonly id: string;
+  readonly amount: Picos;
+  readonly requestId: string | null;
+  readonly holderKind: 'instance' | 'job';
+  readonly holderId: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly keyId: string | null;
+}
+
+/** A settlement (`cost` set) or a release (`cost` null) of an open reservation of the wallet. */
+export interface ClosingRequest {
+  readonly reservationId: string;
+  readonly cost: Picos | null;
+  readonly requestId: string | null;
+  /** The id of the charge entry, if one is written. */
+  readonly entryId: string;
+}
+
+/** What a closing came to: the reservation's amount and the charge; null when it was not open. */
+export type ClosingResult = { readonly amount: Picos; readonly charged: Picos } | null;
+
+interface Waiting<Request, Result> {
+  readonly request: Request;
+  readonly resolve: (result: Result) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface WalletQueue {
+  readonly owner: OwnerRef;
+  holds: Waiting<HoldRequest, boolean>[];
+  closings: Waiting<ClosingRequest, ClosingResult>[];
+  /** Whether a commit of this wallet is in flight or about to be sent. */
+  busy: boolean;
+}
+
+export class WalletCommits {
+  readonly #database: PostgresDatabase;
+  readonly #now: () => number;
+  readonly #queues = new Map<string, WalletQueue>();
+
+  constructor(database: PostgresDatabase, now: () => number) {
+    this.#database = database;
+    this.#now = now;
+  }
+
+  /** Whether the hold was granted (the wallet's available balance covered it when its commit ran). */
+  hold(owner: OwnerRef, request: HoldRequest): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      const queue = this.#queue(owner);
+      queue.holds.push({ request, resolve, reject });
+      this.#schedule(queue);
+    });
+  }
+
+  close(owner: OwnerRef, request: ClosingRequest): Promise<ClosingResult> {
+    return new Promise((resolve, reject) => {
+      const queue = this.#queue(owner);
+      queue.closings.push({ request, resolve, reject });
+      this.#schedule(queue);
+    });
+  }
+
+  /**
+   * The first closing of each reservation; a second one in the same commit (a settle racing a
+   * release) finds it closed already, as it would in a later commit.
+   */
+  #firstOfEach(closings: readonly Waiting<ClosingRequest, ClosingResult>[]): Waiting<ClosingRequest, ClosingResult>[] {
+    const seen = new Set<string>();
+    const first: Waiting<ClosingRequest, ClosingResult>[] = [];
+    for (const closing of closings) {
+      if (seen.has(closing.request.reservationId)) closing.resolve(null);
+      else {
+        seen.add(closing.request.reservationId);
+        first.push(closing);
+      }
+    }
+    return first;
+  }
+
+  #queue(owner: OwnerRef): WalletQueue {
+    const key = `${owner.kind}:${owner.id}`;
+    let queue = this.#queues.get(key);
+    if (!queue) {
+      queue = { owner, holds: [], closings: [], busy: false };
+      this.#queues.set(key, queue);
+    }
+    return queue;
+  }
+
+  #schedule(queue: WalletQueue): void {
+    if (queue.busy) return;
+    queue.busy = true;
+    setImmediate(() => void this.#commit(queue));
+  }
+
+  async #commit(queue: WalletQueue): Promise<void> {
+    const { holds, owner } = queue;
+    const closings = this.#firstOfEach(queue.closings);
+    queue.holds = [];
+    queue.closings = [];
+    try {
+      const { rows } = await this.#database.query(COMMIT, [
+        owner.kind,
+        owner.id,
+        this.#now(),
+        closings.map(({ request }) => request.reservationId),
+        closings.map(({ request }) => request.cost),
+        closings.map(({ request }) => request.requestId),
+        closings.map(({ request }) => request.entryId),
+        holds.map(({ request }) => request.id),
+        holds.map(({ request }) => request.amount),
+        holds.map(({ request }) => request.requestId),
+        holds.map(({ request }) => request.holderKind),
+        holds.map(({ request }) => request.holderId),
+        holds.map(({ request }) => request.createdAt),
+        holds.map(({ request }) => request.expiresAt),
+        holds.map(({ request }) => request.keyId),
+      ]);
+      const outcomes = new Map(rows.map((row) => [row.id as string, row]));
+      for (const { request, resolve } of closings) {
+        const row = outcomes.get(request.reservationId);
+        resolve(row ? { amount: bigintValue(row.amount), charged: bigintValue(row.charged) } : null);
+      }
+      for (const { request, resolve } of holds) resolve(outcomes.has(request.id));
+    } catch (error) {
+      for (const { reject } of [...closings, ...holds]) reject(error);
+    } finally {
+      if (queue.holds.length > 0 || queue.closings.length > 0) setImmediate(() => void this.#commit(queue));
+      else {
+        queue.busy = false;
+        this.#queues.delete(`${owner.kind}:${owner.id}`);
+      }
+    }
+  }
+}
