@@ -53,10 +53,20 @@ export function viewerPage(request: FastifyRequest, reply: FastifyReply, viewer:
   return sendPage(reply, page({ title, user: viewer.user, csrf: viewer.session.csrfToken, path: request.url }, body), status);
 }
 
-type Handler<P> = (request: FastifyRequest<{ Params: P; Querystring: Record<string, string | undefined>; Body: Record<string, string | string[] | undefined> }>, reply: FastifyReply, viewer: Viewer) => Promise<unknown>;
+type Handler<P> = (
+  request: FastifyRequest<{ Params: P; Querystring: Record<string, string | undefined>; Body: Record<string, string | string[] | undefined> }>,
+  reply: FastifyReply,
+  viewer: Viewer,
+) => Promise<unknown>;
 
 /** A page for signed-in users: without a session, a GET goes to the sign-in page (and back). */
-export function viewerGet<P = Record<string, string>>(app: FastifyInstance, dashboard: Dashboard, path: string, handler: Handler<P>, operatorOnly = false): void {
+export function viewerGet<P = Record<string, string>>(
+  app: FastifyInstance,
+  dashboard: Dashboard,
+  path: string,
+  handler: Handler<P>,
+  operatorOnly = false,
+): void {
   app.get(path, async (request, reply) => {
     const viewer = await resolveViewer(request, dashboard.sessions);
     if (!viewer) return reply.redirect(`/dashboard/sign-in?next=${encodeURIComponent(request.url)}`, 303);
@@ -66,7 +76,13 @@ export function viewerGet<P = Record<string, string>>(app: FastifyInstance, dash
 }
 
 /** A change by a signed-in user: a session, its CSRF token and this origin, or a 403 and nothing done. */
-export function viewerPost<P = Record<string, string>>(app: FastifyInstance, dashboard: Dashboard, path: string, handler: Handler<P>, operatorOnly = false): void {
+export function viewerPost<P = Record<string, string>>(
+  app: FastifyInstance,
+  dashboard: Dashboard,
+  path: string,
+  handler: Handler<P>,
+  operatorOnly = false,
+): void {
   app.post(path, async (request, reply) => {
     const viewer = await resolveViewer(request, dashboard.sessions);
     if (!viewer || !csrfValid(request, viewer.session.csrfToken, dashboard.origin(request))) throw forbidden();

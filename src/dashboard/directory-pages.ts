@@ -27,7 +27,10 @@ function roleText(user: User): Html {
 function changesText(record: AuditRecord): string {
   if (!record.changes) return '';
   return Object.entries(record.changes)
-    .map(([name, change]) => `${name}: ${'before' in change ? `${JSON.stringify(change.before)} → ` : ''}${'after' in change ? JSON.stringify(change.after) : '(removed)'}`)
+    .map(
+      ([name, change]) =>
+        `${name}: ${'before' in change ? `${JSON.stringify(change.before)} → ` : ''}${'after' in change ? JSON.stringify(change.after) : '(removed)'}`,
+    )
     .join('; ');
 }
 
@@ -131,7 +134,8 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
         html`<table>
           <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Created</th></tr></thead>
           <tbody>${organizations.items.map(
-            (organization) => html`<tr><td><a href="${ownerPath({ kind: 'organization', id: organization.id })}">${organization.name}</a></td><td><code>${organization.id}</code></td><td>${time(organization.createdAt)}</td></tr>`,
+            (organization) =>
+              html`<tr><td><a href="${ownerPath({ kind: 'organization', id: organization.id })}">${organization.name}</a></td><td><code>${organization.id}</code></td><td>${time(organization.createdAt)}</td></tr>`,
           )}</tbody>
         </table>
         ${nextPageLink('/dashboard/organizations', {}, organizations.next)}
@@ -161,7 +165,11 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
     true,
   );
 
-  const usersPage = async (request: Parameters<Parameters<typeof viewerGet>[3]>[0], viewer: Parameters<Parameters<typeof viewerGet>[3]>[2], top: Html | null) => {
+  const usersPage = async (
+    request: Parameters<Parameters<typeof viewerGet>[3]>[0],
+    viewer: Parameters<Parameters<typeof viewerGet>[3]>[2],
+    top: Html | null,
+  ) => {
     const [users, invitations] = await Promise.all([
       store.listUsers({}, { after: request.query.after ?? null, limit: PAGE }),
       store.listInvitations(dashboard.deps.now(), { after: request.query.invitations_after ?? null, limit: PAGE }),
@@ -182,7 +190,7 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
         <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
         <tbody>${invitations.items.map((token) => {
           const view = invitationView(token);
-          return html`<tr><td>${view.email}</td><td>${view.role}${view.account_id ?? view.organization_id ? html` of <code>${view.account_id ?? view.organization_id}</code>` : ''}</td><td>${view.created_by}</td><td>${time(token.expiresAt)}</td>
+          return html`<tr><td>${view.email}</td><td>${view.role}${(view.account_id ?? view.organization_id) ? html` of <code>${view.account_id ?? view.organization_id}</code>` : ''}</td><td>${view.created_by}</td><td>${time(token.expiresAt)}</td>
             <td><form method="post" action="/dashboard/invitations/${token.id}/revoke" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Withdraw the invitation of ${view.email}">Withdraw</button></form></td></tr>`;
         })}</tbody>
       </table>
@@ -201,7 +209,13 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
       </form>`;
   };
 
-  viewerGet(app, dashboard, '/dashboard/users', async (request, reply, viewer) => viewerPage(request, reply, viewer, 'Users and invitations', await usersPage(request, viewer, null)), true);
+  viewerGet(
+    app,
+    dashboard,
+    '/dashboard/users',
+    async (request, reply, viewer) => viewerPage(request, reply, viewer, 'Users and invitations', await usersPage(request, viewer, null)),
+    true,
+  );
 
   viewerPost(
     app,
@@ -288,7 +302,8 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
   );
 
   /** The consent the viewer's keys are served under: a member's owner's; an operator picks an owner, or sees every model. */
-  const viewerConsent = async (user: User): Promise<Consent | null> => (user.role.kind === 'operator' ? null : (await visibleOwner(dashboard, user, user.role.owner)).consent);
+  const viewerConsent = async (user: User): Promise<Consent | null> =>
+    user.role.kind === 'operator' ? null : (await visibleOwner(dashboard, user, user.role.owner)).consent;
 
   viewerGet(app, dashboard, '/dashboard/models', async (request, reply, viewer) => {
     const consent = (await viewerConsent(viewer.user)) ?? { communitySupply: true, trainingUse: true };
@@ -311,8 +326,14 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
 
   viewerGet(app, dashboard, '/dashboard/quick-start', async (request, reply, viewer) => {
     const origin = dashboard.origin(request);
-    const model = catalog.listModels((await viewerConsent(viewer.user)) ?? { communitySupply: true, trainingUse: true }, null).find((row) => row.category === 'LLM')?.id ?? 'MODEL';
-    const snippet = (id: string, label: string, code: string) => html`<h2 id="${id}-heading">${label}</h2><pre tabindex="0" aria-labelledby="${id}-heading"><code id="${id}">${code}</code></pre>
+    const model =
+      catalog.listModels((await viewerConsent(viewer.user)) ?? { communitySupply: true, trainingUse: true }, null).find((row) => row.category === 'LLM')?.id ??
+      'MODEL';
+    const snippet = (
+      id: string,
+      label: string,
+      code: string,
+    ) => html`<h2 id="${id}-heading">${label}</h2><pre tabindex="0" aria-labelledby="${id}-heading"><code id="${id}">${code}</code></pre>
       <button type="button" class="secondary" data-copy="${id}">Copy</button> <span id="${id}-status" role="status"></span>`;
     return viewerPage(
       request,

@@ -16,7 +16,7 @@ type Value = Html | string | number | bigint | boolean | null | undefined | read
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-export function escape(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => ESCAPES[character]!);
 }
 
@@ -24,7 +24,7 @@ function render(value: Value): string {
   if (value === null || value === undefined || value === false) return '';
   if (value instanceof Html) return value.text;
   if (Array.isArray(value)) return value.map(render).join('');
-  return escape(String(value));
+  return escapeHtml(String(value));
 }
 
 export function html(strings: TemplateStringsArray, ...values: Value[]): Html {

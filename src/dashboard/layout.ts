@@ -86,7 +86,9 @@ export function notice(kind: 'ok' | 'error', text: string | Html): Html {
 /** The link to the next keyset page, keeping the other query parameters. */
 export function nextPageLink(path: string, query: Readonly<Record<string, string | undefined>>, next: string | null, param = 'after'): Html {
   if (next === null) return html``;
-  const search = new URLSearchParams(Object.entries({ ...query, [param]: next }).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+  const search = new URLSearchParams(
+    Object.entries({ ...query, [param]: next }).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
   return html`<p><a href="${path}?${search.toString()}" rel="next">Next page</a></p>`;
 }
 

@@ -49,7 +49,11 @@ function limitsFrom(body: Record<string, string | string[] | undefined>): KeyLim
 export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): void {
   const { store, catalog } = dashboard.deps;
 
-  async function ownerPage(request: FastifyRequest<{ Params: OwnerParams; Querystring: Record<string, string | undefined> }>, viewer: Viewer, top: Html | null) {
+  async function ownerPage(
+    request: FastifyRequest<{ Params: OwnerParams; Querystring: Record<string, string | undefined> }>,
+    viewer: Viewer,
+    top: Html | null,
+  ) {
     const owner = parseOwner(request.params);
     const found = await visibleOwner(dashboard, viewer.user, owner);
     const operator = viewer.user.role.kind === 'operator';
@@ -77,9 +81,13 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
         · rate ${found.rate === null ? 'default' : formatRateMultiplier(found.rate)}</p>
       </section>
       ${operator ? operatorForms(path, found, viewer.session.csrfToken) : ''}
-      ${accounts ? html`<section aria-labelledby="accounts-heading"><h2 id="accounts-heading">Accounts of this organization</h2>
+      ${
+        accounts
+          ? html`<section aria-labelledby="accounts-heading"><h2 id="accounts-heading">Accounts of this organization</h2>
           <ul>${accounts.items.map((account) => html`<li><a href="${ownerPath({ kind: 'account', id: account.id })}">${account.name}</a></li>`)}</ul>
-          ${nextPageLink(path, { accounts_after: undefined }, accounts.next, 'accounts_after')}</section>` : ''}
+          ${nextPageLink(path, { accounts_after: undefined }, accounts.next, 'accounts_after')}</section>`
+          : ''
+      }
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">API keys</h2>
         <table>
@@ -148,7 +156,12 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
   });
 
   /** Answers a change with the owner's page, a notice on top (and a one-time secret in it). */
-  const answer = async (request: FastifyRequest<{ Params: OwnerParams }>, reply: Parameters<Parameters<typeof viewerPost>[3]>[1], viewer: Viewer, top: Html) => {
+  const answer = async (
+    request: FastifyRequest<{ Params: OwnerParams }>,
+    reply: Parameters<Parameters<typeof viewerPost>[3]>[1],
+    viewer: Viewer,
+    top: Html,
+  ) => {
     const { title, body } = await ownerPage(request as never, viewer, top);
     return viewerPage(request, reply, viewer, title, body);
   };
@@ -234,7 +247,12 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
     async (request, reply, viewer) => {
       const owner = parseOwner(request.params);
       const endpoint = await dashboard.operations(request, viewer).createWebhookEndpoint({ owner, url: field(request.body, 'url') ?? '' });
-      return answer(request, reply, viewer, html`${notice('ok', 'Webhook added. Copy its signing secret now: it is shown only this once.')}${secretBlock('webhook-secret', 'Signing secret', endpoint.secret)}`);
+      return answer(
+        request,
+        reply,
+        viewer,
+        html`${notice('ok', 'Webhook added. Copy its signing secret now: it is shown only this once.')}${secretBlock('webhook-secret', 'Signing secret', endpoint.secret)}`,
+      );
     },
     true,
   );
@@ -274,7 +292,11 @@ function operatorForms(path: string, owner: Account | Organization, csrf: string
   </div>`;
 }
 
-function webhookSection(path: string, webhooks: readonly { id: string; url: string; eventTypes: readonly string[] | null; owner: OwnerRef }[], csrf: string): Html {
+function webhookSection(
+  path: string,
+  webhooks: readonly { id: string; url: string; eventTypes: readonly string[] | null; owner: OwnerRef }[],
+  csrf: string,
+): Html {
   return html`<section aria-labelledby="webhooks-heading">
     <h2 id="webhooks-heading">Webhooks</h2>
     <ul>${webhooks.map(
@@ -289,4 +311,3 @@ function webhookSection(path: string, webhooks: readonly { id: string; url: stri
     </form>
   </section>`;
 }
-

@@ -27,7 +27,9 @@ const ASSETS = {
 export const dashboardRoutes: RouteModule = async (app, deps) => {
   const sessions = createSessions(deps.store, deps.now);
   const dashboard = createDashboard(deps, sessions);
-  const assets = new Map(await Promise.all(Object.entries(ASSETS).map(async ([name, asset]) => [name, { type: asset.type, body: await readFile(asset.url) }] as const)));
+  const assets = new Map(
+    await Promise.all(Object.entries(ASSETS).map(async ([name, asset]) => [name, { type: asset.type, body: await readFile(asset.url) }] as const)),
+  );
 
   app.get('/', async (_request, reply) => reply.redirect('/dashboard', 302));
 

@@ -60,7 +60,10 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
     if (!outcome.ok) {
       const message =
         outcome.reason === 'throttled'
-          ? notice('error', `Too many failed sign-ins for this email or from this address (${MAX_FAILURES_PER_EMAIL} per email within ${THROTTLE_WINDOW_MS / 60_000} minutes). Wait a few minutes and try again, or ask an operator for a password reset link.`)
+          ? notice(
+              'error',
+              `Too many failed sign-ins for this email or from this address (${MAX_FAILURES_PER_EMAIL} per email within ${THROTTLE_WINDOW_MS / 60_000} minutes). Wait a few minutes and try again, or ask an operator for a password reset link.`,
+            )
           : notice('error', 'The email or the password is wrong.');
       return signInForm(request, reply, next, message, outcome.reason === 'throttled' ? 429 : 401, email);
     }
@@ -76,7 +79,13 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
     const found = token ? await store.getUserToken(tokenHash(token)) : null;
     const now = dashboard.deps.now();
     if (!found || found.usedAt !== null || found.expiresAt <= now) {
-      return anonymousPage(request, reply, 'Link not valid', notice('error', 'This link was used already, has expired, or was withdrawn. Ask an operator for a new one.'), 404);
+      return anonymousPage(
+        request,
+        reply,
+        'Link not valid',
+        notice('error', 'This link was used already, has expired, or was withdrawn. Ask an operator for a new one.'),
+        404,
+      );
     }
     const invitation = found.purpose === 'invitation';
     return anonymousPage(
@@ -109,7 +118,8 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
 
   // The first operator of a gateway that has none: the admin key signs in once, to create one.
   app.get('/dashboard/bootstrap', async (request, reply) => {
-    if (!dashboard.deps.adminKey || (await store.countOperators()) > 0) return anonymousPage(request, reply, 'Not available', notice('error', 'An operator exists already: sign in as one.'), 404);
+    if (!dashboard.deps.adminKey || (await store.countOperators()) > 0)
+      return anonymousPage(request, reply, 'Not available', notice('error', 'An operator exists already: sign in as one.'), 404);
     return anonymousPage(
       request,
       reply,
@@ -137,7 +147,11 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
       return anonymousPage(request, reply, 'Create the first operator', notice('error', 'The admin key is wrong.'), 401);
     }
     const users = createUserOperations({ store, audit, actorLabel: ADMIN_KEY_ACTOR.label, now: dashboard.deps.now });
-    const { user } = await users.addUser({ email: field(request.body, 'email') ?? '', role: { kind: 'operator' }, password: field(request.body, 'password') ?? '' });
+    const { user } = await users.addUser({
+      email: field(request.body, 'email') ?? '',
+      role: { kind: 'operator' },
+      password: field(request.body, 'password') ?? '',
+    });
     const signedIn = await dashboard.sessions.startSession(user, request.ip, 'admin key bootstrap');
     setSessionCookie(request, reply, signedIn.cookie);
     return reply.redirect('/dashboard', 303);

@@ -40,7 +40,12 @@ describe('dashboard access and security', () => {
     const inOrg = await store.createAccount({ name: 'in org', organizationId: org.id });
     const other = await store.createAccount({ name: 'other' });
     Object.assign(ids, { org: org.id, inOrg: inOrg.id, other: other.id, own: gateway.account.id });
-    const users = createUserOperations({ store, audit: createAuditor(store, { actor: ADMIN_KEY_ACTOR, source: null }, () => clock), actorLabel: 'test', now: () => clock });
+    const users = createUserOperations({
+      store,
+      audit: createAuditor(store, { actor: ADMIN_KEY_ACTOR, source: null }, () => clock),
+      actorLabel: 'test',
+      now: () => clock,
+    });
     const people: [string, Parameters<typeof users.addUser>[0]['role']][] = [
       ['operator', { kind: 'operator' }],
       ['member', { kind: 'member', owner: { kind: 'account', id: gateway.account.id } }],
@@ -61,7 +66,12 @@ describe('dashboard access and security', () => {
       const key = await store.createKey({ owner, hash: `hash-${name}-${clock}`, displayPrefix: 'gateway_test' });
       ids[`key:${name}`] = key.id;
     }
-    const webhook = await store.createWebhookEndpoint({ owner: { kind: 'account', id: other.id }, url: 'https://1.1.1.1/hook', secret: 'whsec_x', eventTypes: null });
+    const webhook = await store.createWebhookEndpoint({
+      owner: { kind: 'account', id: other.id },
+      url: 'https://1.1.1.1/hook',
+      secret: 'whsec_x',
+      eventTypes: null,
+    });
     ids.webhook = webhook.id;
   });
   after(() => gateway?.close());
@@ -127,7 +137,13 @@ describe('dashboard access and security', () => {
 
     const classified = new Set([
       ...Object.keys(pages).map((path) => `GET ${path.replace(/\/owners\/[^/]+\/[^/]+$/, '/owners/:kind/:id')}`),
-      ...posts.map(([path]) => `POST ${path.replace(/\/owners\/[^/]+\/[^/]+/, '/owners/:kind/:id').replace(/\/(keys|webhooks)\/[^/]+\//, '/$1/:id/').replace(/\/(users|invitations)\/[^/]+\//, '/$1/:id/')}`),
+      ...posts.map(
+        ([path]) =>
+          `POST ${path
+            .replace(/\/owners\/[^/]+\/[^/]+/, '/owners/:kind/:id')
+            .replace(/\/(keys|webhooks)\/[^/]+\//, '/$1/:id/')
+            .replace(/\/(users|invitations)\/[^/]+\//, '/$1/:id/')}`,
+      ),
     ]);
     const unclassified = dashboardRoutes.filter((route) => {
       const normal = route.replace(':keyId', ':id').replace(':webhookId', ':id');
@@ -172,7 +188,11 @@ describe('dashboard access and security', () => {
     assert.ok(client);
     assert.notEqual(client.session, planted);
     assert.equal(response.headers.get('location'), '/dashboard');
-    assert.equal((await (await sessionClient(gateway.baseUrl, planted)).get('/dashboard')).headers.get('location')?.startsWith('/dashboard/sign-in'), true, 'the session the browser had is over');
+    assert.equal(
+      (await (await sessionClient(gateway.baseUrl, planted)).get('/dashboard')).headers.get('location')?.startsWith('/dashboard/sign-in'),
+      true,
+      'the session the browser had is over',
+    );
     const forged = await fetch(`${gateway.baseUrl}/dashboard`, { redirect: 'manual', headers: { cookie: 'gateway_session=made-up-by-an-attacker' } });
     assert.match(forged.headers.get('location')!, /^\/dashboard\/sign-in/);
   });
@@ -215,7 +235,8 @@ describe('dashboard access and security', () => {
   test('sign-ins are throttled per email with a clear message, and counted from the audit rows', async () => {
     const users = createUserOperations({ store: gateway.store, audit: async () => {}, actorLabel: 'test', now: () => clock });
     await users.addUser({ email: 'throttled@example.com', role: { kind: 'operator' }, password: PASSWORD });
-    for (let attempt = 0; attempt < 5; attempt += 1) assert.equal((await signIn(gateway.baseUrl, 'throttled@example.com', 'wrong password!')).response.status, 401);
+    for (let attempt = 0; attempt < 5; attempt += 1)
+      assert.equal((await signIn(gateway.baseUrl, 'throttled@example.com', 'wrong password!')).response.status, 401);
     const refused = await signIn(gateway.baseUrl, 'throttled@example.com', PASSWORD);
     assert.equal(refused.response.status, 429);
     assert.match(await refused.response.text(), /Too many failed sign-ins/);

@@ -109,7 +109,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         const cost = response.headers.get('x-gateway-cost-usd')!;
         assert.ok(usdToPicos(cost) > 0n, `a paid model costs something (${cost})`);
         await dev.goto(`${gateway.baseUrl}${accountPath}`);
-        assert.equal(await dev.getByTestId('available').textContent(), `${formatUsd(usdToPicos('5') - usdToPicos(cost))} USD`, 'the balance dropped by exactly the cost');
+        assert.equal(
+          await dev.getByTestId('available').textContent(),
+          `${formatUsd(usdToPicos('5') - usdToPicos(cost))} USD`,
+          'the balance dropped by exactly the cost',
+        );
         assert.equal(await dev.getByTestId('held').textContent(), '0 USD');
         const chargeRow = dev.locator('tbody tr', { hasText: response.headers.get('x-gateway-request-id')! });
         assert.match((await chargeRow.textContent())!, new RegExp(`−${cost.replace('.', '\\.')}`), 'the charge is in the history with its exact amount');
@@ -119,7 +123,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await dev.getByRole('button', { name: `Revoke key laptop ${apiKey.slice(0, 12)}` }).click();
         await dev.waitForURL(new RegExp(`${accountPath}$`));
         assert.match((await dev.locator('tbody tr', { hasText: 'laptop' }).textContent())!, /revoked/);
-        await assert.rejects(client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }] }), (error: unknown) => error instanceof OpenAI.AuthenticationError);
+        await assert.rejects(
+          client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }] }),
+          (error: unknown) => error instanceof OpenAI.AuthenticationError,
+        );
 
         for (const path of ['/dashboard/models', '/dashboard/quick-start']) {
           await visit(dev, path);
@@ -132,7 +139,16 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await visit(ops, '/dashboard/audit');
         await shoot(ops, 'audit');
         const log = (await ops.locator('tbody').textContent())!;
-        for (const action of ['user.sign_in', 'organization.create', 'account.create', 'credit.add', 'invitation.create', 'invitation.accept', 'key.create', 'key.revoke']) {
+        for (const action of [
+          'user.sign_in',
+          'organization.create',
+          'account.create',
+          'credit.add',
+          'invitation.create',
+          'invitation.accept',
+          'key.create',
+          'key.revoke',
+        ]) {
           assert.match(log, new RegExp(action.replace('.', '\\.')), `the audit log shows ${action}`);
         }
         assert.match(log, new RegExp(MEMBER.email), 'the member is named as the actor of their steps');

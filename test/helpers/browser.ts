@@ -39,8 +39,15 @@ export async function watchedPage(context: BrowserContext): Promise<WatchedPage>
 export async function assertAccessible(page: Page): Promise<void> {
   await page.evaluate(axeSource);
   const violations = (await page.evaluate(async () => {
-    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
-    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => node.target.join(' ')) }));
+    const result = await (
+      globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }
+    ).axe.run();
+    return result.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      targets: violation.nodes.map((node) => node.target.join(' ')),
+    }));
   })) as { id: string; impact: string; help: string; targets: string[] }[];
   const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
   assert.deepEqual(serious, [], `accessibility violations on ${page.url()}`);

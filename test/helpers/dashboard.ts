@@ -37,11 +37,21 @@ export async function formPost(baseUrl: string, path: string, fields: Record<str
 }
 
 /** Signs in through the form; `presetSession` is a session cookie the browser already had. */
-export async function signIn(baseUrl: string, email: string, password: string, options: { next?: string; presetSession?: string } = {}): Promise<{ response: Response; client: DashboardClient | null }> {
+export async function signIn(
+  baseUrl: string,
+  email: string,
+  password: string,
+  options: { next?: string; presetSession?: string } = {},
+): Promise<{ response: Response; client: DashboardClient | null }> {
   const form = await fetch(`${baseUrl}/dashboard/sign-in`, { redirect: 'manual' });
   const formCookie = cookieValue(form, 'gateway_form')!;
   const cookies = [`gateway_form=${formCookie}`, ...(options.presetSession ? [`gateway_session=${options.presetSession}`] : [])].join('; ');
-  const response = await formPost(baseUrl, '/dashboard/sign-in', { _csrf: formCookie, email, password, next: options.next ?? '/dashboard' }, { cookie: cookies });
+  const response = await formPost(
+    baseUrl,
+    '/dashboard/sign-in',
+    { _csrf: formCookie, email, password, next: options.next ?? '/dashboard' },
+    { cookie: cookies },
+  );
   const session = cookieValue(response, 'gateway_session');
   if (!session) return { response, client: null };
   return { response, client: await sessionClient(baseUrl, session) };
