@@ -10,13 +10,15 @@ import { parseCreditAmount, parseRate } from '../admin/parse.ts';
 import { errors } from '../core/errors.ts';
 import { formatRateMultiplier, formatUsd } from '../core/money.ts';
 import type { User } from '../storage/people.ts';
-import type { Account, KeyLimits, Organization, OwnerRef } from '../storage/store.ts';
+import type { Account, KeyLimits, Organization, WebhookDelivery, WebhookEndpoint } from '../storage/store.ts';
 import { field, fields, ownerPath, parseOwner, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, nextPageLink, notice, time } from './layout.ts';
 
 const PAGE = 25;
+/** Deliveries shown under each webhook, newest first. */
+const RECENT_DELIVERIES = 5;
 type OwnerParams = { kind: string; id: string };
 
 /** A one-time secret with a copy button (the script copies the element's text). */
@@ -64,7 +66,14 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
       store.listUsers({ owner }, { limit: 100 }),
       owner.kind === 'organization' ? store.pageAccounts({ organizationId: owner.id }, { after: request.query.accounts_after ?? null, limit: PAGE }) : null,
     ]);
-    const webhooks = operator ? await store.listWebhookEndpoints(owner) : [];
+    const webhooks = operator
+      ? await Promise.all(
+          (await store.listWebhookEndpoints(owner)).map(async (endpoint) => ({
+            endpoint,
+            deliveries: (await store.listWebhookDeliveries({ endpointId: endpoint.id })).slice(-RECENT_DELIVERIES).reverse(),
+          })),
+        )
+      : [];
     const models = catalog.listModels(found.consent, null);
     const path = ownerPath(owner);
     const title = `${owner.kind === 'account' ? 'Account' : 'Organization'}: ${found.name}`;
@@ -292,17 +301,24 @@ function operatorForms(path: string, owner: Account | Organization, csrf: string
   </div>`;
 }
 
-function webhookSection(
-  path: string,
-  webhooks: readonly { id: string; url: string; eventTypes: readonly string[] | null; owner: OwnerRef }[],
-  csrf: string,
-): Html {
+function webhookSection(path: string, webhooks: readonly { endpoint: WebhookEndpoint; deliveries: readonly WebhookDelivery[] }[], csrf: string): Html {
   return html`<section aria-labelledby="webhooks-heading">
     <h2 id="webhooks-heading">Webhooks</h2>
-    <ul>${webhooks.map(
-      (endpoint) => html`<li><code>${endpoint.url}</code> (${endpoint.eventTypes?.join(', ') ?? 'every event'})
-        <form method="post" action="${path}/webhooks/${endpoint.id}/remove" class="inline" data-confirm="Remove this webhook?">${csrfField(csrf)}<button type="submit" class="secondary">Remove</button></form></li>`,
-    )}</ul>
+    ${webhooks.map(
+      ({ endpoint, deliveries }) => html`<h3><code>${endpoint.url}</code> <span class="hint">(${endpoint.eventTypes?.join(', ') ?? 'every event'})</span></h3>
+        <form method="post" action="${path}/webhooks/${endpoint.id}/remove" class="inline" data-confirm="Remove this webhook?">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Remove the webhook ${endpoint.url}">Remove</button></form>
+        ${
+          deliveries.length === 0
+            ? html`<p class="hint">No delivery yet.</p>`
+            : html`<table>
+                <caption class="hint">Recent deliveries, newest first.</caption>
+                <thead><tr><th scope="col">Event</th><th scope="col">Job</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Last answer</th></tr></thead>
+                <tbody>${deliveries.map(
+                  (delivery) => html`<tr><td><code>${delivery.eventType}</code></td><td><code>${delivery.jobId}</code></td><td>${delivery.status}</td>
+                    <td class="num">${delivery.attempts}</td><td>${delivery.lastStatus ?? delivery.lastError ?? '—'}</td></tr>`,
+                )}</tbody></table>`
+        }`,
+    )}
     <form method="post" action="${path}/webhooks" class="stack">
       ${csrfField(csrf)}
       <label for="webhook-url">Add a webhook URL</label>

@@ -2,7 +2,7 @@
  * The dashboard at /dashboard (docs/dashboard.md): server-rendered HTML pages with one small
  * script and one stylesheet served from the gateway itself, so it needs no build step and no
  * network beyond the gateway. Forms post urlencoded bodies; each answer carries the security
- * headers and each change is checked for CSRF (guard.ts). `GET /` leads here.
+ * headers and each change is checked for CSRF (guard.ts). `GET /` leads here (server/home-page.ts).
  */
 import { readFile } from 'node:fs/promises';
 import cookie from '@fastify/cookie';
@@ -30,8 +30,6 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
   const assets = new Map(
     await Promise.all(Object.entries(ASSETS).map(async ([name, asset]) => [name, { type: asset.type, body: await readFile(asset.url) }] as const)),
   );
-
-  app.get('/', async (_request, reply) => reply.redirect('/dashboard', 302));
 
   await app.register(async (scope) => {
     await scope.register(cookie);

@@ -43,7 +43,10 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
         <input id="password" name="password" type="password" autocomplete="current-password" required>
         <button type="submit">Sign in</button>
       </form>
-      ${dashboard.deps.adminKey ? html`<p><a href="/dashboard/bootstrap">First start: create the first operator with the admin key</a></p>` : ''}`,
+      ${dashboard.deps.adminKey ? html`<p><a href="/dashboard/bootstrap">First start: create the first operator with the admin key</a></p>` : ''}
+      <h2>The API</h2>
+      <p>Requests to the API carry an API key, not this sign-in. OpenAI SDKs take this address followed by <code>/v1</code> as their base URL;
+      Anthropic SDKs take it without <code>/v1</code>. The API is described in <a href="/openapi.json">/openapi.json</a>; health: <a href="/healthz">/healthz</a>.</p>`,
       status,
     );
 
