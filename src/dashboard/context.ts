@@ -59,7 +59,24 @@ type Handler<P> = (
   viewer: Viewer,
 ) => Promise<unknown>;
 
-/** A page for signed-in users: without a session, a GET goes to the sign-in page (and back). */
+/**
+ * A route for signed-in users. A GET without a session goes to the sign-in page (and back); a POST
+ * needs a session, its CSRF token and this origin, or it is a 403 and nothing is done.
+ */
+function viewerRoute<P>(method: 'GET' | 'POST', app: FastifyInstance, dashboard: Dashboard, path: string, handler: Handler<P>, operatorOnly: boolean): void {
+  app.route({
+    method,
+    url: path,
+    handler: async (request, reply) => {
+      const viewer = await resolveViewer(request, dashboard.sessions);
+      if (!viewer && method === 'GET') return reply.redirect(`/dashboard/sign-in?next=${encodeURIComponent(request.url)}`, 303);
+      if (!viewer || (method === 'POST' && !csrfValid(request, viewer.session.csrfToken, dashboard.origin(request)))) throw forbidden();
+      if (operatorOnly && viewer.user.role.kind !== 'operator') throw forbidden();
+      return handler(request as never, reply, viewer);
+    },
+  });
+}
+
 export function viewerGet<P = Record<string, string>>(
   app: FastifyInstance,
   dashboard: Dashboard,
@@ -67,15 +84,9 @@ export function viewerGet<P = Record<string, string>>(
   handler: Handler<P>,
   operatorOnly = false,
 ): void {
-  app.get(path, async (request, reply) => {
-    const viewer = await resolveViewer(request, dashboard.sessions);
-    if (!viewer) return reply.redirect(`/dashboard/sign-in?next=${encodeURIComponent(request.url)}`, 303);
-    if (operatorOnly && viewer.user.role.kind !== 'operator') throw forbidden();
-    return handler(request as never, reply, viewer);
-  });
+  viewerRoute('GET', app, dashboard, path, handler, operatorOnly);
 }
 
-/** A change by a signed-in user: a session, its CSRF token and this origin, or a 403 and nothing done. */
 export function viewerPost<P = Record<string, string>>(
   app: FastifyInstance,
   dashboard: Dashboard,
@@ -83,12 +94,7 @@ export function viewerPost<P = Record<string, string>>(
   handler: Handler<P>,
   operatorOnly = false,
 ): void {
-  app.post(path, async (request, reply) => {
-    const viewer = await resolveViewer(request, dashboard.sessions);
-    if (!viewer || !csrfValid(request, viewer.session.csrfToken, dashboard.origin(request))) throw forbidden();
-    if (operatorOnly && viewer.user.role.kind !== 'operator') throw forbidden();
-    return handler(request as never, reply, viewer);
-  });
+  viewerRoute('POST', app, dashboard, path, handler, operatorOnly);
 }
 
 export class DashboardForbidden extends Error {

@@ -18,6 +18,7 @@ import { html } from './html.ts';
 import { notice, page } from './layout.ts';
 import { registerOwnerPages } from './owner-pages.ts';
 import { registerSignInPages } from './sign-in-pages.ts';
+import { registerSsoPages } from './sso-pages.ts';
 
 const ASSETS = {
   'dashboard.css': { type: 'text/css; charset=utf-8', url: new URL('./assets/dashboard.css', import.meta.url) },
@@ -56,6 +57,8 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
     registerSignInPages(scope, dashboard);
     registerDirectoryPages(scope, dashboard);
     registerOwnerPages(scope, dashboard);
+    const sso = deps.config.dashboard?.sso;
+    if (sso) registerSsoPages(scope, dashboard, sso);
   });
 
   async function failurePage(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {

@@ -27,6 +27,7 @@ const passwordInputs = (form: string) => html`
 
 export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard): void {
   const { store } = dashboard.deps;
+  const sso = dashboard.deps.config.dashboard?.sso;
 
   const signInForm = (request: FastifyRequest, reply: FastifyReply, next: string, message: Html | null, status = 200, email = '') =>
     anonymousPage(
@@ -43,6 +44,7 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
         <input id="password" name="password" type="password" autocomplete="current-password" required>
         <button type="submit">Sign in</button>
       </form>
+      ${sso ? html`<p><a class="button" href="/dashboard/sso/start?next=${encodeURIComponent(next)}">${sso.label ?? 'Sign in with single sign-on'}</a></p>` : ''}
       ${dashboard.deps.adminKey ? html`<p><a href="/dashboard/bootstrap">First start: create the first operator with the admin key</a></p>` : ''}
       <h2>The API</h2>
       <p>Requests to the API carry an API key, not this sign-in. OpenAI SDKs take this address followed by <code>/v1</code> as their base URL;

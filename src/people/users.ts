@@ -117,14 +117,21 @@ export function createUserOperations({ store, audit, actorLabel, now }: UserOper
      * Adds a user. Without a password, the answer carries a single-use sign-in link (valid a day) with
      * which the user sets one; there is never a default password.
      */
-    async addUser(input: { email: string; displayName?: string | null; role: UserRole; password?: string }): Promise<{ user: User; link: IssuedLink | null }> {
+    async addUser(input: {
+      email: string;
+      displayName?: string | null;
+      role: UserRole;
+      password?: string;
+      /** false: no link (a user who signs in through single sign-on). */
+      signInLink?: boolean;
+    }): Promise<{ user: User; link: IssuedLink | null }> {
       const email = checkEmail(input.email);
       const role = await checkRole(input.role);
       const passwordHash = input.password === undefined ? null : await hashPassword(checkPassword(input.password));
       const user = await store.createUser({ email, displayName: input.displayName ?? null, role, passwordHash });
       if (!user) throw errors.invalidValue('email', `A user with the email '${email}' exists already.`);
       await audit('user.create', { kind: 'user', id: user.id }, changedFields(null, userView(user)));
-      const link = passwordHash === null ? await issueLink('sign_in', email, user.id, null) : null;
+      const link = passwordHash === null && input.signInLink !== false ? await issueLink('sign_in', email, user.id, null) : null;
       return { user, link };
     },
     getUser: requireUser,
