@@ -6,6 +6,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/context.ts';
 import type { AppDeps } from '../http/deps.ts';
+import { MAX_PARAM_LENGTH } from '../http/error-mapping.ts';
 import type { RouteModule } from '../http/route-module.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { frameworkErrorOptions, installErrorHandling } from './error-handling.ts';
@@ -13,6 +14,7 @@ import { installMetrics } from './metrics.ts';
 import { installOpenApi } from './openapi.ts';
 import { installRequestIds, newRequestId } from './request-id.ts';
 import { registerServiceRoutes } from './service-routes.ts';
+import { registerHomePage } from './home-page.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
@@ -47,6 +49,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: newRequestId,
     bodyLimit: options.bodyLimit ?? 5 * 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Validation is strict everywhere: a number sent as "100" is a 400, never coerced.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: true } },
     // Requests arriving while the server drains get the envelope from error-handling.ts instead.
@@ -70,6 +73,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installMetrics(app, deps.metrics);
   await installOpenApi(app);
   registerServiceRoutes(app, deps.store, deps.metrics);
+  registerHomePage(app);
   for (const register of options.routes) await register(app, deps);
   return app;
 }

@@ -108,6 +108,28 @@ describe('POST /v1/messages/count_tokens', () => {
     assert.equal(scoped.body.error.type, 'permission_error');
   });
 
+  test('a model the key may not use is a 404, as on every route: unknown, outside its allowed models, or without consent', async () => {
+    const body = (model: string, models?: string[]) => ({ model, messages: [{ role: 'user', content: 'x' }], ...(models ? { models } : {}) });
+    const restricted = await gateway.createKey({ allowedModels: [MODEL] });
+    for (const [model, key] of [
+      ['gateway/no-such-model', gateway.apiKey],
+      ['gateway/meridian-2', restricted],
+      // Community-only, and the test account has not enabled community supply.
+      ['gateway/ember-3-1-8b', gateway.apiKey],
+      // An image model is not a model of this endpoint.
+      ['gateway/prism-image-2', gateway.apiKey],
+    ] as const) {
+      const response = await count(body(model), key);
+      assert.equal(response.status, 404, `${model}: ${response.text}`);
+      assert.equal(response.body.type, 'error');
+      assert.equal(response.body.error.code, 'model_not_found');
+      assert.match(response.body.error.message, /does not exist or you do not have access to it/);
+    }
+    assert.equal((await count(body(MODEL), restricted)).status, 200);
+    // A usable fallback is enough, as for /v1/messages.
+    assert.equal((await count(body('gateway/meridian-2', [MODEL]), restricted)).status, 200);
+  });
+
   test('/openapi.json describes both endpoints from the schemas that validate them', async () => {
     const response = await call(gateway.baseUrl, 'GET', '/openapi.json');
     const messages = response.body.paths['/v1/messages'].post;
