@@ -213,7 +213,12 @@ export const errors = {
   })),
   bodyTooLarge: entry(() => ({ code: 'request_too_large', status: 413, message: 'The request body is too large.' })),
   headersTooLarge: entry(() => ({ code: 'request_too_large', status: 431, message: 'The request headers are too large.' })),
-  unknownPath: entry((method: string, path: string) => ({ code: 'not_found', status: 404, message: `Unknown path ${method} ${path}.` })),
+  /** `hint`: the likely base-URL mistake behind the path, when one is recognised (server/path-hint.ts). */
+  unknownPath: entry((method: string, path: string, hint?: string) => ({
+    code: 'not_found',
+    status: 404,
+    message: `Unknown path ${method} ${path}.${hint === undefined ? '' : ` ${hint}`}`,
+  })),
   methodNotAllowed: entry((method: string, path: string) => ({
     code: 'method_not_allowed',
     status: 405,
@@ -324,10 +329,14 @@ export const errors = {
     status: 403,
     message: 'This output URL has expired. Retrieve the stored request again (GET /v1/outputs/{requestId}) for a fresh URL.',
   })),
-  insufficientQuota: entry(() => ({
+  /** Amounts are decimal USD strings: what the owner has available, and what the request would hold. */
+  insufficientQuota: entry((amounts: { readonly availableUsd: string; readonly neededUsd: string }) => ({
     code: 'insufficient_quota',
     status: 402,
-    message: 'Insufficient credit for this request. Add credit to continue.',
+    message:
+      `Insufficient credit: this request needs ${amounts.neededUsd} USD held (the most it can cost; the unused part is returned when it ends), ` +
+      `and the available balance is ${amounts.availableUsd} USD. Credit is added by the gateway's operator ` +
+      '(`gateway credit add`, or POST /admin/v1/accounts/{id}/credit).',
   })),
 
   // Idempotency-Key conflicts; `param` is the header as the request presented it.

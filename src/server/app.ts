@@ -17,6 +17,7 @@ import { installOpenApi } from './openapi.ts';
 import { installRequestIds, newRequestId } from './request-id.ts';
 import { registerServiceRoutes } from './service-routes.ts';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
+import { registerHomePage } from './home-page.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installBodyBudget(app, limits.bodyBudgetBytes, deps.metrics);
   await installOpenApi(app);
   registerServiceRoutes(app, deps.store, deps.metrics);
+  registerHomePage(app);
   for (const register of options.routes) await register(app, deps);
   return app;
 }

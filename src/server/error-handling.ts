@@ -12,6 +12,7 @@ import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
 import { errorBodyFor } from '../http/error-body.ts';
 import { toGatewayError } from '../http/error-mapping.ts';
 import { MethodIndex } from './method-index.ts';
+import { baseUrlHint } from './path-hint.ts';
 import { answerAndClose } from './raw-response.ts';
 import { ensureRequestId } from './request-id.ts';
 
@@ -56,7 +57,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0];
     const allowed = methods.allowedFor(path);
     if (allowed.length === 0) {
-      return sendError(reply, errors.unknownPath(request.method, path));
+      const hint = baseUrlHint(path, (candidate) => methods.allowedFor(candidate).length > 0);
+      return sendError(reply, errors.unknownPath(request.method, path, hint));
     }
     reply.header('allow', allowed.join(', '));
     return sendError(reply, errors.methodNotAllowed(request.method, path));

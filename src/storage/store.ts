@@ -242,6 +242,8 @@ export interface DirectoryStore {
    * processes and instances included, so concurrent first starts create one account.
    */
   createFirstAccount(input: { name: string }): Promise<Account | null>;
+  /** True while there is no account and no organization (a server with a real catalog says how to create the first). */
+  isDirectoryEmpty(): Promise<boolean>;
   getAccount(id: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   updateAccount(id: string, patch: OwnerPatch): Promise<Account | null>;

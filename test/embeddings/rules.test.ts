@@ -112,6 +112,18 @@ describe('embeddings: the rules of a request', () => {
     assert.equal((await embed(gateway, { model: 'gateway/embed', input: 'a' }, {}, scoped)).status, 200);
   });
 
+  test('/openapi.json describes the route with the schema that validates it, under the embeddings scope tag', async () => {
+    const document = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
+    const operation = document.paths['/v1/embeddings'].post;
+    assert.deepEqual(operation.tags, ['embeddings']);
+    const schema = operation.requestBody.content['application/json'].schema;
+    assert.deepEqual(schema.required, ['model', 'input']);
+    assert.deepEqual(schema.properties.encoding_format.enum, ['float', 'base64']);
+    assert.equal(schema.properties.dimensions.type, 'integer');
+    assert.equal(schema.additionalProperties, false);
+    assert.ok(operation.parameters.some((parameter: { name: string }) => parameter.name.toLowerCase() === 'idempotency-key'));
+  });
+
   test('the catalog row: category, endpoint, limits, shortening range and input price', async () => {
     const row = (await call(gateway.baseUrl, 'GET', '/v1/models/gateway/embed', { key: gateway.apiKey })).body;
     assert.equal(row.category, 'EMBEDDING');

@@ -70,7 +70,7 @@ describe('error envelope for framework errors', () => {
 
   test('an unknown route is 404 not_found', async () => {
     assertError(await call(gateway.baseUrl, 'GET', '/v1/nothing-here'), { status: 404, type: 'invalid_request_error', code: 'not_found' });
-    assertError(await call(gateway.baseUrl, 'POST', '/', { json: {} }), { status: 404, type: 'invalid_request_error', code: 'not_found' });
+    assertError(await call(gateway.baseUrl, 'POST', '/nothing', { json: {} }), { status: 404, type: 'invalid_request_error', code: 'not_found' });
   });
 
   test('a known route with another method is 405 method_not_allowed with Allow', async () => {
