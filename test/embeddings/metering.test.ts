@@ -49,6 +49,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
             embeddingEndpoint('oai', 'text-embedding-3-large', { pricing: price(0.13) }),
           ]),
           embeddingModel('gateway/sim-embed', [embeddingEndpoint('sim', 'sim-embed', { pricing: price(0.02) })]),
+          embeddingModel('gateway/gem-embed', [embeddingEndpoint('gem', 'gemini-embedding-001', { pricing: price(0.15) })]),
         ],
       };
       gateway = await startGateway({ engine, config, env: { EMBED_KEY: KEY }, creditUsd: '10' });
@@ -92,17 +93,28 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       ['a malformed body', { kind: 'malformed', afterEvents: 0 }],
     ];
     for (const [name, behaviour] of failures) {
-      test(`${name} from the only route releases the whole hold: nothing is charged`, async () => {
+      test(`${name} from the only route releases the whole hold, on OpenAI and on Gemini: nothing is charged`, async () => {
+        for (const [simulator, model] of [
+          [openaiSim, 'gateway/oai-embed'],
+          [geminiSim, 'gateway/gem-embed'],
+        ] as const) {
+          await refundedAfter(simulator, model, behaviour);
+        }
+      });
+    }
+
+    async function refundedAfter(simulator: { enqueue(behaviour: Behaviour): void }, model: string, behaviour: Behaviour) {
+      {
         const before = await ledger(gateway);
-        openaiSim.enqueue(behaviour);
-        const response = await embed(gateway, { model: 'gateway/oai-embed', input: ['a', 'b'] });
+        simulator.enqueue(behaviour);
+        const response = await embed(gateway, { model, input: ['a', 'b'] });
         assert.ok(response.status >= 429 && response.status !== 500, `${response.status} ${response.text}`);
         assert.ok(response.body.error, response.text);
         assert.deepEqual(await newCharges(gateway, before), []);
         const after = await ledger(gateway);
         assert.equal(after.balance.reserved, 0n);
         assert.equal(after.balance.balance, before.balance.balance);
-      });
+      }
     }
 
     test('an answer with a vector missing, or not of the dimensions asked, is a failure, not a charge', async () => {
