@@ -20,6 +20,7 @@
  */
 import { imageSize } from 'image-size';
 import type { ImageSource } from '../canonical/index.ts';
+import { ownBytes } from '../core/bytes.ts';
 
 export type ImageFamily = 'openai' | 'anthropic' | 'gemini';
 
@@ -37,8 +38,8 @@ const MARGIN = { numerator: 11, denominator: 10 } as const;
 /** The dimensions of an inline image, read from its header; undefined for a URL or bytes that are no image. */
 export function imageDimensions(source: ImageSource): ImageDimensions | undefined {
   if (source.kind !== 'base64') return undefined;
-  // A copy of exactly the decoded bytes: the header parser may read anywhere in what it is given.
-  const bytes = Uint8Array.from(Buffer.from(source.data, 'base64'));
+  // Exactly the decoded bytes: the header parser reads through the whole buffer it is given (docs/security.md, "Safe buffers").
+  const bytes = ownBytes(Buffer.from(source.data, 'base64'));
   try {
     const { width, height } = imageSize(bytes);
     return width && height ? { width, height } : undefined;
