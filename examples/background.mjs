@@ -1,5 +1,6 @@
 // A background response with the official `openai` SDK: queued at once, polled until it ends, and
-// a second one cancelled while it waits or runs (docs/responses.md, "Background responses").
+// a second one, to a model that takes a few seconds, cancelled while it runs (docs/responses.md,
+// "Background responses").
 //   GATEWAY_API_KEY=gateway_… ./node_modules/.bin/node examples/background.mjs
 import OpenAI from 'openai';
 import { apiKey, baseUrl } from './gateway-env.mjs';
@@ -15,12 +16,7 @@ while (response.status === 'queued' || response.status === 'in_progress') {
 console.log(response.output_text);
 console.log(`(${response.status}, charged ${response.usage?.cost} USD)`);
 
-const second = await client.responses.create({ model: 'gateway/atlas-4-5', input: 'Never mind.', background: true });
-try {
-  const cancelled = await client.responses.cancel(second.id);
-  console.log(`(cancelled ${cancelled.id}: ${cancelled.status})`);
-} catch (error) {
-  // It may have ended before the cancel arrived: then it stays as it ended.
-  if (!(error instanceof OpenAI.APIError && error.status === 409)) throw error;
-  console.log(`(${second.id} had already ended)`);
-}
+// The demo's deep-research model answers only after a few seconds: time enough to change one's mind.
+const second = await client.responses.create({ model: 'gateway/lumen-3-deep-research', input: 'Survey every queueing theory paper.', background: true });
+const cancelled = await client.responses.cancel(second.id);
+console.log(`(cancelled ${cancelled.id}: ${cancelled.status}, charged ${cancelled.usage?.cost ?? 0} USD)`);

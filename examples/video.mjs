@@ -1,11 +1,13 @@
 // A video job with plain `fetch`: submitted, polled as the gateway asks (Retry-After), and its file
-// saved from the signed URL of the last poll (docs/video.md).
+// saved from the signed URL of the last poll (docs/video.md), in the system's temporary folder unless
+// another is given.
 //   GATEWAY_API_KEY=gateway_… ./node_modules/.bin/node examples/video.mjs [folder]
 import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiKey, baseUrl } from './gateway-env.mjs';
 
-const folder = process.argv[2] ?? '.';
+const folder = process.argv[2] ?? tmpdir();
 const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
 
 async function api(method, path, body) {

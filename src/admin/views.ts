@@ -82,7 +82,11 @@ export function creditView(entry: LedgerEntry, balance: Balance) {
   };
 }
 
-/** Served requests with their tokens and cost, and the refused ones (no usage, no cost), per model and in total. */
+/**
+ * Served requests with their tokens and cost, and the refused ones (no usage, no cost), per model and
+ * in total; with the requests whose upstream reported more than their hold and what that left
+ * unbilled (docs/billing.md, "Money caps").
+ */
 export function usageView(owner: OwnerRef, since: number, rows: readonly UsageSummaryRow[]) {
   const total = rows.reduce(
     (sum, row) => ({
@@ -91,8 +95,10 @@ export function usageView(owner: OwnerRef, since: number, rows: readonly UsageSu
       inputTokens: sum.inputTokens + row.inputTokens,
       outputTokens: sum.outputTokens + row.outputTokens,
       cost: sum.cost + row.cost,
+      overHoldRequests: sum.overHoldRequests + row.overHoldRequests,
+      overHold: sum.overHold + row.overHold,
     }),
-    { requests: 0, refusedRequests: 0, inputTokens: 0, outputTokens: 0, cost: 0n },
+    { requests: 0, refusedRequests: 0, inputTokens: 0, outputTokens: 0, cost: 0n, overHoldRequests: 0, overHold: 0n },
   );
   const line = (row: Omit<UsageSummaryRow, 'model'>) => ({
     requests: row.requests,
@@ -100,6 +106,8 @@ export function usageView(owner: OwnerRef, since: number, rows: readonly UsageSu
     input_tokens: row.inputTokens,
     output_tokens: row.outputTokens,
     cost_usd: formatUsd(row.cost),
+    over_hold_requests: row.overHoldRequests,
+    over_hold_usd: formatUsd(row.overHold),
   });
   return {
     object: 'usage' as const,

@@ -5,7 +5,7 @@
  */
 import type { GatewayConfig } from '../config/schema.ts';
 import { errors } from '../core/errors.ts';
-import type { Picos } from '../core/money.ts';
+import { formatUsd, type Picos } from '../core/money.ts';
 import type { HoldOwner, LedgerStore, OwnerRef, Reservation, SpendCap } from '../storage/store.ts';
 
 /** How long a reservation lives when the config does not say (a dead process's hold then expires). */
@@ -62,13 +62,19 @@ export async function holdCredit(
   let reservation: Reservation | null;
   if (input.caps && input.caps.length > 0) {
     const outcome = await ledger.reserveCapped({ ...reserve, caps: input.caps });
-    if ('refused' in outcome && outcome.refused === 'cap') throw input.refuseCap?.(outcome.cap) ?? errors.insufficientQuota();
+    if ('refused' in outcome && outcome.refused === 'cap') throw input.refuseCap?.(outcome.cap) ?? (await insufficientCredit(ledger, input));
     reservation = 'reservation' in outcome ? outcome.reservation : null;
   } else {
     reservation = await ledger.reserve(reserve);
   }
-  if (!reservation) throw errors.insufficientQuota();
+  if (!reservation) throw await insufficientCredit(ledger, input);
   return creditHoldFor(ledger, reservation, input.requestId);
+}
+
+/** The 402 of a refused hold, with the figures the client needs to act on it. */
+async function insufficientCredit(ledger: LedgerStore, input: { owner: OwnerRef; amount: Picos }): Promise<Error> {
+  const { available } = await ledger.getBalance(input.owner);
+  return errors.insufficientQuota({ availableUsd: formatUsd(available), neededUsd: formatUsd(input.amount) });
 }
 
 /** The hold over an existing reservation (also for work resumed from a stored reservation id). */

@@ -6,7 +6,7 @@
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
-import { ConfigError, loadConfigFile } from '../config/load.ts';
+import { ConfigError, loadServedConfig } from '../config/load.ts';
 import { GatewayError } from '../core/errors.ts';
 import { configErrorLine } from '../server/config-error.ts';
 import { readSettings, SettingsError } from '../server/settings.ts';
@@ -22,6 +22,7 @@ import { keyCommands } from './commands/keys.ts';
 import { serveCommand } from './commands/serve.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { createOutput } from './output.ts';
+import { locateDatabase } from './database-location.ts';
 
 export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands, ...webhookCommands];
 
@@ -67,7 +68,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       now: Date.now,
       async operations() {
         if (!operations) {
-          const settings = readSettings(io.env);
+          const settings = locateDatabase(readSettings(io.env), io.env);
           store = await openStore(settings);
           operations = createAdminOperations({
             store,
@@ -94,7 +95,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 async function servedCatalog(store: Store, configPath: string | undefined): Promise<Pick<Catalog, 'resolve'>> {
   const served = await store.servedModels();
   if (served.size > 0) return { resolve: (name) => served.get(name) };
-  if (configPath !== undefined) return buildCatalog(loadConfigFile(configPath));
+  if (configPath !== undefined) return buildCatalog(loadServedConfig(configPath).config);
   return {
     resolve() {
       // Not a GatewayError: no HTTP request is involved. Reported as a failed operation (exit code 1).
@@ -109,7 +110,7 @@ async function servedCatalog(store: Store, configPath: string | undefined): Prom
  * by `webhooks add`, so that no other command depends on the config file.
  */
 function webhookPolicy(configPath: string | undefined): WebhookUrlPolicy {
-  const config = configPath === undefined ? {} : loadConfigFile(configPath);
+  const config = configPath === undefined ? {} : loadServedConfig(configPath).config;
   return { allowPrivateAddresses: webhookSettings(config).allowPrivateAddresses };
 }
 

@@ -27,16 +27,51 @@ const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: f
 const validateShape = ajv.compile<GatewayConfig>(GatewayConfig);
 
 export function loadConfigFile(path: string): GatewayConfig {
+  return validateConfig(readConfigDocument(path));
+}
+
+/** The config a server runs on, and whether its catalog is the built-in demo one. */
+export interface ServedConfig {
+  readonly config: GatewayConfig;
+  /**
+   * True when GATEWAY_CONFIG is unset or its file has only operational sections (no `providers`,
+   * `models` or `promotions`): the demo catalog is served, and a first start creates the demo account.
+   */
+  readonly demoCatalog: boolean;
+}
+
+/** The section names that make a config file a catalog of its own. */
+const CATALOG_SECTIONS = ['providers', 'models', 'promotions'];
+
+/**
+ * GATEWAY_CONFIG's file (`path`), or the demo catalog when it is unset. A file of operational
+ * sections only (`webhooks`, `jobs`, `rate_limits`, …) tunes the demo catalog instead of replacing
+ * it, so that a newcomer can change one setting without writing a catalog.
+ */
+export function loadServedConfig(path: string | undefined): ServedConfig {
+  const demo = readConfigDocument(DEMO_CONFIG_PATH) as Record<string, unknown>;
+  if (path === undefined) return { config: validateConfig(demo), demoCatalog: true };
+  const document = readConfigDocument(path);
+  const operational = document === null || (typeof document === 'object' && !Array.isArray(document) && !CATALOG_SECTIONS.some((name) => name in document));
+  if (!operational) return { config: validateConfig(document), demoCatalog: false };
+  return { config: validateConfig({ ...demo, ...(document as Record<string, unknown> | null) }), demoCatalog: true };
+}
+
+function readConfigDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError('', `cannot read config file ${path}: ${(error as Error).message}`);
   }
-  return parseConfig(text);
+  return parseDocument(text);
 }
 
 export function parseConfig(text: string): GatewayConfig {
+  return validateConfig(parseDocument(text));
+}
+
+function parseDocument(text: string): unknown {
   let document: unknown;
   try {
     document = parseYaml(text);
@@ -44,7 +79,7 @@ export function parseConfig(text: string): GatewayConfig {
     const position = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
     throw new ConfigError('', `invalid YAML${position}: ${(error as Error).message}`);
   }
-  return validateConfig(document);
+  return document;
 }
 
 export function validateConfig(document: unknown): GatewayConfig {

@@ -32,6 +32,8 @@ export const ProviderConfig = Type.Object(
       Type.Object(
         {
           chunk_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+          /** How long it takes before it answers: the whole answer of a plain call, the first event of a stream. */
+          latency_ms: Type.Optional(Type.Integer({ minimum: 0 })),
           /** How long a simulated video takes to generate (its operation is "running" until then). */
           video_delay_ms: Type.Optional(Type.Integer({ minimum: 0 })),
         },

@@ -11,7 +11,7 @@
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'insufficient_quota_error' | 'permission_error' | 'rate_limit_error' | 'api_error';
 
 /** The statuses the gateway answers an error with. */
-export const ERROR_STATUSES = [400, 401, 402, 403, 404, 405, 408, 409, 413, 414, 415, 429, 431, 500, 502, 503] as const;
+export const ERROR_STATUSES = [400, 401, 402, 403, 404, 405, 408, 409, 413, 415, 429, 431, 500, 502, 503] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
 /**
@@ -21,8 +21,8 @@ export type ErrorStatus = (typeof ERROR_STATUSES)[number];
  */
 export const CODE_STATUSES = {
   invalid_json: [400],
-  // 408: the request took too long to arrive; 414: a path segment over the router's length limit.
-  invalid_value: [400, 408, 414],
+  // 408: the request took too long to arrive.
+  invalid_value: [400, 408],
   missing_required_parameter: [400],
   unsupported_parameter: [400],
   unsupported_media_type: [415],
@@ -46,6 +46,8 @@ export const CODE_STATUSES = {
   spend_limit_exceeded: [429],
   // The limit counters (Redis) cannot be reached and limits.on_store_failure is `closed`.
   limits_unavailable: [503],
+  // The server's own bounds on open connections and buffered bodies (docs/security.md).
+  server_busy: [503],
   idempotency_key_in_use: [409],
   idempotency_key_reused: [409],
   idempotency_not_replayable: [409],
@@ -72,7 +74,6 @@ export function errorTypeForStatus(status: ErrorStatus): ErrorType {
     case 408:
     case 409:
     case 413:
-    case 414:
     case 415:
     case 431:
       return 'invalid_request_error';
@@ -191,9 +192,33 @@ export const errors = {
   requestTimedOut: entry(() => ({ code: 'invalid_value', status: 408, message: 'The request took too long to arrive.' })),
   /** A client error the framework raised that no entry above describes. */
   requestNotProcessable: entry((status: StatusOf<'invalid_value'>) => ({ code: 'invalid_value', status, message: 'The request could not be processed.' })),
+  /** A path segment over the router's length limit (an id of hundreds of characters). */
+  pathSegmentTooLong: entry((maxLength: number) => ({
+    code: 'invalid_value',
+    status: 400,
+    message: `A path segment (such as an id) is longer than ${maxLength} characters.`,
+  })),
+  jsonTooDeep: entry((maxDepth: number) => ({
+    code: 'invalid_value',
+    status: 400,
+    message: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
+  })),
+  /** Too many connections or too many body bytes in flight (docs/security.md): retry shortly. */
+  serverBusy: entry((what: string, retryAfterSeconds: number) => ({
+    code: 'server_busy',
+    status: 503,
+    message: `The server is busy (${what}); retry the request shortly.`,
+    retryable: true,
+    retryAfterSeconds,
+  })),
   bodyTooLarge: entry(() => ({ code: 'request_too_large', status: 413, message: 'The request body is too large.' })),
   headersTooLarge: entry(() => ({ code: 'request_too_large', status: 431, message: 'The request headers are too large.' })),
-  unknownPath: entry((method: string, path: string) => ({ code: 'not_found', status: 404, message: `Unknown path ${method} ${path}.` })),
+  /** `hint`: the likely base-URL mistake behind the path, when one is recognised (server/path-hint.ts). */
+  unknownPath: entry((method: string, path: string, hint?: string) => ({
+    code: 'not_found',
+    status: 404,
+    message: `Unknown path ${method} ${path}.${hint === undefined ? '' : ` ${hint}`}`,
+  })),
   methodNotAllowed: entry((method: string, path: string) => ({
     code: 'method_not_allowed',
     status: 405,
@@ -304,10 +329,14 @@ export const errors = {
     status: 403,
     message: 'This output URL has expired. Retrieve the stored request again (GET /v1/outputs/{requestId}) for a fresh URL.',
   })),
-  insufficientQuota: entry(() => ({
+  /** Amounts are decimal USD strings: what the owner has available, and what the request would hold. */
+  insufficientQuota: entry((amounts: { readonly availableUsd: string; readonly neededUsd: string }) => ({
     code: 'insufficient_quota',
     status: 402,
-    message: 'Insufficient credit for this request. Add credit to continue.',
+    message:
+      `Insufficient credit: this request needs ${amounts.neededUsd} USD held (the most it can cost; the unused part is returned when it ends), ` +
+      `and the available balance is ${amounts.availableUsd} USD. Credit is added by the gateway's operator ` +
+      '(`gateway credit add`, or POST /admin/v1/accounts/{id}/credit).',
   })),
 
   // Idempotency-Key conflicts; `param` is the header as the request presented it.
@@ -410,6 +439,15 @@ export const errors = {
     code: 'upstream_error',
     status: 502,
     message: `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`,
+  })),
+  /**
+   * In a stream: the upstream went on past the request's max output tokens until what it delivered
+   * cost more than the request's credit hold (docs/billing.md, "Money caps"); it is read no further.
+   */
+  holdExhausted: entry(() => ({
+    code: 'upstream_error',
+    status: 502,
+    message: 'The upstream provider went on past the output this request allows, beyond what its credit hold covers; the stream was stopped.',
   })),
   /** The client went away, so there is nothing to fall back to. */
   upstreamCancelled: entry((cause: unknown) => ({ code: 'upstream_unavailable', status: 502, message: 'The upstream request was cancelled.', cause })),

@@ -7,6 +7,9 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import { errors, GatewayError } from '../core/errors.ts';
 import { validationErrorToGatewayError } from './validation-errors.ts';
 
+/** The router's bound on one path segment (Fastify's `maxParamLength`, whose default is 100). */
+export const MAX_PARAM_LENGTH = 100;
+
 export function toGatewayError(error: unknown, request: FastifyRequest): GatewayError {
   if (error instanceof GatewayError) return error;
   const fastifyError = error as FastifyError;
@@ -24,8 +27,8 @@ export function toGatewayError(error: unknown, request: FastifyRequest): Gateway
     case 'FST_ERR_BAD_URL':
       return errors.malformedUrl();
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      // A path segment over the router's length limit (an id of hundreds of characters).
-      return errors.requestNotProcessable(414);
+      // 400, not 414: the API documents no 414, and an id that long is simply not a valid id.
+      return errors.pathSegmentTooLong(MAX_PARAM_LENGTH);
   }
   if (fastifyError.statusCode === 413) return errors.bodyTooLarge();
   // JSON.parse failures from a custom parser, or a malformed body the framework flagged as 400.

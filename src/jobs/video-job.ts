@@ -215,11 +215,12 @@ async function deliver(
   const meter = VIDEO_OUTPUT.meter(prepared.request, { seconds: files[0].seconds }, endpoint);
   const cost = pipeline.price(prepared, endpoint, meter);
   const delivered = files.map((file) => ({ ...file, seconds: meter.seconds }));
-  const body = presenter.completed(job, delivered, { ...meter, charged: cost });
+  const expected = pipeline.expected(prepared, meter, cost);
+  const body = presenter.completed(job, delivered, expected);
   // Moved on (taken over) meanwhile: the job, and its hold, are another worker's now.
-  if (!(await context.end('completed', body, cost))) return;
+  if (!(await context.end('completed', body, expected.charged))) return;
   const settlement = await pipeline.settle(prepared, meter, cost);
-  const answer = settlement.charged === cost ? body : presenter.completed(job, delivered, settlement);
+  const answer = settlement.charged === expected.charged ? body : presenter.completed(job, delivered, settlement);
   if (answer !== body) await context.amend(answer);
   const blobKeys = files.map((file) => file.key);
   pipeline.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...pipeline.settled(prepared, settlement), output: answer, blobKeys });

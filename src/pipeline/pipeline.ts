@@ -34,6 +34,7 @@ import type { Usage } from '../canonical/index.ts';
 import type { CounterCheck } from '../limits/backend.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import { spendCapsOf, spendLimitError } from '../limits/spend.ts';
+import { beyondHold, overHoldCounter, type OverHoldCounter } from './over-hold.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
 import { selectRoutes, violationError } from './select.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult, ServedCall, Settlement } from './types.ts';
@@ -114,6 +115,8 @@ export interface Outcome {
   readonly endpoint?: RouteEndpoint;
   readonly logged?: LoggedUsage;
   readonly cost?: Picos;
+  /** What the upstream reported beyond the hold, not charged. */
+  readonly overHold?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
   /** Blob keys of the request's stored files (docs/outputs.md). */
@@ -125,6 +128,7 @@ export class Pipeline {
   readonly #deps: PipelineDeps;
   readonly #protocols: ProtocolRegistry;
   readonly #log: RequestLogWriter;
+  readonly #countOverHold: OverHoldCounter;
   readonly #reservationTtlMs: number;
   /** Failures this pipeline already wrote a row for (see http/request-recording.ts). */
   readonly #recordedFailures = new WeakSet<GatewayError>();
@@ -133,6 +137,7 @@ export class Pipeline {
     this.#deps = deps;
     this.#protocols = options.protocols ?? PROTOCOLS;
     this.#log = new RequestLogWriter(deps.store, deps.logger, deps.metrics);
+    this.#countOverHold = overHoldCounter(deps.metrics);
     this.#reservationTtlMs = reservationTtlMs(deps.config);
   }
 
@@ -220,14 +225,18 @@ export class Pipeline {
       let body: Body;
       let settlement: Settlement<T['meter']>;
       if (gate) {
-        body = render(attempt.result, call, { ...meter, charged: cost });
-        if (!(await gate.admit(body, cost))) throw errors.workEnded();
+        const expected = this.expected(prepared, meter, cost);
+        body = render(attempt.result, call, expected);
+        if (!(await gate.admit(body, expected.charged))) throw errors.workEnded();
         settlement = await this.settle(prepared, meter, cost);
-        if (settlement.charged !== cost) {
+        if (settlement.charged !== expected.charged) {
           body = render(attempt.result, call, settlement);
           await gate.amend(body);
         }
       } else {
+        // A client gone before its answer is charged nothing: it received none (docs/billing.md,
+        // "Money caps"). The answer arrived all the same, so the check is here, not only in the upstream call.
+        if (prepared.signal.aborted) throw errors.upstreamCancelled(prepared.signal.reason);
         settlement = await this.settle(prepared, meter, cost);
         body = render(attempt.result, call, settlement);
       }
@@ -260,26 +269,43 @@ export class Pipeline {
     return applyRate(prepared.kind.cost(endpoint.prices, meter), prepared.payer.rate);
   }
 
-  /** Turns the hold into a charge of `cost` (see `price`). */
+  /**
+   * What settling `cost` will charge when the ledger agrees: the cost, capped at the hold
+   * (docs/billing.md, "Money caps"). Work that renders its answer before the charge (a job) renders
+   * this.
+   */
+  expected<T extends KindTypes>(prepared: PreparedCall<T>, meter: T['meter'], cost: Picos): Settlement<T['meter']> {
+    const overHold = beyondHold(cost, prepared.hold.reservation.amount);
+    return { ...meter, charged: cost - overHold, overHold };
+  }
+
+  /** Turns the hold into a charge of `cost` (see `price`), never more than the hold. */
   async settle<T extends KindTypes>(prepared: PreparedCall<T>, meter: T['meter'], cost: Picos): Promise<Settlement<T['meter']>> {
+    const expected = this.expected(prepared, meter, cost);
     const charged = await prepared.hold.settle(cost);
     if (prepared.tokenChecks) this.#deps.limiter?.countTokens(prepared.tokenChecks, tokensOf(prepared.kind.logged(meter).usage));
-    if (charged !== cost) {
+    if (expected.overHold > 0n) {
+      this.#deps.logger.warn(
+        { requestId: prepared.requestId, cost: String(cost), held: String(prepared.hold.reservation.amount), charged: String(charged) },
+        'the upstream reported more than the hold: the excess is not charged',
+      );
+    } else if (charged !== cost) {
       this.#deps.logger.warn(
         { requestId: prepared.requestId, cost: String(cost), charged: String(charged) },
         'charge capped by the balance or an expired reservation',
       );
     }
-    return { ...meter, charged };
+    return { ...expected, charged };
   }
 
   /** The outcome fields of a settled call. */
-  settled<T extends KindTypes>(prepared: PreparedCall<T>, settlement: Settlement<T['meter']>): Pick<Outcome, 'logged' | 'cost'> {
-    return { logged: prepared.kind.logged(settlement), cost: settlement.charged };
+  settled<T extends KindTypes>(prepared: PreparedCall<T>, settlement: Settlement<T['meter']>): Pick<Outcome, 'logged' | 'cost' | 'overHold'> {
+    return { logged: prepared.kind.logged(settlement), cost: settlement.charged, overHold: settlement.overHold };
   }
 
   /** Queues the request log row of a finished request. */
   record<Request extends MeteredRequest>(scope: RequestScope<Request>, outcome: Outcome): void {
+    if (outcome.endpoint && outcome.overHold) this.#countOverHold(outcome.endpoint, outcome.overHold);
     this.#log.add(
       requestLogRecord({
         requestId: scope.requestId,
@@ -297,6 +323,7 @@ export class Pipeline {
         usage: outcome.logged?.usage,
         searchUnits: outcome.logged?.searchUnits,
         cost: outcome.cost,
+        overHold: outcome.overHold,
         errorCode: outcome.errorCode,
         output: scope.request.store === false ? undefined : outcome.output,
         blobKeys: outcome.blobKeys,

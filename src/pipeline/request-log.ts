@@ -48,6 +48,7 @@ export interface RequestFacts {
   readonly usage?: Usage;
   readonly searchUnits?: number;
   readonly cost?: Picos;
+  readonly overHold?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
   /** Blob keys of the request's stored files (Outputs.storeOutputFiles). */
@@ -76,6 +77,7 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     reasoningTokens: usage.reasoningTokens,
     searchUnits: facts.searchUnits ?? 0,
     cost: facts.cost ?? 0n,
+    overHold: facts.overHold ?? 0n,
     errorCode: facts.errorCode ?? null,
     createdAt: facts.createdAt,
     durationMs: Math.round(facts.durationMs),

@@ -38,15 +38,41 @@ export function selectRoutes<T extends KindTypes>(input: SelectionInput<T>): Sel
   throw firstError!;
 }
 
-function selectModel<T extends KindTypes>(name: string, input: SelectionInput<T>): Selection | GatewayError {
-  const { catalog, auth, request, kind } = input;
+/**
+ * The routes of the model `name` names for this key, or the 404 every endpoint answers for a model
+ * the key may not use: unknown, outside the key's allowed models, of another kind, or without an
+ * endpoint the owner's consent allows. A model outside the key's list behaves as unknown.
+ */
+export function usableModel(
+  name: string,
+  auth: AuthContext,
+  catalog: Catalog,
+  category: OutputKind<KindTypes>['category'],
+): { readonly modelId: string; readonly routes: readonly RouteEndpoint[] } | GatewayError {
   const modelId = catalog.resolve(name);
-  // A model outside the key's list behaves as unknown, and so does a model of another kind.
-  if (modelId === undefined || (auth.allowedModels && !auth.allowedModels.has(modelId)) || catalog.category(modelId) !== kind.category) {
+  if (modelId === undefined || (auth.allowedModels && !auth.allowedModels.has(modelId)) || catalog.category(modelId) !== category) {
     return errors.modelNotFound(name);
   }
   const routes = catalog.routes(modelId, auth.consent);
-  if (routes.length === 0) return errors.modelNotFound(name);
+  return routes.length === 0 ? errors.modelNotFound(name) : { modelId, routes };
+}
+
+/** Throws the 404 of the requested model unless it, or one of its fallbacks, is usable (count_tokens). */
+export function requireUsableModel(
+  request: { readonly model: string; readonly fallbackModels: readonly string[] },
+  auth: AuthContext,
+  catalog: Catalog,
+  category: OutputKind<KindTypes>['category'],
+): void {
+  const outcomes = [request.model, ...request.fallbackModels].map((name) => usableModel(name, auth, catalog, category));
+  if (outcomes.every((outcome) => outcome instanceof GatewayError)) throw outcomes[0];
+}
+
+function selectModel<T extends KindTypes>(name: string, input: SelectionInput<T>): Selection | GatewayError {
+  const { catalog, auth, request, kind } = input;
+  const usable = usableModel(name, auth, catalog, kind.category);
+  if (usable instanceof GatewayError) return usable;
+  const { modelId, routes } = usable;
   const eligible: RouteEndpoint[] = [];
   let firstError: GatewayError | undefined;
   for (const endpoint of orderRoutes(routes, request.provider?.sort)) {

@@ -52,9 +52,11 @@ export interface ServedCall<Request> {
 
 /**
  * What was billed: the kind's meter (tokens, images, seconds…) and what the ledger charged for it.
- * The cost header, a stream's usage `cost` and the ledger entry are this one number.
+ * The cost header, a stream's usage `cost` and the ledger entry are this one number. `overHold`:
+ * the part of the meter's price beyond the request's hold, which was not charged
+ * (docs/billing.md, "Money caps").
  */
-export type Settlement<Meter> = Meter & { readonly charged: Picos };
+export type Settlement<Meter> = Meter & { readonly charged: Picos; readonly overHold: Picos };
 
 /** A dialect's rendering of a complete result (the client body, also the stored output). */
 export type RenderResult<T extends KindTypes, Body> = (result: T['result'], call: ServedCall<T['request']>, settlement: Settlement<T['meter']>) => Body;

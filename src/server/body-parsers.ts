@@ -3,9 +3,12 @@
  * - Fastify's own JSON parser (with prototype-poisoning protection), except that an empty body is
  *   no body: clients send `Content-Type: application/json` on bodiless DELETEs and GETs, and on a
  *   route that needs a body its schema then reports the missing body as a 400;
- * - no text/plain parser: a non-JSON body is a 415, not a string that fails validation later.
+ * - no text/plain parser: a non-JSON body is a 415, not a string that fails validation later;
+ * - one nesting bound for every body (core/json-depth.ts): deeper is a 400 before any route sees it.
  */
 import type { FastifyInstance } from 'fastify';
+import { errors } from '../core/errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json-depth.ts';
 
 const BLANK = /^\s*$/;
 
@@ -19,6 +22,10 @@ export function installBodyParsers(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, text, done);
+    parseJson(request, text, (error, value) => {
+      if (error) return done(error);
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) return done(errors.jsonTooDeep(MAX_JSON_DEPTH));
+      done(null, value);
+    });
   });
 }

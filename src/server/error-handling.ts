@@ -12,7 +12,9 @@ import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
 import { errorBodyFor } from '../http/error-body.ts';
 import { toGatewayError } from '../http/error-mapping.ts';
 import { MethodIndex } from './method-index.ts';
-import { ensureRequestId, newRequestId } from './request-id.ts';
+import { baseUrlHint } from './path-hint.ts';
+import { answerAndClose } from './raw-response.ts';
+import { ensureRequestId } from './request-id.ts';
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
@@ -55,7 +57,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0];
     const allowed = methods.allowedFor(path);
     if (allowed.length === 0) {
-      return sendError(reply, errors.unknownPath(request.method, path));
+      const hint = baseUrlHint(path, (candidate) => methods.allowedFor(candidate).length > 0);
+      return sendError(reply, errors.unknownPath(request.method, path, hint));
     }
     reply.header('allow', allowed.join(', '));
     return sendError(reply, errors.methodNotAllowed(request.method, path));
@@ -85,13 +88,11 @@ export const frameworkErrorOptions = {
   },
   /** Malformed HTTP: answered on the raw socket, still with the envelope and a request id. */
   clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
-    if (error.code === 'ECONNRESET' || !socket.writable) return;
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
     const answer = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
-    const refusal = answer.error();
-    const body = JSON.stringify(refusal.toEnvelope());
-    socket.end(
-      `HTTP/1.1 ${refusal.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `x-gateway-request-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    answerAndClose(socket, answer.error(), answer.reason);
   },
 };

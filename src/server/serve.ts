@@ -3,10 +3,9 @@
  * the store, first-start seeding, the listener, and a graceful stop on SIGINT/SIGTERM.
  */
 import { ensureDemoAccount, type DemoAccount } from '../admin/demo-account.ts';
-import { ConfigError, DEMO_CONFIG_PATH, loadConfigFile } from '../config/load.ts';
+import { ConfigError, loadServedConfig, type ServedConfig } from '../config/load.ts';
 import { ServerLockedError } from '../storage/sqlite/server-lock.ts';
 import { configErrorLine } from './config-error.ts';
-import type { GatewayConfig } from '../config/schema.ts';
 import { createLogger, createRuntime, type GatewayRuntime } from './compose.ts';
 import { readSettings, SettingsError, type Settings } from './settings.ts';
 
@@ -16,10 +15,10 @@ const DRAIN_TIMEOUT_MS = 30_000;
 /** Runs until a signal stops it; returns the process exit code for failures at start. */
 export async function serve(env: Readonly<Record<string, string | undefined>>): Promise<number | undefined> {
   let settings: Settings;
-  let config: GatewayConfig;
+  let served: ServedConfig;
   try {
     settings = readSettings(env);
-    config = loadConfigFile(settings.configPath ?? DEMO_CONFIG_PATH);
+    served = loadServedConfig(settings.configPath);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(configErrorLine(error));
@@ -31,6 +30,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     }
     throw error;
   }
+  const { config } = served;
 
   const logger = createLogger(settings.logLevel);
   let runtime: GatewayRuntime;
@@ -43,6 +43,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       logger,
       drainOnClose: true,
       requestTimeoutMs: settings.requestTimeoutMs,
+      serverLimits: settings.serverLimits,
       outputSecret: settings.outputSecret,
       publicUrl: settings.publicUrl,
       redis: settings.redisUrl === undefined ? undefined : { url: settings.redisUrl, prefix: settings.redisPrefix },
@@ -58,9 +59,12 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     return 1;
   }
   let url: string;
-  let demo: DemoAccount | null;
+  let demo: DemoAccount | null = null;
+  let emptyDirectory = false;
   try {
-    demo = await ensureDemoAccount(runtime.store, config);
+    // The demo account is for the demo catalog: with a real one, the operator creates accounts.
+    if (served.demoCatalog) demo = await ensureDemoAccount(runtime.store, config);
+    else emptyDirectory = await runtime.store.isDirectoryEmpty();
     url = await runtime.listen(settings.host, settings.port);
   } catch (error) {
     logger.fatal({ err: error }, 'gateway failed to start');
@@ -72,6 +76,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       url,
       store: runtime.store.engine,
       config: settings.configPath ?? 'built-in demo catalog',
+      catalog: served.demoCatalog ? 'demo' : 'configured',
       admin: settings.adminKey !== undefined,
       // The runtime flags (`npm start` and `gateway serve` pass the same ones).
       nodeFlags: process.execArgv,
@@ -79,6 +84,12 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     'gateway listening',
   );
   if (demo) printDemoKey(demo, url);
+  if (emptyDirectory) {
+    logger.info(
+      'no account yet: create one with `gateway accounts create <name>`, give it credit with `gateway credit add --account <id> <usd>` ' +
+        'and a key with `gateway keys create --account <id>` (or the admin API: POST /admin/v1/accounts, /admin/v1/accounts/{id}/credit, /admin/v1/keys)',
+    );
+  }
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

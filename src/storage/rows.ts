@@ -145,6 +145,7 @@ export const REQUEST_LOG_COLUMNS = [
   'blob_keys',
   'expires_at',
   'cache_write_1h_tokens',
+  'over_hold',
 ] as const;
 
 /**
@@ -157,7 +158,8 @@ export const REQUEST_LOG_COLUMNS = [
 export const USAGE_AGGREGATES = `count(*) FILTER (WHERE http_status < 400) AS requests,
   count(*) FILTER (WHERE http_status >= 400) AS refused_requests,
   sum(input_tokens + cache_read_tokens + cache_write_tokens) AS input_tokens,
-  sum(output_tokens) AS output_tokens, sum(cost) AS cost`;
+  sum(output_tokens) AS output_tokens, sum(cost) AS cost,
+  count(*) FILTER (WHERE over_hold > 0) AS over_hold_requests, sum(over_hold) AS over_hold`;
 
 /** The request log columns of one record, in engine-neutral values (each engine adapts a few). */
 export function requestColumns(record: RequestLogRecord) {
@@ -180,6 +182,7 @@ export function requestColumns(record: RequestLogRecord) {
     reasoning_tokens: record.reasoningTokens,
     search_units: record.searchUnits,
     cost: checkAmount('request cost', record.cost, 0n),
+    over_hold: checkAmount('request cost beyond the hold', record.overHold, 0n),
     error_code: record.errorCode,
     created_at: record.createdAt,
     duration_ms: record.durationMs,
@@ -391,6 +394,7 @@ export function requestFromRow(row: Row): RequestLogRecord {
     reasoningTokens: integer(row.reasoning_tokens),
     searchUnits: integer(row.search_units),
     cost: bigintValue(row.cost),
+    overHold: bigintValue(row.over_hold),
     errorCode: nullableText(row.error_code),
     createdAt: integer(row.created_at),
     durationMs: integer(row.duration_ms),
@@ -409,6 +413,8 @@ export function usageFromRow(row: Row): UsageSummaryRow {
     inputTokens: integer(row.input_tokens),
     outputTokens: integer(row.output_tokens),
     cost: bigintValue(row.cost),
+    overHoldRequests: integer(row.over_hold_requests),
+    overHold: bigintValue(row.over_hold),
   };
 }
 

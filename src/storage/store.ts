@@ -178,11 +178,11 @@ export interface ReserveInput {
 }
 
 export interface SettleOutcome {
-  /** What was charged: the cost, capped so that the balance never goes below zero. */
+  /** What was charged: the cost, capped at the reservation (and so that the balance never goes below zero). */
   readonly charged: Picos;
   /** The part of the reservation returned to the available balance. */
   readonly released: Picos;
-  /** cost − charged when the cap applied (the owner could not cover the overrun); else 0. */
+  /** cost − charged: what the cap left unbilled (a cost beyond the reservation); else 0. */
   readonly shortfall: Picos;
 }
 
@@ -208,7 +208,8 @@ export interface LedgerStore {
   spentBy(holder: { readonly keyId: string } | { readonly owner: OwnerRef }, times: readonly [number, number, number]): Promise<SpentSums>;
   /**
    * Turns an open reservation into a charge of `cost` and releases the rest. A cost above the
-   * reservation is charged as far as the available balance allows (never below zero).
+   * reservation is charged the reservation: a hold is the most a request can cost, so that no
+   * charge passes the spend limits the hold was checked against (docs/billing.md, "Money caps").
    * Returns null when the reservation is not open (already settled, released, or released by
    * releaseExpired), so a retry can never charge twice.
    */
@@ -241,6 +242,8 @@ export interface DirectoryStore {
    * processes and instances included, so concurrent first starts create one account.
    */
   createFirstAccount(input: { name: string }): Promise<Account | null>;
+  /** True while there is no account and no organization (a server with a real catalog says how to create the first). */
+  isDirectoryEmpty(): Promise<boolean>;
   getAccount(id: string): Promise<Account | null>;
   listAccounts(): Promise<Account[]>;
   updateAccount(id: string, patch: OwnerPatch): Promise<Account | null>;
@@ -287,7 +290,13 @@ export interface RequestLogRecord {
   readonly outputTokens: number;
   readonly reasoningTokens: number;
   readonly searchUnits: number;
+  /** What was charged. */
   readonly cost: Picos;
+  /**
+   * The part of the priced cost beyond the request's hold, which was not charged: the upstream
+   * delivered or counted more than the request allowed (docs/billing.md, "Money caps"); 0 otherwise.
+   */
+  readonly overHold: Picos;
   readonly errorCode: string | null;
   readonly createdAt: number;
   readonly durationMs: number;
@@ -309,6 +318,9 @@ export interface UsageSummaryRow {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly cost: Picos;
+  /** Requests whose upstream reported more than their hold, and the sum of what that left unbilled. */
+  readonly overHoldRequests: number;
+  readonly overHold: Picos;
 }
 
 export interface RequestLogStore {

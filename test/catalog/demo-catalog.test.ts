@@ -38,6 +38,17 @@ describe('demo catalog', () => {
     assert.ok(demo.models.some((entry) => entry.endpoints.length >= 2));
   });
 
+  test('the embeddings model: input price with its list price, limits and shortening range', () => {
+    const row = rowOf(catalog, 'atlas-embed', CONSENT.none);
+    assert.equal(row.id, 'gateway/atlas-embed-1');
+    assert.equal(row.category, 'EMBEDDING');
+    assert.deepEqual(row.supported_endpoints, ['embeddings']);
+    assert.deepEqual(row.pricing, { unit: 'per_1m_tokens', input_per_1m: 0.02, list: { input_per_1m: 0.025 }, discount_percent: 20 });
+    assert.deepEqual(row.limits, { max_input_tokens: 300000, max_batch_inputs: 2048 });
+    assert.deepEqual(row.capabilities, { dimensions: { minimum: 32, maximum: 256 } });
+    assert.equal(row.available, true);
+  });
+
   test('flagship: long-context tier, search price, per-provider constraints', () => {
     const row = rowOf(catalog, 'atlas-4.5', CONSENT.none);
     assert.equal(row.id, 'gateway/atlas-4-5');
@@ -119,9 +130,9 @@ describe('demo catalog', () => {
     const video = rowOf(catalog, 'gateway/reel-3', CONSENT.all);
     assert.deepEqual(video.limits, { max_duration_seconds: 8, supported_durations: [6, 8] });
     assert.deepEqual(video.pricing.variants, [
-      { key: '720p', price: 0.25, meta: { resolution: '1280x720' } },
-      { key: '1080p', price: 0.5, meta: { resolution: '1920x1080', supported_durations: [8] } },
-      { key: '4k', price: 0.75, meta: { resolution: '3840x2160', supported_durations: [8] } },
+      { key: '720p', price: 0.0025, meta: { resolution: '1280x720' } },
+      { key: '1080p', price: 0.005, meta: { resolution: '1920x1080', supported_durations: [8] } },
+      { key: '4k', price: 0.0075, meta: { resolution: '3840x2160', supported_durations: [8] } },
     ]);
     assert.deepEqual(video.pricing.conditions, ['community_supply']);
   });

@@ -19,6 +19,7 @@ const settlement: TextSettlement = {
   usage: { inputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, outputTokens: 7, reasoningTokens: 3 },
   searchUnits: 0,
   charged: 123_456n,
+  overHold: 0n,
 };
 
 async function frames(events: StreamEvent[], includeUsage: boolean, request = call.request): Promise<unknown[]> {

@@ -103,7 +103,7 @@ describe('examples', () => {
     assert.match(lines[0], /^\(queued resp_[0-9a-z]{27}: queued\)$/);
     assert.ok(lines.slice(1, -2).join('\n').trim().length > 0, result.stdout);
     assert.match(lines.at(-2) ?? '', /^\(completed, charged 0\.\d+ USD\)$/);
-    assert.match(lines.at(-1) ?? '', /^\((cancelled resp_[0-9a-z]{27}: cancelled|resp_[0-9a-z]{27} had already ended)\)$/);
+    assert.match(lines.at(-1) ?? '', /^\(cancelled resp_[0-9a-z]{27}: cancelled, charged 0 USD\)$/);
     assert.equal(result.stderr, '');
   });
 

@@ -3,6 +3,7 @@
  * project's pinned one), collecting their output, with a deadline so a hung child fails the test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -14,9 +15,9 @@ export interface Finished {
   readonly stderr: string;
 }
 
-/** Runs to completion (killed after `timeoutMs`). */
-export function runProcess(args: readonly string[], env: Record<string, string>, timeoutMs = 30_000): Promise<Finished> {
-  const child = spawnProject(args, env);
+/** Runs to completion (killed after `timeoutMs`), in the project's folder unless `cwd` names another. */
+export function runProcess(args: readonly string[], env: Record<string, string>, timeoutMs = 30_000, cwd = PROJECT_ROOT): Promise<Finished> {
+  const child = spawnProject(args, env, cwd);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => (stdout += chunk));
@@ -79,7 +80,10 @@ export function startProcess(args: readonly string[], env: Record<string, string
 }
 
 /** Only what the child needs from our environment: a predictable, offline setup. */
-function spawnProject(args: readonly string[], env: Record<string, string>): ChildProcess {
+function spawnProject(args: readonly string[], env: Record<string, string>, cwd = PROJECT_ROOT): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
-  return spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A relative script path is the project's, whatever folder the process runs in.
+  const [script, ...rest] = args;
+  const resolved = script !== undefined && cwd !== PROJECT_ROOT && !script.startsWith('-') ? [join(PROJECT_ROOT, script), ...rest] : args;
+  return spawn(process.execPath, resolved, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }

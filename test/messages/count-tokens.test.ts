@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeMessagesRequest } from '../../src/dialects/messages/decode.ts';
 import type { CountTokensBody } from '../../src/dialects/messages/schema.ts';
-import { estimatePromptTokens, IMAGE_TOKEN_ESTIMATE } from '../../src/tokens/estimate.ts';
+import { estimatePromptTokens } from '../../src/tokens/estimate.ts';
+import { imageTokenBound, UNKNOWN_IMAGE_SIDE } from '../../src/tokens/image-tokens.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { flushRequestLog, ledger } from '../chat/helpers.ts';
@@ -54,10 +55,11 @@ describe('POST /v1/messages/count_tokens', () => {
     const response = await count(body);
     assert.equal(response.status, 200, response.text);
     assert.deepEqual(response.body, { input_tokens: expected(body) });
-    // The image counts at its fixed estimate; text is tokenized.
+    // The image (bytes that are no image, so of unknown size) counts at the bound of any provider; text is tokenized.
     const withoutImage = structuredClone(body);
     (withoutImage.messages[0].content as unknown[]).splice(1, 1);
-    assert.equal(response.body.input_tokens - (await count(withoutImage)).body.input_tokens, IMAGE_TOKEN_ESTIMATE);
+    const unknownSize = { width: UNKNOWN_IMAGE_SIDE, height: UNKNOWN_IMAGE_SIDE };
+    assert.equal(response.body.input_tokens - (await count(withoutImage)).body.input_tokens, imageTokenBound(undefined, unknownSize));
   });
 
   test('max_tokens is optional; the smallest body counts at least 1', async () => {
@@ -104,6 +106,28 @@ describe('POST /v1/messages/count_tokens', () => {
     const scoped = await count(body, await gateway.createKey({ scopes: ['models:read'] }));
     assert.equal(scoped.status, 403);
     assert.equal(scoped.body.error.type, 'permission_error');
+  });
+
+  test('a model the key may not use is a 404, as on every route: unknown, outside its allowed models, or without consent', async () => {
+    const body = (model: string, models?: string[]) => ({ model, messages: [{ role: 'user', content: 'x' }], ...(models ? { models } : {}) });
+    const restricted = await gateway.createKey({ allowedModels: [MODEL] });
+    for (const [model, key] of [
+      ['gateway/no-such-model', gateway.apiKey],
+      ['gateway/meridian-2', restricted],
+      // Community-only, and the test account has not enabled community supply.
+      ['gateway/ember-3-1-8b', gateway.apiKey],
+      // An image model is not a model of this endpoint.
+      ['gateway/prism-image-2', gateway.apiKey],
+    ] as const) {
+      const response = await count(body(model), key);
+      assert.equal(response.status, 404, `${model}: ${response.text}`);
+      assert.equal(response.body.type, 'error');
+      assert.equal(response.body.error.code, 'model_not_found');
+      assert.match(response.body.error.message, /does not exist or you do not have access to it/);
+    }
+    assert.equal((await count(body(MODEL), restricted)).status, 200);
+    // A usable fallback is enough, as for /v1/messages.
+    assert.equal((await count(body('gateway/meridian-2', [MODEL]), restricted)).status, 200);
   });
 
   test('/openapi.json describes both endpoints from the schemas that validate them', async () => {

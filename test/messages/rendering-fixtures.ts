@@ -13,4 +13,5 @@ export const settlement: TextSettlement = {
   usage: { inputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 10, cacheWrite1hTokens: 4, outputTokens: 7, reasoningTokens: 3 },
   searchUnits: 0,
   charged: 123_456n,
+  overHold: 0n,
 };

@@ -70,7 +70,7 @@ describe('error envelope for framework errors', () => {
 
   test('an unknown route is 404 not_found', async () => {
     assertError(await call(gateway.baseUrl, 'GET', '/v1/nothing-here'), { status: 404, type: 'invalid_request_error', code: 'not_found' });
-    assertError(await call(gateway.baseUrl, 'POST', '/', { json: {} }), { status: 404, type: 'invalid_request_error', code: 'not_found' });
+    assertError(await call(gateway.baseUrl, 'POST', '/nothing', { json: {} }), { status: 404, type: 'invalid_request_error', code: 'not_found' });
   });
 
   test('a known route with another method is 405 method_not_allowed with Allow', async () => {
@@ -85,13 +85,13 @@ describe('error envelope for framework errors', () => {
     assertError(await call(gateway.baseUrl, 'GET', '/v1/probe/%E0%A4%A'), { status: 400, type: 'invalid_request_error' });
   });
 
-  test('a path parameter over the router limit (100 characters) is 414 invalid_value', async () => {
+  test('a path parameter over the router limit (100 characters) is 400 invalid_value, not a 414', async () => {
     // The admin API has the only `:id` parameters; it answers only when switched on.
     const withAdmin = await startGateway({ adminKey: 'admin-secret-for-tests' });
     try {
       const response = await call(withAdmin.baseUrl, 'GET', `/admin/v1/accounts/${'a'.repeat(101)}`);
-      assertError(response, { status: 414, type: 'invalid_request_error', code: 'invalid_value', param: null });
-      assert.equal(response.body.error.message, 'The request could not be processed.');
+      assertError(response, { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: null });
+      assert.equal(response.body.error.message, 'A path segment (such as an id) is longer than 100 characters.');
     } finally {
       await withAdmin.close();
     }

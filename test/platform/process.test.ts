@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { call } from '../helpers/http.ts';
 import { runProcess, startProcess } from '../helpers/processes.ts';
+import { fundedAccount, startServer } from '../helpers/servers.ts';
 
 let workDir: string;
 before(async () => {
@@ -133,10 +134,12 @@ describe('graceful stop', () => {
     const slow = { ...config, providers: config.providers.map((provider) => ({ ...provider, simulated: { chunk_delay_ms: 40 } })) };
     const configPath = join(workDir, 'slow.yaml');
     await writeFile(configPath, stringify(slow));
-    const server = startProcess(['src/main.ts'], { PORT: '0', GATEWAY_DATA_DIR: join(workDir, 'graceful'), GATEWAY_CONFIG: configPath, LOG_LEVEL: 'warn' });
+    // A configured catalog: no demo account, so one is made through the admin API.
+    const started = await startServer(configPath, { GATEWAY_DATA_DIR: join(workDir, 'graceful') });
+    const server = started.process;
     try {
-      const [, key] = await server.waitFor(/^\s+(gateway_[A-Za-z0-9_-]{43})\s*$/m);
-      const [, baseUrl] = await server.waitFor(/curl (http:\/\/127\.0\.0\.1:\d+)\/v1\/models/);
+      const { key } = await fundedAccount(started, 'graceful');
+      const { baseUrl } = started;
       const model = (await call(baseUrl, 'GET', '/v1/models', { key })).body.data.find((row: { category: string }) => row.category === 'LLM').id;
       const response = await fetch(`${baseUrl}/v1/chat/completions`, {
         method: 'POST',

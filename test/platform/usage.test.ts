@@ -61,7 +61,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         .trim()
         .split('\n')
         .map((line) => line.split(/\s+/));
-      assert.deepEqual(header, ['MODEL', 'REQUESTS', 'REFUSED_REQUESTS', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'COST_USD']);
+      assert.deepEqual(header, ['MODEL', 'REQUESTS', 'REFUSED_REQUESTS', 'INPUT_TOKENS', 'OUTPUT_TOKENS', 'COST_USD', 'OVER_HOLD_REQUESTS', 'OVER_HOLD_USD']);
       assert.deepEqual(
         lines.map((line) => [line[0], line[1], line[2], line[5]]),
         [

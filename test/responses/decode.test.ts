@@ -165,7 +165,7 @@ describe('decodeResponsesRequest', () => {
     const output = encodeResponse(
       { content: [reasoning, call], finish: { reason: 'tool_calls', raw: null }, usage: ZERO_USAGE } satisfies CanonicalResult,
       { requestId: 'req_abc', request: decode({}).request, modelId: 'gateway/m', endpoint: {} as never, createdAt: 0 },
-      { usage: ZERO_USAGE, searchUnits: 0, charged: 0n },
+      { usage: ZERO_USAGE, searchUnits: 0, charged: 0n, overHold: 0n },
     ).output;
     const { request } = decode({
       input: [

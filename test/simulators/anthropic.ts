@@ -16,9 +16,11 @@
  * @see https://docs.anthropic.com/en/api/messages
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
-import { planReply, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
+import { type OverDelivery, planReply, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
 
 export interface AnthropicSimulatorOptions {
+  /** Give and report more than asked (reply.ts, OverDelivery). */
+  overDelivery?: OverDelivery;
   /** When set, requests must carry `x-api-key: <apiKey>` (401 otherwise). */
   apiKey?: string;
   /** How many searches the model tries when the web search tool is present (default 1). */
@@ -80,7 +82,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: Anthropic
   if (problem !== undefined) return reply.json(400, anthropicErrorBody(400, problem));
   const counter = ++state.counter;
   const input = replyInput(body);
-  const plan = planReply(input, `toolu_sim${counter}`);
+  const plan = planReply(input, `toolu_sim${counter}`, options.overDelivery);
   const signature = input.reasoning ? `sig-sim-${counter}` : undefined;
   if (signature !== undefined) state.signatures.add(signature);
   const usage = messageUsage(body, plan, state, options.cachedTokens ?? 0);

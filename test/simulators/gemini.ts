@@ -13,9 +13,11 @@
  * @see https://ai.google.dev/api/generate-content
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
-import { planReply, promptTokens, REASONING_TEXT, type ReplyInput, type ReplyPlan } from './reply.ts';
+import { type OverDelivery, planReply, promptTokens, REASONING_TEXT, type ReplyInput, type ReplyPlan } from './reply.ts';
 
 export interface GeminiSimulatorOptions {
+  /** Give and report more than asked (reply.ts, OverDelivery). */
+  overDelivery?: OverDelivery;
   /** When set, requests must carry `x-goog-api-key: <apiKey>` (400 API_KEY_INVALID otherwise, as Gemini does). */
   apiKey?: string;
   /** Reported as `cachedContentTokenCount` (implicit caching; a subset of promptTokenCount). */
@@ -83,7 +85,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: GeminiSim
   const model = decodeURIComponent(route[1]);
   const counter = ++state.counter;
   const input = replyInput(body);
-  const plan = planReply(input, `unused${counter}`);
+  const plan = planReply(input, `unused${counter}`, options.overDelivery);
   const thoughts = input.reasoning && body.generationConfig?.thinkingConfig?.includeThoughts === true;
   const grounded = (body.tools ?? []).some((tool: any) => tool.googleSearch !== undefined);
   const calls = plan.toolCalls.map((call, position) => {

@@ -77,6 +77,11 @@ export interface Simulator {
   readonly abandoned: RecordedRequest[];
   /** How many connections the simulator has accepted: a client that keeps connections alive opens few. */
   connectionsAccepted(): number;
+  /**
+   * Bytes the simulator has written to its connections so far (each answer waits for a write to
+   * leave the process before the next): what a reader of its answers could have taken.
+   */
+  bytesSent(): number;
   enqueue(...behaviours: Behaviour[]): void;
   setDefault(behaviour: Behaviour): void;
   /** Drops every connection and stops listening: connections are refused until goOnline(). Nothing the simulator knows is forgotten. */
@@ -112,10 +117,15 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
     });
   });
   let accepted = 0;
+  /** Bytes written by connections already closed. */
+  let closedBytes = 0;
   server.on('connection', (socket) => {
     accepted++;
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      closedBytes += socket.bytesWritten;
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -134,6 +144,7 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
     requests,
     abandoned,
     connectionsAccepted: () => accepted,
+    bytesSent: () => [...sockets].reduce((total, socket) => total + socket.bytesWritten, closedBytes),
     enqueue: (...behaviours) => queue.push(...behaviours),
     setDefault: (behaviour) => {
       fallback = behaviour;

@@ -11,9 +11,11 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
-import { planReply, promptTokens, REASONING_TEXT, tokenize, type PlannedToolCall, type ReplyInput, type ReplyPlan } from './reply.ts';
+import { type OverDelivery, planReply, promptTokens, REASONING_TEXT, tokenize, type PlannedToolCall, type ReplyInput, type ReplyPlan } from './reply.ts';
 
 export interface OpenAIChatSimulatorOptions {
+  /** Give and report more than asked (reply.ts, OverDelivery). */
+  overDelivery?: OverDelivery;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
   apiKey?: string;
   /** Reported as `prompt_tokens_details.cached_tokens` (a subset of prompt_tokens). */
@@ -69,7 +71,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAICha
     return reply.json(400, chatErrorBody(400, `The extra_content of tool call '${unreplayed}' was not sent back unchanged.`));
   }
   const input = replyInput(body);
-  const plan = planReply(input, `call_${counter}`);
+  const plan = planReply(input, `call_${counter}`, options.overDelivery);
   const id = `chatcmpl-sim${counter}`;
   const usage = chatUsage(body, plan, options);
   const finishReason = plan.toolCalls.length > 0 ? 'tool_calls' : plan.truncated ? 'length' : 'stop';

@@ -18,10 +18,12 @@
  * @see https://platform.openai.com/docs/api-reference/responses
  */
 import { startSimulator, type RecordedRequest, type Reply, type Simulator, type SseEvent } from './harness.ts';
-import { planReply, promptTokens, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
+import { type OverDelivery, planReply, promptTokens, REASONING_TEXT, tokenize, type ReplyInput, type ReplyPlan } from './reply.ts';
 import { chatErrorBody } from './openai-chat.ts';
 
 export interface OpenAIResponsesSimulatorOptions {
+  /** Give and report more than asked (reply.ts, OverDelivery). */
+  overDelivery?: OverDelivery;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
   apiKey?: string;
   /** Reported as `input_tokens_details.cached_tokens` (a subset of input_tokens). */
@@ -115,7 +117,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAIRes
   if (problem !== undefined) return reply.json(problem.status, responsesErrorBody(problem.status, problem.message));
   const counter = ++state.counter;
   const input = replyInput(body, items);
-  const plan = planReply(input, `call_${counter}`);
+  const plan = planReply(input, `call_${counter}`, options.overDelivery);
   const include: unknown[] = Array.isArray(body.include) ? body.include : [];
   const built = buildOutput(plan, counter, {
     reasoning: input.reasoning,

@@ -45,16 +45,29 @@ export interface ReplyPlan {
 /** The reasoning text simulators expose when configured to (compatible servers, summaries). */
 export const REASONING_TEXT = 'Thinking it over step by step.';
 
-export function planReply(input: ReplyInput, callPrefix: string): ReplyPlan {
+/**
+ * An upstream that gives and reports more than it was asked for (every simulator takes it as its
+ * `overDelivery` option): the gateway must never charge beyond the request's hold.
+ */
+export interface OverDelivery {
+  /** Writes the whole reply whatever the request's max output tokens. */
+  readonly ignoreMaxTokens?: boolean;
+  /** Output tokens reported on top of those written (a provider that counts differently). */
+  readonly extraOutputTokens?: number;
+}
+
+export function planReply(input: ReplyInput, callPrefix: string, overDelivery: OverDelivery = {}): ReplyPlan {
   const reasoningTokens = input.reasoning ? tokenize(REASONING_TEXT).length : 0;
+  const extra = overDelivery.extraOutputTokens ?? 0;
   const toolCalls = chooseToolCalls(input, callPrefix);
   if (toolCalls.length > 0) {
-    return { textChunks: [], toolCalls, truncated: false, reasoningTokens, outputTokens: reasoningTokens + toolCalls.length * 8 };
+    return { textChunks: [], toolCalls, truncated: false, reasoningTokens, outputTokens: reasoningTokens + toolCalls.length * 8 + extra };
   }
   const chunks = tokenize(replyText(input));
-  const budget = input.maxOutputTokens === undefined ? chunks.length : Math.max(0, input.maxOutputTokens - reasoningTokens);
+  const maxOutputTokens = overDelivery.ignoreMaxTokens ? undefined : input.maxOutputTokens;
+  const budget = maxOutputTokens === undefined ? chunks.length : Math.max(0, maxOutputTokens - reasoningTokens);
   const kept = chunks.slice(0, budget);
-  return { textChunks: kept, toolCalls: [], truncated: kept.length < chunks.length, reasoningTokens, outputTokens: reasoningTokens + kept.length };
+  return { textChunks: kept, toolCalls: [], truncated: kept.length < chunks.length, reasoningTokens, outputTokens: reasoningTokens + kept.length + extra };
 }
 
 function replyText(input: ReplyInput): string {

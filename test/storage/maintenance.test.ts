@@ -84,6 +84,7 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         reasoningTokens: 0,
         searchUnits: 0,
         cost: 1n,
+        overHold: 0n,
         errorCode: null,
         createdAt: 1_000,
         durationMs: 1,

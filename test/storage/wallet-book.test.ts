@@ -118,18 +118,18 @@ describe('wallet book', () => {
     assert.deepEqual(h.book.balance(alice), { balance: 880n, reserved: 0n, available: 880n });
   });
 
-  test('a charge above the hold takes the free balance but never the other holds', () => {
+  test('a charge above the hold is the hold: never the free balance, never the other holds', () => {
     const h = harness({ acct_alice: { balance: 1_000n, reserved: 0n } });
     const held = h.reserve(alice, 400n)!;
     const overrun = h.reserve(alice, 100n)!;
-    assert.equal(h.book.close(h.book.open(overrun.id)!, 'settled', 5_000n, 'req_late'), 600n);
-    assert.deepEqual(h.book.balance(alice), { balance: 400n, reserved: 400n, available: 0n });
+    assert.equal(h.book.close(h.book.open(overrun.id)!, 'settled', 5_000n, 'req_late'), 100n);
+    assert.deepEqual(h.book.balance(alice), { balance: 900n, reserved: 400n, available: 500n });
     assert.equal(h.book.close(h.book.open(held.id)!, 'released', 0n, null), 0n);
     assert.deepEqual(h.write(), [
       ['insert', overrun.id, 'settled', 1_000_000],
-      ['charge', overrun.id, 600n, 'req_late', 1_000_000],
+      ['charge', overrun.id, 100n, 'req_late', 1_000_000],
       ['insert', held.id, 'released', 1_000_000],
-      ['wallet', 'acct_alice', -600n, 0n],
+      ['wallet', 'acct_alice', -100n, 0n],
     ]);
   });
 

@@ -52,7 +52,7 @@ export const ownerCommands: readonly Command[] = [
       else
         context.output.list(
           [...view.data, { model: 'TOTAL', ...view.total }],
-          ['model', 'requests', 'refused_requests', 'input_tokens', 'output_tokens', 'cost_usd'],
+          ['model', 'requests', 'refused_requests', 'input_tokens', 'output_tokens', 'cost_usd', 'over_hold_requests', 'over_hold_usd'],
         );
     },
   },

@@ -31,9 +31,10 @@ export function decodeImageGeneration(body: ImageGenerationBody): DecodedImageRe
   };
 }
 
-export function decodeImageEdit(body: ImageEditBody): DecodedImageRequest {
-  const image = imageFromBase64('image', body.image);
-  const mask = body.mask === undefined ? undefined : imageFromBase64('mask', body.mask);
+/** Async: the files are checked on zlib's thread pool (image-file.ts), never inflated in memory. */
+export async function decodeImageEdit(body: ImageEditBody): Promise<DecodedImageRequest> {
+  const image = await imageFromBase64('image', body.image);
+  const mask = body.mask === undefined ? undefined : await imageFromBase64('mask', body.mask);
   if (mask && (mask.width !== image.width || mask.height !== image.height)) {
     throw errors.invalidValue('mask', `'mask' must have the size of 'image' (${image.width}x${image.height}), not ${mask.width}x${mask.height}.`);
   }

@@ -103,7 +103,7 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
           if (request.isMultipart()) request.body = await readMultipartEdit(request);
         },
       },
-      (request, reply) => answer(request, reply, EDITS, decodeImageEdit(request.body)),
+      async (request, reply) => answer(request, reply, EDITS, await decodeImageEdit(request.body)),
     );
   });
 }

@@ -19,6 +19,7 @@ import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
 import { TEXT } from '../../pipeline/kinds/text.ts';
 import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
+import { requireUsableModel } from '../../pipeline/select.ts';
 import { streamText } from '../../pipeline/text-stream.ts';
 import { estimatePromptTokens } from '../../tokens/estimate.ts';
 import { betasOf, decodeMessagesRequest } from './decode.ts';
@@ -70,7 +71,13 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: AppDeps, pipe
       onRequest: authenticate,
       config,
     },
-    // The estimate always counts the reply's priming tokens, so it is at least 1.
-    async (request) => ({ input_tokens: estimatePromptTokens(decodeMessagesRequest(request.body).request) }),
+    async (request) => {
+      const decoded = decodeMessagesRequest(request.body).request;
+      // The same 404 as /v1/messages for a model the key may not use: counting calls nothing, but it
+      // must not tell a key about models it cannot reach.
+      requireUsableModel(decoded, request.auth, deps.catalog, TEXT.category);
+      // The estimate always counts the reply's priming tokens, so it is at least 1.
+      return { input_tokens: estimatePromptTokens(decoded) };
+    },
   );
 }

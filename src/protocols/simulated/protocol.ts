@@ -4,6 +4,7 @@
  * offline. Replies are deterministic functions of the request (see request.ts).
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CanonicalRequest } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
 import type { ChatProtocol } from '../protocol.ts';
@@ -29,11 +30,13 @@ export function createSimulatedProtocol(): ChatProtocol {
     unsupportedParameters: [],
     async complete(request, endpoint, context) {
       context.signal.throwIfAborted();
+      await latency(endpoint, context.signal);
       const { reply, usage, responseId, topLogprobs } = answer(request, endpoint);
       return simulatedResult(reply, usage, responseId, endpoint.upstreamModel, topLogprobs);
     },
     async *stream(request, endpoint, context) {
       const { reply, usage, responseId, topLogprobs } = answer(request, endpoint);
+      await latency(endpoint, context.signal);
       const delay = endpoint.provider.simulated?.chunk_delay_ms ?? DEFAULT_CHUNK_DELAY_MS;
       yield* simulatedStream(reply, usage, { responseId, model: endpoint.upstreamModel }, delay, context.signal, topLogprobs);
     },
@@ -41,6 +44,12 @@ export function createSimulatedProtocol(): ChatProtocol {
 }
 
 export const simulatedProtocol: ChatProtocol = createSimulatedProtocol();
+
+/** The provider's `simulated.latency_ms` before an answer starts; an aborted call ends with its signal's reason. */
+async function latency(endpoint: RouteEndpoint, signal: AbortSignal): Promise<void> {
+  const delayMs = endpoint.provider.simulated?.latency_ms ?? 0;
+  if (delayMs > 0) await sleep(delayMs, undefined, { signal }).catch(() => signal.throwIfAborted());
+}
 
 function responseId(request: CanonicalRequest, endpoint: RouteEndpoint): string {
   return `sim-${createHash('sha256')

@@ -10,7 +10,8 @@ import type { Citation, CanonicalRequest, Finish, FunctionTool, ToolCallPart, We
 import type { RouteEndpoint } from '../../catalog/types.ts';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../catalog/request-bounds.ts';
 import { countTextTokens, truncateToTokens } from '../../tokens/tokenizer.ts';
-import { minimalInstance } from './schema-instance.ts';
+import { rejectParameter } from '../../policy/violation.ts';
+import { InstanceTooLarge, minimalInstance } from './schema-instance.ts';
 import { SIMULATED_CALL_PREFIX, signToolCall } from './signature.ts';
 
 export interface SimulatedReply {
@@ -105,7 +106,7 @@ function chooseToolCall(request: CanonicalRequest): ToolCallPart | undefined {
     }
   }
   if (!tool) return undefined;
-  const args = JSON.stringify(tool.parameters ? minimalInstance(tool.parameters) : {});
+  const args = JSON.stringify(tool.parameters ? boundedInstance('tools', tool.parameters) : {});
   const id = SIMULATED_CALL_PREFIX + createHash('sha256').update(`${request.messages.length}\n${tool.name}\n${args}`).digest('hex').slice(0, 24);
   return { type: 'tool_call', id, name: tool.name, arguments: args, extraContent: signToolCall(id, tool.name, args) };
 }
@@ -116,9 +117,19 @@ function composeText(request: CanonicalRequest, endpoint: RouteEndpoint, prompt:
     : `This is a simulated reply from ${endpoint.upstreamModel}. You said: ${prompt}`;
   const answer = webSearch ? `According to a web search for "${webSearch.queries[0]}": ${sentence}` : sentence;
   const format = request.responseFormat;
-  if (format?.kind === 'json_schema') return JSON.stringify(minimalInstance(format.schema));
+  if (format?.kind === 'json_schema') return JSON.stringify(boundedInstance('responseFormat', format.schema));
   if (format?.kind === 'json_object') return JSON.stringify({ reply: answer });
   return answer;
+}
+
+/** A schema's minimal instance, or the refusal a provider gives a schema it will not fill: a 400 naming the field. */
+function boundedInstance(field: 'tools' | 'responseFormat', schema: unknown): unknown {
+  try {
+    return minimalInstance(schema);
+  } catch (error) {
+    if (!(error instanceof InstanceTooLarge)) throw error;
+    throw rejectParameter(field, `The schema cannot be answered by the simulated provider: ${error.message}.`, 'invalid_value');
+  }
 }
 
 function searchFor(prompt: string): WebSearchInfo {

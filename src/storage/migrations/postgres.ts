@@ -419,4 +419,13 @@ END;
 $$;
 `,
   },
+  {
+    version: 11,
+    name: 'request cost beyond the hold',
+    // What an upstream reported beyond the request's hold (it ignored max_tokens, or counted the
+    // prompt differently): priced, recorded, never charged (docs/billing.md, "Money caps").
+    sql: `
+ALTER TABLE request_log ADD COLUMN over_hold BIGINT NOT NULL DEFAULT 0 CHECK (over_hold >= 0);
+`,
+  },
 ];

@@ -314,4 +314,13 @@ ALTER TABLE jobs ADD COLUMN checkpoint TEXT;
 SELECT 1;
 `,
   },
+  {
+    version: 11,
+    name: 'request cost beyond the hold',
+    // What an upstream reported beyond the request's hold (it ignored max_tokens, or counted the
+    // prompt differently): priced, recorded, never charged (docs/billing.md, "Money caps").
+    sql: `
+ALTER TABLE request_log ADD COLUMN over_hold INTEGER NOT NULL DEFAULT 0 CHECK (over_hold >= 0);
+`,
+  },
 ];

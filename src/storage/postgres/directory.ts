@@ -78,6 +78,11 @@ const INSERT_FIRST_ACCOUNT = insertOwner(
   'gateway_accounts_insert_first',
 );
 
+const DIRECTORY_IS_EMPTY: Statement = {
+  name: 'gateway_directory_is_empty',
+  text: 'SELECT NOT EXISTS (SELECT 1 FROM accounts) AND NOT EXISTS (SELECT 1 FROM organizations) AS empty',
+};
+
 const INSERT_KEY: Statement = {
   name: 'gateway_keys_insert',
   text: `INSERT INTO api_keys (id, owner_kind, owner_id, name, hash, display_prefix, scopes, allowed_models, limits, created_at)
@@ -140,6 +145,9 @@ export function postgresDirectory(database: PostgresDatabase, now: () => number)
         return (await client.query({ name: INSERT_FIRST_ACCOUNT.name, text: INSERT_FIRST_ACCOUNT.text, values })).rows[0];
       });
       return row ? accountFromRow(row) : null;
+    },
+    async isDirectoryEmpty() {
+      return (await database.query(DIRECTORY_IS_EMPTY, [])).rows[0].empty === true;
     },
     async createAccount(input) {
       const values = [...ownerValues(timeOrderedId('acct'), newOwnerColumns(input), now()), input.organizationId ?? null];

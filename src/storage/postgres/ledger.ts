@@ -4,6 +4,7 @@
  * a wallet or reservation row re-checks its WHERE clause against the committed new version (READ
  * COMMITTED), so a conditional hold or a status change can never act on stale values.
  */
+import type { Picos } from '../../core/money.ts';
 import { timeOrderedId } from '../../core/ids.ts';
 import {
   INT64_MAX,
@@ -53,7 +54,8 @@ const RESERVE: Statement = {
 };
 
 // Closing the reservation first makes a second settle (or a racing release) find nothing. The
-// charge is capped at what this reservation plus the free balance covers, so the other open
+// charge is capped at the reservation (a hold is the most a request can cost, docs/billing.md,
+// "Money caps") and at what the reservation plus the free balance covers, so the other open
 // reservations stay covered. `locked` reads the wallet at its newest version (FOR UPDATE follows
 // concurrent updates) for the ledger entry and the result; `moved` recomputes the same cap from the
 // row it writes rather than reusing `locked.charged`, because PostgreSQL first builds the new row
@@ -69,12 +71,12 @@ const SETTLE: Statement = {
            RETURNING owner_kind, owner_id, amount, request_id, key_id
          ), locked AS (
            SELECT w.owner_kind, w.owner_id, s.amount, s.request_id, s.key_id,
-                  LEAST($2::bigint, w.balance - w.reserved + s.amount) AS charged
+                  LEAST($2::bigint, s.amount, w.balance - w.reserved + s.amount) AS charged
            FROM wallets w JOIN settled s ON w.owner_kind = s.owner_kind AND w.owner_id = s.owner_id
            FOR UPDATE OF w
          ), moved AS (
            UPDATE wallets w
-           SET balance = w.balance - LEAST($2::bigint, w.balance - w.reserved + l.amount), reserved = w.reserved - l.amount
+           SET balance = w.balance - LEAST($2::bigint, l.amount, w.balance - w.reserved + l.amount), reserved = w.reserved - l.amount
            FROM locked l WHERE w.owner_kind = l.owner_kind AND w.owner_id = l.owner_id
            RETURNING l.amount, l.charged
          ), entry AS (
@@ -175,14 +177,16 @@ const ENTRIES: Statement = {
 export function postgresLedger(database: PostgresDatabase, now: () => number, instanceId: string): LedgerStore {
   const commits = new WalletCommits(database, now);
   /** The holds this instance made through the group commit and has not closed: their wallets. */
-  const madeHere = new Map<string, { readonly owner: OwnerRef; readonly expiresAt: number }>();
+  const madeHere = new Map<string, { readonly owner: OwnerRef; readonly amount: Picos; readonly expiresAt: number }>();
 
   /** Closes a hold of this instance in its wallet's group commit; undefined for a hold made elsewhere. */
   async function closeMadeHere(reservationId: string, cost: bigint | null, requestId: string | null) {
     const made = madeHere.get(reservationId);
     if (!made) return undefined;
+    // Never above the reservation (docs/billing.md, "Money caps"); the commit caps it at the free balance too.
+    const charge = cost !== null && cost > made.amount ? made.amount : cost;
     // Forgotten once closed, not before: a second closing meanwhile goes to the same commit.
-    const closed = await commits.close(made.owner, { reservationId, cost, requestId, entryId: timeOrderedId('led') });
+    const closed = await commits.close(made.owner, { reservationId, cost: charge, requestId, entryId: timeOrderedId('led') });
     madeHere.delete(reservationId);
     return closed;
   }
@@ -240,7 +244,7 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
         keyId,
       });
       if (!granted) return null;
-      madeHere.set(reservation.id, { owner, expiresAt });
+      madeHere.set(reservation.id, { owner, amount, expiresAt });
       return reservation;
     },
 

@@ -38,10 +38,10 @@ const DELETE_EXPIRED: Statement = {
   text: `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE expires_at < $1 ORDER BY expires_at LIMIT ${EXPIRY_BATCH_ROWS})`,
 };
 
-/** One row as JSON; the cost as a decimal string, which json_populate_recordset reads into BIGINT exactly. */
+/** One row as JSON; amounts as decimal strings, which json_populate_recordset reads into BIGINT exactly. */
 function rowJson(record: RequestLogRecord): string {
   const columns = requestColumns(record);
-  return JSON.stringify({ ...columns, cost: columns.cost.toString(), output: jsonText(columns.output) });
+  return JSON.stringify({ ...columns, cost: columns.cost.toString(), over_hold: columns.over_hold.toString(), output: jsonText(columns.output) });
 }
 
 export function postgresRequestLog(database: PostgresDatabase): RequestLogStore {

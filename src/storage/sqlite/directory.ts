@@ -105,6 +105,9 @@ export function sqliteDirectory(database: SqliteDatabase, now: () => number): Di
       const row = database.transaction(() => (directoryIsEmpty.get()?.empty ? insertAccountWithWallet(input) : undefined));
       return row ? accountFromRow(row) : null;
     },
+    async isDirectoryEmpty() {
+      return Boolean(directoryIsEmpty.get()?.empty);
+    },
     async createAccount(input) {
       return accountFromRow(database.transaction(() => insertAccountWithWallet(input)));
     },

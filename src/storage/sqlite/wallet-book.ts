@@ -196,7 +196,9 @@ export class WalletBook {
    */
   close(entry: HeldReservation, status: ClosingStatus, cost: bigint, requestId: string | null): bigint {
     const { wallet, reservation } = entry;
-    const covered = wallet.balance - wallet.reserved + reservation.amount;
+    // Never above the reservation (docs/billing.md, "Money caps"), nor above what it and the free balance cover.
+    const free = wallet.balance - wallet.reserved + reservation.amount;
+    const covered = free < reservation.amount ? free : reservation.amount;
     const charged = cost <= covered ? cost : covered;
     wallet.balance -= charged;
     wallet.reserved -= reservation.amount;

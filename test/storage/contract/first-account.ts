@@ -11,6 +11,7 @@ export function firstAccountContract({ fresh }: ContractContext): void {
         const created = await Promise.all(stores.flatMap((store) => [1, 2, 3].map(() => store.createFirstAccount({ name: 'demo' }))));
         const accounts = created.filter((account) => account !== null);
         assert.equal(accounts.length, 1);
+        assert.equal(await stores[1].isDirectoryEmpty(), false);
         assert.deepEqual(
           (await stores[0].listAccounts()).map((account) => account.id),
           [accounts[0]!.id],
@@ -25,9 +26,11 @@ export function firstAccountContract({ fresh }: ContractContext): void {
     test('an organization alone makes the directory not empty', async () => {
       const store = await fresh()();
       try {
+        assert.equal(await store.isDirectoryEmpty(), true);
         await store.createOrganization({ name: 'first' });
         assert.equal(await store.createFirstAccount({ name: 'demo' }), null);
         assert.deepEqual(await store.listAccounts(), []);
+        assert.equal(await store.isDirectoryEmpty(), false);
       } finally {
         await store.close();
       }

@@ -140,27 +140,18 @@ export function ledgerContract({ store, peer }: ContractContext): void {
       await assertLedgerConsistent(store(), owner, [free.id, paid.id]);
     });
 
-    test('a cost above the reservation is charged from the free balance, capped at zero', async () => {
-      const owner = await newAccount(store());
-      await store().addCredit(owner, 1_000n);
-      const covered = (await store().reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + MINUTE }))!;
-      assert.deepEqual(await store().settle(covered.id, 250n), { charged: 250n, released: 0n, shortfall: 0n });
-      assert.equal((await store().getBalance(owner)).balance, 750n);
-
-      const overrun = (await store().reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + MINUTE }))!;
-      assert.deepEqual(await store().settle(overrun.id, 2_000n), { charged: 750n, released: 0n, shortfall: 1_250n });
-      assert.deepEqual(await store().getBalance(owner), { balance: 0n, reserved: 0n, available: 0n });
-      await assertLedgerConsistent(store(), owner, [covered.id, overrun.id]);
-    });
-
-    test('an overrun never eats into other open reservations', async () => {
+    test('a cost above the reservation is charged the reservation, never more, and the rest is the shortfall', async () => {
       const owner = await newAccount(store());
       await store().addCredit(owner, 1_000n);
       const held = (await store().reserve({ owner, amount: 400n, requestId: null, expiresAt: Date.now() + MINUTE }))!;
       const overrun = (await store().reserve({ owner, amount: 100n, requestId: null, expiresAt: Date.now() + MINUTE }))!;
-      assert.deepEqual(await store().settle(overrun.id, 5_000n), { charged: 600n, released: 0n, shortfall: 4_400n });
-      assert.deepEqual(await store().getBalance(owner), { balance: 400n, reserved: 400n, available: 0n });
-      assert.deepEqual(await store().settle(held.id, 400n), { charged: 400n, released: 0n, shortfall: 0n });
+      // The free balance (500) could cover the overrun: the reservation is the cap all the same.
+      assert.deepEqual(await store().settle(overrun.id, 250n), { charged: 100n, released: 0n, shortfall: 150n });
+      assert.deepEqual(await store().getBalance(owner), { balance: 900n, reserved: 400n, available: 500n });
+      assert.deepEqual(await peer().settle(held.id, 5_000n), { charged: 400n, released: 0n, shortfall: 4_600n });
+      assert.deepEqual(await store().getBalance(owner), { balance: 500n, reserved: 0n, available: 500n });
+      const charges = (await store().listEntries(owner)).filter((entry) => entry.kind === 'charge');
+      assert.deepEqual(charges.map((entry) => entry.amount).sort(), [100n, 400n]);
       await assertLedgerConsistent(store(), owner, [held.id, overrun.id]);
     });
 

@@ -29,6 +29,7 @@ function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): Req
     reasoningTokens: 5,
     searchUnits: 0,
     cost: 1_000n,
+    overHold: 0n,
     errorCode: null,
     createdAt: 5_000,
     durationMs: 42,
@@ -46,6 +47,7 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       const owner = await newAccount(store());
       const full = record(owner, {
         cost: 2n ** 62n + 3n,
+        overHold: 2n ** 62n + 5n,
         blobKeys: ['outputs/a/0.png', 'outputs/a/1.png'],
         cacheWriteTokens: 30,
         cacheWrite1hTokens: 20,
@@ -138,7 +140,7 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       assert.equal((await store().getRequest(first.id))?.status, 'completed');
     });
 
-    test('usage summary groups by model since a time, counting all input tokens, served and refused requests apart', async () => {
+    test('usage summary groups by model since a time, counting all input tokens, served and refused requests apart, and what went beyond holds', async () => {
       const owner = await newAccount(store());
       const other = await newAccount(store());
       const refusal = {
@@ -154,9 +156,9 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       await store().recordRequests([
         record(owner, { model: 'model-b', createdAt: 1_000, cost: 5n }),
         record(owner, { model: 'model-a', createdAt: 2_000, cost: 7n }),
-        record(owner, { model: 'model-a', createdAt: 3_000, cost: 9n, inputTokens: 100, outputTokens: 1 }),
+        record(owner, { model: 'model-a', createdAt: 3_000, cost: 9n, inputTokens: 100, outputTokens: 1, overHold: 2n ** 62n }),
         // A stream that broke off after it began: served (its status line was 200) and charged.
-        record(owner, { model: 'model-b', createdAt: 3_000, cost: 3n, status: 'failed', errorCode: 'upstream_error' }),
+        record(owner, { model: 'model-b', createdAt: 3_000, cost: 3n, status: 'failed', errorCode: 'upstream_error', overHold: 4n }),
         record(owner, { ...refusal, model: 'model-a', createdAt: 3_000, httpStatus: 402, errorCode: 'insufficient_quota' }),
         record(owner, { ...refusal, model: null, createdAt: 3_000, httpStatus: 404, errorCode: 'model_not_found' }),
         record(owner, { ...refusal, model: null, createdAt: 3_000, httpStatus: 502, errorCode: 'upstream_error' }),
@@ -164,9 +166,9 @@ export function requestLogContract({ store, peer }: ContractContext): void {
         record(other, { model: 'model-a', createdAt: 2_000, cost: 1_000n }),
       ]);
       assert.deepEqual(await store().usageSummary(owner, 1_000), [
-        { model: 'model-a', requests: 2, refusedRequests: 1, inputTokens: 13 + 103, outputTokens: 21, cost: 16n },
-        { model: 'model-b', requests: 2, refusedRequests: 0, inputTokens: 26, outputTokens: 40, cost: 8n },
-        { model: null, requests: 0, refusedRequests: 2, inputTokens: 0, outputTokens: 0, cost: 0n },
+        { model: 'model-a', requests: 2, refusedRequests: 1, inputTokens: 13 + 103, outputTokens: 21, cost: 16n, overHoldRequests: 1, overHold: 2n ** 62n },
+        { model: 'model-b', requests: 2, refusedRequests: 0, inputTokens: 26, outputTokens: 40, cost: 8n, overHoldRequests: 1, overHold: 4n },
+        { model: null, requests: 0, refusedRequests: 2, inputTokens: 0, outputTokens: 0, cost: 0n, overHoldRequests: 0, overHold: 0n },
       ]);
       assert.deepEqual(await store().usageSummary(owner, 10_000), []);
     });
