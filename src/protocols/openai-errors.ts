@@ -47,7 +47,8 @@ function isQuotaError(error: OpenAIErrorWire | undefined): boolean {
  * The codes a failed response carries (`ResponseError.code` in the SDK) that mean the request
  * itself was refused: a client error, which another endpoint would refuse too.
  */
-const CLIENT_CODES = /^(invalid_|image_|bio_policy|data_residency_mismatch|unsupported_image_media_type|empty_image_file|failed_to_download_image|context_length_exceeded)/;
+const CLIENT_CODES =
+  /^(invalid_|image_|bio_policy|data_residency_mismatch|unsupported_image_media_type|empty_image_file|failed_to_download_image|context_length_exceeded)/;
 
 function impliedStatus(error: OpenAIErrorWire | undefined): number {
   const code = error?.code;
