@@ -457,6 +457,15 @@ export const errors = {
     status: 502,
     message: `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`,
   })),
+  /**
+   * In a stream: the upstream went on past the request's max output tokens until what it delivered
+   * cost more than the request's credit hold (docs/billing.md, "Money caps"); it is read no further.
+   */
+  holdExhausted: entry(() => ({
+    code: 'upstream_error',
+    status: 502,
+    message: 'The upstream provider went on past the output this request allows, beyond what its credit hold covers; the stream was stopped.',
+  })),
   /** The client went away, so there is nothing to fall back to. */
   upstreamCancelled: entry((cause: unknown) => ({ code: 'upstream_unavailable', status: 502, message: 'The upstream request was cancelled.', cause })),
   upstreamNoAnswer: entry((cause: unknown) => ({
