@@ -49,6 +49,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
             embeddingEndpoint('oai', 'text-embedding-3-large', { pricing: price(0.13) }),
           ]),
           embeddingModel('gateway/sim-embed', [embeddingEndpoint('sim', 'sim-embed', { pricing: price(0.02) })]),
+          embeddingModel('gateway/gem-embed', [embeddingEndpoint('gem', 'gemini-embedding-001', { pricing: price(0.15) })]),
         ],
       };
       gateway = await startGateway({ engine, config, env: { EMBED_KEY: KEY }, creditUsd: '10' });
@@ -92,26 +93,43 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       ['a malformed body', { kind: 'malformed', afterEvents: 0 }],
     ];
     for (const [name, behaviour] of failures) {
-      test(`${name} from the only route releases the whole hold: nothing is charged`, async () => {
+      test(`${name} from the only route releases the whole hold, on OpenAI and on Gemini: nothing is charged`, async () => {
+        for (const [simulator, model] of [
+          [openaiSim, 'gateway/oai-embed'],
+          [geminiSim, 'gateway/gem-embed'],
+        ] as const) {
+          await refundedAfter(simulator, model, behaviour);
+        }
+      });
+    }
+
+    async function refundedAfter(simulator: { enqueue(behaviour: Behaviour): void }, model: string, behaviour: Behaviour) {
+      {
         const before = await ledger(gateway);
-        openaiSim.enqueue(behaviour);
-        const response = await embed(gateway, { model: 'gateway/oai-embed', input: ['a', 'b'] });
+        simulator.enqueue(behaviour);
+        const response = await embed(gateway, { model, input: ['a', 'b'] });
         assert.ok(response.status >= 429 && response.status !== 500, `${response.status} ${response.text}`);
         assert.ok(response.body.error, response.text);
         assert.deepEqual(await newCharges(gateway, before), []);
         const after = await ledger(gateway);
         assert.equal(after.balance.reserved, 0n);
         assert.equal(after.balance.balance, before.balance.balance);
-      });
+      }
     }
 
-    test('an answer with a vector missing is a failure, not a charge', async () => {
+    test('an answer with a vector missing, or not of the dimensions asked, is a failure, not a charge', async () => {
       const before = await ledger(gateway);
       openaiSim.options.dropVector = true;
       try {
         assertError(await embed(gateway, { model: 'gateway/oai-embed', input: ['x', 'y'] }), { status: 502, type: 'api_error' });
       } finally {
         openaiSim.options.dropVector = false;
+      }
+      openaiSim.options.ignoreDimensions = true;
+      try {
+        assertError(await embed(gateway, { model: 'gateway/oai-embed', input: ['x', 'y'], dimensions: 16 }), { status: 502, type: 'api_error' });
+      } finally {
+        openaiSim.options.ignoreDimensions = false;
       }
       assert.deepEqual(await newCharges(gateway, before), []);
       assert.equal((await ledger(gateway)).balance.reserved, 0n);
@@ -164,16 +182,16 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(stored.body.usage.input_tokens, response.body.usage.prompt_tokens);
       assert.equal(stored.body.cost_usd, response.headers.get('x-gateway-cost-usd'));
       const files = Object.fromEntries(stored.body.outputs.map((file: { name: string; url: string }) => [file.name, file.url]));
-      assert.deepEqual(Object.keys(files).sort(), ['embeddings.json', 'output.json']);
-      const vectors: unknown = await (await fetch(files['embeddings.json'])).json();
-      assert.deepEqual(
-        vectors,
-        response.body.data.map((datum: { embedding: number[] }) => datum.embedding),
-      );
+      assert.deepEqual(Object.keys(files).sort(), ['embeddings.f32', 'output.json']);
+      // Little-endian float32, the vectors one after another: the answer's vectors to float32 precision.
+      const bytes = Buffer.from(await (await fetch(files['embeddings.f32'])).arrayBuffer());
+      const answered: number[][] = response.body.data.map((datum: { embedding: number[] }) => datum.embedding);
+      assert.equal(bytes.length, answered.length * answered[0].length * 4);
+      answered.flat().forEach((value, at) => assert.ok(Math.abs(bytes.readFloatLE(at * 4) - value) < 1e-6));
       const output = (await (await fetch(files['output.json'])).json()) as { data: unknown };
       assert.deepEqual(output.data, [
-        { object: 'embedding', index: 0, file: 'embeddings.json' },
-        { object: 'embedding', index: 1, file: 'embeddings.json' },
+        { object: 'embedding', index: 0, file: 'embeddings.f32', dimensions: 64 },
+        { object: 'embedding', index: 1, file: 'embeddings.f32', dimensions: 64 },
       ]);
     });
 

@@ -4,10 +4,10 @@
  * harness's fault injection. It checks the body as OpenAI does (one of the four input forms, no
  * empty input, `dimensions` only on models that can shorten), answers `encoding_format: base64` as
  * little-endian float32, and can list its vectors out of order (they are placed by `index`) or
- * omit `usage` like some compatible servers, or drop a vector like a broken one.
+ * omit `usage` like some compatible servers, or drop a vector or ignore `dimensions` like a broken one.
  * @see https://platform.openai.com/docs/api-reference/embeddings
  */
-import { float32Base64 } from '../../src/dialects/embeddings/encode.ts';
+import { float32Bytes } from '../../src/dialects/embeddings/encode.ts';
 import { simulatedVector } from '../../src/protocols/simulated/embeddings.ts';
 import { countTextTokens } from '../../src/tokens/tokenizer.ts';
 import { chatErrorBody } from './openai-chat.ts';
@@ -25,6 +25,8 @@ export interface OpenAIEmbeddingsSimulatorOptions {
   noUsage?: boolean;
   /** Answers one vector fewer than there are inputs (a broken server). */
   dropVector?: boolean;
+  /** Answers vectors of the native size whatever `dimensions` says (a server that ignores it). */
+  ignoreDimensions?: boolean;
 }
 
 export interface OpenAIEmbeddingsSimulator extends Simulator {
@@ -55,10 +57,10 @@ function handle(request: RecordedRequest, reply: Reply, options: OpenAIEmbedding
   if (body.dimensions !== undefined && options.fixedModels?.includes(body.model)) {
     return reply.json(400, chatErrorBody(400, 'This model does not support specifying dimensions.'));
   }
-  const size = body.dimensions ?? options.nativeDimensions ?? 1536;
+  const size = (options.ignoreDimensions ? undefined : body.dimensions) ?? options.nativeDimensions ?? 1536;
   const data = inputs.map((input, index) => {
     const vector = simulatedVector(input, size);
-    return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? float32Base64(vector) : vector };
+    return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? float32Bytes(vector).toString('base64') : vector };
   });
   if (options.reversed) data.reverse();
   if (options.dropVector) data.pop();
