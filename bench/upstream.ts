@@ -4,8 +4,8 @@
  * listening.
  *
  * It speaks OpenAI chat completions (JSON and SSE), GET /v1/models, Anthropic messages (JSON and
- * SSE) and count_tokens, and OpenAI Images generations (one 256x256 PNG), with fixed answers and
- * fixed usage. Every answer is serialized once at
+ * SSE) and count_tokens, OpenAI Images generations (one 256x256 PNG) and OpenAI embeddings (16
+ * vectors of 256 floats), with fixed answers and fixed usage. Every answer is serialized once at
  * start, so the simulator spends as little CPU as possible per request: what the benchmark measures
  * is the process in front of it.
  *
@@ -67,6 +67,30 @@ const imageGeneration = (() => {
     }),
   );
 })();
+
+/** The inputs of the embeddings workload, and the size of each vector. */
+export const EMBEDDING_INPUTS = 16;
+const EMBEDDING_DIMENSIONS = 256;
+/** Tokens of the embeddings workload's 16 inputs, as the upstream reports them. */
+export const EMBEDDING_PROMPT_TOKENS = 16 * 12;
+
+/**
+ * 16 vectors of 256 floats, written as an upstream writes float32 values (about nine significant
+ * digits), with the inputs' token count.
+ * @see https://platform.openai.com/docs/api-reference/embeddings/object
+ */
+const embeddingsAnswer = Buffer.from(
+  JSON.stringify({
+    object: 'list',
+    data: Array.from({ length: EMBEDDING_INPUTS }, (_, index) => ({
+      object: 'embedding',
+      index,
+      embedding: Array.from({ length: EMBEDDING_DIMENSIONS }, (_, at) => Number((Math.sin(index * 31 + at) / 16).toPrecision(9))),
+    })),
+    model: UPSTREAM_MODEL,
+    usage: { prompt_tokens: EMBEDDING_PROMPT_TOKENS, total_tokens: EMBEDDING_PROMPT_TOKENS },
+  }),
+);
 
 function chatChunk(delta: object, finishReason: string | null) {
   return {
@@ -241,6 +265,7 @@ function answer(path: string, pace: Pace, body: unknown, response: ServerRespons
     return sendStream(response, stream, pace);
   }
   if (path.endsWith('/images/generations')) return sendJson(response, 200, imageGeneration);
+  if (path.endsWith('/embeddings')) return sendJson(response, 200, embeddingsAnswer);
   if (path.endsWith('/messages/count_tokens')) return sendJson(response, 200, countTokens);
   if (path.endsWith('/messages')) {
     if (request.stream !== true) return sendJson(response, 200, anthropicMessage);

@@ -16,6 +16,7 @@ export type WorkloadId =
   | 'chat-anthropic'
   | 'chat-idempotent'
   | 'images'
+  | 'embeddings'
   | 'chat-limited';
 
 export interface Workload {
@@ -46,6 +47,7 @@ export const GATEWAY_MODELS = {
   chatHold: 'gateway/bench-chat-hold',
   claude: 'gateway/bench-claude',
   image: 'gateway/bench-image',
+  embed: 'gateway/bench-embed',
   video: 'gateway/bench-video',
 } as const;
 /** Upstream model names the simulator receives (it answers every name the same way). */
@@ -53,6 +55,12 @@ const UPSTREAM_CHAT_MODEL = 'bench-upstream-chat';
 const UPSTREAM_CLAUDE_MODEL = 'bench-upstream-claude';
 const UPSTREAM_IMAGE_MODEL = 'bench-upstream-image';
 const IMAGE_PROMPT = 'A lighthouse on a rocky coast at dusk, watercolour, soft light';
+const UPSTREAM_EMBEDDING_MODEL = 'bench-upstream-embed';
+/** A batch of 16 short documents, as a retrieval application indexes them. */
+const EMBEDDING_INPUTS = Array.from(
+  { length: 16 },
+  (_, index) => `Chapter ${index + 1}: the clerk writes home about the voyage, the cargo and the weather off the coast.`,
+);
 const UPSTREAM_KEY = 'bench-upstream-key';
 const ANTHROPIC_VERSION = '2023-06-01';
 export const MAX_TOKENS = 256;
@@ -227,6 +235,25 @@ export const WORKLOADS: readonly Workload[] = [
       path: '/v1/images/generations',
       headers: bearer(key),
       body: json({ model: GATEWAY_MODELS.image, prompt: IMAGE_PROMPT, size: '256x256', response_format: 'b64_json' }),
+    }),
+    probe: 'success',
+  },
+  {
+    id: 'embeddings',
+    title: 'embeddings, a batch of 16 inputs, 256-dimension vectors over an OpenAI embeddings upstream',
+    // The client sends what the openai SDK sends by default (base64); the gateway asks its upstream
+    // for floats and encodes base64 itself.
+    upstream: {
+      method: 'POST',
+      path: '/v1/embeddings',
+      headers: bearer(UPSTREAM_KEY),
+      body: json({ model: UPSTREAM_EMBEDDING_MODEL, input: EMBEDDING_INPUTS, encoding_format: 'float' }),
+    },
+    gateway: (key) => ({
+      method: 'POST',
+      path: '/v1/embeddings',
+      headers: bearer(key),
+      body: json({ model: GATEWAY_MODELS.embed, input: EMBEDDING_INPUTS, encoding_format: 'base64' }),
     }),
     probe: 'success',
   },

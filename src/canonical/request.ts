@@ -16,6 +16,8 @@ export type ReasoningRequest =
 
 export interface FunctionTool {
   readonly name: string;
+  /** Example argument objects (Anthropic's `input_examples`); only an Anthropic upstream can take them. */
+  readonly inputExamples?: readonly Readonly<Record<string, unknown>>[];
   readonly description?: string;
   /** JSON Schema of the arguments object. */
   readonly parameters?: Record<string, unknown>;
@@ -28,6 +30,15 @@ export type ToolChoice =
   | { readonly kind: 'none' }
   | { readonly kind: 'required' }
   | { readonly kind: 'tool'; readonly name: string };
+
+/** How long the answer should be (OpenAI's `verbosity`, `text.verbosity`). */
+export type Verbosity = 'low' | 'medium' | 'high';
+
+/** How much of its reasoning the model should summarise in the answer (OpenAI's `reasoning.summary`). */
+export type ReasoningSummary = 'auto' | 'concise' | 'detailed';
+
+/** How many tokens the model may spend on the whole answer (Anthropic's `output_config.effort`). */
+export type OutputEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 export type ResponseFormat =
   | { readonly kind: 'text' }
@@ -73,7 +84,11 @@ export type CanonicalParam =
   | 'webSearch'
   | 'tools'
   | 'toolChoice'
-  | 'user';
+  | 'user'
+  | 'verbosity'
+  | 'reasoningSummary'
+  | 'outputEffort'
+  | 'toolInputExamples';
 
 export interface CanonicalRequest {
   readonly dialect: DialectName;
@@ -101,6 +116,9 @@ export interface CanonicalRequest {
   readonly parallelToolCalls?: boolean;
   readonly responseFormat?: ResponseFormat;
   readonly reasoning?: ReasoningRequest;
+  readonly reasoningSummary?: ReasoningSummary;
+  readonly verbosity?: Verbosity;
+  readonly outputEffort?: OutputEffort;
   readonly stream: boolean;
   /** Chat's `stream_options.include_usage`; the other dialects always carry usage. */
   readonly includeUsage?: boolean;

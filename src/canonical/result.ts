@@ -9,6 +9,14 @@ export interface Finish {
   /** The stop sequence that ended the output, when the provider reports it. */
   readonly stopSequence?: string;
   readonly raw: string | null;
+  /** Why the model refused, when the provider says (Anthropic's `stop_details` of a `refusal`). */
+  readonly refusal?: RefusalDetails;
+}
+
+/** The provider's category of a refusal and its explanation, each null when it gives none. */
+export interface RefusalDetails {
+  readonly category: string | null;
+  readonly explanation: string | null;
 }
 
 export interface Citation {

@@ -27,6 +27,7 @@ export const mediaParamNames: ParamNamer = {
       case 'embedding-field':
       case 'field':
       case 'tool-strict':
+      case 'tool-input-examples':
       case 'response-format-strict':
       case 'image':
         return 'body';

@@ -39,6 +39,14 @@ export function isExplicit(request: CanonicalRequest, param: CanonicalParam): bo
       return request.toolChoice !== undefined;
     case 'user':
       return request.user !== undefined;
+    case 'verbosity':
+      return request.verbosity !== undefined;
+    case 'reasoningSummary':
+      return request.reasoningSummary !== undefined;
+    case 'outputEffort':
+      return request.outputEffort !== undefined;
+    case 'toolInputExamples':
+      return request.tools?.some((tool) => tool.inputExamples !== undefined) === true;
     default: {
       const unreachable: never = param;
       return unreachable;

@@ -7,11 +7,18 @@
 import type { CanonicalRequest } from '../canonical/index.ts';
 import type { CanonicalParam } from '../canonical/index.ts';
 import { isExplicit } from './explicit.ts';
-import { fieldRef, notSupported, type PolicyViolation } from './violation.ts';
+import { fieldRef, notSupported, type ParamRef, type PolicyViolation } from './violation.ts';
 
 export function checkProtocolParameters(request: CanonicalRequest, unsupported: readonly CanonicalParam[]): PolicyViolation | undefined {
   for (const param of unsupported) {
-    if (isExplicit(request, param)) return notSupported(fieldRef(param), 'is not supported by the route serving this model');
+    if (isExplicit(request, param)) return notSupported(paramRef(request, param), 'is not supported by the route serving this model');
   }
   return undefined;
+}
+
+/** A tool's own field is named at the first tool that sets it. */
+function paramRef(request: CanonicalRequest, param: CanonicalParam): ParamRef {
+  if (param !== 'toolInputExamples') return fieldRef(param);
+  const toolIndex = request.tools?.findIndex((tool) => tool.inputExamples !== undefined) ?? 0;
+  return { kind: 'tool-input-examples', toolIndex };
 }

@@ -13,6 +13,8 @@ export type ParamRef =
   | { readonly kind: 'field'; readonly field: PolicyField }
   /** `strict: true` on the function tool at this index of `request.tools`. */
   | { readonly kind: 'tool-strict'; readonly toolIndex: number }
+  /** The example inputs of the function tool at this index of `request.tools`. */
+  | { readonly kind: 'tool-input-examples'; readonly toolIndex: number }
   /** `strict` of a JSON-schema response format. */
   | { readonly kind: 'response-format-strict' }
   /** An image part: canonical message index, part index, and the index inside a tool result. */
@@ -74,11 +76,6 @@ export const embeddingFieldRef = (field: EmbeddingParam, index?: number): ParamR
   field,
   ...(index === undefined ? {} : { index }),
 });
-
-/** A value an embeddings protocol's wire format cannot express (see `rejectParameter`). */
-export function rejectEmbeddingParameter(field: EmbeddingParam, message: string, index?: number): RejectedParameter {
-  return new RejectedParameter({ ref: embeddingFieldRef(field, index), message: () => message });
-}
 
 /** A value an image protocol's wire format cannot express (see `rejectParameter`). */
 export function rejectImageParameter(field: ImageParam, message: string, code: PolicyViolation['code'] = 'unsupported_parameter'): RejectedParameter {

@@ -20,6 +20,8 @@ import { veoProtocol } from './veo/index.ts';
 import { gpuPoolVideoProtocol } from './gpu-pool/video.ts';
 import { EMBEDDINGS } from './embedding-protocol.ts';
 import { simulatedEmbeddingsProtocol } from './simulated/embeddings.ts';
+import { openAIEmbeddingsProtocol } from './openai-embeddings/index.ts';
+import { geminiEmbeddingsProtocol } from './gemini-embeddings/index.ts';
 
 export const PROTOCOLS: ProtocolRegistry = {
   simulated: provides(
@@ -28,12 +30,17 @@ export const PROTOCOLS: ProtocolRegistry = {
     implement(VIDEO, simulatedVideoProtocol),
     implement(EMBEDDINGS, simulatedEmbeddingsProtocol),
   ),
-  openai: provides(implement(CHAT, openAIChatProtocol)),
+  openai: provides(implement(CHAT, openAIChatProtocol), implement(EMBEDDINGS, openAIEmbeddingsProtocol)),
   'openai-responses': provides(implement(CHAT, openAIResponsesProtocol)),
   'openai-images': provides(implement(IMAGES, openAIImagesProtocol)),
   'gpu-pool': provides(implement(IMAGES, gpuPoolProtocol), implement(VIDEO, gpuPoolVideoProtocol)),
   anthropic: provides(implement(CHAT, anthropicProtocol)),
-  gemini: provides(implement(CHAT, geminiProtocol), implement(IMAGES, imagenProtocol), implement(VIDEO, veoProtocol)),
+  gemini: provides(
+    implement(CHAT, geminiProtocol),
+    implement(IMAGES, imagenProtocol),
+    implement(VIDEO, veoProtocol),
+    implement(EMBEDDINGS, geminiEmbeddingsProtocol),
+  ),
 };
 
 /** Whether the gateway can call a route of this provider kind for a model of this category today. */

@@ -10,6 +10,9 @@ import type { CanonicalRequest } from '../../src/canonical/index.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import { decodeResponsesRequest } from '../../src/dialects/responses/decode.ts';
 import { chatBody } from '../../src/protocols/openai-chat/request.ts';
+import type { RouteEndpoint } from '../../src/catalog/types.ts';
+import { decodeEmbeddingsRequest } from '../../src/dialects/embeddings/decode.ts';
+import { embeddingsRequestBody } from '../../src/protocols/openai-embeddings/request.ts';
 
 const workload = (id: WorkloadId): Workload => WORKLOADS.find((candidate) => candidate.id === id)!;
 const gatewayBody = (id: WorkloadId) => JSON.parse(workload(id).gateway('gw-key').body!);
@@ -40,6 +43,15 @@ describe('bench workloads', () => {
     assert.deepEqual(upstreamBody('images'), { model: 'bench-upstream-image', prompt: gatewayBody('images').prompt, n: 1, size: '256x256', quality: 'medium' });
     assert.equal(gatewayBody('images').model, GATEWAY_MODELS.image);
     assert.equal(gatewayBody('images').response_format, 'b64_json');
+  });
+
+  test('embeddings: 16 inputs as the openai SDK sends them (base64); the upstream receives the body the gateway sends it', () => {
+    const body = gatewayBody('embeddings');
+    assert.equal(body.model, GATEWAY_MODELS.embed);
+    assert.equal(body.input.length, 16);
+    assert.equal(body.encoding_format, 'base64');
+    const { request } = decodeEmbeddingsRequest(body);
+    assert.deepEqual(upstreamBody('embeddings'), embeddingsRequestBody(request, { upstreamModel: 'bench-upstream-embed' } as RouteEndpoint));
   });
 
   test('count-tokens: a request of about 2 KB, without the max_tokens a count does not take', () => {

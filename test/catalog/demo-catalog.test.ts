@@ -38,6 +38,17 @@ describe('demo catalog', () => {
     assert.ok(demo.models.some((entry) => entry.endpoints.length >= 2));
   });
 
+  test('the embeddings model: input price with its list price, limits and shortening range', () => {
+    const row = rowOf(catalog, 'atlas-embed', CONSENT.none);
+    assert.equal(row.id, 'gateway/atlas-embed-1');
+    assert.equal(row.category, 'EMBEDDING');
+    assert.deepEqual(row.supported_endpoints, ['embeddings']);
+    assert.deepEqual(row.pricing, { unit: 'per_1m_tokens', input_per_1m: 0.02, list: { input_per_1m: 0.025 }, discount_percent: 20 });
+    assert.deepEqual(row.limits, { max_input_tokens: 300000, max_batch_inputs: 2048 });
+    assert.deepEqual(row.capabilities, { dimensions: { minimum: 32, maximum: 256 } });
+    assert.equal(row.available, true);
+  });
+
   test('flagship: long-context tier, search price, per-provider constraints', () => {
     const row = rowOf(catalog, 'atlas-4.5', CONSENT.none);
     assert.equal(row.id, 'gateway/atlas-4-5');

@@ -133,7 +133,8 @@ const INVALID: ReadonlyArray<readonly [string, Record<string, unknown>, string |
   ['gateway.cache unknown', { ...base, gateway: { cache: 'yes' } }, 'gateway.cache', 'invalid_value'],
   ['gateway.cache_ttl unknown', { ...base, gateway: { cache_ttl: '2h' } }, 'gateway.cache_ttl', 'invalid_value'],
   ['gateway.provider.sort unknown', { ...base, gateway: { provider: { sort: 'cheapest' } } }, 'gateway.provider.sort', 'invalid_value'],
-  ['an unknown top-level field', { ...base, logit_bias: { 1: 2 } }, 'logit_bias', 'invalid_value'],
+  ['an unknown top-level field', { ...base, logit_bias_v2: { 1: 2 } }, 'logit_bias_v2', 'invalid_value'],
+  ['a field of the OpenAI API the gateway refuses', { ...base, logit_bias: { 1: 2 } }, 'logit_bias', 'unsupported_parameter'],
 ];
 
 describe('chat completions request validation', () => {

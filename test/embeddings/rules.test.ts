@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { simulatedConfig, ledger, newCharges, model, endpoint } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
+import { usdToPicos } from '../../src/core/money.ts';
 import { embed, embeddingEndpoint, embeddingModel } from './helpers.ts';
 
 describe('embeddings: the rules of a request', () => {
@@ -19,6 +20,8 @@ describe('embeddings: the rules of a request', () => {
         // No shortening range: `dimensions` is refused.
         embeddingModel('gateway/embed-fixed', [embeddingEndpoint('sim', 'sim-embed-fixed', { capabilities: {} })]),
         model('gateway/text', [endpoint('sim-text')]),
+        // Served only by community supply: an owner who has not consented does not see it.
+        embeddingModel('gateway/embed-community', [embeddingEndpoint('sim', 'sim-embed-community', { supply: 'community' })]),
       ]),
     });
   });
@@ -101,6 +104,15 @@ describe('embeddings: the rules of a request', () => {
     await refused({ model: 'gateway/nothing', input: 'a' }, { status: 404, code: 'model_not_found', param: 'model' });
   });
 
+  test('consent filters embedding routes as every route: a community-only model is not found without consent', async () => {
+    await refused({ model: 'gateway/embed-community', input: 'a' }, { status: 404, code: 'model_not_found', param: 'model' });
+    const account = await gateway.store.createAccount({ name: 'community', consent: { communitySupply: true, trainingUse: false } });
+    const key = await gateway.createKey({ owner: { kind: 'account', id: account.id } });
+    await gateway.store.addCredit({ kind: 'account', id: account.id }, usdToPicos('1'));
+    const served = await embed(gateway, { model: 'gateway/embed-community', input: 'a' }, {}, key);
+    assert.equal(served.status, 200, served.text);
+  });
+
   test('the scope `embeddings` opens the endpoint; a key without it is refused with 403', async () => {
     const chatOnly = await gateway.createKey({ scopes: ['chat'] });
     assertError(await embed(gateway, { model: 'gateway/embed', input: 'a' }, {}, chatOnly), {
@@ -110,6 +122,18 @@ describe('embeddings: the rules of a request', () => {
     });
     const scoped = await gateway.createKey({ scopes: ['embeddings'] });
     assert.equal((await embed(gateway, { model: 'gateway/embed', input: 'a' }, {}, scoped)).status, 200);
+  });
+
+  test('/openapi.json describes the route with the schema that validates it, under the embeddings scope tag', async () => {
+    const document = (await call(gateway.baseUrl, 'GET', '/openapi.json')).body;
+    const operation = document.paths['/v1/embeddings'].post;
+    assert.deepEqual(operation.tags, ['embeddings']);
+    const schema = operation.requestBody.content['application/json'].schema;
+    assert.deepEqual(schema.required, ['model', 'input']);
+    assert.deepEqual(schema.properties.encoding_format.enum, ['float', 'base64']);
+    assert.equal(schema.properties.dimensions.type, 'integer');
+    assert.equal(schema.additionalProperties, false);
+    assert.ok(operation.parameters.some((parameter: { name: string }) => parameter.name.toLowerCase() === 'idempotency-key'));
   });
 
   test('the catalog row: category, endpoint, limits, shortening range and input price', async () => {

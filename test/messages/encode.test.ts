@@ -37,6 +37,7 @@ describe('encodeMessage', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
+      stop_details: null,
       usage: {
         input_tokens: 5,
         output_tokens: 7,
@@ -81,7 +82,15 @@ describe('encodeStop', () => {
   ];
   for (const [finish, stopReason, stopSequence] of cases) {
     test(`${finish.reason}/${finish.raw} → ${stopReason}`, () => {
-      assert.deepEqual(encodeStop(finish), { stop_reason: stopReason, stop_sequence: stopSequence });
+      assert.deepEqual(encodeStop(finish), { stop_reason: stopReason, stop_sequence: stopSequence, stop_details: null });
     });
   }
+  test("a refusal's details reach the client as Anthropic's stop_details", () => {
+    const finish: Finish = { reason: 'content_filter', raw: 'refusal', refusal: { category: 'cyber', explanation: 'Not this.' } };
+    assert.deepEqual(encodeStop(finish), {
+      stop_reason: 'refusal',
+      stop_sequence: null,
+      stop_details: { type: 'refusal', category: 'cyber', explanation: 'Not this.' },
+    });
+  });
 });

@@ -87,6 +87,7 @@ describe('messagesFrameEncoder', () => {
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       usage: {
         input_tokens: 5,
         output_tokens: 1,
@@ -111,7 +112,7 @@ describe('messagesFrameEncoder', () => {
     assert.deepEqual(frames[12].data.content_block, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} });
     assert.deepEqual(frames.at(-2)?.data, {
       type: 'message_delta',
-      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      delta: { stop_reason: 'tool_use', stop_sequence: null, stop_details: null },
       usage: {
         input_tokens: 5,
         output_tokens: 7,
@@ -174,7 +175,7 @@ describe('messagesFrameEncoder', () => {
         'message_stop',
       ],
     );
-    assert.deepEqual(messageDelta(frames).delta, { stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    assert.deepEqual(messageDelta(frames).delta, { stop_reason: 'stop_sequence', stop_sequence: 'END', stop_details: null });
   });
 
   test('an error after the first byte is one error event in the messages error shape', () => {

@@ -66,8 +66,8 @@ describe('POST /v1/responses: validation and rules', () => {
     await invalid({ store: 'false' }, 'store');
     await invalid({ metadata: [] }, 'metadata');
     await invalid({ metadata: { k: 1 } }, 'metadata.k');
-    await invalid({ reasoning: { effort: 'low', summary: 'auto' } }, 'reasoning.summary');
-    await invalid({ text: { verbosity: 'low' } }, 'text.verbosity');
+    await invalid({ reasoning: { effort: 'low', summary: 'long' } }, 'reasoning.summary');
+    await invalid({ text: { verbosity: 'loud' } }, 'text.verbosity');
   });
 
   test('ranges and limits of the table', async () => {

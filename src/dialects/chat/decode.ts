@@ -23,7 +23,8 @@ import { decodeImageUrl, parseDataUrl } from '../image-url.ts';
 import type { ParamNamer } from '../../policy/violation.ts';
 import { signatureOf } from './extra-content.ts';
 import { chatParamNames } from './param-names.ts';
-import type { ChatCompletionBody, ChatMessageBody, ChatToolCallBody } from './schema.ts';
+import { REFUSED_FIELDS, type ChatCompletionBody, type ChatMessageBody, type ChatToolCallBody } from './schema.ts';
+import { checkServiceTier, refuseFields } from '../vendor-fields.ts';
 
 export interface DecodedChatRequest {
   readonly request: CanonicalRequest;
@@ -35,6 +36,8 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
   const tools = decodeTools(body.tools);
   const maxTokensField = body.max_tokens !== undefined || body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
   checkStreamOptions(body);
+  refuseFields(body, REFUSED_FIELDS);
+  checkServiceTier(body.service_tier, ['auto', 'default']);
   if (body.top_logprobs !== undefined && body.logprobs !== true) {
     throw errors.invalidValue('top_logprobs', "'top_logprobs' requires 'logprobs' to be true.");
   }
@@ -62,6 +65,9 @@ export function decodeChatRequest(body: ChatCompletionBody): DecodedChatRequest 
     parallelToolCalls: body.parallel_tool_calls,
     responseFormat: decodeResponseFormat(body.response_format),
     reasoning: body.reasoning_effort === undefined ? undefined : { kind: 'effort', effort: body.reasoning_effort },
+    verbosity: body.verbosity ?? undefined,
+    metadata: body.metadata ?? undefined,
+    store: body.store ?? undefined,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage,
     user: body.user,

@@ -5,7 +5,8 @@
  */
 import type { ParamNamer, ParamRef, PolicyField } from '../../policy/violation.ts';
 
-const FIELD_NAMES: Record<Exclude<PolicyField, 'maxOutputTokens' | 'webSearch'>, string> = {
+/** The canonical fields a chat body can set, by their chat names; the others keep their canonical name. */
+const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
   stop: 'stop',
   seed: 'seed',
   presencePenalty: 'presence_penalty',
@@ -21,6 +22,7 @@ const FIELD_NAMES: Record<Exclude<PolicyField, 'maxOutputTokens' | 'webSearch'>,
   tools: 'tools',
   toolChoice: 'tool_choice',
   user: 'user',
+  verbosity: 'verbosity',
   stream: 'stream',
   messages: 'messages',
 };
@@ -43,9 +45,12 @@ export function chatParamNames(origins: ChatOrigins): ParamNamer {
         case 'field':
           if (ref.field === 'maxOutputTokens') return origins.maxTokensField;
           if (ref.field === 'webSearch') return origins.webSearchTool === undefined ? 'tools' : `tools[${origins.webSearchTool}]`;
-          return FIELD_NAMES[ref.field];
+          return FIELD_NAMES[ref.field] ?? ref.field;
         case 'tool-strict':
           return `tools[${origins.tools[ref.toolIndex] ?? ref.toolIndex}].function.strict`;
+        // A chat body has no example inputs; the reference is named all the same.
+        case 'tool-input-examples':
+          return `tools[${origins.tools[ref.toolIndex] ?? ref.toolIndex}].function.input_examples`;
         case 'response-format-strict':
           return 'response_format.json_schema.strict';
         case 'image':

@@ -3,10 +3,13 @@
  * validates with and the OpenAPI document describes. Validation is strict: wrong JSON types are a
  * 400 (never coerced), unknown fields are a 400, and every limit of its table is here.
  * Rules that span fields (one web_search tool, tool_choice naming a declared tool) are in decode.ts.
+ * Fields of the OpenAI API the gateway refuses (`REFUSED_FIELDS`) are accepted here only so that
+ * decode.ts can name them; docs/request-fields.md decides every field of the API.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FallbackModelsSchema, GatewayOptionsSchema, ProviderPreferencesSchema } from '../gateway-options.ts';
-import { ArrayOr, StrictObject, StringEnum, StringOr, Tagged } from '../schema-kit.ts';
+import { ArrayOr, Nullable, StrictObject, StringEnum, StringOr, Tagged } from '../schema-kit.ts';
+import { refusedFieldSchemas } from '../vendor-fields.ts';
 
 export const MAX_MESSAGES = 1000;
 export const MAX_CONTENT_PARTS = 1000;
@@ -100,6 +103,20 @@ const ResponseFormat = Tagged('type', [
 
 const MaxTokens = Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS_LIMIT });
 
+/** Fields of the OpenAI chat API the gateway refuses, each with its reason (docs/request-fields.md). */
+export const REFUSED_FIELDS = {
+  audio: ': audio output is not available.',
+  functions: ": send function tools in 'tools'.",
+  function_call: ": send 'tool_choice'.",
+  logit_bias: ': token biases are not available (token ids differ between providers).',
+  prediction: ': predicted outputs are not available.',
+  web_search_options: ': send the tool {"type": "web_search"} in \'tools\'.',
+  moderation: ': the gateway runs no moderation of its own.',
+  prompt_cache_retention: ': the gateway sets no cache retention of its own; the provider default applies.',
+  prompt_cache_options: ': the gateway sets no cache options of its own; the provider default applies.',
+  safety_identifier: ": send the end user's identifier in 'user'.",
+} as const;
+
 export const ChatCompletionRequest = StrictObject({
   model: Type.String({ minLength: 1 }),
   messages: Type.Array(Tagged('role', [SystemMessage, DeveloperMessage, UserMessage, AssistantMessage, ToolMessage]), {
@@ -130,6 +147,21 @@ export const ChatCompletionRequest = StrictObject({
   response_format: Type.Optional(ResponseFormat),
   reasoning_effort: Type.Optional(StringEnum(['none', 'low', 'medium', 'high'])),
   user: Type.Optional(Type.String({ description: 'End-user identifier, forwarded upstream.' })),
+  verbosity: Type.Optional(Nullable(StringEnum(['low', 'medium', 'high']))),
+  modalities: Type.Optional(Nullable(Type.Array(Type.Literal('text'), { description: "Only ['text']." }))),
+  metadata: Type.Optional(
+    Nullable(
+      Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
+        maxProperties: 16,
+        propertyNames: { minLength: 1, maxLength: 64 },
+        description: 'Up to 16 labels, kept with the request; never sent upstream.',
+      }),
+    ),
+  ),
+  store: Type.Optional(Nullable(Type.Boolean({ description: 'false: the answer is not kept in the request log.' }))),
+  service_tier: Type.Optional(Nullable(Type.String({ description: "'auto' or 'default': the standard tier, the one the catalog prices." }))),
+  prompt_cache_key: Type.Optional(Nullable(Type.String({ description: 'A cache-routing hint; accepted and not sent upstream.' }))),
+  ...refusedFieldSchemas(REFUSED_FIELDS),
   extra_body: Type.Optional(
     Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()), {
       description: 'Provider option groups (e.g. cloud_a); each option must be allowed by the route.',

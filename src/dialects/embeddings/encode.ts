@@ -21,22 +21,29 @@ interface EmbeddingDatum {
   readonly embedding: readonly number[] | string;
 }
 
-export function encodeEmbeddings(result: CanonicalEmbeddingResult, modelId: string, meter: EmbeddingMeter, encoding: 'float' | 'base64'): EmbeddingsBody {
+/** `float32`: each vector as float32Bytes gives it, read for `base64` (the caller also stores them). */
+export function encodeEmbeddings(
+  result: CanonicalEmbeddingResult,
+  modelId: string,
+  meter: EmbeddingMeter,
+  encoding: 'float' | 'base64',
+  float32: readonly Buffer[],
+): EmbeddingsBody {
   return {
     object: 'list',
     data: result.vectors.map((vector, index) => ({
       object: 'embedding',
       index,
-      embedding: encoding === 'base64' ? float32Base64(vector) : vector,
+      embedding: encoding === 'base64' ? float32[index].toString('base64') : vector,
     })),
     model: modelId,
     usage: { prompt_tokens: meter.inputTokens, total_tokens: meter.inputTokens },
   };
 }
 
-/** The vector as little-endian float32 bytes, in base64, whatever the platform's byte order. */
-export function float32Base64(vector: readonly number[]): string {
+/** The vector as little-endian float32 bytes, whatever the platform's byte order. */
+export function float32Bytes(vector: readonly number[]): Buffer {
   const bytes = Buffer.allocUnsafe(vector.length * 4);
   vector.forEach((value, index) => bytes.writeFloatLE(value, index * 4));
-  return bytes.toString('base64');
+  return bytes;
 }

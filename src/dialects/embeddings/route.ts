@@ -2,7 +2,7 @@
  * POST /v1/embeddings. The route only translates: the body is validated by the schema, decoded to
  * the canonical embeddings request, run through the metered-call core as the embeddings kind, and
  * rendered in the OpenAI shape with the `x-gateway-cost-usd` header. The vectors are stored as the
- * request's output file (`embeddings.json`) before the charge; an `Idempotency-Key` replays the
+ * request's output file (`embeddings.f32`) before the charge; an `Idempotency-Key` replays the
  * answer with its cost header (http/idempotency.ts).
  */
 import type { FastifyInstance } from 'fastify';
@@ -16,14 +16,17 @@ import type { RouteModule } from '../../http/route-module.ts';
 import { EMBEDDING } from '../../pipeline/kinds/embedding.ts';
 import { pipelineFor, type ChargeGate, type Pipeline } from '../../pipeline/pipeline.ts';
 import { decodeEmbeddingsRequest } from './decode.ts';
-import { encodeEmbeddings, type EmbeddingsBody } from './encode.ts';
+import { encodeEmbeddings, float32Bytes, type EmbeddingsBody } from './encode.ts';
 import { EmbeddingsRequest, type EmbeddingsBody as EmbeddingsRequestBody } from './schema.ts';
 
 /** The request log's route name (GET /v1/outputs/{requestId} reports it as `/v1/embeddings`). */
 const ROUTE = 'embeddings';
 
-/** The stored file of a request's vectors: a JSON array of arrays of numbers, in the inputs' order. */
-export const VECTORS_FILE = 'embeddings.json';
+/**
+ * The stored file of a request's vectors: each vector as little-endian float32, one after another in
+ * the inputs' order (the bytes of `encoding_format: base64`, unencoded; docs/embeddings.md).
+ */
+export const VECTORS_FILE = 'embeddings.f32';
 
 export const embeddingsRoutes: RouteModule = (app, deps) => registerEmbeddingsRoutes(app, deps, pipelineFor(deps));
 
@@ -43,12 +46,14 @@ export async function registerEmbeddingsRoutes(app: FastifyInstance, deps: AppDe
     async (request, reply) => {
       const decoded = decodeEmbeddingsRequest(request.body);
       const input = callInput(request, reply, ROUTE, decoded);
-      let delivered: CanonicalEmbeddingResult | undefined;
+      // Each vector as float32, made once: the stored file and a `base64` answer are these bytes.
+      let float32: Buffer[] | undefined;
+      const float32Of = (result: CanonicalEmbeddingResult) => (float32 ??= result.vectors.map(float32Bytes));
       // The vectors are stored before the charge: a store that fails releases the whole hold.
       const storeVectors: ChargeGate<EmbeddingsBody> = {
         admit: async () => {
-          const bytes = Buffer.from(JSON.stringify(delivered!.vectors));
-          await deps.outputs.storeOutputFiles(input.requestId, [{ name: VECTORS_FILE, contentType: 'application/json', bytes }]);
+          const bytes = Buffer.concat(float32!);
+          await deps.outputs.storeOutputFiles(input.requestId, [{ name: VECTORS_FILE, contentType: 'application/octet-stream', bytes }]);
           return true;
         },
         amend: async () => {},
@@ -56,13 +61,13 @@ export async function registerEmbeddingsRoutes(app: FastifyInstance, deps: AppDe
       const prepared = await pipeline.prepare(EMBEDDING, input);
       const completed = await pipeline.completePrepared(
         prepared,
-        (result, call, settlement) => {
-          delivered = result;
-          return encodeEmbeddings(result, call.modelId, settlement, decoded.encoding);
-        },
+        (result, call, settlement) => encodeEmbeddings(result, call.modelId, settlement, decoded.encoding, float32Of(result)),
         storeVectors,
         // The request log keeps the answer without its vectors, which are in the stored file.
-        (body) => ({ ...body, data: body.data.map(({ embedding, ...rest }) => ({ ...rest, file: VECTORS_FILE })) }),
+        (body) => ({
+          ...body,
+          data: body.data.map(({ embedding, ...rest }, index) => ({ ...rest, file: VECTORS_FILE, dimensions: float32![index].length / 4 })),
+        }),
       );
       return sendCompleted(reply, completed);
     },

@@ -23,7 +23,8 @@ import type { ParamNamer } from '../../policy/violation.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
 import { messagesParamNames } from './param-names.ts';
 import { signatureOf, toolCallDataOf, type ToolCallData } from './opaque-data.ts';
-import type { CountTokensBody, CustomToolBody, MessageBody, ServerToolBody } from './schema.ts';
+import { REFUSED_FIELDS, type CountTokensBody, type CustomToolBody, type MessageBody, type ServerToolBody } from './schema.ts';
+import { checkServiceTier, refuseFields } from '../vendor-fields.ts';
 
 export interface DecodedMessagesRequest {
   readonly request: CanonicalRequest;
@@ -35,7 +36,10 @@ export interface DecodedMessagesRequest {
  * the `anthropic-beta` header.
  */
 export function decodeMessagesRequest(body: CountTokensBody, betas?: readonly string[]): DecodedMessagesRequest {
+  refuseFields(body, REFUSED_FIELDS);
+  checkServiceTier(body.service_tier, ['auto', 'standard_only']);
   const tools = decodeTools(body.tools);
+  const format = body.output_config?.format ?? undefined;
   const reasoning = decodeThinking(body.thinking, body.max_tokens);
   const choice = body.tool_choice;
   const request: CanonicalRequest = {
@@ -54,6 +58,9 @@ export function decodeMessagesRequest(body: CountTokensBody, betas?: readonly st
     // `disable_parallel_tool_use: false` is an explicit "parallel calls allowed", not an omission.
     parallelToolCalls: choice?.type === 'none' || choice?.disable_parallel_tool_use === undefined ? undefined : !choice.disable_parallel_tool_use,
     reasoning,
+    outputEffort: body.output_config?.effort ?? undefined,
+    // Structured output: the canonical format's name is required by the OpenAI formats, which Anthropic's lacks.
+    responseFormat: format === undefined ? undefined : { kind: 'json_schema', name: 'output', schema: format.schema },
     stream: body.stream === true,
     user: body.metadata?.user_id ?? undefined,
     cache: cacheOptions(body),
@@ -222,15 +229,39 @@ function decodeTools(wire: CountTokensBody['tools']): FunctionTool[] | undefined
         `${what} not available on /v1/messages: tools are function tools your code runs. Web search is available on /v1/chat/completions.`,
       );
     }
+    checkToolDelivery(tool, index);
     const { input_schema: parameters } = tool;
     return {
       name: tool.name,
       ...(tool.description !== undefined && { description: tool.description }),
       parameters,
       ...(tool.strict !== undefined && { strict: tool.strict }),
+      ...(tool.input_examples !== undefined && { inputExamples: tool.input_examples }),
       ...cacheControlOf(tool.cache_control),
     };
   });
+}
+
+/**
+ * How the tool is offered and called. `eager_input_streaming` only changes how the call's input is
+ * streamed, not what it is, and is accepted and ignored. A deferred tool would be loaded only by
+ * the tool search server tool, and another caller than the model itself is a code execution server
+ * tool: neither runs here.
+ */
+function checkToolDelivery(tool: CustomToolBody, index: number): void {
+  if (tool.defer_loading === true) {
+    throw errors.unsupportedParameter(
+      `tools[${index}].defer_loading`,
+      `'tools[${index}].defer_loading' is not supported: tool search is a server tool, which the gateway does not run.`,
+    );
+  }
+  const caller = tool.allowed_callers?.find((value) => value !== 'direct');
+  if (caller !== undefined) {
+    throw errors.unsupportedParameter(
+      `tools[${index}].allowed_callers`,
+      `'tools[${index}].allowed_callers' '${caller}' is not supported: only 'direct' is (the gateway runs no code execution tool).`,
+    );
+  }
 }
 
 /**

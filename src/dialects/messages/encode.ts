@@ -64,7 +64,15 @@ export interface MessageResult {
   /** null only in the stored output of a stream that did not finish. */
   stop_reason: MessagesStopReason | null;
   stop_sequence: string | null;
+  stop_details: MessagesStopDetails | null;
   usage: MessagesChargedUsage;
+}
+
+/** Why a `refusal` stopped the answer, when the provider said. */
+export interface MessagesStopDetails {
+  type: 'refusal';
+  category: string | null;
+  explanation: string | null;
 }
 
 /** `msg_` + the gateway request id, so the id a client logs leads to the stored request. */
@@ -123,9 +131,10 @@ export function toolInput(part: Pick<ToolCallPart, 'arguments'>): unknown {
  * provider is a `refusal`. `error` never reaches a client as a stop reason (the pipeline sends an
  * error instead), so it is null.
  */
-export function encodeStop(finish: Finish): { stop_reason: MessagesStopReason | null; stop_sequence: string | null } {
+export function encodeStop(finish: Finish): { stop_reason: MessagesStopReason | null; stop_sequence: string | null; stop_details: MessagesStopDetails | null } {
   const stopSequence = finish.stopSequence ?? null;
-  return { stop_reason: stopReason(finish, stopSequence !== null), stop_sequence: stopSequence };
+  const details = finish.refusal === undefined ? null : { type: 'refusal' as const, ...finish.refusal };
+  return { stop_reason: stopReason(finish, stopSequence !== null), stop_sequence: stopSequence, stop_details: details };
 }
 
 function stopReason(finish: Finish, matchedSequence: boolean): MessagesStopReason | null {

@@ -18,6 +18,8 @@ const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
   tools: 'tools',
   toolChoice: 'tool_choice',
   user: 'metadata.user_id',
+  outputEffort: 'output_config.effort',
+  responseFormat: 'output_config.format',
   stream: 'stream',
   messages: 'messages',
 };
@@ -30,8 +32,10 @@ export const messagesParamNames: ParamNamer = {
         return FIELD_NAMES[ref.field] ?? ref.field;
       case 'tool-strict':
         return `tools[${ref.toolIndex}].strict`;
+      case 'tool-input-examples':
+        return `tools[${ref.toolIndex}].input_examples`;
       case 'response-format-strict':
-        return 'response_format';
+        return 'output_config.format';
       case 'image': {
         const block = `messages[${ref.messageIndex}].content[${ref.partIndex}]`;
         return ref.innerIndex === undefined ? block : `${block}.content[${ref.innerIndex}]`;

@@ -5,13 +5,16 @@
  * block types are a 400, and every limit of the endpoint's table is here. Where the Messages API
  * accepts `null` for an optional field (`cache_control`, `metadata.user_id`), null means "not given".
  * Rules that span fields (a thinking budget below `max_tokens`, tool_choice naming a declared
- * tool, no server tools) are in decode.ts.
+ * tool, no server tools) are in decode.ts. Fields of the Messages API the gateway refuses
+ * (`REFUSED_FIELDS`) are accepted here only so that decode.ts can name them; docs/request-fields.md
+ * decides every field of the API.
  *
  * Block shapes follow the Messages API reference: https://docs.anthropic.com/en/api/messages
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FallbackModelsSchema, GatewayOptionsSchema, ProviderPreferencesSchema } from '../gateway-options.ts';
 import { ArrayOr, Nullable, StrictObject, StringEnum, Tagged } from '../schema-kit.ts';
+import { refusedFieldSchemas } from '../vendor-fields.ts';
 
 export const MAX_OUTPUT_TOKENS_LIMIT = 200_000;
 export const MAX_STOP_SEQUENCES = 8;
@@ -106,6 +109,12 @@ const CustomTool = StrictObject({
   ),
   strict: Type.Optional(Type.Boolean()),
   cache_control: Type.Optional(CacheControl),
+  input_examples: Type.Optional(
+    Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'Example input objects; sent to Anthropic upstreams only.' }),
+  ),
+  eager_input_streaming: Type.Optional(Nullable(Type.Boolean({ description: 'A delivery hint; accepted and ignored.' }))),
+  defer_loading: Type.Optional(Type.Boolean({ description: 'Only false: tool search is a server tool, which the gateway does not run.' })),
+  allowed_callers: Type.Optional(Type.Array(Type.String(), { description: "Only ['direct']: the gateway runs no code execution tool." })),
 });
 
 /**
@@ -142,6 +151,18 @@ const Thinking = Tagged('type', [
 
 const MaxTokens = Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS_LIMIT });
 
+const OutputConfig = StrictObject({
+  effort: Type.Optional(Nullable(StringEnum(['low', 'medium', 'high', 'xhigh', 'max']))),
+  format: Type.Optional(Nullable(StrictObject({ type: Type.Literal('json_schema'), schema: Type.Record(Type.String(), Type.Unknown()) }))),
+});
+
+/** Fields of the Messages API the gateway refuses, each with its reason (docs/request-fields.md). */
+export const REFUSED_FIELDS = {
+  container: ': code execution is a server tool, which the gateway does not run.',
+  inference_geo: ': the gateway prices inference in the provider default region only.',
+  cache_control: ": mark the blocks to cache with their own 'cache_control', or set 'gateway.cache'.",
+} as const;
+
 /** Every field but `max_tokens`, whose presence is what tells the two endpoints' bodies apart. */
 const bodyFields = {
   model: Type.String({ minLength: 1 }),
@@ -156,6 +177,9 @@ const bodyFields = {
   tool_choice: Type.Optional(ToolChoice),
   metadata: Type.Optional(StrictObject({ user_id: Type.Optional(Nullable(Type.String({ description: 'End-user identifier, forwarded upstream.' }))) })),
   thinking: Type.Optional(Thinking),
+  output_config: Type.Optional(OutputConfig),
+  service_tier: Type.Optional(Type.String({ description: "'auto' or 'standard_only': the standard tier, the one the catalog prices; not sent upstream." })),
+  ...refusedFieldSchemas(REFUSED_FIELDS),
   gateway: Type.Optional(GatewayOptionsSchema),
   models: Type.Optional(FallbackModelsSchema),
   provider: Type.Optional(ProviderPreferencesSchema),

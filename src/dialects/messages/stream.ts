@@ -61,6 +61,7 @@ export function messagesFrameEncoder(run: StreamRun): (event: StreamEvent) => st
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       usage: encodeUsage(usage),
     };
     return frame('message_start', { type: 'message_start', message });

@@ -12,8 +12,9 @@ import { decodeImageUrl } from '../image-url.ts';
 import { cacheOptions, fallbackModels, providerPreferences } from '../gateway-options.ts';
 import { decodeToolChoice } from '../tool-choice.ts';
 import { responsesParamNames, type ResponsesOrigins } from './param-names.ts';
-import type { ResponsesBody, ResponsesInputItem, ResponsesMessageItem } from './schema.ts';
+import { REFUSED_FIELDS, type ResponsesBody, type ResponsesInputItem, type ResponsesMessageItem } from './schema.ts';
 import { callDataOf, reasoningSignatureOf } from './provider-data.ts';
+import { checkServiceTier, refuseFields } from '../vendor-fields.ts';
 
 export interface DecodedResponsesRequest {
   readonly request: CanonicalRequest;
@@ -40,6 +41,8 @@ export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesReq
       tools.functions,
     ),
     reasoning: reasoning.effort === undefined ? undefined : { kind: 'effort', effort: reasoning.effort },
+    reasoningSummary: body.reasoning?.summary ?? body.reasoning?.generate_summary ?? undefined,
+    verbosity: body.text?.verbosity ?? undefined,
     // A background response answers with JSON even when a stream was asked for (docs/responses.md).
     stream: body.stream === true && body.background !== true,
     user: body.user,
@@ -57,13 +60,25 @@ export function decodeResponsesRequest(body: ResponsesBody): DecodedResponsesReq
  * naming the field, whatever its value, rather than a silent difference in behaviour.
  */
 function rejectUnsupported(body: ResponsesBody): void {
-  if (body.previous_response_id !== undefined) {
-    throw errors.unsupportedParameter('previous_response_id', "'previous_response_id' is not supported: send the whole conversation in 'input'.");
-  }
-  if (body.response_format !== undefined) throw errors.unsupportedParameter('response_format', "'response_format' is not supported on this endpoint.");
+  refuseFields(body, REFUSED_FIELDS);
   if (body.text?.format !== undefined) throw errors.unsupportedParameter('text.format', "'text.format' is not supported on this endpoint.");
-  if (body.parallel_tool_calls !== undefined) {
-    throw errors.unsupportedParameter('parallel_tool_calls', "'parallel_tool_calls' is not supported on this endpoint.");
+  checkServiceTier(body.service_tier, ['auto', 'default']);
+  if (body.truncation === 'auto') {
+    throw errors.unsupportedParameter('truncation', "'truncation' 'auto' is not supported: the gateway never drops input; send what fits the context window.");
+  }
+  // Every reasoning item the gateway returns carries its encrypted content already (docs/responses.md).
+  body.include?.forEach((value, index) => {
+    if (value !== 'reasoning.encrypted_content') {
+      throw errors.unsupportedParameter(`include[${index}]`, `'include[${index}]' '${value}' is not supported: only 'reasoning.encrypted_content' is.`);
+    }
+  });
+  const summary = body.reasoning?.summary ?? undefined;
+  const generated = body.reasoning?.generate_summary ?? undefined;
+  if (summary !== undefined && generated !== undefined && summary !== generated) {
+    throw errors.invalidValue(
+      'reasoning.summary',
+      `'reasoning.summary' (${summary}) disagrees with 'reasoning.generate_summary' (${generated}); send one of them.`,
+    );
   }
   if (body.store === false && body.background === true) {
     throw errors.invalidValue('store', "'store' cannot be false for a background response: it is kept so that it can be polled.");

@@ -15,6 +15,8 @@ const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
   tools: 'tools',
   toolChoice: 'tool_choice',
   user: 'user',
+  verbosity: 'text.verbosity',
+  reasoningSummary: 'reasoning.summary',
   stream: 'stream',
   messages: 'input',
 };
@@ -41,6 +43,9 @@ export function responsesParamNames(origins: ResponsesOrigins): ParamNamer {
           if (origin === undefined) return `tools[${ref.toolIndex}].strict`;
           return origin.nested ? `tools[${origin.index}].function.strict` : `tools[${origin.index}].strict`;
         }
+        // A Responses body has no example inputs; the reference is named all the same.
+        case 'tool-input-examples':
+          return `tools[${origins.tools[ref.toolIndex]?.index ?? ref.toolIndex}].input_examples`;
         case 'response-format-strict':
           return 'text.format';
         case 'image':

@@ -3,13 +3,15 @@
  * OpenAPI document describes. Validation is strict: wrong JSON types are a 400 (never coerced),
  * unknown fields are a 400, and every limit of its table is here.
  *
- * Fields of the OpenAI Responses API that the gateway does not implement (`previous_response_id`,
- * `response_format`, `text.format`, `parallel_tool_calls`, server-side web search tools) are accepted by the schema only so that decode.ts can answer them with
- * `unsupported_parameter` naming the field, instead of a generic "unknown field".
+ * Fields of the OpenAI Responses API that the gateway does not implement (`REFUSED_FIELDS`,
+ * `text.format`, server-side web search tools) are accepted by the schema only so that decode.ts can
+ * answer them with `unsupported_parameter` naming the field, instead of a generic "unknown field".
+ * docs/request-fields.md decides every field of the API.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FallbackModelsSchema, GatewayOptionsSchema, ProviderPreferencesSchema } from '../gateway-options.ts';
-import { ArrayOr, StrictObject, StringEnum, StringOr, Tagged } from '../schema-kit.ts';
+import { ArrayOr, Nullable, StrictObject, StringEnum, StringOr, Tagged } from '../schema-kit.ts';
+import { refusedFieldSchemas } from '../vendor-fields.ts';
 
 export const MAX_INPUT_ITEMS = 1000;
 export const MAX_CONTENT_PARTS = 1000;
@@ -116,6 +118,23 @@ const Tool = Type.Unsafe<Static<typeof FunctionToolSchema> | Static<typeof WebSe
 
 export const ReasoningEffortSchema = StringEnum(['none', 'low', 'medium', 'high']);
 
+const ReasoningSummary = StringEnum(['auto', 'concise', 'detailed']);
+
+/** Fields of the OpenAI Responses API the gateway refuses, each with its reason (docs/request-fields.md). */
+export const REFUSED_FIELDS = {
+  previous_response_id: ": send the whole conversation in 'input'.",
+  conversation: ": send the whole conversation in 'input'.",
+  prompt: ': stored prompts live in an OpenAI project, which the gateway does not reach.',
+  context_management: ": send the conversation you want the model to see in 'input'.",
+  response_format: ' on this endpoint.',
+  parallel_tool_calls: ' on this endpoint.',
+  top_logprobs: ': log probabilities are not available on this endpoint.',
+  moderation: ': the gateway runs no moderation of its own.',
+  prompt_cache_retention: ': the gateway sets no cache retention of its own; the provider default applies.',
+  prompt_cache_options: ': the gateway sets no cache options of its own; the provider default applies.',
+  safety_identifier: ": send the end user's identifier in 'user'.",
+} as const;
+
 export const ResponsesRequest = StrictObject({
   model: Type.String({ minLength: 1 }),
   input: ArrayOr(Type.Array(InputItem, { minItems: 1, maxItems: MAX_INPUT_ITEMS }), Type.String()),
@@ -135,7 +154,28 @@ export const ResponsesRequest = StrictObject({
     StringOr(StringEnum(['none', 'auto', 'required']), StrictObject({ type: Type.Literal('function'), name: Type.String({ minLength: 1 }) })),
   ),
   reasoning_effort: Type.Optional(ReasoningEffortSchema),
-  reasoning: Type.Optional(StrictObject({ effort: Type.Optional(ReasoningEffortSchema) }, { description: 'The SDK spelling of `reasoning_effort`.' })),
+  reasoning: Type.Optional(
+    StrictObject(
+      {
+        effort: Type.Optional(ReasoningEffortSchema),
+        summary: Type.Optional(Nullable(ReasoningSummary)),
+        generate_summary: Type.Optional(Nullable(ReasoningSummary, { description: 'The deprecated spelling of `summary`.' })),
+      },
+      { description: '`effort` is the SDK spelling of `reasoning_effort`; `summary` asks for the reasoning summary in the output.' },
+    ),
+  ),
+  include: Type.Optional(
+    Type.Array(Type.String(), {
+      maxItems: 16,
+      description: "Only 'reasoning.encrypted_content', which every reasoning item the gateway returns carries anyway.",
+    }),
+  ),
+  service_tier: Type.Optional(Nullable(Type.String({ description: "'auto' or 'default': the standard tier, the one the catalog prices." }))),
+  truncation: Type.Optional(Nullable(StringEnum(['auto', 'disabled'], { description: "Only 'disabled' (the default): the gateway never drops input." }))),
+  prompt_cache_key: Type.Optional(Nullable(Type.String({ description: 'A cache-routing hint; accepted and not sent upstream.' }))),
+  stream_options: Type.Optional(
+    Nullable(StrictObject({ include_obfuscation: Type.Optional(Type.Boolean()) }, { description: 'A delivery hint; accepted and ignored.' })),
+  ),
   user: Type.Optional(Type.String({ description: 'End-user identifier, forwarded upstream.' })),
   metadata: Type.Optional(
     Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
@@ -150,11 +190,15 @@ export const ResponsesRequest = StrictObject({
   models: Type.Optional(FallbackModelsSchema),
   provider: Type.Optional(ProviderPreferencesSchema),
   gateway: Type.Optional(GatewayOptionsSchema),
+  text: Type.Optional(
+    StrictObject({
+      // Not supported (rejected by name in decode.ts).
+      format: Type.Optional(Type.Unknown()),
+      verbosity: Type.Optional(Nullable(StringEnum(['low', 'medium', 'high']))),
+    }),
+  ),
   // Not supported (rejected by name in decode.ts).
-  previous_response_id: Type.Optional(Type.Unknown()),
-  response_format: Type.Optional(Type.Unknown()),
-  text: Type.Optional(StrictObject({ format: Type.Optional(Type.Unknown()) })),
-  parallel_tool_calls: Type.Optional(Type.Unknown()),
+  ...refusedFieldSchemas(REFUSED_FIELDS),
 });
 
 export type ResponsesBody = Static<typeof ResponsesRequest>;

@@ -1,5 +1,6 @@
 /** Anthropic `stop_reason` → canonical (docs/protocols.md), the raw value kept beside it. */
 import type { Finish } from '../../canonical/index.ts';
+import type { AnthropicStopDetailsWire } from './wire.ts';
 import { finishFromTable, finishTable } from '../finish-table.ts';
 
 // `pause_turn` (the API paused a long web-search turn) is left to the table's default, stop: the
@@ -11,7 +12,20 @@ const STOP_REASONS = finishTable({
   content_filter: ['refusal'],
 });
 
-export function anthropicFinish(raw: string | null | undefined, stopSequence: string | null | undefined): Finish {
+/** The stop of a message or a `message_delta`: its reason, matched sequence and refusal details. */
+export interface AnthropicStop {
+  readonly stop_reason?: string | null;
+  readonly stop_sequence?: string | null;
+  readonly stop_details?: AnthropicStopDetailsWire | null;
+}
+
+export function anthropicFinish(stop: AnthropicStop | undefined): Finish {
+  const raw = stop?.stop_reason;
   const finish = finishFromTable(STOP_REASONS, raw);
-  return raw === 'stop_sequence' && typeof stopSequence === 'string' ? { ...finish, stopSequence } : finish;
+  if (raw === 'stop_sequence' && typeof stop?.stop_sequence === 'string') return { ...finish, stopSequence: stop.stop_sequence };
+  const details = stop?.stop_details;
+  if (raw === 'refusal' && details?.type === 'refusal') {
+    return { ...finish, refusal: { category: details.category ?? null, explanation: details.explanation ?? null } };
+  }
+  return finish;
 }

@@ -13,7 +13,7 @@ export const anthropicTranslator: HttpChatTranslator = {
   // The messages format has no seed, penalties or log probabilities: routes on it reject them
   // explicitly, `logprobs: false` included (docs/chat-completions.md, rule 3). Web search is the
   // API's own server tool (web-search.ts).
-  unsupportedParameters: ['seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs'],
+  unsupportedParameters: ['seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs', 'verbosity'],
   buildRequest: buildAnthropicRequest,
   parseResponse: parseAnthropicResponse,
   createStreamDecoder: createAnthropicStreamDecoder,

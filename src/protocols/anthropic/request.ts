@@ -55,8 +55,11 @@ export function anthropicBody(request: CanonicalRequest, endpoint: RouteEndpoint
   const reasoning = anthropicReasoning(request, endpoint, maxTokens);
   if (reasoning.thinking !== undefined) body.thinking = reasoning.thinking;
   const format = outputFormat(request.responseFormat);
-  if (reasoning.effort !== undefined || format !== undefined) {
-    body.output_config = { ...(reasoning.effort !== undefined && { effort: reasoning.effort }), ...(format !== undefined && { format }) };
+  // A messages client's own `output_config.effort` is sent as it wrote it; an effort level of the
+  // other dialects is set by the reasoning policy (thinking.ts). No dialect sets both.
+  const effort = request.outputEffort ?? reasoning.effort;
+  if (effort !== undefined || format !== undefined) {
+    body.output_config = { ...(effort !== undefined && { effort }), ...(format !== undefined && { format }) };
   }
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (stream) body.stream = true;
@@ -71,6 +74,7 @@ function anthropicTool(tool: FunctionTool): AnthropicTool {
     // input_schema is required; a tool declared without parameters takes an empty object.
     input_schema: tool.parameters ?? { type: 'object', properties: {} },
     ...(tool.strict !== undefined && { strict: tool.strict }),
+    ...(tool.inputExamples !== undefined && { input_examples: [...tool.inputExamples] }),
     ...(tool.cacheControl !== undefined && {
       cache_control: { type: 'ephemeral' as const, ...(tool.cacheControl.ttl !== undefined && { ttl: tool.cacheControl.ttl }) },
     }),

@@ -46,7 +46,7 @@ export function parseAnthropicResponse(body: unknown): CanonicalResult {
   return {
     ...providerIdentity(wire.id, wire.model),
     content,
-    finish: anthropicFinish(wire.stop_reason, wire.stop_sequence),
+    finish: anthropicFinish(wire),
     usage: anthropicUsage(wire.usage),
     ...(webSearch && { webSearch }),
     ...(citations.length > 0 && { citations }),

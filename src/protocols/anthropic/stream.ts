@@ -191,7 +191,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         return stopBlock(block);
       }
       case 'message_delta':
-        pendingFinish = anthropicFinish(event.delta?.stop_reason, event.delta?.stop_sequence);
+        pendingFinish = anthropicFinish(event.delta);
         usage = mergeAnthropicUsage(usage, event.usage);
         searches.usage(event.usage);
         return [{ type: 'usage', usage: anthropicUsage(usage) }, ...webSearchEvents()];

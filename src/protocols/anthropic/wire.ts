@@ -73,6 +73,7 @@ export interface AnthropicTool {
   description?: string;
   input_schema: Record<string, unknown>;
   strict?: boolean;
+  input_examples?: Readonly<Record<string, unknown>>[];
   cache_control?: AnthropicCacheControl;
 }
 
@@ -94,7 +95,7 @@ export type AnthropicThinking = { type: 'enabled'; budget_tokens: number } | { t
 export type AnthropicEffort = 'low' | 'medium' | 'high';
 
 export interface AnthropicOutputConfig {
-  effort?: AnthropicEffort;
+  effort?: AnthropicEffort | 'xhigh' | 'max';
   format?: { type: 'json_schema'; schema: Record<string, unknown> };
 }
 
@@ -156,7 +157,15 @@ export interface AnthropicMessageWire {
   content?: AnthropicContentBlockWire[];
   stop_reason?: string | null;
   stop_sequence?: string | null;
+  stop_details?: AnthropicStopDetailsWire | null;
   usage?: AnthropicUsageWire;
+}
+
+/** Why a `refusal` stopped the answer. */
+export interface AnthropicStopDetailsWire {
+  type?: string;
+  category?: string | null;
+  explanation?: string | null;
 }
 
 export interface AnthropicErrorWire {
@@ -174,6 +183,7 @@ export interface AnthropicDeltaWire {
   citation?: AnthropicCitationWire;
   stop_reason?: string | null;
   stop_sequence?: string | null;
+  stop_details?: AnthropicStopDetailsWire | null;
 }
 
 /** One streaming event's data; `type` equals the SSE event name. */

@@ -12,7 +12,7 @@ import { createGeminiStreamDecoder } from './stream.ts';
 export const geminiTranslator: HttpChatTranslator = {
   // Log probabilities are not carried back to clients from this format, and the API has no
   // end-user identifier field: accepting either would drop it silently.
-  unsupportedParameters: ['logprobs', 'topLogprobs', 'user'],
+  unsupportedParameters: ['logprobs', 'topLogprobs', 'user', 'verbosity', 'outputEffort', 'toolInputExamples'],
   buildRequest: buildGeminiRequest,
   parseResponse: parseGeminiResponse,
   createStreamDecoder: createGeminiStreamDecoder,

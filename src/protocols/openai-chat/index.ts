@@ -11,7 +11,8 @@ import { createChatStreamDecoder } from './stream.ts';
 
 export const openAIChatTranslator: HttpChatTranslator = {
   // The documented format has no top_k (the messages dialect's sampling knob).
-  unsupportedParameters: ['topK'],
+  // Chat returns no reasoning text, so a reasoning summary cannot be honoured.
+  unsupportedParameters: ['topK', 'reasoningSummary', 'outputEffort', 'toolInputExamples'],
   buildRequest: buildChatRequest,
   parseResponse: parseChatResponse,
   createStreamDecoder: createChatStreamDecoder,

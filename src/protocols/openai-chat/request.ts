@@ -46,6 +46,7 @@ export function chatBody(request: CanonicalRequest, model: string, stream: boole
   }
   const effort = reasoningEffort(request);
   if (effort !== undefined) body.reasoning_effort = effort;
+  if (request.verbosity !== undefined) body.verbosity = request.verbosity;
   if (request.user !== undefined) body.user = request.user;
   if (stream) {
     body.stream = true;

@@ -57,6 +57,7 @@ export interface ChatRequestBody {
   web_search_options?: Record<string, never>;
   response_format?: ChatResponseFormat;
   reasoning_effort?: string;
+  verbosity?: 'low' | 'medium' | 'high';
   user?: string;
   stream?: boolean;
   stream_options?: { include_usage: boolean };

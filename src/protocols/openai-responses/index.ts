@@ -10,7 +10,7 @@ export const openAIResponsesTranslator: HttpChatTranslator = {
   // The Responses format has no stop sequences, seed, penalties or chat-style logprobs, and no
   // top_k; routes on it reject them explicitly, `logprobs: false` included (docs/chat-completions.md,
   // rule 3).
-  unsupportedParameters: ['stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs', 'topK'],
+  unsupportedParameters: ['stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'logprobs', 'topLogprobs', 'topK', 'outputEffort', 'toolInputExamples'],
   buildRequest: buildResponsesRequest,
   parseResponse: parseResponsesResponse,
   createStreamDecoder: createResponsesStreamDecoder,

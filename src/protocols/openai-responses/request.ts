@@ -27,12 +27,17 @@ export function responsesBody(request: CanonicalRequest, endpoint: RouteEndpoint
   if (tools.length > 0) body.tools = tools;
   if (request.toolChoice !== undefined) body.tool_choice = openAIToolChoice(request.toolChoice, (name) => ({ type: 'function', name }));
   if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
-  if (request.responseFormat !== undefined) {
-    // Responses puts the schema's name and schema flat in `text.format` (Chat nests them).
-    body.text = { format: openAIResponseFormat(request.responseFormat, (fields) => ({ type: 'json_schema', ...fields })) };
+  if (request.responseFormat !== undefined || request.verbosity !== undefined) {
+    body.text = {
+      // Responses puts the schema's name and schema flat in `text.format` (Chat nests them).
+      ...(request.responseFormat !== undefined && { format: openAIResponseFormat(request.responseFormat, (fields) => ({ type: 'json_schema', ...fields })) }),
+      ...(request.verbosity !== undefined && { verbosity: request.verbosity }),
+    };
   }
   const effort = reasoningEffort(request);
-  if (effort !== undefined) body.reasoning = { effort };
+  if (effort !== undefined || request.reasoningSummary !== undefined) {
+    body.reasoning = { ...(effort !== undefined && { effort }), ...(request.reasoningSummary !== undefined && { summary: request.reasoningSummary }) };
+  }
   // The gateway keeps no conversation upstream (no previous_response_id), and a provider account
   // under zero data retention, or a route sending `store: false`, keeps no items either: a reasoning
   // item can then be replayed (reasoning-item.ts) only with its encrypted content. A reasoning model

@@ -50,8 +50,8 @@ export interface ResponsesRequestBody {
   tools?: ResponsesTool[];
   tool_choice?: ResponsesToolChoice;
   parallel_tool_calls?: boolean;
-  text?: { format: ResponsesTextFormat };
-  reasoning?: { effort: string };
+  text?: { format?: ResponsesTextFormat; verbosity?: 'low' | 'medium' | 'high' };
+  reasoning?: { effort?: string; summary?: 'auto' | 'concise' | 'detailed' };
   include?: ResponsesIncludable[];
   user?: string;
   stream?: boolean;

@@ -250,9 +250,11 @@ describe('openai responses: canonical request → upstream body', () => {
     assert.deepEqual([...openAIResponsesTranslator.unsupportedParameters].sort(), [
       'frequencyPenalty',
       'logprobs',
+      'outputEffort',
       'presencePenalty',
       'seed',
       'stop',
+      'toolInputExamples',
       'topK',
       'topLogprobs',
     ]);
