@@ -8,12 +8,15 @@ import type { AuthContext } from '../auth/context.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { MAX_PARAM_LENGTH } from '../http/error-mapping.ts';
 import type { RouteModule } from '../http/route-module.ts';
+import { installBodyBudget } from './body-budget.ts';
 import { installBodyParsers } from './body-parsers.ts';
+import { installConnectionGuard } from './connection-guard.ts';
 import { frameworkErrorOptions, installErrorHandling } from './error-handling.ts';
 import { installMetrics } from './metrics.ts';
 import { installOpenApi } from './openapi.ts';
 import { installRequestIds, newRequestId } from './request-id.ts';
 import { registerServiceRoutes } from './service-routes.ts';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
 import { registerHomePage } from './home-page.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
 
@@ -35,6 +38,8 @@ export interface BuildAppOptions {
    * limited. Default DEFAULT_REQUEST_TIMEOUT_MS (settings.ts).
    */
   readonly requestTimeoutMs?: number;
+  /** Connection and body-budget bounds (server-limits.ts); each unset one takes its default. */
+  readonly limits?: Partial<ServerLimits>;
 }
 
 /** Node's own limit for the headers alone, kept when the whole-request limit is longer. */
@@ -65,12 +70,15 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
     },
     ...frameworkErrorOptions,
   });
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  installConnectionGuard(app.server, limits, deps.metrics);
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('limitTicket', null);
   installRequestIds(app);
   installBodyParsers(app);
   installErrorHandling(app);
   installMetrics(app, deps.metrics);
+  installBodyBudget(app, limits.bodyBudgetBytes, deps.metrics);
   await installOpenApi(app);
   registerServiceRoutes(app, deps.store, deps.metrics);
   registerHomePage(app);

@@ -38,6 +38,7 @@ import type { Resolver } from '../webhooks/addresses.ts';
 import { startWebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { webhookSettings } from '../webhooks/settings.ts';
 import { buildApp } from './app.ts';
+import type { ServerLimits } from './server-limits.ts';
 import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { ALL_ROUTES } from './routes.ts';
@@ -62,6 +63,8 @@ export interface RuntimeOptions {
   readonly drainOnClose?: boolean;
   /** See BuildAppOptions.requestTimeoutMs. */
   readonly requestTimeoutMs?: number;
+  /** See BuildAppOptions.limits. */
+  readonly serverLimits?: Partial<ServerLimits>;
   /** How long close() lets running background jobs finish before it ends them as failed (ms). */
   readonly jobDrainMs?: number;
   readonly now?: () => number;
@@ -194,6 +197,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
       routes: options.routes ?? ALL_ROUTES,
       drainOnClose: options.drainOnClose,
       requestTimeoutMs: options.requestTimeoutMs,
+      limits: options.serverLimits,
     });
   } catch (error) {
     authenticator.stop();

@@ -13,12 +13,13 @@ import { errorBodyFor } from '../http/error-body.ts';
 import { toGatewayError } from '../http/error-mapping.ts';
 import { MethodIndex } from './method-index.ts';
 import { baseUrlHint } from './path-hint.ts';
-import { ensureRequestId, newRequestId } from './request-id.ts';
+import { answerAndClose } from './raw-response.ts';
+import { ensureRequestId } from './request-id.ts';
 
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   // Official SDKs retry every 5xx unless told not to; a failure we know is final says so.
-  if (error.status >= 500 && !error.retryable) reply.header('x-should-retry', 'false');
+  if (error.status >= 500 && !error.clientMayRetry) reply.header('x-should-retry', 'false');
   return reply.code(error.status).type('application/json').send(errorBodyFor(reply, error));
 }
 
@@ -87,13 +88,11 @@ export const frameworkErrorOptions = {
   },
   /** Malformed HTTP: answered on the raw socket, still with the envelope and a request id. */
   clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
-    if (error.code === 'ECONNRESET' || !socket.writable) return;
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
     const answer = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
-    const refusal = answer.error();
-    const body = JSON.stringify(refusal.toEnvelope());
-    socket.end(
-      `HTTP/1.1 ${refusal.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `x-gateway-request-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    answerAndClose(socket, answer.error(), answer.reason);
   },
 };

@@ -43,6 +43,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       logger,
       drainOnClose: true,
       requestTimeoutMs: settings.requestTimeoutMs,
+      serverLimits: settings.serverLimits,
       outputSecret: settings.outputSecret,
       publicUrl: settings.publicUrl,
       redis: settings.redisUrl === undefined ? undefined : { url: settings.redisUrl, prefix: settings.redisPrefix },

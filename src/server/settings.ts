@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { MIN_OPERATOR_SECRET_LENGTH } from '../outputs/secret.ts';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
 
 export interface StorageSettings {
   /** Holds the SQLite file and the blob folder. */
@@ -35,6 +36,8 @@ export interface Settings extends StorageSettings {
   readonly outputSecret: string | undefined;
   /** The origin of signed output URLs (GATEWAY_PUBLIC_URL); undefined: the origin each request reached. */
   readonly publicUrl: string | undefined;
+  /** Connection caps and the body budget (docs/security.md). */
+  readonly serverLimits: ServerLimits;
 }
 
 /** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
@@ -74,7 +77,20 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
     requestTimeoutMs: timeoutText === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : Number(timeoutText),
     outputSecret: readOutputSecret(env.GATEWAY_OUTPUT_SECRET),
     publicUrl: readPublicUrl(env.GATEWAY_PUBLIC_URL),
+    serverLimits: {
+      maxConnections: positiveInteger(env, 'GATEWAY_MAX_CONNECTIONS', DEFAULT_SERVER_LIMITS.maxConnections),
+      maxConnectionsPerAddress: positiveInteger(env, 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress),
+      bodyBudgetBytes: positiveInteger(env, 'GATEWAY_BODY_BUDGET_BYTES', DEFAULT_SERVER_LIMITS.bodyBudgetBytes),
+    },
   };
+}
+
+/** A positive decimal integer (no sign, exponent or hex), or `fallback` when unset. */
+function positiveInteger(env: Readonly<Record<string, string | undefined>>, name: string, fallback: number): number {
+  const text = nonEmpty(env[name]);
+  if (text === undefined) return fallback;
+  if (!/^[1-9]\d{0,14}$/.test(text)) throw new SettingsError(`${name} must be a positive whole number, got '${env[name]}'`);
+  return Number(text);
 }
 
 function readStorageSettings(env: Readonly<Record<string, string | undefined>>): StorageSettings {

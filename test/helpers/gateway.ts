@@ -19,6 +19,7 @@ import { usdToPicos } from '../../src/core/money.ts';
 import type { RouteModule } from '../../src/http/route-module.ts';
 import { createLogger, createRuntime, type GatewayRuntime } from '../../src/server/compose.ts';
 import type { AppDeps } from '../../src/http/deps.ts';
+import type { ServerLimits } from '../../src/server/server-limits.ts';
 import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/storage/store.ts';
 import type { Resolver } from '../../src/webhooks/addresses.ts';
 import type { RedisBackendOptions } from '../../src/limits/redis-backend.ts';
@@ -47,6 +48,8 @@ export interface StartGatewayOptions {
   readonly logger?: Logger;
   /** How long a client may take to send a request (the server's default when omitted). */
   readonly requestTimeoutMs?: number;
+  /** Connection caps and the body budget (the server's defaults when omitted). */
+  readonly serverLimits?: Partial<ServerLimits>;
   /** Replaces DNS for webhook deliveries. */
   readonly webhookResolver?: Resolver;
   /** The gateway's clock (epoch ms); the real one when omitted. */
@@ -100,6 +103,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
       routes: options.routes,
       requestTimeoutMs: options.requestTimeoutMs,
+      serverLimits: options.serverLimits,
       webhookResolver: options.webhookResolver,
       now: options.now,
       outputSecret: options.outputSecret,

@@ -57,6 +57,21 @@ describe('settings from the environment', () => {
     }
   });
 
+  test('the connection caps and the body budget have documented defaults; anything but a positive integer is refused', () => {
+    assert.deepEqual(readSettings({}).serverLimits, { maxConnections: 10_000, maxConnectionsPerAddress: 1_000, bodyBudgetBytes: 128 * 1024 * 1024 });
+    const set = readSettings({ GATEWAY_MAX_CONNECTIONS: '50', GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '5', GATEWAY_BODY_BUDGET_BYTES: '1048576' });
+    assert.deepEqual(set.serverLimits, { maxConnections: 50, maxConnectionsPerAddress: 5, bodyBudgetBytes: 1_048_576 });
+    for (const name of ['GATEWAY_MAX_CONNECTIONS', 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', 'GATEWAY_BODY_BUDGET_BYTES']) {
+      for (const value of ['0', '-1', '1.5', '1e4', '0x10']) {
+        assert.throws(
+          () => readSettings({ [name]: value }),
+          (error: unknown) => error instanceof SettingsError && error.message.includes(name) && error.message.includes(`'${value}'`),
+          `${name}=${value}`,
+        );
+      }
+    }
+  });
+
   test('GATEWAY_BLOB_DIR, GATEWAY_OUTPUT_SECRET and GATEWAY_PUBLIC_URL are read for stored outputs (docs/outputs.md)', () => {
     const unset = readSettings({});
     assert.deepEqual([unset.blobDir, unset.outputSecret, unset.publicUrl], [undefined, undefined, undefined]);
