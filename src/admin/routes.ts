@@ -8,6 +8,7 @@ import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
 import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
+import { registerEndpoints } from './endpoints.ts';
 import { limitUsage } from './limit-usage.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';
 import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
@@ -52,6 +53,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
       registerUsage(admin, operations);
       registerWebhooks(admin, operations);
       registerUserRoutes(admin, deps);
+      registerEndpoints(admin, deps);
     },
     { prefix: '/admin/v1' },
   );

@@ -20,6 +20,7 @@ import { accountCommands, organizationCommands } from './commands/accounts.ts';
 import { ownerCommands } from './commands/credit.ts';
 import { keyCommands } from './commands/keys.ts';
 import { serveCommand } from './commands/serve.ts';
+import { endpointsCommand } from './commands/endpoints.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { createOutput } from './output.ts';
 import { cliAuditContext, createAuditor } from '../people/audit.ts';
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   ...webhookCommands,
   ...userCommands,
   ...auditCommands,
+  endpointsCommand,
 ];
 
 export interface CliIo {
