@@ -124,6 +124,7 @@ describe('the audit log', () => {
     const user = await gatewayCli('users', 'add', 'cli-member@example.com', '--account', account.id);
     const readOnly = new Set([
       'serve',
+      'endpoints',
       'accounts list',
       'accounts show',
       'orgs list',
