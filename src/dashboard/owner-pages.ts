@@ -147,6 +147,7 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
       </section>
       <section aria-labelledby="members-heading">
         <h2 id="members-heading">Members</h2>
+        ${members.items.length === 0 ? html`<p class="hint">No member yet.</p>` : ''}
         <ul>${members.items.map((member: User) => html`<li>${member.email}${member.displayName ? ` (${member.displayName})` : ''} · last sign-in ${time(member.lastSignInAt)}</li>`)}</ul>
         <form method="post" action="${path}/invitations" class="stack">
           ${csrfField(viewer.session.csrfToken)}
