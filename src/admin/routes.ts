@@ -8,6 +8,7 @@ import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
 import type { OwnerPatch, OwnerRef } from '../storage/store.ts';
 import { adminGuard } from './auth.ts';
+import { registerEndpoints } from './endpoints.ts';
 import { limitUsage } from './limit-usage.ts';
 import { createAdminOperations, type AdminOperations } from './operations.ts';
 import { ownerFromFields, parseCreditAmount, parseRate, parseSince } from './parse.ts';
@@ -44,6 +45,7 @@ export const adminRoutes: RouteModule = async (app, deps) => {
       registerKeys(admin, operations, deps);
       registerUsage(admin, operations);
       registerWebhooks(admin, operations);
+      registerEndpoints(admin, deps);
     },
     { prefix: '/admin/v1' },
   );

@@ -17,14 +17,21 @@ export interface StreamedOutput {
 
 export function usageOfUnfinishedStream(reported: Usage | undefined, promptTokens: number, streamed: StreamedOutput): Usage {
   const reasoningEstimate = countTextTokens(streamed.reasoningText);
-  const outputEstimate = countTextTokens(streamed.outputText) + reasoningEstimate;
+  return usageWithOutput(reported, promptTokens, countTextTokens(streamed.outputText) + reasoningEstimate, reasoningEstimate);
+}
+
+/**
+ * The usage of a stream so far: the provider's reported input, else the prompt estimate, and the
+ * larger of the reported output and `outputTokens` counted locally (of which `reasoningTokens`).
+ */
+export function usageWithOutput(reported: Usage | undefined, promptTokens: number, outputTokens: number, reasoningTokens: number): Usage {
   const inputReported = reported !== undefined && totalInputTokens(reported) > 0;
   return {
     inputTokens: inputReported ? reported.inputTokens : promptTokens,
     cacheReadTokens: inputReported ? reported.cacheReadTokens : 0,
     cacheWriteTokens: inputReported ? reported.cacheWriteTokens : 0,
     ...(inputReported && reported.cacheWrite1hTokens !== undefined ? { cacheWrite1hTokens: reported.cacheWrite1hTokens } : {}),
-    outputTokens: Math.max(reported?.outputTokens ?? 0, outputEstimate),
-    reasoningTokens: Math.max(reported?.reasoningTokens ?? 0, reasoningEstimate),
+    outputTokens: Math.max(reported?.outputTokens ?? 0, outputTokens),
+    reasoningTokens: Math.max(reported?.reasoningTokens ?? 0, reasoningTokens),
   };
 }

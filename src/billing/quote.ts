@@ -9,6 +9,32 @@ import { applyRate, type Picos, type RateMultiplier } from '../core/money.ts';
 import { maxOutputTokens } from '../catalog/request-bounds.ts';
 import { tierFor } from './cost.ts';
 import { worstCaseSearchUnits } from './search-units.ts';
+import type { ImageFamily } from '../tokens/image-tokens.ts';
+import type { ProviderConfig } from '../config/schema.ts';
+
+/**
+ * Whose documented image formula bounds an image on a provider of this kind (tokens/image-tokens.ts);
+ * undefined: every family's (a simulated provider, a GPU pool).
+ */
+export function imageFamilyOf(kind: ProviderConfig['kind']): ImageFamily | undefined {
+  switch (kind) {
+    case 'openai':
+    case 'openai-responses':
+    case 'openai-images':
+      return 'openai';
+    case 'anthropic':
+      return 'anthropic';
+    case 'gemini':
+      return 'gemini';
+    case 'gpu-pool':
+    case 'simulated':
+      return undefined;
+    default: {
+      const unknown: never = kind;
+      return unknown;
+    }
+  }
+}
 
 /** Reference (pre-multiplier) worst case on one endpoint. */
 export function quoteEndpoint(request: CanonicalRequest, endpoint: RouteEndpoint, promptTokens: number): Picos {

@@ -20,11 +20,20 @@ import { accountCommands, organizationCommands } from './commands/accounts.ts';
 import { ownerCommands } from './commands/credit.ts';
 import { keyCommands } from './commands/keys.ts';
 import { serveCommand } from './commands/serve.ts';
+import { endpointsCommand } from './commands/endpoints.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { createOutput } from './output.ts';
 import { locateDatabase } from './database-location.ts';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands, ...webhookCommands];
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  ...accountCommands,
+  ...organizationCommands,
+  ...keyCommands,
+  ...ownerCommands,
+  ...webhookCommands,
+  endpointsCommand,
+];
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;

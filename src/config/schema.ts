@@ -316,6 +316,26 @@ export const GatewayConfig = Type.Object(
       ),
     ),
     webhooks: Type.Optional(WebhooksConfig),
+    /** Circuit breakers of provider endpoints (docs/operations.md, "Circuit breakers"); defaults in src/routing/breaker.ts. */
+    breakers: Type.Optional(
+      Type.Object(
+        {
+          /** False: every endpoint is always tried in plan order (health is still observed and shown). */
+          enabled: Type.Optional(Type.Boolean()),
+          /** The sliding window the failure rate is measured over (milliseconds). */
+          window_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3_600_000 })),
+          /** Attempts the window must hold before the failure rate can open the breaker. */
+          min_requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+          /** The failure rate that opens the breaker, in percent of the window's attempts. */
+          failure_rate_percent: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          /** How long an opened breaker skips its endpoint before a probe; doubled at each reopening (milliseconds). */
+          cooldown_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+          /** The longest cool-down the doubling reaches (milliseconds). */
+          max_cooldown_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Per-key and per-organization limits (docs/limits.md). */
     rate_limits: Type.Optional(
       Type.Object(

@@ -8,6 +8,8 @@
  * (https://github.com/fastify/fastify/blob/main/lib/errors.js): call sites name an error, never a
  * status.
  */
+import { redactProviderMessage } from './provider-message.ts';
+
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'insufficient_quota_error' | 'permission_error' | 'rate_limit_error' | 'api_error';
 
 /** The statuses the gateway answers an error with. */
@@ -101,6 +103,11 @@ interface ErrorFacts {
   readonly param?: string | null;
   /** True when another endpoint (or a later retry) may succeed: drives provider fallback. */
   readonly retryable?: boolean;
+  /**
+   * Whether the client's own retry may succeed, when it differs from `retryable`: another endpoint
+   * may serve a request that no retry of the same one will (an exhausted provider account).
+   */
+  readonly clientMayRetry?: boolean;
   /** Seconds the client should wait, sent as Retry-After. */
   readonly retryAfterSeconds?: number;
   readonly cause?: unknown;
@@ -122,6 +129,7 @@ export class GatewayError extends Error {
   readonly code: ErrorCode | null;
   readonly param: string | null;
   readonly retryable: boolean;
+  readonly clientMayRetry: boolean;
   readonly retryAfterSeconds: number | undefined;
 
   constructor(spec: ErrorSpec) {
@@ -132,6 +140,7 @@ export class GatewayError extends Error {
     this.code = spec.code;
     this.param = spec.param ?? null;
     this.retryable = spec.retryable ?? false;
+    this.clientMayRetry = spec.clientMayRetry ?? this.retryable;
     this.retryAfterSeconds = spec.retryAfterSeconds;
   }
 
@@ -173,7 +182,8 @@ const LIMIT_WORDING: Record<LimitName, string> = {
 };
 
 /** `: <the provider's message>`, or nothing when it gave none. */
-const providerSays = (message: string | undefined): string => (message ? `: ${message}` : '');
+/** The provider's own words after ours, without what only the operator should read (provider-message.ts). */
+const providerSays = (message: string | undefined): string => (message ? `: ${redactProviderMessage(message)}` : '');
 
 /** What `notFound` can name. */
 export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response' | 'Video job' | 'Webhook endpoint' | 'Stored request' | 'Output file';
@@ -387,11 +397,18 @@ export const errors = {
     message: `The upstream provider rejected the gateway's credentials (status ${status}).`,
     retryable,
   })),
-  upstreamSpendLimit: entry(() => ({
-    code: 'upstream_error',
-    status: 502,
-    message: 'The upstream provider account has reached its spend limit.',
-    retryable: false,
+  /**
+   * The operator's account at the provider has no quota, credit or spend left (docs/errors.md,
+   * "Upstream errors"): not the client's rate limit (429) and not a fault a retry would lift (502).
+   * Another endpoint, on another account, may serve the request, so routing falls back; the client
+   * is told not to retry until the operator has acted.
+   */
+  upstreamAccountExhausted: entry((message: string | undefined) => ({
+    code: 'upstream_unavailable',
+    status: 503,
+    message: `The upstream provider account of this gateway has no quota or credit left; the operator must top it up${providerSays(message)}`,
+    retryable: true,
+    clientMayRetry: false,
   })),
   upstreamTooLarge: entry((message: string | undefined, retryable: boolean) => ({
     code: 'request_too_large',
@@ -439,6 +456,15 @@ export const errors = {
     code: 'upstream_error',
     status: 502,
     message: `The upstream provider ended the response with an error${raw ? ` (${raw})` : ''}.`,
+  })),
+  /**
+   * In a stream: the upstream went on past the request's max output tokens until what it delivered
+   * cost more than the request's credit hold (docs/billing.md, "Money caps"); it is read no further.
+   */
+  holdExhausted: entry(() => ({
+    code: 'upstream_error',
+    status: 502,
+    message: 'The upstream provider went on past the output this request allows, beyond what its credit hold covers; the stream was stopped.',
   })),
   /** The client went away, so there is nothing to fall back to. */
   upstreamCancelled: entry((cause: unknown) => ({ code: 'upstream_unavailable', status: 502, message: 'The upstream request was cancelled.', cause })),

@@ -1,6 +1,7 @@
 /**
  * The canonical stream rules, enforced in this one place for every protocol (docs/architecture.md):
- * - a failure before the first event worth forwarding is thrown, so routing can still fall back;
+ * - a failure before the first event worth forwarding is thrown, so routing can still fall back
+ *   (the opening `start`, and usage reported with it, are not worth forwarding: no answer yet);
  * - a `finish` whose reason is `error` is an error (the provider answered, so it is not retried);
  * - a stream that ends without its terminal `finish` or `error` ended early, which is an error;
  * - nothing after the terminal event is read.
@@ -30,7 +31,7 @@ export class CheckedStream {
   }
 
   /**
-   * Reads up to the first event worth forwarding (anything but `start`), which it returns with
+   * Reads up to the first event worth forwarding (anything but `start` and `usage`), which it returns with
    * what came before and with it; a failure before it is thrown.
    */
   async first(): Promise<StreamBatch> {
@@ -43,7 +44,7 @@ export class CheckedStream {
         const event = checked(raw);
         if (event.type === 'error' && !forwardable) throw event.error;
         events.push(event);
-        if (event.type !== 'start') forwardable = true;
+        if (event.type !== 'start' && event.type !== 'usage') forwardable = true;
         if (isTerminal(event)) {
           this.#ended = true;
           break;

@@ -7,15 +7,18 @@
  * What a stream costs (docs/billing.md): a finished stream is billed from the provider's final
  * usage; a stream cut off by an upstream failure or by the client is billed for the prompt and the
  * output generated up to that point (billing/partial-usage.ts). The upstream call is aborted as
- * soon as the client goes away, so nothing generated after that is billed.
+ * soon as the client goes away, so nothing generated after that is billed. An upstream that streams
+ * on past what the hold pays for is stopped, and the stream ends with an error (./hold-watch.ts).
  */
 import { performance } from 'node:perf_hooks';
 import { BatchCollector, type Finish, type StreamBatch } from '../canonical/index.ts';
-import type { GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
 import { usageOfUnfinishedStream } from '../billing/partial-usage.ts';
+import { maxOutputTokens } from '../catalog/request-bounds.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import { StreamAccumulator } from './accumulate.ts';
 import { openStreamWithFallback, type OpenedStream } from './attempts.ts';
+import { HoldWatch } from './hold-watch.ts';
 import { TEXT, textMeter, type TextCall, type TextSettlement, type TextTypes } from './kinds/text.ts';
 import type { Pipeline, PreparedCall } from './pipeline.ts';
 import type { CallInput, RenderResult } from './types.ts';
@@ -94,10 +97,18 @@ export class PipelineStream<Body> implements StreamRun {
   private started = false;
   /** Set once a batch was handed to the client's response: its status line (200) has gone out. */
   private delivered = false;
+  readonly #holdWatch: HoldWatch;
 
   constructor(input: PipelineStreamInput<Body>) {
     this.input = input;
     this.call = input.call;
+    const { pipeline, prepared, opened } = input;
+    this.#holdWatch = new HoldWatch({
+      maxOutputTokens: maxOutputTokens(prepared.request, opened.endpoint),
+      hold: prepared.hold.reservation.amount,
+      promptTokens: () => prepared.estimate.tokens,
+      price: (usage) => pipeline.price(prepared, opened.endpoint, textMeter(prepared.request, opened.endpoint, usage, undefined, false)),
+    });
     // One generator: the events can be consumed once, so the request is settled and logged once.
     this.events = this.run();
     // A generator that never started runs no `finally`: a client gone before the first event was
@@ -134,10 +145,17 @@ export class PipelineStream<Body> implements StreamRun {
         const batch = new BatchCollector();
         for (const event of pending) {
           this.accumulator.observe(event);
+          this.#holdWatch.observe(event);
           if (event.type === 'finish') ending = { kind: 'finished', finish: event.finish };
           else if (event.type === 'error') ending = { kind: 'failed', error: event.error };
           else this.firstByteMs ??= performance.now() - this.input.prepared.startedAt;
           batch.push(event);
+        }
+        // An upstream that went on past what the hold pays for is read no further (./hold-watch.ts).
+        if (!ending && this.#holdWatch.exhausted(this.accumulator.usage)) {
+          const error = errors.holdExhausted();
+          ending = { kind: 'failed', error };
+          batch.push({ type: 'error', error });
         }
         // Settled before the terminal event is handed out, so that a dialect can render the charge.
         if (ending) await this.finish(ending);
@@ -185,6 +203,10 @@ export class PipelineStream<Body> implements StreamRun {
 
   private log(ending: Ending): void {
     const { pipeline, prepared, opened, render, call } = this.input;
+    // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended.
+    if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);
+    else if (ending.kind === 'failed') opened.record?.failed(ending.error, false);
+    else opened.record?.abandoned();
     const settlement = this.settled;
     const finish: Finish = ending.kind === 'finished' ? ending.finish : { reason: 'error', raw: ending.kind === 'cancelled' ? 'cancelled' : ending.error.code };
     const output = settlement ? render(this.accumulator.result(finish, settlement.usage), call, settlement) : null;

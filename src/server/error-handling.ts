@@ -19,7 +19,7 @@ import { ensureRequestId } from './request-id.ts';
 export function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   // Official SDKs retry every 5xx unless told not to; a failure we know is final says so.
-  if (error.status >= 500 && !error.retryable) reply.header('x-should-retry', 'false');
+  if (error.status >= 500 && !error.clientMayRetry) reply.header('x-should-retry', 'false');
   return reply.code(error.status).type('application/json').send(errorBodyFor(reply, error));
 }
 

@@ -274,7 +274,7 @@ export interface RequestLogRecord {
   readonly id: string;
   readonly owner: OwnerRef;
   readonly keyId: string;
-  /** chat | messages | responses | images.generations | images.edits | videos */
+  /** chat | messages | responses | images.generations | images.edits | videos | embeddings */
   readonly route: string;
   readonly model: string | null;
   readonly provider: string | null;

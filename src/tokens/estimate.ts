@@ -3,15 +3,9 @@
  * counted it. Used for the credit quote, the context-window check and free token counting. It is
  * an estimate (providers tokenize differently); bills always come from the usage a provider reports.
  */
-import type { CanonicalRequest, ContentPart, Message } from '../canonical/index.ts';
+import type { CanonicalRequest, ContentPart, ImagePart, Message } from '../canonical/index.ts';
+import { type ImageDimensions, imageDimensions, type ImageFamily, imageTokenBound } from './image-tokens.ts';
 import { countTextTokens } from './tokenizer.ts';
-
-/**
- * Fixed per-image estimate: the upper end of what current providers charge for one image at full
- * detail (about 1,600 tokens for Anthropic's largest downscaled image, ~1,100 for OpenAI's
- * high-detail tiling). Images are not decoded to measure them.
- */
-export const IMAGE_TOKEN_ESTIMATE = 1600;
 
 /** Fixed per-document estimate for binary documents (a few PDF pages); plain text is tokenized. */
 export const DOCUMENT_TOKEN_ESTIMATE = 3000;
@@ -23,6 +17,21 @@ const REPLY_PRIMING_TOKENS = 3;
 
 /** How many tokens a piece of text counts for. */
 type TextMeasure = (text: string) => number;
+/** How many tokens an image counts for. */
+type ImageMeasure = (image: ImagePart) => number;
+
+/** Each image's dimensions, read from its header once however often its prompt is measured. */
+const dimensionsOf = new WeakMap<ImagePart, ImageDimensions | undefined>();
+
+function dimensions(image: ImagePart): ImageDimensions | undefined {
+  if (!dimensionsOf.has(image)) dimensionsOf.set(image, imageDimensions(image.source));
+  return dimensionsOf.get(image);
+}
+
+/** An image at the bound of every provider family (./image-tokens.ts): what an estimate that knows no route counts. */
+const anyFamilyImage: ImageMeasure = (image) => imageTokenBound(undefined, dimensions(image));
+/** Images left out: measured apart, per family, by PromptSize.forQuote. */
+const noImage: ImageMeasure = () => 0;
 
 /**
  * An upper bound of countTextTokens: every token of the encoding stands for at least one byte of
@@ -53,11 +62,11 @@ function boundedTokenizer(): TextMeasure {
 }
 
 export function estimatePromptTokens(request: CanonicalRequest): number {
-  return measurePrompt(request, boundedTokenizer());
+  return measurePrompt(request, boundedTokenizer(), anyFamilyImage);
 }
 
 export function estimateMessagesTokens(messages: readonly Message[]): number {
-  return measureMessages(messages, boundedTokenizer());
+  return measureMessages(messages, boundedTokenizer(), anyFamilyImage);
 }
 
 /**
@@ -70,44 +79,74 @@ export const QUOTE_AT_BOUND_MAX_TOKENS = 16_384;
 /**
  * The size of a prompt, measured as cheaply as each use allows: the byte bound where an upper
  * bound is enough (the worst-case quote, or a limit the bound is already under), the tokenizer's
- * estimate where it is not. Both are computed at most once.
+ * estimate where it is not. Both are computed at most once. Images count at the bound of every
+ * provider family, except in the quote of one route, which takes its family's
+ * (./image-tokens.ts).
  */
 export class PromptSize {
-  private readonly request: CanonicalRequest;
-  private boundValue: number | undefined;
-  private tokensValue: number | undefined;
+  readonly #request: CanonicalRequest;
+  #textBound: number | undefined;
+  #textTokens: number | undefined;
+  #images: readonly ImagePart[] | undefined;
 
   constructor(request: CanonicalRequest) {
-    this.request = request;
+    this.#request = request;
   }
 
   /** Never below `tokens`. */
   get bound(): number {
-    this.boundValue ??= measurePrompt(this.request, utf8Bytes);
-    return this.boundValue;
+    return this.#boundOfText() + this.#imageTokens(undefined);
   }
 
   /** The local tokenizer's estimate (estimatePromptTokens). */
   get tokens(): number {
-    this.tokensValue ??= estimatePromptTokens(this.request);
-    return this.tokensValue;
+    return this.#tokensOfText() + this.#imageTokens(undefined);
   }
 
-  /** The prompt size a worst-case quote uses: never below the estimate. */
-  get forQuote(): number {
-    return this.bound <= QUOTE_AT_BOUND_MAX_TOKENS ? this.bound : this.tokens;
+  /** The prompt size a worst-case quote on a route of `family` uses: never below what that family can count. */
+  forQuote(family: ImageFamily | undefined): number {
+    const images = this.#imageTokens(family);
+    const text = this.#boundOfText() + images <= QUOTE_AT_BOUND_MAX_TOKENS ? this.#boundOfText() : this.#tokensOfText();
+    return text + images;
   }
 
   /** Whether the estimate is over `limit`, tokenizing only when the bound is over it. */
   exceeds(limit: number): boolean {
     return this.bound > limit && this.tokens > limit;
   }
+
+  #boundOfText(): number {
+    this.#textBound ??= measurePrompt(this.#request, utf8Bytes, noImage);
+    return this.#textBound;
+  }
+
+  #tokensOfText(): number {
+    this.#textTokens ??= measurePrompt(this.#request, boundedTokenizer(), noImage);
+    return this.#textTokens;
+  }
+
+  #imageTokens(family: ImageFamily | undefined): number {
+    this.#images ??= imagesOf(this.#request.messages);
+    let tokens = 0;
+    for (const image of this.#images) tokens += imageTokenBound(family, dimensions(image));
+    return tokens;
+  }
 }
 
-function measurePrompt(request: CanonicalRequest, measure: TextMeasure): number {
+function imagesOf(messages: readonly Message[]): ImagePart[] {
+  const images: ImagePart[] = [];
+  const collect = (part: ContentPart) => {
+    if (part.type === 'image') images.push(part);
+    else if (part.type === 'tool_result') part.content.forEach(collect);
+  };
+  for (const message of messages) message.content.forEach(collect);
+  return images;
+}
+
+function measurePrompt(request: CanonicalRequest, measure: TextMeasure, image: ImageMeasure): number {
   let tokens = REPLY_PRIMING_TOKENS;
   for (const block of request.system) tokens += MESSAGE_OVERHEAD_TOKENS + measure(block.text);
-  tokens += measureMessages(request.messages, measure);
+  tokens += measureMessages(request.messages, measure, image);
   for (const tool of request.tools ?? []) {
     tokens += measure(tool.name) + measure(tool.description ?? '');
     if (tool.parameters) tokens += measure(JSON.stringify(tool.parameters));
@@ -116,28 +155,28 @@ function measurePrompt(request: CanonicalRequest, measure: TextMeasure): number 
   return tokens;
 }
 
-function measureMessages(messages: readonly Message[], measure: TextMeasure): number {
+function measureMessages(messages: readonly Message[], measure: TextMeasure, image: ImageMeasure): number {
   let tokens = 0;
   for (const message of messages) {
     tokens += MESSAGE_OVERHEAD_TOKENS;
-    for (const part of message.content) tokens += measurePart(part, measure);
+    for (const part of message.content) tokens += measurePart(part, measure, image);
   }
   return tokens;
 }
 
-function measurePart(part: ContentPart, measure: TextMeasure): number {
+function measurePart(part: ContentPart, measure: TextMeasure, image: ImageMeasure): number {
   switch (part.type) {
     case 'text':
       return measure(part.text);
     case 'image':
-      return IMAGE_TOKEN_ESTIMATE;
+      return image(part);
     case 'document':
       return part.mediaType === 'text/plain' ? measure(part.data) : DOCUMENT_TOKEN_ESTIMATE;
     case 'tool_call':
       return measure(part.name) + measure(part.arguments);
     case 'tool_result': {
       let tokens = 0;
-      for (const inner of part.content) tokens += measurePart(inner, measure);
+      for (const inner of part.content) tokens += measurePart(inner, measure, image);
       return tokens;
     }
     case 'reasoning':

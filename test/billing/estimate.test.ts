@@ -24,10 +24,10 @@ describe('prompt size', () => {
 
   test('small prompts are quoted at the bound, large ones at the estimate', () => {
     const small = new PromptSize(requestWith('a short question'));
-    assert.equal(small.forQuote, small.bound);
+    assert.equal(small.forQuote(undefined), small.bound);
     const large = new PromptSize(requestWith('word '.repeat(QUOTE_AT_BOUND_MAX_TOKENS)));
     assert.ok(large.bound > QUOTE_AT_BOUND_MAX_TOKENS);
-    assert.equal(large.forQuote, large.tokens);
+    assert.equal(large.forQuote(undefined), large.tokens);
   });
 
   test('a limit is exceeded only when the estimate is over it', () => {

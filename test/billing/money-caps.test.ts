@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { ProviderConfig } from '../../src/config/schema.ts';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
@@ -229,5 +230,78 @@ describe('a client gone before its plain answer was written', () => {
       [],
       'nothing was charged',
     );
+  });
+});
+
+describe('a stream that outruns its hold', () => {
+  let gateway: TestGateway;
+  let openaiUpstream: OverDeliveringSimulator;
+  let anthropicUpstream: OverDeliveringSimulator;
+  /** A reply of 400 words, far beyond the 4 output tokens asked for. */
+  const prompt = Array.from({ length: 400 }, (_, index) => `w${index}`).join(' ');
+
+  before(async () => {
+    openaiUpstream = await startOpenAIChatSimulator({ overDelivery: { ignoreMaxTokens: true } });
+    anthropicUpstream = await startAnthropicSimulator({ overDelivery: { ignoreMaxTokens: true } });
+    const config = chatModelsConfig({
+      'gateway/outrun-openai': [{ id: 'outrun-openai', kind: 'openai', baseUrl: openaiUpstream.baseUrl }],
+      'gateway/outrun-anthropic': [{ id: 'outrun-anthropic', kind: 'anthropic', baseUrl: anthropicUpstream.baseUrl }],
+    });
+    // Output dear and no cache rates: the hold's slack over the prompt is small beside the output.
+    for (const entry of config.models) entry.endpoints[0].pricing = { unit: 'per_1m_tokens', input_per_1m: 1, output_per_1m: 20 };
+    gateway = await startGateway({ config });
+  });
+  after(async () => {
+    await gateway?.close();
+    await openaiUpstream?.close();
+    await anthropicUpstream?.close();
+  });
+
+  async function assertStoppedAtHold(requestId: string, upstream: OverDeliveringSimulator, delivered: string): Promise<void> {
+    const words = delivered.split(' ').filter((word) => word.startsWith('w'));
+    assert.ok(words.length > 0 && words.length < 200, `${words.length} of 400 words delivered`);
+    const row = await eventually(async () => {
+      await flushRequestLog(gateway);
+      const logged = await gateway.store.getRequest(requestId);
+      assert.ok(logged);
+      return logged;
+    });
+    assert.deepEqual([row.status, row.httpStatus, row.errorCode], ['failed', 200, 'upstream_error']);
+    const charges = (await gateway.store.listEntries(ownerOf(gateway))).filter((entry) => entry.requestId === requestId);
+    assert.equal(charges.length, 1);
+    const held = (await gateway.store.getReservation(charges[0].reservationId!))!.amount;
+    assert.equal(charges[0].amount, held, 'charged the hold: what was delivered costs more');
+    assert.equal(row.cost, held);
+    await eventually(async () => assert.equal(upstream.abandoned.length, 1, 'the upstream is read no further'));
+  }
+
+  test('chat dialect, OpenAI upstream: stopped with an in-stream error, charged the hold, the upstream read no further', async () => {
+    const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+    const { data, response } = await client.chat.completions
+      .create({ model: 'gateway/outrun-openai', max_tokens: 4, stream: true, messages: [{ role: 'user', content: prompt }] })
+      .withResponse();
+    let text = '';
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
+      })(),
+      (error: unknown) => error instanceof OpenAI.APIError && /credit hold/.test(error.message),
+    );
+    await assertStoppedAtHold(requestIdOf(response), openaiUpstream, text);
+  });
+
+  test('messages dialect, Anthropic upstream: stopped with an in-stream error event, charged the hold', async () => {
+    const client = new Anthropic({ apiKey: gateway.apiKey, baseURL: gateway.baseUrl, maxRetries: 0 });
+    const { data, response } = await client.messages
+      .create({ model: 'gateway/outrun-anthropic', max_tokens: 4, stream: true, messages: [{ role: 'user', content: prompt }] })
+      .withResponse();
+    let text = '';
+    await assert.rejects(
+      (async () => {
+        for await (const event of data) if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
+      })(),
+      (error: unknown) => error instanceof Anthropic.APIError && /credit hold/.test(error.message),
+    );
+    await assertStoppedAtHold(requestIdOf(response), anthropicUpstream, text);
   });
 });

@@ -1,7 +1,8 @@
 /** The worst-case quote reserved before a call. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { estimatePromptTokens, IMAGE_TOKEN_ESTIMATE } from '../../src/tokens/estimate.ts';
+import { estimatePromptTokens } from '../../src/tokens/estimate.ts';
+import { imageTokenBound, UNKNOWN_IMAGE_SIDE } from '../../src/tokens/image-tokens.ts';
 import { quoteEndpoint, worstCaseQuote } from '../../src/billing/quote.ts';
 import { DEFAULT_MAX_OUTPUT_TOKENS, maxOutputTokens } from '../../src/catalog/request-bounds.ts';
 import { usageOfUnfinishedStream } from '../../src/billing/partial-usage.ts';
@@ -86,7 +87,7 @@ describe('worstCaseQuote', () => {
 });
 
 describe('estimatePromptTokens', () => {
-  test('text through the tokenizer, a fixed estimate per image, tool definitions and schemas included', () => {
+  test('text through the tokenizer, an image by URL at the bound of an image of unknown size, tool definitions and schemas included', () => {
     const text = chatRequest({ messages: [{ role: 'user', content: 'hello world' }] });
     const withImage = chatRequest({
       messages: [
@@ -99,7 +100,10 @@ describe('estimatePromptTokens', () => {
         },
       ],
     });
-    assert.equal(estimatePromptTokens(withImage) - estimatePromptTokens(text), IMAGE_TOKEN_ESTIMATE);
+    assert.equal(
+      estimatePromptTokens(withImage) - estimatePromptTokens(text),
+      imageTokenBound(undefined, { width: UNKNOWN_IMAGE_SIDE, height: UNKNOWN_IMAGE_SIDE }),
+    );
     const withTool = chatRequest({
       messages: [{ role: 'user', content: 'hello world' }],
       tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],

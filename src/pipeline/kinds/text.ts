@@ -6,7 +6,7 @@
 import type { CanonicalRequest, CanonicalResult, Usage, WebSearchInfo } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
 import { referenceCost } from '../../billing/cost.ts';
-import { quoteEndpoint } from '../../billing/quote.ts';
+import { imageFamilyOf, quoteEndpoint } from '../../billing/quote.ts';
 import { searchUnits } from '../../billing/search-units.ts';
 import { checkRoute } from '../../policy/validate.ts';
 import { CHAT, type ChatProtocol } from '../../protocols/protocol.ts';
@@ -52,7 +52,7 @@ export const TEXT: OutputKind<TextTypes> = {
   unservable: 'text generation',
   estimate: (request) => new PromptSize(request),
   check: (request, endpoint, protocol, prompt) => checkRoute({ request, endpoint, unsupportedParameters: protocol.unsupportedParameters, prompt }),
-  quote: (request, endpoint, prompt) => quoteEndpoint(request, endpoint, prompt.forQuote),
+  quote: (request, endpoint, prompt) => quoteEndpoint(request, endpoint, prompt.forQuote(imageFamilyOf(endpoint.provider.kind))),
   meter(request, result, endpoint) {
     const finished = failOnErrorFinish(result);
     return textMeter(request, endpoint, finished.usage, finished.webSearch, true);

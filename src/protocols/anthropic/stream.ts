@@ -172,7 +172,9 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         if (started) return fail(errors.malformedUpstream('a second message_start in one stream'));
         started = true;
         const message = event.message ?? {};
-        usage = mergeAnthropicUsage({}, message.usage);
+        // The output count of message_start is a placeholder (1, or a running count) for a message
+        // with no content yet: none of it was delivered, so output is counted from message_delta alone.
+        usage = { ...mergeAnthropicUsage({}, message.usage), output_tokens: 0, output_tokens_details: undefined };
         return [
           { type: 'start', ...providerIdentity(message.id, message.model) },
           { type: 'usage', usage: anthropicUsage(usage) },

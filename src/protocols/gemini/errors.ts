@@ -5,14 +5,16 @@
  * INTERNAL are retryable, INVALID_ARGUMENT (a missing thought signature included) is the client's
  * 400, and a rejected API key is the operator's problem (a non-retryable 502). Gemini reports a bad
  * key as a 400 whose ErrorInfo reason is API_KEY_INVALID; it is treated as the 401 it means, so the
- * client never sees a provider-key error as its own.
+ * client never sees a provider-key error as its own. A quota of a day (a QuotaFailure whose
+ * `quotaId` counts per day) or billing turned off (ErrorInfo `BILLING_DISABLED`) is the operator's
+ * account exhausted (docs/errors.md, "Upstream errors"), not a rate limit a short wait lifts.
  */
 import type { GatewayError } from '../../core/errors.ts';
 import { bodyExcerpt, upstreamReportedError, upstreamStatusError, type UpstreamHeaders } from '../transport/upstream-errors.ts';
 import type { GeminiErrorWire } from './wire.ts';
 
 interface GeminiErrorBody extends GeminiErrorWire {
-  details?: { '@type'?: string; retryDelay?: string; reason?: string }[];
+  details?: { '@type'?: string; retryDelay?: string; reason?: string; violations?: { quotaId?: string }[] }[];
 }
 
 export function parseGeminiError(status: number, headers: UpstreamHeaders, bodyText: string): GatewayError {
@@ -21,14 +23,29 @@ export function parseGeminiError(status: number, headers: UpstreamHeaders, bodyT
   // in a header; it is honoured like a retry-after header when no header says otherwise.
   const delay = retryDelaySeconds(error);
   const effectiveHeaders = delay !== undefined && headers['retry-after'] === undefined ? { ...headers, 'retry-after': String(delay) } : headers;
-  const keyRejected = error?.details?.some((detail) => detail.reason === 'API_KEY_INVALID') === true;
-  return upstreamStatusError({ status: keyRejected ? 401 : status, headers: effectiveHeaders, message: error?.message ?? bodyExcerpt(bodyText) });
+  const keyRejected = Array.isArray(error?.details) && error.details.some((detail) => detail?.reason === 'API_KEY_INVALID');
+  return upstreamStatusError({
+    status: keyRejected ? 401 : status,
+    headers: effectiveHeaders,
+    message: error?.message ?? bodyExcerpt(bodyText),
+    accountExhausted: accountExhausted(error),
+  });
+}
+
+function accountExhausted(error: GeminiErrorBody | undefined): boolean {
+  if (!Array.isArray(error?.details)) return false;
+  return error.details.some(
+    (detail) =>
+      detail?.reason === 'BILLING_DISABLED' ||
+      (Array.isArray(detail?.violations) && detail.violations.some((violation) => typeof violation?.quotaId === 'string' && /PerDay/.test(violation.quotaId))),
+  );
 }
 
 /** An error inside a 200 (a stream chunk, or a whole body): the status is its code, or implied by its status name. */
 export function geminiStreamError(error: GeminiErrorWire): GatewayError {
   const code = typeof error.code === 'number' && error.code >= 400 && error.code <= 599 ? error.code : undefined;
-  return upstreamReportedError(code ?? STATUS_BY_NAME[error.status ?? ''] ?? 500, error.message);
+  const named = typeof error.status === 'string' && Object.hasOwn(STATUS_BY_NAME, error.status) ? STATUS_BY_NAME[error.status] : undefined;
+  return upstreamReportedError(code ?? named ?? 500, typeof error.message === 'string' ? error.message : undefined);
 }
 
 const STATUS_BY_NAME: Readonly<Record<string, number>> = {
@@ -56,7 +73,8 @@ function errorObject(bodyText: string): GeminiErrorBody | undefined {
 }
 
 function retryDelaySeconds(error: GeminiErrorBody | undefined): number | undefined {
-  const delay = error?.details?.find((detail) => detail['@type']?.endsWith('google.rpc.RetryInfo'))?.retryDelay;
-  const seconds = delay === undefined ? NaN : Number.parseFloat(delay);
+  const details = Array.isArray(error?.details) ? error.details : [];
+  const delay = details.find((detail) => typeof detail?.['@type'] === 'string' && detail['@type'].endsWith('google.rpc.RetryInfo'))?.retryDelay;
+  const seconds = typeof delay === 'string' ? Number.parseFloat(delay) : NaN;
   return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
 }

@@ -1,27 +1,22 @@
 /**
- * Responses errors: a non-2xx body `{"error":{"message","type","param","code"}}`
- * (as in Chat), a stream `error` event `{type:"error",code,message,param}`, or a `failed` response
- * whose `error` is `{code,message}`.
- * @see https://platform.openai.com/docs/api-reference/responses
+ * Responses errors (the shared OpenAI reading, ../openai-errors.ts): a non-2xx body; in a stream,
+ * an `error` event, whose fields are nested in `error` as the API sends them
+ * (`{"type":"error","sequence_number":2,"error":{"type","code","message","param"}}`) or at the
+ * event's top level as older servers and the SDK's types have them; and a `response.failed` event,
+ * whose response's `error` is `{code, message}`.
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming/error
  */
 import type { GatewayError } from '../../core/errors.ts';
-import { upstreamReportedError, upstreamStatusError, type UpstreamHeaders } from '../transport/upstream-errors.ts';
-import type { ResponsesErrorWire } from './wire.ts';
+import { asErrorObject, openAIReportedError, parseOpenAIError } from '../openai-errors.ts';
 
-export function parseResponsesError(status: number, headers: UpstreamHeaders, bodyText: string): GatewayError {
-  let error: ResponsesErrorWire | undefined;
-  try {
-    error = (JSON.parse(bodyText) as { error?: ResponsesErrorWire } | null)?.error ?? undefined;
-  } catch {
-    error = undefined;
-  }
-  const message = error?.message ?? (bodyText.trim() === '' ? undefined : bodyText.trim().slice(0, 200));
-  return upstreamStatusError({ status, headers, message, param: error?.param });
+export const parseResponsesError = parseOpenAIError;
+
+/** A stream's `error` event: its nested `error`, or its own fields when it has none. */
+export function responsesEventError(event: object): GatewayError {
+  return openAIReportedError(asErrorObject((event as { error?: unknown }).error) ?? asErrorObject(event), 'The upstream response failed.');
 }
 
-/** A failure reported inside a 200: the stream's `error` event or a `failed` response. */
-export function responsesReportedError(error: ResponsesErrorWire | null | undefined): GatewayError {
-  const kind = `${error?.type ?? ''} ${error?.code ?? ''}`;
-  const status = kind.includes('rate_limit') ? 429 : kind.includes('invalid') ? 400 : 500;
-  return upstreamReportedError(status, error?.message ?? 'The upstream response failed.');
+/** A failed response's `error` (a `response.failed` event, or a whole response with status `failed`). */
+export function responsesFailedError(error: unknown): GatewayError {
+  return openAIReportedError(asErrorObject(error), 'The upstream response failed.');
 }

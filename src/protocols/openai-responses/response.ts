@@ -7,7 +7,7 @@
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';
-import { responsesReportedError } from './errors.ts';
+import { responsesFailedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
 import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
 import { responsesUsage } from './usage.ts';
@@ -19,7 +19,7 @@ export function parseResponsesResponse(body: unknown): CanonicalResult {
   if (typeof response !== 'object' || response === null || !Array.isArray(response.output)) {
     throw errors.malformedUpstream('a response object without output');
   }
-  if (response.status === 'failed' || response.status === 'cancelled') throw responsesReportedError(response.error);
+  if (response.status === 'failed' || response.status === 'cancelled') throw responsesFailedError(response.error);
   const content: AssistantContentPart[] = [];
   const citations: Citation[] = [];
   const carrier = reasoningCarrier();

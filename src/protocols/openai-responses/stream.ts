@@ -14,7 +14,7 @@ import type { StreamDecoder } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { errors } from '../../core/errors.ts';
-import { responsesReportedError } from './errors.ts';
+import { responsesEventError, responsesFailedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
 import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
 import { responsesCitations } from './response.ts';
@@ -152,11 +152,11 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       }
       case 'response.failed':
         finished = true;
-        events.push({ type: 'error', error: responsesReportedError(event.response?.error) });
+        events.push({ type: 'error', error: responsesFailedError(event.response?.error) });
         break;
       case 'error':
         finished = true;
-        events.push({ type: 'error', error: responsesReportedError(event) });
+        events.push({ type: 'error', error: responsesEventError(event) });
         break;
       default:
         // Other documented events (…done summaries, annotations, web search progress) repeat what

@@ -17,6 +17,12 @@ export interface UpstreamFailure {
   readonly param?: string | null;
   /** The error came inside a 200 (a stream event, a failed response): `status` is only implied. */
   readonly reported?: boolean;
+  /**
+   * The provider says the operator's account has no quota, credit or spend left (OpenAI's
+   * `insufficient_quota`, Anthropic's `billing_error`): whatever its status, not the client's fault
+   * and not lifted by a retry (docs/errors.md, "Upstream errors").
+   */
+  readonly accountExhausted?: boolean;
 }
 
 /**
@@ -52,6 +58,7 @@ export function parseRetryAfter(headers: UpstreamHeaders, now: number = Date.now
 export function upstreamStatusError(failure: UpstreamFailure): GatewayError {
   const { status, headers } = failure;
   const { message } = failure;
+  if (failure.accountExhausted === true) return errors.upstreamAccountExhausted(message);
   const retryable = isRetryableStatus(status, headers);
   if (status === 429) return errors.upstreamRateLimited(message, retryable, parseRetryAfter(headers));
   if (status === 408 || status === 504) return errors.upstreamTimedOut(message, retryable);
@@ -64,8 +71,8 @@ export function upstreamStatusError(failure: UpstreamFailure): GatewayError {
 }
 
 /** An error the provider reported inside a 200 stream or body, mapped by the status it implies. */
-export function upstreamReportedError(status: number, message: string | undefined): GatewayError {
-  return upstreamStatusError({ status, headers: {}, message, reported: true });
+export function upstreamReportedError(status: number, message: string | undefined, accountExhausted = false): GatewayError {
+  return upstreamStatusError({ status, headers: {}, message, reported: true, accountExhausted });
 }
 
 /** A short piece of an error body that is not the provider's JSON (an HTML page from a proxy, say). */

@@ -31,12 +31,15 @@ export interface PostgresStoreOptions {
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const database = openPostgresDatabase(options);
+  // The heartbeat has a connection of its own (instances.ts).
+  const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1 }) : null;
   const instanceId = timeOrderedId('ins');
   let heartbeat: Heartbeat | null;
   try {
     await migratePostgres(database, options.logger, options.now());
-    heartbeat = options.heartbeat ? await startHeartbeat(database, instanceId, options.heartbeat, options.now, options.logger) : null;
+    heartbeat = beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger) : null;
   } catch (error) {
+    await beating?.close();
     await database.close();
     throw error;
   }
@@ -54,6 +57,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresServedModels(database),
     async close() {
       await heartbeat?.stop();
+      await beating?.close();
       await database.close();
     },
   };

@@ -138,9 +138,9 @@ describe('anthropic: upstream errors (docs/protocols.md, Upstream errors)', () =
     assert.deepEqual([error.status, error.code, error.retryable, error.retryAfterSeconds], [429, 'upstream_rate_limited', true, 7]);
   });
 
-  test('429 enforced_spend_limit_reached → not retryable, an operator problem (502)', () => {
+  test('429 enforced_spend_limit_reached → the operator account exhausted: 503, another endpoint may serve, the client is not to retry', () => {
     const error = parseAnthropicError(429, {}, readFixture(here, 'spend-limit.json'));
-    assert.deepEqual([error.status, error.type, error.retryable], [502, 'api_error', false]);
+    assert.deepEqual([error.status, error.type, error.code, error.retryable, error.clientMayRetry], [503, 'api_error', 'upstream_unavailable', true, false]);
   });
 
   test("401/403 from upstream → non-retryable 502 api_error (the gateway's key, not the client's)", () => {

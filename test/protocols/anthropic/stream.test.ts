@@ -12,7 +12,7 @@ describe('anthropic: stream fixtures → canonical events', () => {
   test('text.sse: ping skipped, usage from message_start then message_delta', async () => {
     assert.deepEqual(await decode(readFixture(here, 'text.sse')), [
       startEvent('msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY', SONNET),
-      usageEvent(25, 1),
+      usageEvent(25, 0),
       ...textEvents(0, 'Hello', '!'),
       usageEvent(25, 15),
       finishEvent('stop', 'end_turn'),
@@ -22,7 +22,7 @@ describe('anthropic: stream fixtures → canonical events', () => {
   test('tools.sse: input_json_delta fragments; a call without arguments gets {}', async () => {
     assert.deepEqual(await decode(readFixture(here, 'tools.sse')), [
       startEvent('msg_014p7gG3wDgGV9EUtLvnow3U', SONNET),
-      usageEvent(472, 2),
+      usageEvent(472, 0),
       ...textEvents(0, "Okay, let's check the weather."),
       ...toolCallEvents(1, { id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather' }, '{"location":', ' "San Francisco, CA"}'),
       ...toolCallEvents(2, { id: 'toolu_01CxN1oyXBc9GCRoWQbwe7Jd', name: 'get_time' }, '{}'),
@@ -34,7 +34,7 @@ describe('anthropic: stream fixtures → canonical events', () => {
   test('thinking.sse: thinking deltas, the signature on the reasoning end', async () => {
     assert.deepEqual(await decode(readFixture(here, 'thinking.sse')), [
       startEvent('msg_01ThinkStream', SONNET),
-      usageEvent(52, 3),
+      usageEvent(52, 0),
       ...reasoningEvents(0, ['Let me solve this step by step:\n\n1. First break down 27 * 453', '\n2. 453 = 400 + 50 + 3'], {
         family: 'anthropic',
         value: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8',
@@ -69,7 +69,7 @@ describe('anthropic: stream fixtures → canonical events', () => {
     const cache = { cacheReadTokens: 1200, cacheWriteTokens: 2000, cacheWrite1hTokens: 500 };
     assert.deepEqual(
       events.filter((event) => event.type === 'usage'),
-      [usageEvent(21, 1, cache), usageEvent(21, 6, cache)],
+      [usageEvent(21, 0, cache), usageEvent(21, 6, cache)],
     );
   });
 
@@ -78,7 +78,7 @@ describe('anthropic: stream fixtures → canonical events', () => {
     const text = textEvents(1, 'Error correction', ' passed the threshold.');
     assert.deepEqual(await decode(readFixture(here, 'web-search.sse')), [
       startEvent('msg_abc123', SONNET),
-      usageEvent(2679, 3),
+      usageEvent(2679, 0),
       ...textEvents(0, "I'll search for the latest breakthroughs."),
       { type: 'web-search', webSearch: searched },
       ...text.slice(0, -1),
@@ -96,7 +96,7 @@ describe('anthropic: stream fixtures → canonical events', () => {
   test('mid-stream-error.sse: event: error (overloaded) ends the stream as a retryable error', async () => {
     assert.deepEqual(comparable(await decode(readFixture(here, 'mid-stream-error.sse'))), [
       startEvent('msg_01ErrStream', SONNET),
-      usageEvent(10, 1),
+      usageEvent(10, 0),
       ...cutTextEvents(0, 'Partial'),
       { type: 'error', status: 503, code: 'upstream_unavailable', retryable: true },
     ]);
