@@ -8,6 +8,7 @@
  */
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { BlobStore } from './blobs.ts';
+import type { AuditStore, DashboardListStore, PeopleStore } from './people.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -600,7 +601,18 @@ export interface ServedModelsStore {
   servedModels(): Promise<ReadonlyMap<string, string>>;
 }
 
-export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, WebhookStore, ChangeFeed, ServedModelsStore {
+export interface Store
+  extends LedgerStore,
+    DirectoryStore,
+    RequestLogStore,
+    IdempotencyStore,
+    JobStore,
+    WebhookStore,
+    ChangeFeed,
+    ServedModelsStore,
+    PeopleStore,
+    AuditStore,
+    DashboardListStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite
