@@ -13,6 +13,8 @@ import { postgresIdempotency } from './idempotency.ts';
 import { startHeartbeat, type Heartbeat, type HeartbeatOptions } from './instances.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
+import { postgresPeople } from './people.ts';
+import { postgresDashboardLists } from './dashboard-lists.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
 import { postgresServedModels } from './served-models.ts';
@@ -55,6 +57,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresWebhooks(database, options.now),
     ...postgresChangeFeed(database),
     ...postgresServedModels(database),
+    ...postgresPeople(database, options.now),
+    ...postgresDashboardLists(database),
     async close() {
       await heartbeat?.stop();
       await beating?.close();
