@@ -24,9 +24,19 @@ describe('timeouts of a route', () => {
   });
 
   test("a provider's timeout_ms sets first byte and idle; its timeouts, then the endpoint's, take precedence field by field", () => {
-    assert.deepEqual(routeTimeouts({ id: 'p', kind: 'openai', timeout_ms: 3_000 }, endpointOf()), { connectMs: 3_000, firstByteMs: 3_000, idleMs: 3_000, totalMs: undefined });
+    assert.deepEqual(routeTimeouts({ id: 'p', kind: 'openai', timeout_ms: 3_000 }, endpointOf()), {
+      connectMs: 3_000,
+      firstByteMs: 3_000,
+      idleMs: 3_000,
+      totalMs: undefined,
+    });
     const provider = { id: 'p', kind: 'openai', timeout_ms: 3_000, timeouts: { idle_ms: 2_000, total_ms: 60_000 } } as const;
-    assert.deepEqual(routeTimeouts(provider, endpointOf({ first_byte_ms: 500, total_ms: 9_000 })), { connectMs: 3_000, firstByteMs: 500, idleMs: 2_000, totalMs: 9_000 });
+    assert.deepEqual(routeTimeouts(provider, endpointOf({ first_byte_ms: 500, total_ms: 9_000 })), {
+      connectMs: 3_000,
+      firstByteMs: 500,
+      idleMs: 2_000,
+      totalMs: 9_000,
+    });
   });
 });
 
@@ -52,11 +62,15 @@ describe('timeouts over HTTP', () => {
     const config: GatewayConfig = {
       ...base,
       // The provider is patient; its endpoint of MODEL is not, and SINGLE's stream has a total deadline.
-      providers: base.providers.map((provider) => (provider.id === 'primary' ? { ...provider, timeouts: { first_byte_ms: 30_000, idle_ms: 30_000 } } : provider)),
+      providers: base.providers.map((provider) =>
+        provider.id === 'primary' ? { ...provider, timeouts: { first_byte_ms: 30_000, idle_ms: 30_000 } } : provider,
+      ),
       models: base.models.map((model) => ({
         ...model,
         endpoints: model.endpoints.map((endpoint) =>
-          endpoint.provider !== 'primary' ? endpoint : { ...endpoint, timeouts: model.id === MODEL ? { first_byte_ms: 300, total_ms: 600 } : { total_ms: 600 } },
+          endpoint.provider !== 'primary'
+            ? endpoint
+            : { ...endpoint, timeouts: model.id === MODEL ? { first_byte_ms: 300, total_ms: 600 } : { total_ms: 600 } },
         ),
       })),
       breakers: { enabled: false },

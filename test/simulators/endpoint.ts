@@ -21,7 +21,13 @@ export function simulatorEndpoint(provider: Omit<ProviderConfig, 'id'> & { id?: 
     parameters: {} as RouteEndpoint['parameters'],
     prices: { unit: 'per_1m_tokens', standard: {}, variants: new Map(), searchBilling: 'per_query' },
     video: { explicitDuration: true, variantMeta: new Map() },
-    timeouts: routeTimeouts(config, { provider: config.id, model: upstreamModel, supply: 'first_party', training_use: 'never', pricing: { unit: 'per_1m_tokens' } }),
+    timeouts: routeTimeouts(config, {
+      provider: config.id,
+      model: upstreamModel,
+      supply: 'first_party',
+      training_use: 'never',
+      pricing: { unit: 'per_1m_tokens' },
+    }),
   };
 }
 
