@@ -39,7 +39,7 @@ async function embedSlice(texts: readonly string[], request: CanonicalEmbeddingR
   const url = `${base}/v1beta/models/${encodeURIComponent(model)}`;
   const options: JsonCallOptions = {
     headers: context.apiKey === undefined ? {} : { 'x-goog-api-key': context.apiKey },
-    timeoutMs: endpoint.provider.timeout_ms,
+    timeouts: endpoint.timeouts,
     signal: context.signal,
     requestId: context.requestId,
     parseError: parseGeminiError,

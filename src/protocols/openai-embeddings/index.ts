@@ -19,7 +19,7 @@ export const openAIEmbeddingsProtocol: EmbeddingsProtocol = {
     const base = (endpoint.provider.base_url ?? OPENAI_ADDRESS.defaultBaseUrl).replace(/\/+$/, '');
     const answer = await postJson(`${base}/embeddings`, embeddingsRequestBody(request, endpoint), {
       headers: context.apiKey === undefined ? {} : OPENAI_ADDRESS.credentialHeaders(context.apiKey),
-      timeoutMs: endpoint.provider.timeout_ms,
+      timeouts: endpoint.timeouts,
       signal: context.signal,
       requestId: context.requestId,
       parseError: parseChatError,
