@@ -45,7 +45,10 @@ export function wireCheck<S extends TSchema>(schema: S, what: string): WireCheck
   return (value) => {
     if (validate(value)) return { ok: true, value };
     const problem = describe(validate.errors?.[0]);
-    return { ok: false, error: errors.malformedUpstream(`${what} that does not match its documented shape (${problem})`, new UpstreamBodyMismatch(problem, raw(value))) };
+    return {
+      ok: false,
+      error: errors.malformedUpstream(`${what} that does not match its documented shape (${problem})`, new UpstreamBodyMismatch(problem, raw(value))),
+    };
   };
 }
 
