@@ -17,8 +17,15 @@ const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
 /** A field the provider may leave out or send as null. */
 export const Maybe = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
-/** A token count: a non-negative integer, or absent. */
-export const TokenCount = Maybe(Type.Integer({ minimum: 0 }));
+/**
+ * The largest token count an answer may report: far above any context window, far below what
+ * would overflow a 64-bit charge at any catalog rate. A count above it is a provider's fault, not a
+ * bill.
+ */
+export const MAX_TOKEN_COUNT = 1_000_000_000;
+
+/** A token count: a non-negative integer up to MAX_TOKEN_COUNT, or absent. */
+export const TokenCount = Maybe(Type.Integer({ minimum: 0, maximum: MAX_TOKEN_COUNT }));
 
 /** An object of which only the listed fields are checked. */
 export const Partial = <T extends Parameters<typeof Type.Object>[0]>(properties: T) => Type.Object(properties);
