@@ -1,8 +1,9 @@
 /**
  * The gateway under test: started as `npm start` starts it (`node … src/main.ts`) on the embedded
- * store (SQLite in a fresh temporary GATEWAY_DATA_DIR), the benchmark catalog (bench/config.yaml) and the admin API on; then
- * a funded account and its key are created through the admin API, so auth and billing are on for
- * every measured request.
+ * store (SQLite in a fresh temporary GATEWAY_DATA_DIR) or on a PostgreSQL database, the benchmark
+ * catalog (bench/config.yaml) and the admin API on; then a funded account and its key are created
+ * through the admin API (or those of an instance already started on the same database are used),
+ * so auth and billing are on for every measured request.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,12 +17,19 @@ import type { Workload } from './workloads.ts';
 const CREDIT_USD = '100000';
 const UPSTREAM_KEY = 'bench-upstream-key';
 
-export interface RunningGateway {
-  readonly child: Child;
-  readonly origin: string;
+/** The funded account a gateway's measured requests spend, and its keys. */
+export interface BenchAccount {
+  readonly accountId: string;
   readonly apiKey: string;
   /** A key of the same account with every limit set, none of which a run reaches. */
   readonly limitedKey: string;
+}
+
+export interface RunningGateway extends BenchAccount {
+  readonly child: Child;
+  readonly origin: string;
+  /** The embedded store's data directory (its SQLite file), or null on PostgreSQL. */
+  readonly dataDir: string | null;
   /** Where its counters live: `redis` when BENCH_REDIS_URL (default the local Redis) answered at start. */
   readonly limitCounters: 'memory' | 'redis';
   /** Removes the temporary data directory; call after the process has stopped. */
@@ -39,6 +47,10 @@ export interface GatewayStartOptions {
   readonly timeoutMs: number;
   /** The Redis the limit counters use; none (in-process counters) when undefined. */
   readonly redisUrl: string | undefined;
+  /** A PostgreSQL `DATABASE_URL`; the embedded store when undefined. */
+  readonly databaseUrl?: string;
+  /** The account of an instance already running on the same database: no new one is made. */
+  readonly account?: BenchAccount;
 }
 
 /** Why the gateway cannot be benchmarked in this checkout, or null when it can. */
@@ -77,8 +89,8 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
         GATEWAY_CONFIG: configPath,
         GATEWAY_DATA_DIR: join(workDir, 'data'),
         GATEWAY_ADMIN_KEY: adminKey,
-        // The embedded store, whatever the environment of the run says.
-        DATABASE_URL: '',
+        // The embedded store unless a database is given, whatever the environment of the run says.
+        DATABASE_URL: options.databaseUrl ?? '',
         REDIS_URL: options.redisUrl ?? '',
         GATEWAY_REDIS_PREFIX: `gateway-bench:${randomBytes(6).toString('hex')}:`,
         LOG_LEVEL: 'warn',
@@ -87,8 +99,9 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     });
     const origin = `http://127.0.0.1:${port}`;
     await waitForHttp(`${origin}/healthz`, child, options.timeoutMs);
-    const { apiKey, limitedKey } = await provisionKeys(origin, adminKey);
-    return { child, origin, apiKey, limitedKey, limitCounters: options.redisUrl ? 'redis' : 'memory', cleanup };
+    const account = options.account ?? (await provisionKeys(origin, adminKey));
+    const dataDir = options.databaseUrl === undefined ? join(workDir, 'data') : null;
+    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', cleanup };
   } catch (error) {
     cleanup();
     throw error;
@@ -125,12 +138,12 @@ const UNREACHED_LIMITS = {
 };
 
 /** A funded account with an unrestricted key and a key with every limit set, through the admin API. */
-async function provisionKeys(origin: string, adminKey: string): Promise<{ apiKey: string; limitedKey: string }> {
+async function provisionKeys(origin: string, adminKey: string): Promise<BenchAccount> {
   const account = await admin<{ id: string }>(origin, adminKey, '/accounts', { name: 'bench' });
   await admin(origin, adminKey, `/accounts/${account.id}/credit`, { amount_usd: CREDIT_USD, note: 'benchmark' });
   const key = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench' });
   const limited = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench-limited', limits: UNREACHED_LIMITS });
-  return { apiKey: key.key, limitedKey: limited.key };
+  return { accountId: account.id, apiKey: key.key, limitedKey: limited.key };
 }
 
 export type Availability = { readonly available: true } | { readonly available: false; readonly reason: string };

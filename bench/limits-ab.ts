@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
-import { CORE_LOAD, cpuSeconds, detectPlacement, pinSelf, ProcessGroup, readyLine } from './processes.ts';
+import { cpuSeconds, startStandaloneSimulator } from './processes.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export interface LimitsAbResult {
@@ -81,12 +81,8 @@ async function main(): Promise<void> {
       redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
     },
   });
-  const placement = detectPlacement(true);
-  pinSelf(placement);
-  const group = new ProcessGroup(placement);
+  const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
   try {
-    const upstream = group.start({ name: 'upstream simulator', nodeArgs: ['bench/upstream.ts', '--delay-ms=0'], core: CORE_LOAD, cwd: repoRoot });
-    const upstreamOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(upstream, 30_000)).port}`;
     const gateway = await startGateway(group, {
       repoRoot,
       upstreamOrigin,

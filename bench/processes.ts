@@ -262,3 +262,21 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * The upstream simulator (bench/upstream.ts) on the load core, for the scripts that measure one
+ * thing on their own (bench/limits-ab.ts, bench/scale-out.ts) in a group pinned as `npm run bench`
+ * pins it; resolves with the group and the simulator's origin.
+ */
+export async function startStandaloneSimulator(repoRoot: string): Promise<{ readonly group: ProcessGroup; readonly upstreamOrigin: string }> {
+  const placement = detectPlacement(true);
+  pinSelf(placement);
+  const group = new ProcessGroup(placement);
+  try {
+    const upstream = group.start({ name: 'upstream simulator', nodeArgs: ['bench/upstream.ts', '--delay-ms=0'], core: CORE_LOAD, cwd: repoRoot });
+    return { group, upstreamOrigin: `http://127.0.0.1:${(await readyLine<{ port: number }>(upstream, 30_000)).port}` };
+  } catch (error) {
+    await group.stopAll();
+    throw error;
+  }
+}

@@ -6,6 +6,7 @@
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
+import type { ScaleOutResult } from './scale-out.ts';
 import { difference, ratio, type LatencySummary } from './stats.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -223,6 +224,8 @@ export function formatReport(results: BenchResults): string {
     out.push('key limits A/B (gateway: saturation runs alternating a plain key and a key with every limit)', table(header, rows), summary, '');
   }
 
+  if (results.scaleOut !== undefined && results.scaleOut !== null) out.push(...scaleOutSection(results.scaleOut));
+
   const jobTables = [
     ['background responses (gateway: jobs submitted, then run by its workers)', results.backgroundJobs],
     ['video jobs (gateway: 4-second clips of the simulated provider, submitted, then run by its workers)', results.videoJobs ?? null],
@@ -362,5 +365,67 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
     measured: limits === undefined ? '—' : `${limits.medianMicros.toFixed(1)} µs (counters: ${limits.counters})`,
     met: limits === undefined || limits.counters !== 'redis' ? null : limits.medianMicros <= 10,
   });
+
+  bars.push(...scaleOutBars(value(results.scaleOut ?? undefined)));
   return bars;
+}
+
+/** The bars of one busy account on PostgreSQL (docs/performance.md, "One busy account on PostgreSQL"). */
+function scaleOutBars(scale: ScaleOutResult | undefined): BarCheck[] {
+  const each = (read: (workload: ScaleOutResult['workloads'][number]) => string) =>
+    scale === undefined ? '—' : scale.workloads.map((workload) => `${workload.id} ${read(workload)}`).join(', ');
+  const all = (test: (workload: ScaleOutResult['workloads'][number]) => boolean) => (scale === undefined ? null : scale.workloads.every(test));
+  return [
+    {
+      bar: 'one busy account: PostgreSQL throughput ≥ 0.8 × the embedded store (same run)',
+      measured: each((workload) => `${workload.postgresOverEmbedded.toFixed(2)} ×`),
+      met: all((workload) => workload.postgresOverEmbedded >= 0.8),
+    },
+    {
+      bar: 'one busy account: lock waits < 10 % of sampled PostgreSQL backend states',
+      measured: each((workload) => `${(workload.lockWaitShare * 100).toFixed(1)} % (${(workload.lockWaitShareOfActive * 100).toFixed(1)} % of active)`),
+      met: all((workload) => workload.lockWaitShare < 0.1),
+    },
+    {
+      bar: 'one busy account: two PostgreSQL instances serve at least what one does',
+      measured: each((workload) => `${workload.twoOverOne.toFixed(2)} ×`),
+      met: all((workload) => workload.twoOverOne >= 1),
+    },
+    {
+      bar: 'one busy account: the ledger exact after each workload (both stores)',
+      measured: each((workload) =>
+        Object.entries(workload.ledgerExact)
+          .map(([store, verdict]) => `${store} ${verdict === true ? 'exact' : verdict}`)
+          .join(' / '),
+      ),
+      met: all((workload) => Object.values(workload.ledgerExact).every((verdict) => verdict === true)),
+    },
+  ];
+}
+
+function scaleOutSection(measured: Measured<ScaleOutResult>): string[] {
+  if (!measured.ok) return ['one busy account on PostgreSQL', `  ! ${measured.error}`, ''];
+  const scale = measured.value;
+  const header = ['workload', 'round', 'embedded req/s', 'PostgreSQL req/s', '2 × PostgreSQL req/s', 'PostgreSQL CPU µs / req', 'gateway CPU µs / req (PG)'];
+  const rows = scale.workloads.flatMap((workload) =>
+    workload.rounds.map((round, index) => [
+      workload.id,
+      String(index + 1),
+      String(Math.round(round.embedded.requestsPerSecond)),
+      String(Math.round(round.postgres.requestsPerSecond)),
+      String(Math.round(round['postgres-2'].requestsPerSecond)),
+      String(Math.round(round.postgres.databaseMicrosPerRequest ?? Number.NaN)),
+      String(Math.round(round.postgres.gatewayMicrosPerRequest ?? Number.NaN)),
+    ]),
+  );
+  return [
+    `one busy account on PostgreSQL (counters: ${scale.counters}; ${scale.rounds} rounds of ${scale.seconds} s; load average ${scale.loadAverage[0].toFixed(1)} → ${scale.loadAverage[1].toFixed(1)})`,
+    table(header, rows),
+    ...scale.workloads.map(
+      (workload) =>
+        `  ${workload.id}: PostgreSQL ${workload.postgresOverEmbedded.toFixed(2)} × embedded, two instances ${workload.twoOverOne.toFixed(2)} × one, ` +
+        `lock waits ${(workload.lockWaitShare * 100).toFixed(1)} % of backend states`,
+    ),
+    '',
+  ];
 }

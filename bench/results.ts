@@ -3,6 +3,7 @@ import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { JobsResult } from './jobs.ts';
 import type { LimitsAbResult } from './limits-ab.ts';
+import type { ScaleOutResult } from './scale-out.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -83,6 +84,8 @@ export interface BenchResults {
   readonly videoJobs?: Measured<JobsResult> | null;
   /** What key limits cost on chat, A/B on one gateway (bench/limits-ab.ts). */
   readonly limitsAb?: Measured<LimitsAbResult> | null;
+  /** One busy account on PostgreSQL (one and two instances) against the embedded store. */
+  readonly scaleOut?: Measured<ScaleOutResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

@@ -18,6 +18,7 @@ import { measureJobs, RESPONSE_JOB_ROUTES, VIDEO_JOB_ROUTES, type JobRoutes, typ
 import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
+import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
 import { runPaced } from './paced.ts';
 import { findPortkey, startPortkey } from './portkey.ts';
 import {
@@ -324,6 +325,32 @@ async function runLimitsAb(services: Services, options: BenchOptions): Promise<M
   return measured;
 }
 
+/**
+ * One busy account on PostgreSQL (BENCH_DATABASE_URL, default the local test database; a schema of
+ * its own) and Redis against the embedded store, in gateways of its own beside the main one.
+ */
+async function runScaleOut(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<ScaleOutResult>> {
+  const measured = await attempt(async () => {
+    const redisUrl = await reachableRedis(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    return measureScaleOut(
+      group,
+      {
+        repoRoot,
+        upstreamOrigin: services.upstreamOrigin,
+        redisUrl,
+        databaseUrl: process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL,
+        rounds: options.quick ? 1 : 3,
+        seconds: options.quick ? 1 : options.durations.saturationSeconds,
+        timeoutMs: START_TIMEOUT_MS,
+      },
+      () => loadavg()[0],
+      progress,
+    );
+  });
+  if (!measured.ok) progress(`scale-out: ${measured.error}`);
+  return measured;
+}
+
 async function runJobs(services: Services, routes: JobRoutes, body: (index: number) => string, jobs: number): Promise<Measured<JobsResult>> {
   const gateway = services.gateway;
   if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
@@ -453,6 +480,7 @@ async function main(): Promise<void> {
     const backgroundJobs = options.jobsTest ? await runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000) : null;
     const limitsAb = options.limitsTest ? await runLimitsAb(services, options) : null;
     const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
+    const scaleOut = options.scaleTest ? await runScaleOut(group, services, options) : null;
 
     const partial = {
       startedAt,
@@ -481,6 +509,7 @@ async function main(): Promise<void> {
       backgroundJobs,
       videoJobs,
       limitsAb,
+      scaleOut,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {

@@ -11,6 +11,8 @@ if (!response.ok) {
 }
 for (const model of body.data) {
   const { unit, input_per_1m, output_per_1m } = model.pricing;
-  const price = unit === 'per_1m_tokens' ? `${input_per_1m} in / ${output_per_1m} out USD per 1M tokens` : unit;
+  // Embedding models are priced on their input alone.
+  const tokens = output_per_1m === undefined ? `${input_per_1m} in` : `${input_per_1m} in / ${output_per_1m} out`;
+  const price = unit === 'per_1m_tokens' ? `${tokens} USD per 1M tokens` : unit;
   console.log(`${model.id.padEnd(32)} ${price}`);
 }

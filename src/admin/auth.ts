@@ -18,6 +18,11 @@ export function adminGuard(adminKey: string): (request: FastifyRequest) => Promi
   };
 }
 
+/** Whether `candidate` is the admin key (constant-time): the dashboard's one-time bootstrap. */
+export function adminKeyMatches(adminKey: string, candidate: string): boolean {
+  return timingSafeEqual(digest(candidate), digest(adminKey));
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }

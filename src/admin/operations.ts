@@ -2,7 +2,8 @@
  * What an operator can do to the directory and the ledger, for both admin interfaces (the HTTP API
  * and the `gateway` CLI), so the two cannot disagree. Every change bumps the store's change feed,
  * which makes running instances drop their key caches within a polling interval, and calls
- * `onChange` so the local instance is current on its very next request.
+ * `onChange` so the local instance is current on its very next request. Every change also writes
+ * one audit row through `audit`, which names who is acting (people/audit.ts).
  */
 import { SCOPES, type Scope } from '../auth/context.ts';
 import type { Catalog } from '../catalog/types.ts';
@@ -27,6 +28,8 @@ import { isWebhookEventType, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '
 import { generateWebhookSecret } from '../webhooks/secret.ts';
 import { issueKey, type IssuedKey, type KeyRequest } from './issue-key.ts';
 import { parseCreditAmount } from './parse.ts';
+import { changedFields, type Auditor } from '../people/audit.ts';
+import { accountView, keyView, organizationView, webhookEndpointView } from './views.ts';
 
 export interface OwnerInput {
   readonly name: string;
@@ -45,6 +48,8 @@ export interface AdminOperationsOptions {
    * when an endpoint is registered. Default: public addresses only.
    */
   readonly webhookPolicy?: () => WebhookUrlPolicy;
+  /** Writes the audit row of each change, as the acting admin key, command or user. */
+  readonly audit: Auditor;
 }
 
 export interface WebhookEndpointRequest {
@@ -56,7 +61,7 @@ export interface WebhookEndpointRequest {
 
 export type AdminOperations = ReturnType<typeof createAdminOperations>;
 
-export function createAdminOperations({ store, catalog, onChange, webhookPolicy = () => ({ allowPrivateAddresses: false }) }: AdminOperationsOptions) {
+export function createAdminOperations({ store, catalog, onChange, audit, webhookPolicy = () => ({ allowPrivateAddresses: false }) }: AdminOperationsOptions) {
   async function changed(): Promise<void> {
     await store.bumpVersion();
     onChange?.();
@@ -91,14 +96,17 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
     async createOrganization(input: OwnerInput): Promise<Organization> {
       const organization = await store.createOrganization(input);
       await changed();
+      await audit('organization.create', { kind: 'organization', id: organization.id }, changedFields(null, organizationView(organization)));
       return organization;
     },
     getOrganization: requireOrganization,
     listOrganizations: () => store.listOrganizations(),
     async updateOrganization(id: string, patch: OwnerPatch): Promise<Organization> {
+      const before = await requireOrganization(id);
       const organization = await store.updateOrganization(id, patch);
       if (!organization) throw errors.notFound('Organization', id);
       await changed();
+      await audit('organization.update', { kind: 'organization', id }, changedFields(organizationView(before), organizationView(organization)));
       return organization;
     },
 
@@ -106,14 +114,17 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
       if (input.organizationId) await requireOrganization(input.organizationId);
       const account = await store.createAccount(input);
       await changed();
+      await audit('account.create', { kind: 'account', id: account.id }, changedFields(null, accountView(account)));
       return account;
     },
     getAccount: requireAccount,
     listAccounts: () => store.listAccounts(),
     async updateAccount(id: string, patch: OwnerPatch): Promise<Account> {
+      const before = await requireAccount(id);
       const account = await store.updateAccount(id, patch);
       if (!account) throw errors.notFound('Account', id);
       await changed();
+      await audit('account.update', { kind: 'account', id }, changedFields(accountView(before), accountView(account)));
       return account;
     },
 
@@ -130,7 +141,13 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
         throw error;
       }
       await changed();
-      return { entry, balance: await store.getBalance(owner) };
+      const balance = await store.getBalance(owner);
+      await audit('credit.add', owner, {
+        amount_usd: { after: formatUsd(entry.amount) },
+        note: { after: entry.note },
+        balance_usd: { before: formatUsd(balance.balance - entry.amount), after: formatUsd(balance.balance) },
+      });
+      return { entry, balance };
     },
 
     async createKey(request: KeyRequest): Promise<IssuedKey> {
@@ -142,6 +159,7 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
         allowedModels: request.allowedModels == null ? null : resolveModels(catalog, request.allowedModels),
       });
       await changed();
+      await audit('key.create', { kind: 'key', id: issued.record.id }, changedFields(null, keyView(issued.record)));
       return issued;
     },
     async getKey(id: string): Promise<ApiKeyRecord> {
@@ -156,16 +174,20 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
     /** Revoking twice keeps the first revocation time. */
     async setKeyLimits(id: string, limits: KeyLimits | null): Promise<ApiKeyRecord> {
       checkLimits(limits);
+      const before = await store.getKey(id);
       const key = await store.setKeyLimits(id, emptyAsNull(limits));
-      if (!key) throw errors.notFound('API key', id);
+      if (!before || !key) throw errors.notFound('API key', id);
       await changed();
+      await audit('key.limits', { kind: 'key', id }, changedFields(keyView(before), keyView(key)));
       return key;
     },
     async setOrganizationLimits(id: string, limits: KeyLimits | null): Promise<Organization> {
       checkLimits(limits);
+      const before = await requireOrganization(id);
       const organization = await store.setOrganizationLimits(id, emptyAsNull(limits));
       if (!organization) throw errors.notFound('Organization', id);
       await changed();
+      await audit('organization.limits', { kind: 'organization', id }, changedFields(organizationView(before), organizationView(organization)));
       return organization;
     },
 
@@ -176,6 +198,7 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
       const revoked = await store.revokeKey(id, now);
       if (!revoked) throw errors.notFound('API key', id);
       await changed();
+      await audit('key.revoke', { kind: 'key', id }, changedFields(keyView(existing), keyView(revoked)));
       return revoked;
     },
 
@@ -189,7 +212,9 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
       await requireOwner(request.owner);
       const eventTypes = request.eventTypes == null ? null : checkEventTypes(request.eventTypes);
       const url = await checkWebhookUrl(request.url, 'url', webhookPolicy());
-      return store.createWebhookEndpoint({ owner: request.owner, url, secret: generateWebhookSecret(), eventTypes });
+      const endpoint = await store.createWebhookEndpoint({ owner: request.owner, url, secret: generateWebhookSecret(), eventTypes });
+      await audit('webhook.create', { kind: 'webhook', id: endpoint.id }, changedFields(null, webhookEndpointView(endpoint)));
+      return endpoint;
     },
     async listWebhookEndpoints(owner?: OwnerRef): Promise<WebhookEndpoint[]> {
       if (owner) await requireOwner(owner);
@@ -199,6 +224,7 @@ export function createAdminOperations({ store, catalog, onChange, webhookPolicy 
     async removeWebhookEndpoint(id: string): Promise<WebhookEndpoint> {
       const removed = await store.deleteWebhookEndpoint(id);
       if (!removed) throw errors.notFound('Webhook endpoint', id);
+      await audit('webhook.remove', { kind: 'webhook', id }, changedFields(webhookEndpointView(removed), null));
       return removed;
     },
   };

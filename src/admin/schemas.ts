@@ -110,3 +110,25 @@ export const CreateWebhookBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
+
+const Email = Type.String({ minLength: 3, maxLength: 254 });
+const RoleFields = {
+  role: Type.Union([Type.Literal('operator'), Type.Literal('member')]),
+  account_id: Type.Optional(Type.Union([Id, Type.Null()])),
+  organization_id: Type.Optional(Type.Union([Id, Type.Null()])),
+};
+
+export const CreateUserBody = Type.Object(
+  { email: Email, display_name: Type.Optional(Type.Union([Name, Type.Null()])), password: Type.Optional(Type.String({ maxLength: 256 })), ...RoleFields },
+  { additionalProperties: false },
+);
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+export const InvitationBody = Type.Object({ email: Email, ...RoleFields }, { additionalProperties: false });
+export type InvitationBody = Static<typeof InvitationBody>;
+
+export const PageQuery = Type.Object(
+  { after: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) },
+  { additionalProperties: false },
+);
+export type PageQuery = Static<typeof PageQuery>;

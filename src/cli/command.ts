@@ -6,7 +6,8 @@ import type { ParseArgsOptionsConfig } from 'node:util';
 import type { AdminOperations } from '../admin/operations.ts';
 import { parseRate } from '../admin/parse.ts';
 import type { RateMultiplier } from '../core/money.ts';
-import type { OwnerRef } from '../storage/store.ts';
+import type { OwnerRef, Store } from '../storage/store.ts';
+import type { UserOperations } from '../people/users.ts';
 import type { Output } from './output.ts';
 
 export interface ParsedCommand {
@@ -19,6 +20,10 @@ export interface CommandContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Opens the store (and the catalog, for model names) on first use. */
   operations(): Promise<AdminOperations>;
+  /** The dashboard's users, acting as this command (audited so). */
+  users(): Promise<UserOperations>;
+  /** The store itself, for what reads it directly (`audit verify`). */
+  store(): Promise<Store>;
   readonly now: () => number;
 }
 

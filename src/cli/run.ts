@@ -9,7 +9,7 @@ import type { Catalog } from '../catalog/types.ts';
 import { ConfigError, loadServedConfig } from '../config/load.ts';
 import { GatewayError } from '../core/errors.ts';
 import { configErrorLine } from '../server/config-error.ts';
-import { readSettings, SettingsError } from '../server/settings.ts';
+import { readSettings, SettingsError, type Settings } from '../server/settings.ts';
 import { openStore } from '../storage/open-store.ts';
 import type { Store } from '../storage/store.ts';
 import type { WebhookUrlPolicy } from '../webhooks/addresses.ts';
@@ -20,11 +20,26 @@ import { accountCommands, organizationCommands } from './commands/accounts.ts';
 import { ownerCommands } from './commands/credit.ts';
 import { keyCommands } from './commands/keys.ts';
 import { serveCommand } from './commands/serve.ts';
+import { endpointsCommand } from './commands/endpoints.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { createOutput } from './output.ts';
+import { cliAuditContext, createAuditor } from '../people/audit.ts';
+import { createUserOperations } from '../people/users.ts';
+import { auditCommands } from './commands/audit.ts';
+import { userCommands } from './commands/users.ts';
 import { locateDatabase } from './database-location.ts';
 
-export const COMMANDS: readonly Command[] = [serveCommand, ...accountCommands, ...organizationCommands, ...keyCommands, ...ownerCommands, ...webhookCommands];
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  ...accountCommands,
+  ...organizationCommands,
+  ...keyCommands,
+  ...ownerCommands,
+  ...webhookCommands,
+  ...userCommands,
+  ...auditCommands,
+  endpointsCommand,
+];
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -61,6 +76,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     const parsed = parseCommandLine(argv.slice(command.name.split(' ').length), { ...command.options, json: { type: 'boolean' } }, command.positionals ?? 0);
     const output = createOutput(parsed.values.json === true, io.stdout);
+    let opened: { store: Store; settings: Settings } | undefined;
+    const open = async () => {
+      if (!opened) {
+        const settings = locateDatabase(readSettings(io.env), io.env);
+        store = await openStore(settings);
+        opened = { store, settings };
+      }
+      return opened;
+    };
     let operations: AdminOperations | undefined;
     const code = await command.run(parsed, {
       output,
@@ -68,15 +92,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       now: Date.now,
       async operations() {
         if (!operations) {
-          const settings = locateDatabase(readSettings(io.env), io.env);
-          store = await openStore(settings);
+          const { store: opens, settings } = await open();
           operations = createAdminOperations({
-            store,
-            catalog: await servedCatalog(store, settings.configPath),
+            store: opens,
+            catalog: await servedCatalog(opens, settings.configPath),
             webhookPolicy: () => webhookPolicy(settings.configPath),
+            audit: createAuditor(opens, cliAuditContext(), Date.now),
           });
         }
         return operations;
+      },
+      async users() {
+        const { store: opens } = await open();
+        const context = cliAuditContext();
+        return createUserOperations({ store: opens, audit: createAuditor(opens, context, Date.now), actorLabel: context.actor.label, now: Date.now });
+      },
+      async store() {
+        return (await open()).store;
       },
     });
     return code ?? (command === serveCommand ? undefined : 0);

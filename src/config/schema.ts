@@ -265,6 +265,40 @@ export const WebhooksConfig = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * One rule of who a single sign-on user becomes (docs/dashboard.md, "Single sign-on"): matched on
+ * the email's domain and/or a claim's value (a string claim equal to it, or an array claim holding it).
+ */
+export const SsoRoleRule = Type.Object(
+  {
+    domain: Type.Optional(Type.String({ minLength: 1 })),
+    claim: Type.Optional(Type.String({ minLength: 1 })),
+    value: Type.Optional(Type.String({ minLength: 1 })),
+    role: Type.Union([Type.Literal('operator'), Type.Literal('member')]),
+    account_id: Type.Optional(Type.String({ minLength: 1 })),
+    organization_id: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+/** OpenID Connect sign-in to the dashboard (authorization code with PKCE). */
+export const SsoConfig = Type.Object(
+  {
+    /** The provider's issuer URL; its discovery document is read at the first sign-in. */
+    issuer: Type.String({ minLength: 1 }),
+    client_id: Type.String({ minLength: 1 }),
+    /** The environment variable holding the client secret. */
+    client_secret_env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+    /** Only emails of these domains may sign in (lower case). */
+    allowed_domains: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+    /** The first rule that matches gives a new user's role; no match, no sign-in. */
+    roles: Type.Array(SsoRoleRule, { minItems: 1 }),
+    /** The button's label on the sign-in page. Default "Sign in with single sign-on". */
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+
 export const GatewayConfig = Type.Object(
   {
     providers: Type.Array(ProviderConfig, { minItems: 1 }),
@@ -316,6 +350,28 @@ export const GatewayConfig = Type.Object(
       ),
     ),
     webhooks: Type.Optional(WebhooksConfig),
+    /** The dashboard (docs/dashboard.md). */
+    dashboard: Type.Optional(Type.Object({ sso: Type.Optional(SsoConfig) }, { additionalProperties: false })),
+    /** Circuit breakers of provider endpoints (docs/operations.md, "Circuit breakers"); defaults in src/routing/breaker.ts. */
+    breakers: Type.Optional(
+      Type.Object(
+        {
+          /** False: every endpoint is always tried in plan order (health is still observed and shown). */
+          enabled: Type.Optional(Type.Boolean()),
+          /** The sliding window the failure rate is measured over (milliseconds). */
+          window_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3_600_000 })),
+          /** Attempts the window must hold before the failure rate can open the breaker. */
+          min_requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+          /** The failure rate that opens the breaker, in percent of the window's attempts. */
+          failure_rate_percent: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+          /** How long an opened breaker skips its endpoint before a probe; doubled at each reopening (milliseconds). */
+          cooldown_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+          /** The longest cool-down the doubling reaches (milliseconds). */
+          max_cooldown_ms: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Per-key and per-organization limits (docs/limits.md). */
     rate_limits: Type.Optional(
       Type.Object(
@@ -347,6 +403,8 @@ export type EndpointParametersConfig = Static<typeof EndpointParametersConfig>;
 export type EndpointConfig = Static<typeof EndpointConfig>;
 export type ModelConfig = Static<typeof ModelConfig>;
 export type WebhooksConfig = Static<typeof WebhooksConfig>;
+export type SsoConfig = Static<typeof SsoConfig>;
+export type SsoRoleRule = Static<typeof SsoRoleRule>;
 export type GatewayConfig = Static<typeof GatewayConfig>;
 
 /** How an endpoint bills web search: per executed query unless it says per request. */

@@ -186,7 +186,17 @@ const LIMIT_WORDING: Record<LimitName, string> = {
 const providerSays = (message: string | undefined): string => (message ? `: ${redactProviderMessage(message)}` : '');
 
 /** What `notFound` can name. */
-export type NotFoundKind = 'Organization' | 'Account' | 'API key' | 'Response' | 'Video job' | 'Webhook endpoint' | 'Stored request' | 'Output file';
+export type NotFoundKind =
+  | 'Organization'
+  | 'Account'
+  | 'User'
+  | 'Invitation'
+  | 'API key'
+  | 'Response'
+  | 'Video job'
+  | 'Webhook endpoint'
+  | 'Stored request'
+  | 'Output file';
 
 export const errors = {
   // The request as HTTP: framework failures before any route logic ran.

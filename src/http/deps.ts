@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import type { Jobs } from '../jobs/jobs.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import type { Limiter } from '../limits/limiter.ts';
+import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface AppDeps {
@@ -35,4 +36,6 @@ export interface AppDeps {
   readonly outputs: Outputs;
   /** The counted limits of keys and organizations (docs/limits.md). */
   readonly limiter: Limiter;
+  /** The breakers and observed figures of provider endpoints (docs/operations.md, "Circuit breakers"). */
+  readonly health: EndpointHealth;
 }

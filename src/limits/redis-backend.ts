@@ -13,14 +13,12 @@
  * A failure (Redis unreachable, a slow answer) rejects at once rather than queueing: the limiter
  * then applies `rate_limits.on_backend_failure`.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { LimitName } from '../core/errors.ts';
 import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
 import { WINDOW_MS } from './gcra.ts';
+import { connectRedis } from './redis-connection.ts';
 import { type Batch, ScriptBatches } from './script-batch.ts';
-
-/** How long a Redis command may take before the check counts as failed. */
-const COMMAND_TIMEOUT_MS = 500;
 
 /**
  * An absent field of an operation (no such limit, no lease). The fields themselves never hold ','
@@ -193,17 +191,8 @@ export class RedisBackend implements LimitBackend {
   readonly #keys = new WeakMap<CounterCheck, CheckKeys>();
 
   constructor(options: RedisBackendOptions) {
-    const redis = new Redis(options.url, {
-      // A check must not wait for a reconnection: it fails, and the failure mode decides.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      lazyConnect: false,
-    });
-    // Failures surface on the commands; without a listener ioredis would also print every one.
-    redis.on('error', () => {});
-    redis.defineCommand('gatewayLimits', { lua: BATCH });
-    this.#redis = redis as Redis & LimitCommands;
+    // A check must not wait for a reconnection: it fails, and the failure mode decides.
+    this.#redis = connectRedis<LimitCommands>(options.url, 'gatewayLimits', BATCH);
     this.#prefix = options.prefix;
     this.#batches = new ScriptBatches((keys, operations) =>
       this.#redis.gatewayLimits(keys.length, keys, operations.join(';')).then((answers) => answers.split(';')),

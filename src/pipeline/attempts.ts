@@ -4,12 +4,17 @@
  * stream that means before its first event is forwarded: a `start` event alone is held back, so
  * an upstream that accepts the connection and then fails can still be replaced. Blind to the kind
  * of output: the caller says how one route is called.
+ *
+ * With endpoint health (routing/endpoint-health.ts), the plan is reordered so that endpoints whose
+ * breaker is open come last, an endpoint whose breaker is open is skipped while another remains
+ * after it, and every attempt's outcome is recorded.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
 import type { CallContext } from '../protocols/protocol.ts';
+import type { AttemptRecord, EndpointHealth } from '../routing/endpoint-health.ts';
 import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
 import { CheckedStream } from './stream-rules.ts';
 
@@ -19,6 +24,7 @@ export interface AttemptContext {
   readonly requestId: string;
   readonly signal: AbortSignal;
   readonly logger: FastifyBaseLogger;
+  readonly health?: EndpointHealth;
 }
 
 export interface CompletedAttempt<Result> {
@@ -30,12 +36,19 @@ export async function completeWithFallback<Result>(
   context: AttemptContext,
   call: (endpoint: RouteEndpoint, callContext: CallContext) => Promise<Result>,
 ): Promise<CompletedAttempt<Result>> {
+  const attempts = context.health?.order(context.attempts) ?? context.attempts;
   for (let index = 0; ; index++) {
-    const endpoint = context.attempts[index];
+    const endpoint = attempts[index];
+    if (!(await admitted(context, attempts, index))) continue;
+    const record = context.health?.begin(endpoint);
     try {
-      return { result: await call(endpoint, callContext(context, endpoint)), endpoint };
+      const result = await call(endpoint, callContext(context, endpoint));
+      record?.succeeded();
+      return { result, endpoint };
     } catch (error) {
-      handleFailure(context, asGatewayError(error), index, endpoint);
+      const failure = asGatewayError(error);
+      record?.failed(failure, context.signal.aborted);
+      handleFailure(context, failure, index, attempts.length, endpoint);
     }
   }
 }
@@ -45,28 +58,46 @@ export interface OpenedStream {
   readonly stream: CheckedStream;
   /** The events read so far: a held-back `start`, the first forwarded event, and what came with it. */
   readonly firstEvents: StreamBatch;
+  /** Where the stream's end is told (its first event already was). */
+  readonly record: AttemptRecord | undefined;
 }
 
 export async function openStreamWithFallback(
   context: AttemptContext,
   open: (endpoint: RouteEndpoint, callContext: CallContext) => AsyncIterable<StreamBatch>,
 ): Promise<OpenedStream> {
+  const attempts = context.health?.order(context.attempts) ?? context.attempts;
   for (let index = 0; ; index++) {
-    const endpoint = context.attempts[index];
+    const endpoint = attempts[index];
+    if (!(await admitted(context, attempts, index))) continue;
+    const record = context.health?.begin(endpoint);
     let stream: CheckedStream | undefined;
     try {
       stream = new CheckedStream(open(endpoint, callContext(context, endpoint))[Symbol.asyncIterator]());
-      return { endpoint, stream, firstEvents: await stream.first() };
+      const firstEvents = await stream.first();
+      record?.firstByte();
+      return { endpoint, stream, firstEvents, record };
     } catch (error) {
       await stream?.close();
-      handleFailure(context, asGatewayError(error), index, endpoint);
+      const failure = asGatewayError(error);
+      record?.failed(failure, context.signal.aborted);
+      handleFailure(context, failure, index, attempts.length, endpoint);
     }
   }
 }
 
+/**
+ * Whether the attempt at `attempts[index]` goes: always for the last one (an open breaker is tried
+ * last rather than refused), else as its endpoint's health says. Awaits only a probe's claim.
+ */
+async function admitted(context: AttemptContext, attempts: readonly RouteEndpoint[], index: number): Promise<boolean> {
+  if (context.health === undefined || index === attempts.length - 1) return true;
+  return context.health.admit(attempts[index]);
+}
+
 /** Throws unless the next route may be tried. */
-function handleFailure(context: AttemptContext, error: GatewayError, index: number, endpoint: RouteEndpoint): void {
-  if (!mayFallBack(error, index, context.attempts.length, context.signal)) throw error;
+function handleFailure(context: AttemptContext, error: GatewayError, index: number, attempts: number, endpoint: RouteEndpoint): void {
+  if (!mayFallBack(error, index, attempts, context.signal)) throw error;
   context.logger.warn(
     // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
     { requestId: context.requestId, provider: endpoint.provider.id, status: error.status, code: error.code, err: error.cause },

@@ -37,6 +37,7 @@ import { spendCapsOf, spendLimitError } from '../limits/spend.ts';
 import { beyondHold, overHoldCounter, type OverHoldCounter } from './over-hold.ts';
 import { RequestLogWriter, requestLogRecord } from './request-log.ts';
 import { selectRoutes, violationError } from './select.ts';
+import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult, ServedCall, Settlement } from './types.ts';
 
 /** What the core needs of the application; the server's dependencies satisfy it. */
@@ -51,6 +52,8 @@ export interface PipelineDeps {
   readonly metrics: Registry;
   /** Tokens per minute of keys (docs/limits.md); none counted when absent. */
   readonly limiter?: Limiter;
+  /** Endpoint breakers and observed figures (routing/endpoint-health.ts); plans run as selected when absent. */
+  readonly health?: EndpointHealth;
 }
 
 export interface PipelineOptions {
@@ -176,7 +179,16 @@ export class Pipeline {
     const estimate = kind.estimate(request);
     let modelId: string | null = null;
     try {
-      const selection = selectRoutes({ kind, request, estimate, names: input.names, auth, catalog: this.#deps.catalog, protocols: this.#protocols });
+      const selection = selectRoutes({
+        kind,
+        request,
+        estimate,
+        names: input.names,
+        auth,
+        catalog: this.#deps.catalog,
+        protocols: this.#protocols,
+        observed: this.#deps.health,
+      });
       modelId = selection.modelId;
       const limiter = this.#deps.limiter;
       const tokenChecks = limiter?.tokenChecksOf(auth);
@@ -351,7 +363,7 @@ export class Pipeline {
   }
 
   attemptContext<T extends KindTypes>(prepared: PreparedCall<T>, signal: AbortSignal): AttemptContext {
-    return { attempts: prepared.attempts, env: this.#deps.env, requestId: prepared.requestId, signal, logger: this.#deps.logger };
+    return { attempts: prepared.attempts, env: this.#deps.env, requestId: prepared.requestId, signal, logger: this.#deps.logger, health: this.#deps.health };
   }
 
   /** The protocol of a route of the plan (selection only keeps routes whose protocol exists). */

@@ -9,7 +9,7 @@ import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import type { ParamNamer, PolicyViolation } from '../policy/violation.ts';
 import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
-import { attemptPlan, orderRoutes } from '../routing/plan.ts';
+import { attemptPlan, type ObservedFigures, orderRoutes } from '../routing/plan.ts';
 import type { KindTypes, OutputKind } from './kind.ts';
 
 export interface Selection {
@@ -26,6 +26,8 @@ export interface SelectionInput<T extends KindTypes> {
   readonly auth: AuthContext;
   readonly catalog: Catalog;
   readonly protocols: ProtocolRegistry;
+  /** What was observed of endpoints, for `provider.sort` by latency or throughput. */
+  readonly observed?: ObservedFigures;
 }
 
 export function selectRoutes<T extends KindTypes>(input: SelectionInput<T>): Selection {
@@ -75,7 +77,7 @@ function selectModel<T extends KindTypes>(name: string, input: SelectionInput<T>
   const { modelId, routes } = usable;
   const eligible: RouteEndpoint[] = [];
   let firstError: GatewayError | undefined;
-  for (const endpoint of orderRoutes(routes, request.provider?.sort)) {
+  for (const endpoint of orderRoutes(routes, request.provider?.sort, input.observed)) {
     const protocol = protocolOf(input.protocols, endpoint.provider.kind, kind.capability);
     if (!protocol) {
       firstError ??= errors.noProtocol(modelId, kind.unservable);

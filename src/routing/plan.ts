@@ -1,15 +1,31 @@
 /**
  * The attempt plan: a flat, ordered list of the routes a request may use. Order follows
  * `provider.sort` (price by default), ties keep the config order; with `allow_fallbacks: false`
- * the plan is the first route only.
+ * the plan is the first route only. Sorting by latency or throughput uses what this instance
+ * observed of an endpoint once it has enough samples (routing/endpoint-health.ts), the configured
+ * `latency_ms` and `throughput_tps` otherwise.
  */
 import type { ProviderPreferences, ProviderSort } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 
-export function orderRoutes(routes: readonly RouteEndpoint[], sort: ProviderSort = 'price'): RouteEndpoint[] {
+/** Observed figures of an endpoint; a figure is absent until there are enough samples of it. */
+export interface ObservedFigures {
+  observed(route: RouteEndpoint): { readonly latencyMs?: number; readonly throughputTps?: number };
+}
+
+export function orderRoutes(routes: readonly RouteEndpoint[], sort: ProviderSort = 'price', figures?: ObservedFigures): RouteEndpoint[] {
   const key = SORT_KEYS[sort];
+  const measured = figures === undefined || sort === 'price' ? routes : routes.map((route) => withObserved(route, figures));
   // Array.prototype.sort is stable, so equal keys keep the config order.
-  return [...routes].sort((a, b) => compareKeys(key(a), key(b)));
+  const sorted = measured.map((route, index) => ({ route: routes[index], key: key(route) })).sort((a, b) => compareKeys(a.key, b.key));
+  return sorted.map((entry) => entry.route);
+}
+
+/** The route with its observed figures in place of the configured ones, where there are enough samples. */
+function withObserved(route: RouteEndpoint, figures: ObservedFigures): RouteEndpoint {
+  const observed = figures.observed(route);
+  if (observed.latencyMs === undefined && observed.throughputTps === undefined) return route;
+  return { ...route, latencyMs: observed.latencyMs ?? route.latencyMs, throughputTps: observed.throughputTps ?? route.throughputTps };
 }
 
 /** Routes the request may fall back through, in order. */

@@ -12,6 +12,11 @@ import type { LimitBackend } from '../limits/backend.ts';
 import { Limiter } from '../limits/limiter.ts';
 import { limitAdmission } from '../http/limits.ts';
 import { MemoryBackend } from '../limits/memory-backend.ts';
+import { breakerSettings } from '../routing/breaker.ts';
+import type { BreakerBackend } from '../routing/breaker-backend.ts';
+import { EndpointHealth, endpointKeys } from '../routing/endpoint-health.ts';
+import { MemoryBreakers } from '../routing/memory-breakers.ts';
+import { RedisBreakers } from '../routing/redis-breakers.ts';
 import { RedisBackend, type RedisBackendOptions } from '../limits/redis-backend.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
@@ -103,6 +108,8 @@ export function createDeps(input: {
   readonly outputs: Outputs;
   /** Where the counted limits live; this process's memory when omitted (one instance). */
   readonly limitBackend?: LimitBackend;
+  /** Where the endpoints' breakers live; this process's memory when omitted (one instance). */
+  readonly breakerBackend?: BreakerBackend;
 }): AppDeps {
   const metrics = new Registry();
   const now = input.now ?? Date.now;
@@ -114,6 +121,15 @@ export function createDeps(input: {
     metrics,
   });
   input.authenticator.admitWith(limitAdmission(limiter));
+  const breakers = breakerSettings(input.config);
+  const health = new EndpointHealth({
+    settings: breakers,
+    backend: input.breakerBackend ?? new MemoryBreakers(breakers, now),
+    endpoints: endpointKeys(input.config),
+    logger: input.logger,
+    metrics,
+    now,
+  });
   return {
     config: input.config,
     store: input.store,
@@ -129,6 +145,7 @@ export function createDeps(input: {
     jobs: new Jobs({ store: input.store, settings: jobSettings(input.config), logger: input.logger, metrics, now }),
     outputs: input.outputs,
     limiter,
+    health,
   };
 }
 
@@ -172,7 +189,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     throw error;
   }
   const limitBackend = options.redis ? new RedisBackend(options.redis) : undefined;
-  const deps = createDeps({ ...options, store, catalog, authenticator, now, outputs, limitBackend });
+  const breakerBackend = options.redis ? new RedisBreakers(options.redis, breakerSettings(options.config)) : undefined;
+  const deps = createDeps({ ...options, store, catalog, authenticator, now, outputs, limitBackend, breakerBackend });
   let app: FastifyInstance;
   try {
     app = await buildApp(deps, {
@@ -184,6 +202,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
   } catch (error) {
     authenticator.stop();
     await deps.limiter.close();
+    await deps.health.close();
     await store.close();
     throw error;
   }
@@ -232,6 +251,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
           await webhooks.stop();
           await maintenance.stop();
           await deps.limiter.close();
+          await deps.health.close();
           await store.close();
         }
       })();

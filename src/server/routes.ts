@@ -3,6 +3,7 @@
  * here and one module in its own folder.
  */
 import { adminRoutes } from '../admin/routes.ts';
+import { dashboardRoutes } from '../dashboard/routes.ts';
 import { catalogRoutes } from './model-routes.ts';
 import { outputRoutes } from './output-routes.ts';
 import { chatRoutes } from '../dialects/chat/route.ts';
@@ -23,4 +24,5 @@ export const ALL_ROUTES: readonly RouteModule[] = [
   videosRoutes,
   embeddingsRoutes,
   outputRoutes,
+  dashboardRoutes,
 ];

@@ -3,6 +3,8 @@
  * the store, first-start seeding, the listener, and a graceful stop on SIGINT/SIGTERM.
  */
 import { ensureDemoAccount, type DemoAccount } from '../admin/demo-account.ts';
+import { createDemoOperator } from '../people/demo-operator.ts';
+import type { IssuedLink } from '../people/users.ts';
 import { ConfigError, loadServedConfig, type ServedConfig } from '../config/load.ts';
 import { ServerLockedError } from '../storage/sqlite/server-lock.ts';
 import { configErrorLine } from './config-error.ts';
@@ -60,11 +62,14 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   }
   let url: string;
   let demo: DemoAccount | null = null;
+  let demoOperator: IssuedLink | null = null;
   let emptyDirectory = false;
   try {
     // The demo account is for the demo catalog: with a real one, the operator creates accounts.
     if (served.demoCatalog) demo = await ensureDemoAccount(runtime.store, config);
     else emptyDirectory = await runtime.store.isDirectoryEmpty();
+    // Beside it, the demo operator and the one-time link that signs them in to the dashboard.
+    if (demo) demoOperator = await createDemoOperator(runtime.store, Date.now);
     url = await runtime.listen(settings.host, settings.port);
   } catch (error) {
     logger.fatal({ err: error }, 'gateway failed to start');
@@ -83,7 +88,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     },
     'gateway listening',
   );
-  if (demo) printDemoKey(demo, url);
+  if (demo) printDemoKey(demo, url, demoOperator && `${(settings.publicUrl ?? url).replace(/\/$/, '')}${demoOperator.path}`);
   if (emptyDirectory) {
     logger.info(
       'no account yet: create one with `gateway accounts create <name>`, give it credit with `gateway credit add --account <id> <usd>` ' +
@@ -114,7 +119,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   return undefined;
 }
 
-function printDemoKey(demo: DemoAccount, url: string): void {
+function printDemoKey(demo: DemoAccount, url: string, operatorLink: string | null): void {
   const rule = '='.repeat(72);
   process.stdout.write(
     [
@@ -126,6 +131,9 @@ function printDemoKey(demo: DemoAccount, url: string): void {
       '',
       'Try it:',
       `    curl ${url}/v1/models -H "Authorization: Bearer ${demo.apiKey}"`,
+      ...(operatorLink
+        ? ['', 'The dashboard: this one-time link (valid a day) signs in the demo operator, who sets a password:', '', `    ${operatorLink}`]
+        : []),
       rule,
       '',
     ].join('\n'),

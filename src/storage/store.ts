@@ -8,6 +8,7 @@
  */
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { BlobStore } from './blobs.ts';
+import type { AuditStore, DashboardListStore, PeopleStore } from './people.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -274,7 +275,7 @@ export interface RequestLogRecord {
   readonly id: string;
   readonly owner: OwnerRef;
   readonly keyId: string;
-  /** chat | messages | responses | images.generations | images.edits | videos */
+  /** chat | messages | responses | images.generations | images.edits | videos | embeddings */
   readonly route: string;
   readonly model: string | null;
   readonly provider: string | null;
@@ -600,7 +601,18 @@ export interface ServedModelsStore {
   servedModels(): Promise<ReadonlyMap<string, string>>;
 }
 
-export interface Store extends LedgerStore, DirectoryStore, RequestLogStore, IdempotencyStore, JobStore, WebhookStore, ChangeFeed, ServedModelsStore {
+export interface Store
+  extends LedgerStore,
+    DirectoryStore,
+    RequestLogStore,
+    IdempotencyStore,
+    JobStore,
+    WebhookStore,
+    ChangeFeed,
+    ServedModelsStore,
+    PeopleStore,
+    AuditStore,
+    DashboardListStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

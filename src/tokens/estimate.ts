@@ -40,12 +40,33 @@ const noImage: ImageMeasure = () => 0;
  */
 const utf8Bytes: TextMeasure = (text) => Buffer.byteLength(text, 'utf8');
 
+/**
+ * At most this many characters of one request are tokenized (about a tenth of a second of the
+ * event loop at worst); the rest counts for its UTF-8 byte bound, so an estimate never drops below
+ * the tokenizer's count. A body of the 5 MiB limit would otherwise block the process for seconds.
+ */
+export const MAX_TOKENIZED_CHARS = 256 * 1024;
+
+/** countTextTokens until the request's MAX_TOKENIZED_CHARS are spent, the byte bound after. */
+function boundedTokenizer(): TextMeasure {
+  let left = MAX_TOKENIZED_CHARS;
+  return (text) => {
+    if (text.length <= left) {
+      left -= text.length;
+      return countTextTokens(text);
+    }
+    const head = text.slice(0, left);
+    left = 0;
+    return countTextTokens(head) + utf8Bytes(text.slice(head.length));
+  };
+}
+
 export function estimatePromptTokens(request: CanonicalRequest): number {
-  return measurePrompt(request, countTextTokens, anyFamilyImage);
+  return measurePrompt(request, boundedTokenizer(), anyFamilyImage);
 }
 
 export function estimateMessagesTokens(messages: readonly Message[]): number {
-  return measureMessages(messages, countTextTokens, anyFamilyImage);
+  return measureMessages(messages, boundedTokenizer(), anyFamilyImage);
 }
 
 /**
@@ -100,7 +121,7 @@ export class PromptSize {
   }
 
   #tokensOfText(): number {
-    this.#textTokens ??= measurePrompt(this.#request, countTextTokens, noImage);
+    this.#textTokens ??= measurePrompt(this.#request, boundedTokenizer(), noImage);
     return this.#textTokens;
   }
 

@@ -61,122 +61,154 @@ function priced(row: RequestLogRecord): bigint {
   );
 }
 
-describe('money caps: upstreams that deliver and report more than allowed', () => {
-  let gateway: TestGateway;
-  const simulators: OverDeliveringSimulator[] = [];
+for (const engine of ['sqlite', 'postgres'] as const) {
+  describe(`money caps: upstreams that deliver and report more than allowed (${engine})`, () => {
+    let gateway: TestGateway;
+    const simulators: OverDeliveringSimulator[] = [];
 
-  before(async () => {
-    for (const upstream of UPSTREAMS) simulators.push(await upstream.start());
-    const config = chatModelsConfig(
-      Object.fromEntries(
-        UPSTREAMS.map((upstream, index) => [modelOf(upstream.kind), [{ id: `up-${upstream.kind}`, kind: upstream.kind, baseUrl: simulators[index].baseUrl }]]),
-      ),
-    );
-    gateway = await startGateway({ config, adminKey: ADMIN_KEY });
-  });
-  after(async () => {
-    await gateway?.close();
-    for (const simulator of simulators) await simulator.close();
-  });
-
-  /** The charge of a request in the ledger and the hold it settled. */
-  async function chargeAndHold(requestId: string): Promise<{ charged: bigint; held: bigint }> {
-    const charges = (await gateway.store.listEntries(ownerOf(gateway))).filter((entry) => entry.kind === 'charge' && entry.requestId === requestId);
-    assert.equal(charges.length, 1, `one charge for ${requestId}`);
-    const reservation = await gateway.store.getReservation(charges[0].reservationId!);
-    return { charged: charges[0].amount, held: reservation!.amount };
-  }
-
-  async function assertCappedAtHold(requestId: string): Promise<RequestLogRecord> {
-    await flushRequestLog(gateway);
-    const row = (await gateway.store.getRequest(requestId))!;
-    const { charged, held } = await chargeAndHold(requestId);
-    assert.equal(charged, held, 'charged the hold, to the pico-USD');
-    assert.equal(row.cost, charged);
-    assert.ok(row.outputTokens >= 10_000_000, `the upstream's count is logged (${row.outputTokens})`);
-    assert.equal(row.overHold, priced(row) - held, 'what the upstream reported beyond the hold is recorded');
-    return row;
-  }
-
-  for (const [index, upstream] of UPSTREAMS.entries()) {
-    test(`${upstream.kind}: a plain answer is charged its hold, not the 20 USD reported; the excess is recorded`, async () => {
-      const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
-      const { data, response } = await client.chat.completions
-        .create({ model: modelOf(upstream.kind), max_tokens: 4, messages: [{ role: 'user', content: PROMPT }] })
-        .withResponse();
-      assert.ok((data.usage?.completion_tokens ?? 0) >= 10_000_000);
-      const row = await assertCappedAtHold(requestIdOf(response));
-      assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(row.cost));
-      assert.ok(simulators[index].requests.length >= 1);
+    before(async () => {
+      for (const upstream of UPSTREAMS) simulators.push(await upstream.start());
+      const config = chatModelsConfig(
+        Object.fromEntries(
+          UPSTREAMS.map((upstream, index) => [
+            modelOf(upstream.kind),
+            [{ id: `up-${upstream.kind}`, kind: upstream.kind, baseUrl: simulators[index].baseUrl }],
+          ]),
+        ),
+      );
+      gateway = await startGateway({ config, engine, adminKey: ADMIN_KEY });
+    });
+    after(async () => {
+      await gateway?.close();
+      for (const simulator of simulators) await simulator.close();
     });
 
-    test(`${upstream.kind}: a stream is charged its hold at most; the excess is recorded`, async () => {
-      const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
-      const { data, response } = await client.chat.completions
-        .create({
-          model: modelOf(upstream.kind),
-          max_tokens: 4,
-          stream: true,
-          stream_options: { include_usage: true },
-          messages: [{ role: 'user', content: PROMPT }],
-        })
-        .withResponse();
-      let text = '';
-      for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
-      assert.ok(text.includes('twelve'), 'the upstream ignored max_tokens');
-      await assertCappedAtHold(requestIdOf(response));
-    });
-  }
-
-  test('a key with spend_limit_usd 0.05 is never charged more, however much its upstream reports', async () => {
-    const key = await gateway.createKey({ limits: { spend_limit_usd: '0.05' } });
-    const client = new OpenAI({ apiKey: key, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
-    const requestIds: string[] = [];
-    // Each hold is about 0.008 USD (4,000 output tokens at 2 $/M): the limit refuses the seventh.
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const answer = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
-        key,
-        json: { model: modelOf('openai'), max_tokens: 4_000, messages: [{ role: 'user', content: PROMPT }] },
-      });
-      if (answer.status === 429) break;
-      assert.equal(answer.status, 200, answer.text);
-      requestIds.push(answer.headers.get('x-gateway-request-id')!);
+    /** The charge of a request in the ledger and the hold it settled. */
+    async function chargeAndHold(requestId: string): Promise<{ charged: bigint; held: bigint }> {
+      const charges = (await gateway.store.listEntries(ownerOf(gateway))).filter((entry) => entry.kind === 'charge' && entry.requestId === requestId);
+      assert.equal(charges.length, 1, `one charge for ${requestId}`);
+      const reservation = await gateway.store.getReservation(charges[0].reservationId!);
+      return { charged: charges[0].amount, held: reservation!.amount };
     }
-    assert.ok(requestIds.length >= 2 && requestIds.length < 10, `${requestIds.length} answered before the limit`);
-    let total = 0n;
-    for (const requestId of requestIds) {
+
+    async function assertCappedAtHold(requestId: string): Promise<RequestLogRecord> {
+      await flushRequestLog(gateway);
+      const row = (await gateway.store.getRequest(requestId))!;
       const { charged, held } = await chargeAndHold(requestId);
-      assert.equal(charged, held);
-      total += charged;
+      assert.equal(charged, held, 'charged the hold, to the pico-USD');
+      assert.equal(row.cost, charged);
+      assert.ok(row.outputTokens >= 10_000_000, `the upstream's count is logged (${row.outputTokens})`);
+      assert.equal(row.overHold, priced(row) - held, 'what the upstream reported beyond the hold is recorded');
+      return row;
     }
-    assert.ok(total <= usdToPicos('0.05'), `charged ${formatUsd(total)} of 0.05`);
-    await assert.rejects(client.chat.completions.create({ model: modelOf('openai'), max_tokens: 4_000, messages: [{ role: 'user', content: PROMPT }] }), {
-      status: 429,
+
+    for (const [index, upstream] of UPSTREAMS.entries()) {
+      test(`${upstream.kind}: a plain answer is charged its hold, not the 20 USD reported; the excess is recorded`, async () => {
+        const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+        const { data, response } = await client.chat.completions
+          .create({ model: modelOf(upstream.kind), max_tokens: 4, messages: [{ role: 'user', content: PROMPT }] })
+          .withResponse();
+        assert.ok((data.usage?.completion_tokens ?? 0) >= 10_000_000);
+        const row = await assertCappedAtHold(requestIdOf(response));
+        assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(row.cost));
+        assert.ok(simulators[index].requests.length >= 1);
+      });
+
+      test(`${upstream.kind}: a stream is charged its hold at most; the excess is recorded`, async () => {
+        const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+        const { data, response } = await client.chat.completions
+          .create({
+            model: modelOf(upstream.kind),
+            max_tokens: 4,
+            stream: true,
+            stream_options: { include_usage: true },
+            messages: [{ role: 'user', content: PROMPT }],
+          })
+          .withResponse();
+        let text = '';
+        for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
+        assert.ok(text.includes('twelve'), 'the upstream ignored max_tokens');
+        await assertCappedAtHold(requestIdOf(response));
+      });
+    }
+
+    test('a key with spend_limit_usd 0.05 is never charged more, however much its upstream reports', async () => {
+      const key = await gateway.createKey({ limits: { spend_limit_usd: '0.05' } });
+      const client = new OpenAI({ apiKey: key, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+      const requestIds: string[] = [];
+      // Each hold is about 0.008 USD (4,000 output tokens at 2 $/M): the limit refuses the seventh.
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const answer = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+          key,
+          json: { model: modelOf('openai'), max_tokens: 4_000, messages: [{ role: 'user', content: PROMPT }] },
+        });
+        if (answer.status === 429) break;
+        assert.equal(answer.status, 200, answer.text);
+        requestIds.push(answer.headers.get('x-gateway-request-id')!);
+      }
+      assert.ok(requestIds.length >= 2 && requestIds.length < 10, `${requestIds.length} answered before the limit`);
+      let total = 0n;
+      for (const requestId of requestIds) {
+        const { charged, held } = await chargeAndHold(requestId);
+        assert.equal(charged, held);
+        total += charged;
+      }
+      assert.ok(total <= usdToPicos('0.05'), `charged ${formatUsd(total)} of 0.05`);
+      await assert.rejects(client.chat.completions.create({ model: modelOf('openai'), max_tokens: 4_000, messages: [{ role: 'user', content: PROMPT }] }), {
+        status: 429,
+      });
+    });
+
+    test('the operator sees which routes over-deliver: the admin usage report and the metrics', async () => {
+      await flushRequestLog(gateway);
+      const usage = await call(gateway.baseUrl, 'GET', `/admin/v1/usage?account_id=${gateway.account.id}`, { key: ADMIN_KEY });
+      assert.equal(usage.status, 200, usage.text);
+      const rows = (await Promise.all(
+        (
+          await gateway.store.listEntries(ownerOf(gateway))
+        )
+          .filter((entry) => entry.kind === 'charge')
+          .map((entry) => gateway.store.getRequest(entry.requestId!)),
+      )) as RequestLogRecord[];
+      for (const upstream of UPSTREAMS) {
+        const line = usage.body.data.find((row: { model: string }) => row.model === modelOf(upstream.kind));
+        const logged = rows.filter((row) => row.model === modelOf(upstream.kind));
+        assert.equal(line.over_hold_requests, logged.length);
+        assert.equal(line.over_hold_usd, formatUsd(logged.reduce((sum, row) => sum + row.overHold, 0n)));
+      }
+      const metrics = await call(gateway.baseUrl, 'GET', '/metrics');
+      for (const upstream of UPSTREAMS) {
+        const labels = { provider: `up-${upstream.kind}`, upstream_model: `up-${upstream.kind}-model` };
+        const count = rows.filter((row) => row.model === modelOf(upstream.kind)).length;
+        assert.equal(metricValue(metrics.text, 'gateway_over_hold_requests_total', labels), count);
+        assert.ok(metricValue(metrics.text, 'gateway_over_hold_usd_total', labels) > 19 * count);
+      }
+    });
+
+    test("an organization's spend_limit_usd 0.05 holds over its keys together, however much their upstream reports", async () => {
+      const admin = (method: string, path: string, json?: unknown) => call(gateway.baseUrl, method, `/admin/v1${path}`, { key: ADMIN_KEY, json });
+      const organization = (await admin('POST', '/organizations', { name: 'Capped org', limits: { spend_limit_usd: '0.05' } })).body.id as string;
+      await admin('POST', `/organizations/${organization}/credit`, { amount_usd: '5' });
+      const keys = await Promise.all([0, 1].map(async () => (await admin('POST', '/keys', { organization_id: organization })).body.key as string));
+      // Each hold is about 0.008 USD: at most six fit under the limit, whichever key makes them.
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, index) =>
+          call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+            key: keys[index % 2],
+            json: { model: modelOf('anthropic'), max_tokens: 4_000, messages: [{ role: 'user', content: PROMPT }] },
+          }),
+        ),
+      );
+      assert.ok(answers.some((answer) => answer.status === 200));
+      for (const answer of answers.filter((answer) => answer.status !== 200)) assert.equal(answer.status, 429, answer.text);
+      const charges = (await gateway.store.listEntries({ kind: 'organization', id: organization })).filter((entry) => entry.kind === 'charge');
+      assert.equal(charges.length, answers.filter((answer) => answer.status === 200).length);
+      for (const charge of charges) assert.equal(charge.amount, (await gateway.store.getReservation(charge.reservationId!))!.amount, 'each charged its hold');
+      const total = charges.reduce((sum, charge) => sum + charge.amount, 0n);
+      assert.ok(total <= usdToPicos('0.05'), `charged ${formatUsd(total)} of 0.05`);
     });
   });
-
-  test('the operator sees which routes over-deliver: the admin usage report and the metrics', async () => {
-    await flushRequestLog(gateway);
-    const usage = await call(gateway.baseUrl, 'GET', `/admin/v1/usage?account_id=${gateway.account.id}`, { key: ADMIN_KEY });
-    assert.equal(usage.status, 200, usage.text);
-    const rows = (await Promise.all(
-      (await gateway.store.listEntries(ownerOf(gateway))).filter((entry) => entry.kind === 'charge').map((entry) => gateway.store.getRequest(entry.requestId!)),
-    )) as RequestLogRecord[];
-    for (const upstream of UPSTREAMS) {
-      const line = usage.body.data.find((row: { model: string }) => row.model === modelOf(upstream.kind));
-      const logged = rows.filter((row) => row.model === modelOf(upstream.kind));
-      assert.equal(line.over_hold_requests, logged.length);
-      assert.equal(line.over_hold_usd, formatUsd(logged.reduce((sum, row) => sum + row.overHold, 0n)));
-    }
-    const metrics = await call(gateway.baseUrl, 'GET', '/metrics');
-    for (const upstream of UPSTREAMS) {
-      const labels = { provider: `up-${upstream.kind}`, upstream_model: `up-${upstream.kind}-model` };
-      const count = rows.filter((row) => row.model === modelOf(upstream.kind)).length;
-      assert.equal(metricValue(metrics.text, 'gateway_over_hold_requests_total', labels), count);
-      assert.ok(metricValue(metrics.text, 'gateway_over_hold_usd_total', labels) > 19 * count);
-    }
-  });
-});
+}
 
 describe('a client gone before its plain answer was written', () => {
   let gateway: TestGateway;

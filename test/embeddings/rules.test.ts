@@ -84,9 +84,12 @@ describe('embeddings: the rules of a request', () => {
     assert.equal(shortened.body.data[0].embedding.length, 8);
   });
 
-  test('unknown fields, gateway.cache and a bad models list are refused; the gateway fields are taken', async () => {
+  test('unknown fields and a bad models list are refused; the gateway fields of the text endpoints are taken', async () => {
     await refused({ model: 'gateway/embed', input: 'a', temperature: 1 }, { code: 'invalid_value', param: 'temperature' });
-    assert.equal((await embed(gateway, { model: 'gateway/embed', input: 'a', gateway: { cache: 'on' } })).status, 400);
+    await refused({ model: 'gateway/embed', input: 'a', models: ['a', 'b', 'c', 'd', 'e', 'f'] }, { code: 'invalid_value', param: 'models' });
+    await refused({ model: 'gateway/embed', input: 'a', gateway: { cache: 'always' } }, { code: 'invalid_value', param: 'gateway.cache' });
+    // Caching options have nothing to cache in an embeddings request: accepted, and they change nothing.
+    assert.equal((await embed(gateway, { model: 'gateway/embed', input: 'a', gateway: { cache: 'on', cache_ttl: '1h' } })).status, 200);
     const routed = await embed(gateway, {
       model: 'gateway/missing',
       models: ['gateway/embed'],

@@ -117,10 +117,26 @@ describe('examples', () => {
     assert.equal(result.stderr, '');
   });
 
+  test('embeddings.mjs ranks the documents by similarity to the question, the lighthouse first', async () => {
+    const result = await example('embeddings.mjs');
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 4, result.stdout);
+    assert.match(lines[0], /^0\.\d{3} {2}The lighthouse keeper/);
+    const scores = lines.slice(0, 3).map((line) => Number(line.split(' ')[0]));
+    assert.deepEqual(
+      scores,
+      [...scores].sort((a, b) => b - a),
+    );
+    assert.match(lines[3], /^\(\d+ tokens, 256 dimensions\)$/);
+    assert.equal(result.stderr, '');
+  });
+
   test('models.mjs lists the models with their prices', async () => {
     const result = await example('models.mjs');
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^gateway\/atlas-4-5\s+3 in \/ 15 out USD per 1M tokens$/m);
+    assert.match(result.stdout, /^gateway\/atlas-embed-1\s+0\.02 in USD per 1M tokens$/m);
     assert.match(result.stdout, /^gateway\/prism-image-2\s+per_image$/m);
   });
 
@@ -128,7 +144,7 @@ describe('examples', () => {
     const wrong = await example('models.mjs', { GATEWAY_API_KEY: 'gateway_wrong' });
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /^401 invalid_api_key: /);
-    for (const name of ['chat.mjs', 'streaming.mjs', 'messages.mjs', 'responses.mjs', 'background.mjs', 'models.mjs']) {
+    for (const name of ['chat.mjs', 'streaming.mjs', 'messages.mjs', 'responses.mjs', 'background.mjs', 'embeddings.mjs', 'models.mjs']) {
       const missing = await example(name, {});
       assert.equal(missing.code, 1, name);
       assert.match(missing.stderr, /^Set GATEWAY_API_KEY/, name);

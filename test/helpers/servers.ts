@@ -4,13 +4,17 @@
  * identities of an account as the database's rows hold them.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
+import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { dropSchemas, newSchemaName, schemaUrl, TEST_DATABASE_URL } from './postgres.ts';
 import { call } from './http.ts';
+import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from './redis.ts';
 import { startProcess, type RunningProcess } from './processes.ts';
 
 export const ADMIN_KEY = 'admin-secret-for-tests';
@@ -128,4 +132,41 @@ export function sqliteLedgerTotals(dataDir: string, accountId: string): LedgerTo
   } finally {
     file.close();
   }
+}
+
+/** Server processes sharing one PostgreSQL schema and one Redis key prefix: instances of one gateway. */
+export interface Instances {
+  readonly servers: readonly Server[];
+  readonly database: ServerSchema;
+  /** Stops every server still running (SIGTERM), drops the schema and deletes the Redis keys. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `count` servers on `config`, one fresh schema (`prefix`) and the test Redis under a key prefix of
+ * their own.
+ */
+export async function startInstances(prefix: string, config: object, count: number): Promise<Instances> {
+  const workDir = await mkdtemp(join(tmpdir(), `gateway-${prefix}-`));
+  const configPath = join(workDir, 'config.yaml');
+  await writeFile(configPath, stringify(config));
+  const database = await serverSchema(prefix);
+  const redisPrefix = testRedisPrefix();
+  const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: redisPrefix };
+  const servers: Server[] = [];
+  const stop = async () => {
+    await Promise.all(servers.map((server) => server.process.stop('SIGTERM')));
+    await database.drop();
+    await deleteRedisKeys(redisPrefix);
+    await rm(workDir, { recursive: true, force: true });
+  };
+  try {
+    // One at a time: the first migrates the schema, and several starting at once on a busy machine
+    // can take longer than a start may.
+    for (let index = 0; index < count; index++) servers.push(await startServer(configPath, env));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { servers, database, stop };
 }

@@ -6,54 +6,35 @@
  * stays exact); a limit lowered through one instance is enforced by the other.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
 import { assertError, call, type JsonResponse } from '../helpers/http.ts';
-import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 import {
   ADMIN_KEY,
   assertLedgerExact,
+  type Instances,
   LEDGER_TOTALS_SQL,
   ledgerTotals,
   type Server,
-  type ServerSchema,
-  serverSchema,
   shownBalance,
-  startServer,
+  startInstances,
 } from '../helpers/servers.ts';
 
 const config = simulatedConfig([model('gateway/limited', [endpoint('sim-limited')])]);
 const chat = { model: 'gateway/limited', max_tokens: 100, messages: [{ role: 'user', content: 'Count me.' }] };
 
-const prefix = testRedisPrefix();
-let workDir: string;
-let database: ServerSchema;
-let servers: Server[] = [];
+let instances: Instances;
+let servers: readonly Server[] = [];
+let database: Instances['database'];
 
 before(async () => {
-  workDir = await mkdtemp(join(tmpdir(), 'gateway-limits-'));
-  const configPath = join(workDir, 'config.yaml');
-  await writeFile(configPath, stringify(config));
-  database = await serverSchema('test_limits');
-  const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: prefix };
-  // One first, so that the schema is migrated once; then the other.
-  servers.push(await startServer(configPath, env));
-  servers.push(await startServer(configPath, env));
+  instances = await startInstances('test_limits', config, 2);
+  ({ servers, database } = instances);
 });
 
-after(async () => {
-  await Promise.all(servers.map((server) => server.process.stop('SIGTERM')));
-  servers = [];
-  await database?.drop();
-  await deleteRedisKeys(prefix);
-  await rm(workDir, { recursive: true, force: true });
-});
+after(() => instances?.stop());
 
 const admin = (server: Server, method: string, path: string, json?: unknown) => call(server.baseUrl, method, `/admin/v1${path}`, { key: ADMIN_KEY, json });
 

@@ -131,9 +131,10 @@ describe('first requests', () => {
     assert.match(message, /gateway credit add/);
   });
 
-  test('GET / is a short page that points at the API description', async () => {
+  test('GET / leads to the dashboard, whose sign-in page points at the API description', async () => {
     const response = await fetch(`${gateway.baseUrl}/`);
     assert.equal(response.status, 200);
+    assert.equal(new URL(response.url).pathname, '/dashboard/sign-in');
     assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
     const page = await response.text();
     assert.match(page, /href="\/openapi\.json"/);

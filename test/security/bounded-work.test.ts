@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
+import { MAX_TOKENIZED_CHARS, estimatePromptTokens } from '../../src/tokens/estimate.ts';
+import { countTextTokens } from '../../src/tokens/tokenizer.ts';
+import { chatRequest, endpoint, model, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { blackPng, pngBomb, pngFile } from './files.ts';
@@ -164,5 +166,17 @@ describe('bounded work per request: tool schemas', () => {
     });
     assertError(response, { status: 400, type: 'invalid_request_error', code: 'invalid_value', param: 'tools' });
     assert.match(response.body.error.message, /over 200,000 values and characters/);
+  });
+});
+
+describe('bounded work per request: the tokenizer', () => {
+  test('a prompt of 4 MB of words is tokenized only up to the bound; the rest counts at its byte bound', () => {
+    const head = 'hello world '.repeat(MAX_TOKENIZED_CHARS / 12 + 1).slice(0, MAX_TOKENIZED_CHARS);
+    const tail = 'x '.repeat(2_000_000);
+    const request = chatRequest({ messages: [{ role: 'user', content: head + tail }] });
+    const estimate = estimatePromptTokens(request);
+    // Were the whole prompt tokenized, `tail` would count about 2,000,000 tokens, not its 4,000,000 bytes.
+    assert.equal(estimate, estimatePromptTokens(chatRequest({ messages: [{ role: 'user', content: head }] })) + Buffer.byteLength(tail));
+    assert.ok(estimate >= countTextTokens(head + tail), 'never below the tokenizer');
   });
 });

@@ -14,6 +14,7 @@ import { idempotencyContract } from './contract/idempotency.ts';
 import { jobsContract } from './contract/jobs.ts';
 import { ledgerConcurrencyContract } from './contract/ledger-concurrency.ts';
 import { ledgerContract } from './contract/ledger.ts';
+import { peopleContract } from './contract/people.ts';
 import { reopenContract } from './contract/reopen.ts';
 import { requestLogContract } from './contract/request-log.ts';
 import { servedModelsContract } from './contract/served-models.ts';
@@ -49,6 +50,7 @@ export function storeContract(name: string, open: () => Promise<Store>, fresh: (
     webhooksContract(context);
     changeFeedContract(context);
     servedModelsContract(context);
+    peopleContract(context);
     reopenContract(context);
   });
 }

@@ -8,7 +8,7 @@
 import type { CanonicalEmbeddingResult } from '../../canonical/index.ts';
 import type { EmbeddingMeter } from '../../pipeline/kinds/embedding.ts';
 
-export interface EmbeddingsBody {
+export interface EmbeddingsAnswerBody {
   readonly object: 'list';
   readonly data: readonly EmbeddingDatum[];
   readonly model: string;
@@ -28,7 +28,7 @@ export function encodeEmbeddings(
   meter: EmbeddingMeter,
   encoding: 'float' | 'base64',
   float32: readonly Buffer[],
-): EmbeddingsBody {
+): EmbeddingsAnswerBody {
   return {
     object: 'list',
     data: result.vectors.map((vector, index) => ({

@@ -16,8 +16,8 @@ import type { RouteModule } from '../../http/route-module.ts';
 import { EMBEDDING } from '../../pipeline/kinds/embedding.ts';
 import { pipelineFor, type ChargeGate, type Pipeline } from '../../pipeline/pipeline.ts';
 import { decodeEmbeddingsRequest } from './decode.ts';
-import { encodeEmbeddings, float32Bytes, type EmbeddingsBody } from './encode.ts';
-import { EmbeddingsRequest, type EmbeddingsBody as EmbeddingsRequestBody } from './schema.ts';
+import { encodeEmbeddings, float32Bytes, type EmbeddingsAnswerBody } from './encode.ts';
+import { EmbeddingsRequest, type EmbeddingsBody } from './schema.ts';
 
 /** The request log's route name (GET /v1/outputs/{requestId} reports it as `/v1/embeddings`). */
 const ROUTE = 'embeddings';
@@ -32,7 +32,7 @@ export const embeddingsRoutes: RouteModule = (app, deps) => registerEmbeddingsRo
 
 export async function registerEmbeddingsRoutes(app: FastifyInstance, deps: AppDeps, pipeline: Pipeline): Promise<void> {
   app.addHook('onClose', () => pipeline.close());
-  app.post<{ Body: EmbeddingsRequestBody }>(
+  app.post<{ Body: EmbeddingsBody }>(
     '/v1/embeddings',
     withIdempotency(
       deps,
@@ -50,7 +50,7 @@ export async function registerEmbeddingsRoutes(app: FastifyInstance, deps: AppDe
       let float32: Buffer[] | undefined;
       const float32Of = (result: CanonicalEmbeddingResult) => (float32 ??= result.vectors.map(float32Bytes));
       // The vectors are stored before the charge: a store that fails releases the whole hold.
-      const storeVectors: ChargeGate<EmbeddingsBody> = {
+      const storeVectors: ChargeGate<EmbeddingsAnswerBody> = {
         admit: async () => {
           const bytes = Buffer.concat(float32!);
           await deps.outputs.storeOutputFiles(input.requestId, [{ name: VECTORS_FILE, contentType: 'application/octet-stream', bytes }]);

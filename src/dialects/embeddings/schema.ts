@@ -5,7 +5,7 @@
  * schema cannot say well (one form per request, no empty input, the count of inputs).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { FallbackModelsSchema, ProviderPreferencesSchema } from '../gateway-options.ts';
+import { FallbackModelsSchema, GatewayOptionsSchema, ProviderPreferencesSchema } from '../gateway-options.ts';
 import { ArrayOr, StrictObject, StringEnum } from '../schema-kit.ts';
 
 /** The most inputs of one request, as OpenAI's API takes; a route's `limits.max_batch_inputs` may say fewer. */
@@ -27,7 +27,7 @@ export const EmbeddingsRequest = StrictObject({
   user: Type.Optional(Type.String()),
   models: Type.Optional(FallbackModelsSchema),
   provider: Type.Optional(ProviderPreferencesSchema),
-  // Prompt caching has no meaning for embeddings: only the routing hints of `gateway` are taken.
-  gateway: Type.Optional(StrictObject({ provider: Type.Optional(ProviderPreferencesSchema) })),
+  // As in the text endpoints; its caching options have nothing to cache here and change nothing.
+  gateway: Type.Optional(GatewayOptionsSchema),
 });
 export type EmbeddingsBody = Static<typeof EmbeddingsRequest>;

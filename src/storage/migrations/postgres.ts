@@ -428,4 +428,82 @@ $$;
 ALTER TABLE request_log ADD COLUMN over_hold BIGINT NOT NULL DEFAULT 0 CHECK (over_hold >= 0);
 `,
   },
+  {
+    version: 12,
+    name: 'dashboard people and audit',
+    // The dashboard's people (src/storage/people.ts): users with a role, sessions (only the hash of
+    // the cookie), the single-use tokens of invitations and sign-in links (only their hashes), and
+    // the audit log: one hash-chained row per change, which triggers keep append-only.
+    // `changes` is TEXT, not JSONB: the hash covers its exact text.
+    sql: `
+CREATE TABLE users (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL UNIQUE,
+  display_name TEXT,
+  role TEXT NOT NULL CHECK (role IN ('operator', 'member')),
+  owner_kind TEXT CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT,
+  password_hash TEXT,
+  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'disabled')),
+  created_at BIGINT NOT NULL,
+  last_sign_in_at BIGINT,
+  CHECK ((role = 'member') = (owner_kind IS NOT NULL) AND (owner_kind IS NULL) = (owner_id IS NULL))
+);
+CREATE INDEX users_owner ON users (owner_kind, owner_id, id);
+-- The dashboard pages an organization's accounts.
+CREATE INDEX accounts_organization ON accounts (organization_id, id);
+
+CREATE TABLE sessions (
+  id_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  csrf_token TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX sessions_user ON sessions (user_id);
+CREATE INDEX sessions_expiry ON sessions (expires_at);
+
+CREATE TABLE user_tokens (
+  id TEXT PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  purpose TEXT NOT NULL CHECK (purpose IN ('invitation', 'sign_in', 'password_reset')),
+  user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+  email TEXT NOT NULL,
+  role TEXT CHECK (role IN ('operator', 'member')),
+  owner_kind TEXT CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT,
+  created_by TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at BIGINT
+);
+CREATE INDEX user_tokens_open ON user_tokens (purpose, id) WHERE used_at IS NULL;
+
+CREATE TABLE audit_log (
+  seq BIGINT PRIMARY KEY,
+  at BIGINT NOT NULL,
+  actor_kind TEXT NOT NULL,
+  actor_id TEXT,
+  actor_label TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target_kind TEXT,
+  target_id TEXT,
+  changes TEXT,
+  source TEXT,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX audit_log_action_source ON audit_log (action, source, at);
+CREATE INDEX audit_log_action_target ON audit_log (action, target_id, at);
+CREATE INDEX audit_log_target ON audit_log (target_id, seq);
+CREATE INDEX audit_log_actor ON audit_log (actor_label, seq);
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'the audit log is append-only';
+END;
+$$;
+CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+`,
+  },
 ];

@@ -55,30 +55,44 @@ const MARK_LAPSED: Statement = { name: 'gateway_instance_lapsed', text: 'UPDATE 
 /**
  * Registers the instance (before it makes any reservation) and beats until stopped. A failed beat
  * is logged and tried again at the next one.
+ *
+ * The beat goes over `beatDatabase`, a connection of its own, and never waits for the release of
+ * lapsed holds, which runs beside it on the store's pool: that release waits for the wallet rows'
+ * locks, and under a burst on one busy wallet a beat queued behind it (or behind the requests
+ * filling the pool) could come later than the lapse, and a live instance would lose its holds.
  */
 export async function startHeartbeat(
   database: PostgresDatabase,
+  beatDatabase: PostgresDatabase,
   instanceId: string,
   options: HeartbeatOptions,
   now: () => number,
   logger: StorageLogger,
 ): Promise<Heartbeat> {
-  await database.query(BEAT, [instanceId]);
-  let running: Promise<void> | null = null;
+  await beatDatabase.query(BEAT, [instanceId]);
+  let beating: Promise<void> | null = null;
+  let releasing: Promise<void> | null = null;
   const beat = async () => {
     try {
-      await database.query(BEAT, [instanceId]);
-      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now()]);
-      const released = Number(rows[0].released);
-      if (released > 0) logger.info({ count: released }, 'released the credit holds of lapsed instances');
+      await beatDatabase.query(BEAT, [instanceId]);
     } catch (error) {
       logger.error({ err: error }, 'instance heartbeat failed');
     }
   };
+  const release = async () => {
+    try {
+      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now()]);
+      const released = Number(rows[0].released);
+      if (released > 0) logger.info({ count: released }, 'released the credit holds of lapsed instances');
+    } catch (error) {
+      logger.error({ err: error }, 'releasing the holds of lapsed instances failed');
+    }
+  };
   const timer = setInterval(
     () => {
-      // A beat slower than the interval is not stacked on.
-      running ??= beat().finally(() => (running = null));
+      // Neither is stacked on a run of itself slower than the interval.
+      beating ??= beat().finally(() => (beating = null));
+      releasing ??= release().finally(() => (releasing = null));
     },
     Math.max(1, Math.floor(options.lapseMs / 3)),
   );
@@ -86,9 +100,9 @@ export async function startHeartbeat(
   return {
     async stop() {
       clearInterval(timer);
-      await running;
+      await Promise.all([beating, releasing]);
       try {
-        await database.query(MARK_LAPSED, [instanceId]);
+        await beatDatabase.query(MARK_LAPSED, [instanceId]);
       } catch (error) {
         logger.warn({ err: error }, 'could not mark the instance stopped; its row lapses on its own');
       }

@@ -13,6 +13,8 @@ import { postgresIdempotency } from './idempotency.ts';
 import { startHeartbeat, type Heartbeat, type HeartbeatOptions } from './instances.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
+import { postgresPeople } from './people.ts';
+import { postgresDashboardLists } from './dashboard-lists.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
 import { postgresServedModels } from './served-models.ts';
@@ -31,12 +33,15 @@ export interface PostgresStoreOptions {
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const database = openPostgresDatabase(options);
+  // The heartbeat has a connection of its own (instances.ts).
+  const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1 }) : null;
   const instanceId = timeOrderedId('ins');
   let heartbeat: Heartbeat | null;
   try {
     await migratePostgres(database, options.logger, options.now());
-    heartbeat = options.heartbeat ? await startHeartbeat(database, instanceId, options.heartbeat, options.now, options.logger) : null;
+    heartbeat = beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger) : null;
   } catch (error) {
+    await beating?.close();
     await database.close();
     throw error;
   }
@@ -52,8 +57,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresWebhooks(database, options.now),
     ...postgresChangeFeed(database),
     ...postgresServedModels(database),
+    ...postgresPeople(database, options.now),
+    ...postgresDashboardLists(database),
     async close() {
       await heartbeat?.stop();
+      await beating?.close();
       await database.close();
     },
   };

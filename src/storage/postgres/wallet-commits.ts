@@ -20,9 +20,16 @@ import { bigintValue } from '../rows.ts';
 import type { OwnerRef } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
+// The commit does not wait for its WAL to reach the disk (synchronous_commit off, for this
+// statement's transaction only): the wallet row's lock is released as soon as the commit is
+// decided, not a disk flush later, so the next commit of the wallet — from this instance or another
+// — is not held up by the disk. What that risks, and why no promise of the ledger depends on it:
+// docs/billing.md, "One busy wallet".
 const COMMIT: Statement = {
   name: 'gateway_wallet_commit',
-  text: 'SELECT id, amount, charged FROM gateway_wallet_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
+  text: `SELECT id, amount, charged
+         FROM set_config('synchronous_commit', 'off', true) AS durability,
+              gateway_wallet_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 };
 
 /** A new hold, with its id and times chosen by the caller. */

@@ -10,6 +10,8 @@ import { sqliteDirectory } from './directory.ts';
 import { sqliteIdempotency } from './idempotency.ts';
 import { sqliteJobs } from './jobs.ts';
 import { sqliteLedger } from './ledger.ts';
+import { sqlitePeople } from './people.ts';
+import { sqliteDashboardLists } from './dashboard-lists.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
@@ -66,6 +68,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteWebhooks(database, options.now),
     ...sqliteChangeFeed(database),
     ...sqliteServedModels(database),
+    ...sqlitePeople(database, options.now),
+    ...sqliteDashboardLists(database),
     async close() {
       database.flush();
       await checkpoints?.stop();
