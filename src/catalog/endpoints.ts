@@ -3,6 +3,7 @@
  * routing, policy, billing and protocols consume, plus the catalog-only facts (pinned, display
  * prices). Disabled endpoints are dropped here: they take no traffic and count for nothing public.
  */
+import { routeTimeouts } from './timeouts.ts';
 import type { ModelConfig, ProviderConfig } from '../config/schema.ts';
 import { displayPrices, endpointPrices, type DisplayPrices } from './prices.ts';
 import type { RouteEndpoint } from './types.ts';
@@ -40,6 +41,7 @@ export function enabledEndpoints(model: ModelConfig, providers: ReadonlyMap<stri
         },
         latencyMs: endpoint.latency_ms,
         throughputTps: endpoint.throughput_tps,
+        timeouts: routeTimeouts(provider, endpoint),
       },
       pinned: endpoint.pinned === true,
       display: displayPrices(endpoint.pricing),

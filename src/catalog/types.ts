@@ -3,6 +3,7 @@
  * public Model rows. Derivation lives in this folder only (see docs/catalog.md).
  */
 import type { Picos } from '../core/money.ts';
+import type { UpstreamTimeouts } from './timeouts.ts';
 import type { CapabilitiesConfig, LimitsConfig, EndpointParametersConfig, ModelConfig, ProviderConfig, ProviderKind, PricingUnit } from '../config/schema.ts';
 import type { Consent } from '../storage/store.ts';
 
@@ -59,6 +60,8 @@ export interface RouteEndpoint {
   readonly video: VideoRules;
   readonly latencyMs?: number;
   readonly throughputTps?: number;
+  /** The upstream timeouts of its attempts (timeouts.ts). */
+  readonly timeouts: UpstreamTimeouts;
 }
 
 /**

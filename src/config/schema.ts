@@ -18,6 +18,17 @@ export const ProviderKind = Type.Union([
   Type.Literal('simulated'),
 ]);
 
+/** Upstream timeouts of a provider or one of its endpoints (docs/operations.md, "Timeouts"; defaults in src/catalog/timeouts.ts). */
+const TimeoutsConfig = Type.Object(
+  {
+    connect_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+    first_byte_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    idle_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    total_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400_000 })),
+  },
+  { additionalProperties: false },
+);
+
 export const ProviderConfig = Type.Object(
   {
     id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*$' }),
@@ -25,8 +36,9 @@ export const ProviderConfig = Type.Object(
     base_url: Type.Optional(Type.String({ minLength: 1 })),
     /** Name of the environment variable holding the credential; never the secret itself. */
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
-    /** Upstream request timeout in milliseconds. */
+    /** Upstream timeout in milliseconds: time to first byte and idle time, unless `timeouts` says otherwise. */
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    timeouts: Type.Optional(TimeoutsConfig),
     /** Options for the built-in simulated provider (pace of streamed chunks). */
     simulated: Type.Optional(
       Type.Object(
@@ -217,6 +229,8 @@ export const EndpointConfig = Type.Object(
     parameters: Type.Optional(EndpointParametersConfig),
     /** Video routes only. */
     video: Type.Optional(VideoRulesConfig),
+    /** This endpoint's own timeouts, over its provider's. */
+    timeouts: Type.Optional(TimeoutsConfig),
     latency_ms: Type.Optional(Type.Number({ minimum: 0 })),
     throughput_tps: Type.Optional(Type.Number({ minimum: 0 })),
   },

@@ -111,7 +111,7 @@ function upstreamCall(translator: HttpChatTranslator, request: CanonicalRequest,
     url: wire.url,
     headers: wire.headers,
     body: wire.body,
-    timeoutMs: endpoint.provider.timeout_ms,
+    timeouts: endpoint.timeouts,
     signal: context.signal,
     requestId: context.requestId,
   };

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { GatewayConfig, ProviderConfig } from '../../src/config/schema.ts';
-import { eventually } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { startAnthropicSimulator } from '../simulators/anthropic.ts';
@@ -21,8 +20,8 @@ import { startOpenAIResponsesSimulator } from '../simulators/openai-responses.ts
 
 const ADMIN_KEY = 'admin-key-for-breaker-tests';
 const MODEL = 'gateway/breaker-model';
-/** Longer than the few requests that check an open breaker skips its endpoint. */
-const COOLDOWN_MS = 1_000;
+/** Never over by itself during a test: the test moves the gateway's clock past it. */
+const COOLDOWN_MS = 600_000;
 /** Four attempts in the window, half of them failed: open. */
 const MIN_REQUESTS = 4;
 const BREAKERS: NonNullable<GatewayConfig['breakers']> = { window_ms: 60_000, min_requests: MIN_REQUESTS, failure_rate_percent: 50, cooldown_ms: COOLDOWN_MS };
@@ -57,6 +56,8 @@ for (const protocol of PROTOCOLS) {
     let secondary: ProtocolSimulator;
     let gateway: TestGateway;
     let client: OpenAI;
+    /** Added to the gateway's clock: the cool-down passes when the test says so. */
+    let clockOffset = 0;
 
     before(async () => {
       primary = await protocol.start('sk-primary');
@@ -78,6 +79,7 @@ for (const protocol of PROTOCOLS) {
         },
         env: { PRIMARY_KEY: 'sk-primary', SECONDARY_KEY: 'sk-secondary' },
         adminKey: ADMIN_KEY,
+        now: () => Date.now() + clockOffset,
       });
       client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
     });
@@ -103,7 +105,8 @@ for (const protocol of PROTOCOLS) {
       assert.equal((await primaryEndpoint(gateway)).attempts.failed, failed, 'no attempt at the open endpoint');
       assert.equal(primary.requests.length, seen, 'nothing reached the primary');
       await heal();
-      await eventually(async () => assert.equal((await primaryEndpoint(gateway)).retry_in_ms, 0), COOLDOWN_MS / 5);
+      clockOffset += COOLDOWN_MS;
+      assert.equal((await primaryEndpoint(gateway)).retry_in_ms, 0);
       await ask();
       assert.equal(primary.requests.length, seen + 1, 'one probe');
       const closed = await primaryEndpoint(gateway);

@@ -24,6 +24,7 @@ import {
   hostileImages,
   hostileValue,
   imageField,
+  type JsonPath,
   mutate,
   mutations,
   rawBody,
@@ -41,8 +42,14 @@ interface Endpoint {
   readonly runs: number;
   /** The key that calls it: funded, or with no credit (the call ends at the hold). */
   readonly funded: boolean;
-  /** Fields that hold image files (edits): they get hostile files too. */
-  readonly imageFields?: readonly string[];
+  /** Where the body holds image files (edit files, image parts of a conversation): each gets a hostile file. */
+  readonly imageSlots?: readonly ImageSlot[];
+}
+
+/** The path of an image in a body, and how its base64 text is written there (a data URL for some dialects). */
+interface ImageSlot {
+  readonly path: JsonPath;
+  readonly dataUrl?: boolean;
 }
 
 const TEXT = 'gateway/atlas-4-5';
@@ -54,11 +61,18 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/chat/completions',
     funded: true,
     runs: 350,
+    imageSlots: [{ path: ['messages', 1, 'content', 1, 'image_url', 'url'], dataUrl: true }],
     base: {
       model: TEXT,
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: `${PLACEHOLDER} hello` }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: `${PLACEHOLDER} hello` },
+            { type: 'image_url', image_url: { url: '' } },
+          ],
+        },
       ],
       max_tokens: 16,
       temperature: 0.5,
@@ -82,11 +96,20 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/messages',
     funded: true,
     runs: 300,
+    imageSlots: [{ path: ['messages', 0, 'content', 1, 'source', 'data'] }],
     base: {
       model: TEXT,
       max_tokens: 16,
       system: 'Be brief.',
-      messages: [{ role: 'user', content: [{ type: 'text', text: `${PLACEHOLDER} hello` }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: `${PLACEHOLDER} hello` },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } },
+          ],
+        },
+      ],
       tools: [{ name: 'lookup', input_schema: SCHEMA }],
       stream: false,
     },
@@ -106,9 +129,18 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/responses',
     funded: true,
     runs: 300,
+    imageSlots: [{ path: ['input', 0, 'content', 1, 'image_url'], dataUrl: true }],
     base: {
       model: TEXT,
-      input: [{ role: 'user', content: `${PLACEHOLDER} hello` }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: `${PLACEHOLDER} hello` },
+            { type: 'input_image', image_url: '' },
+          ],
+        },
+      ],
       instructions: 'Be brief.',
       max_output_tokens: 16,
       tools: [{ type: 'function', name: 'lookup', parameters: SCHEMA }],
@@ -132,7 +164,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/images/edits',
     funded: false,
     runs: 250,
-    imageFields: ['image', 'mask'],
+    imageSlots: [{ path: ['image'] }, { path: ['mask'] }],
     base: { model: 'gateway/prism-image-2', prompt: `${PLACEHOLDER} a hat`, image: '', mask: '', n: 1, size: '1024x1024' },
   },
   {
@@ -177,13 +209,21 @@ describe('request fuzzing', () => {
   }
 
   for (const endpoint of ENDPOINTS) {
-    const { path, base, runs, funded, imageFields = [] } = endpoint;
+    const { path, base, runs, funded, imageSlots = [] } = endpoint;
     test(`${path} (${runs} cases${(base as { stream?: boolean }).stream ? ', streamed' : ''})`, async () => {
       const key = () => (funded ? gateway.apiKey : broke);
-      const images = fc.record(Object.fromEntries(imageFields.map((field) => [field, imageField(files)])));
+      const images = fc.tuple(
+        ...imageSlots.map((slot) =>
+          imageField(files).map((value) => ({
+            kind: 'set' as const,
+            path: slot.path,
+            value: slot.dataUrl && typeof value === 'string' && !value.startsWith('data:') ? `data:image/png;base64,${value}` : value,
+          })),
+        ),
+      );
       await fc.assert(
-        fc.asyncProperty(images, mutations(base), rawMutation, async (files, changes, raw) => {
-          const body = mutate({ ...(base as object), ...files }, changes);
+        fc.asyncProperty(images, mutations(base), rawMutation, async (placed, changes, raw) => {
+          const body = mutate(base, [...placed, ...changes]);
           const sent = rawBody(body, raw, PLACEHOLDER);
           await send(path, key(), sent.bytes, sent.contentType);
         }),

@@ -3,6 +3,7 @@
  * catalog builds real ones from config). Only what protocols read is meaningful here.
  */
 import type { ProviderConfig } from '../../src/config/schema.ts';
+import { routeTimeouts } from '../../src/catalog/timeouts.ts';
 import type { RouteEndpoint } from '../../src/catalog/types.ts';
 import type { CallContext } from '../../src/protocols/protocol.ts';
 
@@ -20,6 +21,13 @@ export function simulatorEndpoint(provider: Omit<ProviderConfig, 'id'> & { id?: 
     parameters: {} as RouteEndpoint['parameters'],
     prices: { unit: 'per_1m_tokens', standard: {}, variants: new Map(), searchBilling: 'per_query' },
     video: { explicitDuration: true, variantMeta: new Map() },
+    timeouts: routeTimeouts(config, {
+      provider: config.id,
+      model: upstreamModel,
+      supply: 'first_party',
+      training_use: 'never',
+      pricing: { unit: 'per_1m_tokens' },
+    }),
   };
 }
 

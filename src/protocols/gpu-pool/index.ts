@@ -39,7 +39,7 @@ export const gpuPoolProtocol: ImagesProtocol = {
     const base = endpoint.provider.base_url!;
     const options: JsonCallOptions = {
       headers: context.apiKey === undefined ? {} : { authorization: `Bearer ${context.apiKey}` },
-      timeoutMs: endpoint.provider.timeout_ms,
+      timeouts: endpoint.timeouts,
       signal: context.signal,
       requestId: context.requestId,
       parseError: parseImagesError,

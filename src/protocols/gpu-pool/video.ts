@@ -48,7 +48,7 @@ function baseUrl(endpoint: RouteEndpoint): string {
 function callOptions(endpoint: RouteEndpoint, context: CallContext): JsonCallOptions {
   return {
     headers: context.apiKey === undefined ? {} : { authorization: `Key ${context.apiKey}` },
-    timeoutMs: endpoint.provider.timeout_ms,
+    timeouts: endpoint.timeouts,
     signal: context.signal,
     requestId: context.requestId,
     parseError: parseQueueError,

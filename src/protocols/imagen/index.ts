@@ -22,7 +22,7 @@ export const imagenProtocol: ImagesProtocol = {
     const model = encodeURIComponent(endpoint.upstreamModel.replace(/^models\//, ''));
     const answer = await postJson(`${base}/v1beta/models/${model}:predict`, imagenBody(request), {
       headers: context.apiKey === undefined ? {} : { 'x-goog-api-key': context.apiKey },
-      timeoutMs: endpoint.provider.timeout_ms,
+      timeouts: endpoint.timeouts,
       signal: context.signal,
       requestId: context.requestId,
       parseError: parseGeminiError,

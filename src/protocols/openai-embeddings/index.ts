@@ -6,7 +6,7 @@
  * shorten).
  */
 import { parseChatError } from '../openai-chat/errors.ts';
-import type { EmbeddingsProtocol } from '../embedding-protocol.ts';
+import { checkedResult, type EmbeddingsProtocol } from '../embedding-protocol.ts';
 import { OPENAI_ADDRESS } from '../openai-request-fields.ts';
 import { postJson } from '../transport/json-call.ts';
 import { embeddingsRequestBody } from './request.ts';
@@ -19,11 +19,11 @@ export const openAIEmbeddingsProtocol: EmbeddingsProtocol = {
     const base = (endpoint.provider.base_url ?? OPENAI_ADDRESS.defaultBaseUrl).replace(/\/+$/, '');
     const answer = await postJson(`${base}/embeddings`, embeddingsRequestBody(request, endpoint), {
       headers: context.apiKey === undefined ? {} : OPENAI_ADDRESS.credentialHeaders(context.apiKey),
-      timeoutMs: endpoint.provider.timeout_ms,
+      timeouts: endpoint.timeouts,
       signal: context.signal,
       requestId: context.requestId,
       parseError: parseChatError,
     });
-    return parseEmbeddingsResponse(answer.body, request.inputs.length, endpoint.upstreamModel);
+    return checkedResult(request, parseEmbeddingsResponse(answer.body, request.inputs.length, endpoint.upstreamModel));
   },
 };

@@ -20,7 +20,7 @@ export const openAIImagesProtocol: ImagesProtocol = {
     const base = (endpoint.provider.base_url ?? OPENAI_ADDRESS.defaultBaseUrl).replace(/\/+$/, '');
     const options: JsonCallOptions = {
       headers: context.apiKey === undefined ? {} : OPENAI_ADDRESS.credentialHeaders(context.apiKey),
-      timeoutMs: endpoint.provider.timeout_ms,
+      timeouts: endpoint.timeouts,
       signal: context.signal,
       requestId: context.requestId,
       parseError: parseImagesError,

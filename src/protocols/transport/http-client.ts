@@ -1,17 +1,18 @@
 /**
- * The one place upstream HTTP happens: a request over the origin's shared pool, with the provider's
- * timeout, the caller's AbortSignal, and every network failure turned into a GatewayError. Protocols
+ * The one place upstream HTTP happens: a request over the origin's shared pool, with the route's
+ * timeouts, the caller's AbortSignal, and every network failure turned into a GatewayError. Protocols
  * build the request (url, headers, body) and interpret the answer; nothing here knows a provider.
+ *
+ * Timeouts (docs/operations.md, "Timeouts"): the pool's connect timeout, undici's headers timeout
+ * (time to first byte) and body timeout (the longest silence inside a body), and a total deadline of
+ * the whole attempt, body included, which aborts the request with a reason of its own so that it
+ * is told apart from the caller's cancellation.
  */
 import type { Dispatcher } from 'undici';
+import { TIMEOUT_DEFAULTS, type UpstreamTimeouts } from '../../catalog/timeouts.ts';
 import { errors, GatewayError } from '../../core/errors.ts';
 import { poolFor } from './pools.ts';
 import type { UpstreamHeaders } from './upstream-errors.ts';
-
-/** Used when the provider config sets no `timeout_ms` (the official OpenAI client's default). */
-export const DEFAULT_TIMEOUT_MS = 600_000;
-/** Establishing a connection never waits longer than this, whatever the provider timeout. */
-const MAX_CONNECT_TIMEOUT_MS = 10_000;
 
 export interface UpstreamCall {
   readonly method: 'GET' | 'POST';
@@ -20,11 +21,12 @@ export interface UpstreamCall {
   /** JSON text, or the bytes of another body (a multipart image edit). */
   readonly body?: string | Uint8Array;
   /**
-   * The provider's `timeout_ms` (DEFAULT_TIMEOUT_MS when undefined). It bounds the wait for the
-   * response headers and each silence in the body, so a long but lively stream is never cut; models
-   * answer a non-streaming call only when done, so there the wait for headers is the whole wait.
+   * The route's timeouts (the defaults when undefined). The wait for the response headers and each
+   * silence in the body are bounded separately, so a long but lively stream is only cut by a total
+   * deadline; models answer a non-streaming call only when done, so there the wait for headers is
+   * the whole wait.
    */
-  readonly timeoutMs?: number;
+  readonly timeouts?: UpstreamTimeouts;
   readonly signal: AbortSignal;
   /** The gateway request id, sent as `x-request-id` for correlation in the provider's logs. */
   readonly requestId?: string;
@@ -61,36 +63,67 @@ function originAndPath(url: string): { readonly origin: string; readonly path: s
   return parsed;
 }
 
-/** The pool, the dispatch options and the timeout of a call. */
-function prepareCall(call: UpstreamCall): { readonly pool: Dispatcher; readonly options: Dispatcher.DispatchOptions } {
+/** The pool, the dispatch options and the timeouts of a call. */
+function prepareCall(call: UpstreamCall): { readonly pool: Dispatcher; readonly options: Dispatcher.DispatchOptions; readonly timeouts: UpstreamTimeouts } {
   const url = originAndPath(call.url);
-  const timeoutMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeouts = call.timeouts ?? TIMEOUT_DEFAULTS;
   const headers: Record<string, string> = { ...call.headers };
   if (call.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
   return {
-    pool: poolFor(url.origin, Math.min(timeoutMs, MAX_CONNECT_TIMEOUT_MS)),
+    pool: poolFor(url.origin, timeouts.connectMs),
     options: {
       method: call.method,
       path: url.path,
       headers,
       body: call.body,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
+      headersTimeout: timeouts.firstByteMs,
+      bodyTimeout: timeouts.idleMs,
+    },
+    timeouts,
+  };
+}
+
+/** The reason a call is aborted with when its total deadline passes (mapped to a timeout, not a cancellation). */
+class TotalDeadlineError extends Error {
+  override readonly name = 'TotalDeadlineError';
+  readonly code = 'GATEWAY_TOTAL_TIMEOUT';
+}
+
+/**
+ * The signal a call runs under: the caller's, or — with a total deadline — one that also aborts
+ * when the deadline passes. `end` stops watching (the answer was read, or the call failed). Not
+ * AbortSignal.any, which the runtime keeps alive with its listeners until it aborts.
+ */
+function deadlineSignal(signal: AbortSignal, totalMs: number | undefined): { readonly signal: AbortSignal; end(): void } {
+  if (totalMs === undefined) return { signal, end() {} };
+  const controller = new AbortController();
+  const onCallerAbort = () => controller.abort(signal.reason);
+  if (signal.aborted) controller.abort(signal.reason);
+  else signal.addEventListener('abort', onCallerAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new TotalDeadlineError(`no complete answer within ${totalMs} ms`)), totalMs);
+  return {
+    signal: controller.signal,
+    end() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onCallerAbort);
     },
   };
 }
 
 /**
  * Sends one request whose answer is consumed as a stream. Throws a GatewayError for a network
- * failure, a timeout or a cancellation.
+ * failure, a timeout or a cancellation; the total deadline keeps running while the body is read.
  */
 export async function sendUpstream(call: UpstreamCall): Promise<UpstreamResponse> {
-  const { pool, options } = prepareCall(call);
+  const { pool, options, timeouts } = prepareCall(call);
+  const deadline = deadlineSignal(call.signal, timeouts.totalMs);
   try {
-    const response = await pool.request({ ...options, signal: call.signal });
+    const response = await pool.request({ ...options, signal: deadline.signal });
+    response.body.once('close', deadline.end);
     return { status: response.statusCode, headers: flattenHeaders(response.headers), body: response.body };
   } catch (error) {
+    deadline.end();
     throw transportError(error, call.signal);
   }
 }
@@ -101,11 +134,13 @@ export async function sendUpstream(call: UpstreamCall): Promise<UpstreamResponse
  * were most of what the upstream call cost per request. Failures as for sendUpstream.
  */
 export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
-  const { pool, options } = prepareCall(call);
-  const { signal } = call;
+  const { pool, options, timeouts } = prepareCall(call);
+  const deadline = deadlineSignal(call.signal, timeouts.totalMs);
+  const { signal } = deadline;
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
-      reject(transportError(signal.reason, signal));
+      deadline.end();
+      reject(transportError(signal.reason, call.signal));
       return;
     }
     let status = 0;
@@ -113,6 +148,7 @@ export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
     const chunks: Buffer[] = [];
     let abort: (() => void) | undefined;
     const stopWatching = () => {
+      deadline.end();
       if (abort !== undefined) signal.removeEventListener('abort', abort);
     };
     pool.dispatch(options, {
@@ -133,7 +169,7 @@ export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
       },
       onResponseError(_controller, error) {
         stopWatching();
-        reject(transportError(error, signal));
+        reject(transportError(error, call.signal));
       },
     });
   });
@@ -170,12 +206,14 @@ export function transportError(error: unknown, callerSignal: AbortSignal): Gatew
   return errors.upstreamUnreachable(error);
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'GATEWAY_TOTAL_TIMEOUT']);
 
+/** A timeout of undici's, or the total deadline (undici may wrap the abort reason as the cause). */
 function isTimeout(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && TIMEOUT_CODES.has(code);
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return true;
+  return error.cause instanceof TotalDeadlineError;
 }
 
 function flattenHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): UpstreamHeaders {

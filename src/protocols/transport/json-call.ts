@@ -2,6 +2,7 @@
  * Plain JSON calls for the non-chat protocols (image generation, video jobs): one request, one JSON
  * answer, the provider's error mapping applied to non-2xx answers.
  */
+import type { UpstreamTimeouts } from '../../catalog/timeouts.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { parseJsonBody, readBodyText, sendUpstream, transportError } from './http-client.ts';
 import type { UpstreamHeaders } from './upstream-errors.ts';
@@ -10,7 +11,7 @@ export type ParseUpstreamError = (status: number, headers: UpstreamHeaders, body
 
 export interface JsonCallOptions {
   readonly headers: Readonly<Record<string, string>>;
-  readonly timeoutMs?: number;
+  readonly timeouts?: UpstreamTimeouts;
   readonly signal: AbortSignal;
   readonly requestId?: string;
   /** Maps a non-2xx answer (each protocol's errors.ts provides one). */
@@ -56,7 +57,7 @@ async function fetchOk(url: string, options: JsonCallOptions) {
     method: 'GET',
     url,
     headers: options.headers,
-    timeoutMs: options.timeoutMs,
+    timeouts: options.timeouts,
     signal: options.signal,
     requestId: options.requestId,
   });
@@ -82,7 +83,7 @@ async function callJson(method: 'GET' | 'POST', url: string, body: string | Uint
     url,
     headers: options.headers,
     body,
-    timeoutMs: options.timeoutMs,
+    timeouts: options.timeouts,
     signal: options.signal,
     requestId: options.requestId,
   });

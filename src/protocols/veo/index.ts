@@ -37,7 +37,7 @@ function baseUrl(endpoint: RouteEndpoint): string {
 function callOptions(endpoint: RouteEndpoint, context: CallContext): JsonCallOptions {
   return {
     headers: context.apiKey === undefined ? {} : { 'x-goog-api-key': context.apiKey },
-    timeoutMs: endpoint.provider.timeout_ms,
+    timeouts: endpoint.timeouts,
     signal: context.signal,
     requestId: context.requestId,
     parseError: parseGeminiError,

@@ -61,7 +61,7 @@ describe('veo protocol ⇄ simulator', () => {
       { kind: 'reset', afterEvents: 0 },
       { kind: 'delay', ms: 2_000 },
     );
-    const impatient = { ...endpoint, provider: { ...endpoint.provider, timeout_ms: 100 } };
+    const impatient = { ...endpoint, timeouts: { ...endpoint.timeouts, firstByteMs: 100 } };
     await assert.rejects(veoProtocol.poll(operation, endpoint, context), gatewayError('upstream_unavailable', true));
     await assert.rejects(
       veoProtocol.poll(operation, endpoint, context),
