@@ -168,6 +168,12 @@ const ENDPOINTS: readonly Endpoint[] = [
     base: { model: 'gateway/prism-image-2', prompt: `${PLACEHOLDER} a hat`, image: '', mask: '', n: 1, size: '1024x1024' },
   },
   {
+    path: '/v1/embeddings',
+    funded: true,
+    runs: 200,
+    base: { model: 'gateway/atlas-embed-1', input: `${PLACEHOLDER} a text`, encoding_format: 'base64', dimensions: 64, user: 'u-1' },
+  },
+  {
     path: '/v1/videos/generations',
     funded: false,
     runs: 150,
