@@ -18,45 +18,23 @@ import { ChatOpenAI } from '@langchain/openai';
 import { generateText, jsonSchema, Output, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { eventually, ledger, newCharges } from '../chat/helpers.ts';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { startAnthropicSimulator, type AnthropicSimulator } from '../simulators/anthropic.ts';
 import { routeCost } from '../simulators/chat-e2e.ts';
-import { chatModelsConfig } from '../simulators/gateway-config.ts';
-import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
-import { startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../simulators/openai-responses.ts';
-
-const ON_ANTHROPIC = 'gateway/lib-anthropic';
-const ON_RESPONSES = 'gateway/lib-responses';
-const ON_CHAT = 'gateway/lib-chat';
+import type { TestGateway } from '../helpers/gateway.ts';
+import { ON_ANTHROPIC, ON_CHAT, ON_RESPONSES, startThreeUpstreams, type ThreeUpstreams } from './three-upstreams.ts';
 
 /** A 1×1 PNG. */
 const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
+let upstreams: ThreeUpstreams;
 let gateway: TestGateway;
-let anthropicUpstream: AnthropicSimulator;
-let responsesUpstream: OpenAIResponsesSimulator;
-let chatUpstream: OpenAIChatSimulator;
 
 before(async () => {
-  anthropicUpstream = await startAnthropicSimulator({ apiKey: 'sk-a' });
-  responsesUpstream = await startOpenAIResponsesSimulator({ apiKey: 'sk-r' });
   // The libraries drop a tool call's `extra_content`; OpenAI itself keeps nothing there (docs/request-fields.md, "Known gap").
-  chatUpstream = await startOpenAIChatSimulator({ apiKey: 'sk-c', statelessToolCalls: true });
-  gateway = await startGateway({
-    config: chatModelsConfig({
-      [ON_ANTHROPIC]: [{ id: 'anthropic', kind: 'anthropic', baseUrl: anthropicUpstream.baseUrl, apiKeyEnv: 'A_KEY' }],
-      [ON_RESPONSES]: [{ id: 'responses', kind: 'openai-responses', baseUrl: responsesUpstream.baseUrl, apiKeyEnv: 'R_KEY' }],
-      [ON_CHAT]: [{ id: 'chat', kind: 'openai', baseUrl: chatUpstream.baseUrl, apiKeyEnv: 'C_KEY' }],
-    }),
-    env: { A_KEY: 'sk-a', R_KEY: 'sk-r', C_KEY: 'sk-c' },
-    creditUsd: '10',
-  });
+  upstreams = await startThreeUpstreams({ statelessToolCalls: true });
+  gateway = upstreams.gateway;
 });
 
-after(async () => {
-  await gateway?.close();
-  await Promise.all([anthropicUpstream?.close(), responsesUpstream?.close(), chatUpstream?.close()]);
-});
+after(() => upstreams?.close());
 
 interface Tokens {
   readonly input: number;
