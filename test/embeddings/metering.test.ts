@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { formatUsd, parseRateMultiplier } from '../../src/core/money.ts';
 import { countTextTokens } from '../../src/tokens/tokenizer.ts';

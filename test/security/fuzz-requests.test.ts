@@ -4,12 +4,13 @@
  * nesting, prototype-pollution keys, removed fields) and one mutation of its JSON text (duplicate
  * keys, invalid UTF-8, truncation, 20,000-level nesting, other content types), sent over real
  * HTTP; image fields (edit files, image parts of conversations) get hostile files (a decompression
- * bomb, headers cut short, bad CRCs, huge declared sizes) as JSON and as multipart; ids and signed-URL parts get any text. Every answer must
- * be below 500, and every error the envelope; at the end the process answers, its RSS has not
- * grown without bound, and the ledger is exact. The seed is printed; FUZZ_SEED replays a run.
+ * bomb, headers cut short, bad CRCs, huge declared sizes) as JSON and as multipart; ids and
+ * signed-URL parts get any text. Every answer must be below 500, and every error the envelope; at
+ * the end the process answers, its RSS has not grown without bound, and the ledger is exact. The
+ * seed is printed; FUZZ_SEED replays a run.
  *
- * Text and embeddings run on the demo catalog's simulated provider with a funded key (so that a case reaches the
- * provider and the ledger moves); images and video use a key with no credit, so that validation
+ * Text and embeddings run on the demo catalog's simulated provider with a funded key (so that a
+ * case reaches the provider and the ledger moves); images and video use a key with no credit, so that validation
  * and decoding run in full and the call stops at the hold rather than drawing.
  */
 import assert from 'node:assert/strict';
@@ -155,12 +156,6 @@ const ENDPOINTS: readonly Endpoint[] = [
     base: { model: FREE, input: `${PLACEHOLDER} hello`, background: true, text: { format: { type: 'json_schema', name: 'tags', schema: SCHEMA } } },
   },
   {
-    path: '/v1/embeddings',
-    funded: true,
-    runs: 150,
-    base: { model: 'gateway/atlas-embed-1', input: [`${PLACEHOLDER} hello`, 'second'], dimensions: 64, encoding_format: 'float' },
-  },
-  {
     path: '/v1/images/generations',
     funded: false,
     runs: 200,
@@ -172,6 +167,12 @@ const ENDPOINTS: readonly Endpoint[] = [
     runs: 250,
     imageSlots: [{ path: ['image'] }, { path: ['mask'] }],
     base: { model: 'gateway/prism-image-2', prompt: `${PLACEHOLDER} a hat`, image: '', mask: '', n: 1, size: '1024x1024' },
+  },
+  {
+    path: '/v1/embeddings',
+    funded: true,
+    runs: 200,
+    base: { model: 'gateway/atlas-embed-1', input: `${PLACEHOLDER} a text`, encoding_format: 'base64', dimensions: 64, user: 'u-1' },
   },
   {
     path: '/v1/videos/generations',
