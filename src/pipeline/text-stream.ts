@@ -237,9 +237,10 @@ export class PipelineStream<Body> implements StreamRun {
 
   private log(ending: Ending): void {
     const { pipeline, prepared, opened, render, call } = this.input;
-    // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended.
+    // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended. One
+    // that outlived its hold says nothing of the endpoint: its client may have been the slow one.
     if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);
-    else if (ending.kind === 'failed') opened.record?.failed(ending.error, false);
+    else if (ending.kind === 'failed' && ending.error !== this.#outlived) opened.record?.failed(ending.error, false);
     else opened.record?.abandoned();
     const settlement = this.settled;
     const finish: Finish = ending.kind === 'finished' ? ending.finish : { reason: 'error', raw: ending.kind === 'cancelled' ? 'cancelled' : ending.error.code };
