@@ -161,11 +161,21 @@ export function mutate(base: unknown, changes: readonly Mutation[]): unknown {
     const target = (parent as Record<string | number, unknown>)[key];
     if (change.kind === 'set') define(parent, key, change.value);
     else if (change.kind === 'delete') {
-      if (Array.isArray(parent) && typeof key === 'number') parent.splice(key, 1);
+      if (Array.isArray(parent) && typeof key === 'number') removeAt(parent, key);
       else delete (parent as Record<string | number, unknown>)[key];
     } else if (typeof target === 'object' && target !== null) define(target, change.key, change.value);
   }
   return root;
+}
+
+/**
+ * Removes one item without `splice`: an earlier mutation may have given the array an own
+ * `constructor` key, and `splice` reads it to build the array it returns (a TypeError then).
+ */
+function removeAt(items: unknown[], index: number): void {
+  if (index >= items.length) return;
+  for (let at = index; at < items.length - 1; at++) items[at] = items[at + 1];
+  items.length -= 1;
 }
 
 function define(container: object, key: string | number, value: unknown): void {

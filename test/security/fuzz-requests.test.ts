@@ -3,13 +3,14 @@
  * body with up to three mutations (wrong types, boundary values, huge strings and arrays, deep
  * nesting, prototype-pollution keys, removed fields) and one mutation of its JSON text (duplicate
  * keys, invalid UTF-8, truncation, 20,000-level nesting, other content types), sent over real
- * HTTP; image fields get hostile files (a decompression bomb, headers cut short, bad CRCs, huge
- * declared sizes) as JSON and as multipart; ids and signed-URL parts get any text. Every answer must
- * be below 500, and every error the envelope; at the end the process answers, its RSS has not
- * grown without bound, and the ledger is exact. The seed is printed; FUZZ_SEED replays a run.
+ * HTTP; image fields (edit files, image parts of conversations) get hostile files (a decompression
+ * bomb, headers cut short, bad CRCs, huge declared sizes) as JSON and as multipart; ids and
+ * signed-URL parts get any text. Every answer must be below 500, and every error the envelope; at
+ * the end the process answers, its RSS has not grown without bound, and the ledger is exact. The
+ * seed is printed; FUZZ_SEED replays a run.
  *
- * Text runs on the demo catalog's simulated provider with a funded key (so that a case reaches the
- * provider and the ledger moves); images and video use a key with no credit, so that validation
+ * Text and embeddings run on the demo catalog's simulated provider with a funded key (so that a
+ * case reaches the provider and the ledger moves); images and video use a key with no credit, so that validation
  * and decoding run in full and the call stops at the hold rather than drawing.
  */
 import assert from 'node:assert/strict';
