@@ -52,6 +52,10 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   const client = prepared.signal;
   if (client.aborted) upstream.abort(client.reason);
   else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
+  // A stopping server cuts the streams still running at its deadline (server/serve.ts): the
+  // reason, a GatewayError, is what the client is told in the stream.
+  const onCut = () => upstream.abort(pipeline.streamsCut?.reason);
+  pipeline.streamsCut?.addEventListener('abort', onCut, { once: true });
   const signal = upstream.signal;
   try {
     const opened = await openStreamWithFallback(pipeline.attemptContext(prepared, signal), (endpoint, context) =>
@@ -65,8 +69,10 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
       render,
       signal,
       abortUpstream: () => upstream.abort(),
+      ended: () => pipeline.streamsCut?.removeEventListener('abort', onCut),
     });
   } catch (error) {
+    pipeline.streamsCut?.removeEventListener('abort', onCut);
     throw await pipeline.fail(prepared, error);
   }
 }
@@ -79,6 +85,8 @@ interface PipelineStreamInput<Body> {
   readonly render: RenderResult<TextTypes, Body>;
   readonly signal: AbortSignal;
   readonly abortUpstream: () => void;
+  /** Called once the stream is over (settled and logged). */
+  readonly ended: () => void;
 }
 
 type Ending =
@@ -164,14 +172,18 @@ export class PipelineStream<Body> implements StreamRun {
           this.delivered = true;
           yield events;
         }
-        if (ending || signal.aborted) return;
+        if (ending) return;
         try {
           pending = await opened.stream.next();
         } catch (error) {
-          if (signal.aborted) return;
           pending = [{ type: 'error', error: asGatewayError(error) }];
         }
-        if (signal.aborted) return;
+        if (signal.aborted) {
+          // The client left (nothing to tell), or the stopping server cut the stream (told in it).
+          const cut = this.input.pipeline.streamsCut;
+          if (cut === undefined || signal.reason !== cut.reason) return;
+          pending = [{ type: 'error', error: cut.reason as GatewayError }];
+        }
       }
     } finally {
       if (!ending) {
@@ -203,6 +215,7 @@ export class PipelineStream<Body> implements StreamRun {
 
   private log(ending: Ending): void {
     const { pipeline, prepared, opened, render, call } = this.input;
+    this.input.ended();
     // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended.
     if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);
     else if (ending.kind === 'failed') opened.record?.failed(ending.error, false);
