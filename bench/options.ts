@@ -39,6 +39,8 @@ export interface BenchOptions {
   readonly limitsTest: boolean;
   /** One busy account on PostgreSQL against the embedded store (`scale` in `--only`; bench/scale-out.ts). */
   readonly scaleTest: boolean;
+  /** The dashboard's lists at two sizes on both stores (`dashboard` in `--only`; bench/dashboard-lists.ts). */
+  readonly dashboardTest: boolean;
   readonly pin: boolean;
   /** Fixed delay the simulator adds before every answer. */
   readonly upstreamDelayMs: number;
@@ -82,7 +84,7 @@ const QUICK: Durations = {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
   --quick               smoke run of well under a minute (figures only indicative)
-  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits, scale
+  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits, scale, dashboard
   --no-pin              do not pin processes to cores with taskset
   --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
   --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
@@ -107,7 +109,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos', 'limits', 'scale']);
+  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos', 'limits', 'scale', 'dashboard']);
   const selected =
     values.only === undefined
       ? [...known]
@@ -126,6 +128,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     videosTest: selected.includes('videos'),
     limitsTest: selected.includes('limits'),
     scaleTest: selected.includes('scale'),
+    dashboardTest: selected.includes('dashboard'),
     pin: !values['no-pin'],
     upstreamDelayMs: delay,
     dataRoot: values['data-root'] === undefined ? undefined : resolve(values['data-root']),

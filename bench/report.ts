@@ -7,6 +7,7 @@ import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
 import type { ScaleOutResult } from './scale-out.ts';
+import type { DashboardListsResult } from './dashboard-lists.ts';
 import { difference, ratio, type LatencySummary } from './stats.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -225,6 +226,7 @@ export function formatReport(results: BenchResults): string {
   }
 
   if (results.scaleOut !== undefined && results.scaleOut !== null) out.push(...scaleOutSection(results.scaleOut));
+  if (results.dashboardLists !== undefined && results.dashboardLists !== null) out.push(...dashboardListsSection(results.dashboardLists));
 
   const jobTables = [
     ['background responses (gateway: jobs submitted, then run by its workers)', results.backgroundJobs],
@@ -401,6 +403,20 @@ function scaleOutBars(scale: ScaleOutResult | undefined): BarCheck[] {
       met: all((workload) => Object.values(workload.ledgerExact).every((verdict) => verdict === true)),
     },
   ];
+}
+
+function dashboardListsSection(measured: Measured<DashboardListsResult>): string[] {
+  const title = 'dashboard lists (a page of 25 through the store: median of 30 reads, ms)';
+  if (!measured.ok) return [title, `  ! ${measured.error}`, ''];
+  const header = ['store', 'list', 'rows', 'first page', 'deep page'];
+  const rows = measured.value.timings.map((timing) => [
+    timing.engine,
+    timing.list,
+    String(timing.rows),
+    timing.firstPageMs.toFixed(2),
+    timing.deepPageMs.toFixed(2),
+  ]);
+  return [title, table(header, rows), ''];
 }
 
 function scaleOutSection(measured: Measured<ScaleOutResult>): string[] {

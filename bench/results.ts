@@ -4,6 +4,7 @@ import type { PacedResult } from './paced.ts';
 import type { JobsResult } from './jobs.ts';
 import type { LimitsAbResult } from './limits-ab.ts';
 import type { ScaleOutResult } from './scale-out.ts';
+import type { DashboardListsResult } from './dashboard-lists.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -86,6 +87,8 @@ export interface BenchResults {
   readonly limitsAb?: Measured<LimitsAbResult> | null;
   /** One busy account on PostgreSQL (one and two instances) against the embedded store. */
   readonly scaleOut?: Measured<ScaleOutResult> | null;
+  /** The dashboard's list pages at two table sizes, on both stores (bench/dashboard-lists.ts). */
+  readonly dashboardLists?: Measured<DashboardListsResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

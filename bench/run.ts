@@ -19,6 +19,7 @@ import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
+import { measureDashboardLists } from './dashboard-lists.ts';
 import { runPaced } from './paced.ts';
 import { findPortkey, startPortkey } from './portkey.ts';
 import {
@@ -481,6 +482,9 @@ async function main(): Promise<void> {
     const limitsAb = options.limitsTest ? await runLimitsAb(services, options) : null;
     const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
     const scaleOut = options.scaleTest ? await runScaleOut(group, services, options) : null;
+    const dashboardLists = options.dashboardTest
+      ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
+      : null;
 
     const partial = {
       startedAt,
@@ -510,6 +514,7 @@ async function main(): Promise<void> {
       videoJobs,
       limitsAb,
       scaleOut,
+      dashboardLists,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {

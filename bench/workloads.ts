@@ -242,12 +242,12 @@ export const WORKLOADS: readonly Workload[] = [
     id: 'embeddings',
     title: 'embeddings, a batch of 16 inputs, 256-dimension vectors over an OpenAI embeddings upstream',
     // The client sends what the openai SDK sends by default (base64); the gateway asks its upstream
-    // for floats and encodes base64 itself.
+    // for its default encoding (numbers) and encodes base64 itself.
     upstream: {
       method: 'POST',
       path: '/v1/embeddings',
       headers: bearer(UPSTREAM_KEY),
-      body: json({ model: UPSTREAM_EMBEDDING_MODEL, input: EMBEDDING_INPUTS, encoding_format: 'float' }),
+      body: json({ model: UPSTREAM_EMBEDDING_MODEL, input: EMBEDDING_INPUTS }),
     },
     gateway: (key) => ({
       method: 'POST',

@@ -476,6 +476,15 @@ export const errors = {
     status: 502,
     message: 'The upstream provider went on past the output this request allows, beyond what its credit hold covers; the stream was stopped.',
   })),
+  /**
+   * In a stream: it ran until shortly before its credit hold expires (docs/billing.md, "Money
+   * caps"), a slow upstream or a client that reads slowly; it was settled for what it delivered.
+   */
+  streamOutlivedHold: entry(() => ({
+    code: 'upstream_timeout',
+    status: 502,
+    message: 'The stream lasted longer than its credit hold allows; it was stopped and charged for what it delivered.',
+  })),
   /** The client went away, so there is nothing to fall back to. */
   upstreamCancelled: entry((cause: unknown) => ({ code: 'upstream_unavailable', status: 502, message: 'The upstream request was cancelled.', cause })),
   upstreamNoAnswer: entry((cause: unknown) => ({

@@ -10,7 +10,7 @@ import type { AuditRecord, User } from '../storage/people.ts';
 import type { Consent } from '../storage/store.ts';
 import { field, ownerPath, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard } from './context.ts';
 import { html, type Html } from './html.ts';
-import { csrfField, nextPageLink, notice, time } from './layout.ts';
+import { csrfField, nextPageLink, noRows, notice, time } from './layout.ts';
 import { secretBlock } from './owner-pages.ts';
 
 const PAGE = 25;
@@ -188,7 +188,7 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
       <h2>Open invitations</h2>
       <table>
         <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
-        <tbody>${invitations.items.map((token) => {
+        <tbody>${invitations.items.length === 0 ? noRows(5, 'No open invitation.') : ''}${invitations.items.map((token) => {
           const view = invitationView(token);
           return html`<tr><td>${view.email}</td><td>${view.role}${(view.account_id ?? view.organization_id) ? html` of <code>${view.account_id ?? view.organization_id}</code>` : ''}</td><td>${view.created_by}</td><td>${time(token.expiresAt)}</td>
             <td><form method="post" action="/dashboard/invitations/${token.id}/revoke" class="inline">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Withdraw the invitation of ${view.email}">Withdraw</button></form></td></tr>`;
@@ -202,11 +202,7 @@ export function registerDirectoryPages(app: FastifyInstance, dashboard: Dashboar
         <label for="operator-email">Email</label><input id="operator-email" name="email" type="email" required>
         <button type="submit">Create invitation link</button>
       </form>
-      <form method="post" action="/dashboard/sign-out-everywhere" class="stack">
-        ${csrfField(csrf)}
-        <h2>Your sessions</h2>
-        <button type="submit" class="secondary">Sign out everywhere</button>
-      </form>`;
+`;
   };
 
   viewerGet(

@@ -66,6 +66,7 @@ export function page(frame: Frame, body: Html): Html {
           ${csrfField(frame.csrf)}
           <span class="who">${frame.user.email} (${frame.user.role.kind})</span>
           <button type="submit">Sign out</button>
+          <button type="submit" class="secondary" formaction="/dashboard/sign-out-everywhere">Sign out everywhere</button>
         </form>`
       : ''
   }
@@ -81,6 +82,11 @@ ${body}
 /** A status line announced to screen readers (a result, or what went wrong). */
 export function notice(kind: 'ok' | 'error', text: string | Html): Html {
   return html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>`;
+}
+
+/** The body of a table with no rows: one cell that says so. */
+export function noRows(columns: number, text: string): Html {
+  return html`<tr><td colspan="${columns}" class="hint">${text}</td></tr>`;
 }
 
 /** The link to the next keyset page, keeping the other query parameters. */

@@ -14,7 +14,7 @@ import type { Account, KeyLimits, Organization, WebhookDelivery, WebhookEndpoint
 import { field, fields, ownerPath, parseOwner, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
-import { csrfField, nextPageLink, notice, time } from './layout.ts';
+import { csrfField, nextPageLink, noRows, notice, time } from './layout.ts';
 
 const PAGE = 25;
 /** Deliveries shown under each webhook, newest first. */
@@ -102,7 +102,7 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
         <table>
           <caption class="hint">Newest first; last use is the last request charged to the key.</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Models</th><th scope="col">Created</th><th scope="col">Last use</th><th scope="col">Status</th></tr></thead>
-          <tbody>${keys.items.map(
+          <tbody>${keys.items.length === 0 ? noRows(7, 'No key yet.') : ''}${keys.items.map(
             ({ key, lastUsedAt }) => html`<tr>
               <td>${key.name ?? '—'}</td><td><code>${key.displayPrefix}…</code></td>
               <td>${key.scopes?.join(', ') ?? 'all'}</td><td>${key.allowedModels?.join(', ') ?? 'all'}</td>
@@ -135,7 +135,7 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
         <table>
           <caption class="hint">Every credit and charge, newest first, with the balance after it (USD, exact).</caption>
           <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Balance after</th><th scope="col">Note or request</th></tr></thead>
-          <tbody>${ledger.items.map(
+          <tbody>${ledger.items.length === 0 ? noRows(5, 'No credit or charge yet.') : ''}${ledger.items.map(
             ({ entry, balanceAfter }) => html`<tr>
               <td>${time(entry.createdAt)}</td><td>${entry.kind}</td>
               <td class="num">${entry.kind === 'credit' ? '+' : '−'}${formatUsd(entry.amount)}</td>
@@ -147,6 +147,7 @@ export function registerOwnerPages(app: FastifyInstance, dashboard: Dashboard): 
       </section>
       <section aria-labelledby="members-heading">
         <h2 id="members-heading">Members</h2>
+        ${members.items.length === 0 ? html`<p class="hint">No member yet.</p>` : ''}
         <ul>${members.items.map((member: User) => html`<li>${member.email}${member.displayName ? ` (${member.displayName})` : ''} · last sign-in ${time(member.lastSignInAt)}</li>`)}</ul>
         <form method="post" action="${path}/invitations" class="stack">
           ${csrfField(viewer.session.csrfToken)}

@@ -99,7 +99,8 @@ async function admitted(context: AttemptContext, attempts: readonly RouteEndpoin
 function handleFailure(context: AttemptContext, error: GatewayError, index: number, attempts: number, endpoint: RouteEndpoint): void {
   if (!mayFallBack(error, index, attempts, context.signal)) throw error;
   context.logger.warn(
-    { requestId: context.requestId, provider: endpoint.provider.id, status: error.status, code: error.code },
+    // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
+    { requestId: context.requestId, provider: endpoint.provider.id, status: error.status, code: error.code, err: error.cause },
     'upstream attempt failed; falling back to the next route',
   );
 }

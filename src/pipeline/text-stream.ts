@@ -106,6 +106,12 @@ export class PipelineStream<Body> implements StreamRun {
   /** Set once a batch was handed to the client's response: its status line (200) has gone out. */
   private delivered = false;
   readonly #holdWatch: HoldWatch;
+  /** Fires shortly before the hold expires: a stream still running then is ended and settled. */
+  readonly #holdDeadline: NodeJS.Timeout;
+  /** Set when the hold's deadline ended the stream: the error its client is sent. */
+  #outlived: GatewayError | undefined;
+  /** The one settlement, whoever asks for it first. */
+  #settling: Promise<void> | undefined;
 
   constructor(input: PipelineStreamInput<Body>) {
     this.input = input;
@@ -117,6 +123,9 @@ export class PipelineStream<Body> implements StreamRun {
       promptTokens: () => prepared.estimate.tokens,
       price: (usage) => pipeline.price(prepared, opened.endpoint, textMeter(prepared.request, opened.endpoint, usage, undefined, false)),
     });
+    const lifetime = prepared.hold.reservation.expiresAt - pipeline.now();
+    this.#holdDeadline = setTimeout(() => void this.#outliveHold(), Math.max(0, lifetime - settleMargin(lifetime)));
+    this.#holdDeadline.unref();
     // One generator: the events can be consumed once, so the request is settled and logged once.
     this.events = this.run();
     // A generator that never started runs no `finally`: a client gone before the first event was
@@ -131,8 +140,22 @@ export class PipelineStream<Body> implements StreamRun {
   private async abandonUnstarted(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    clearTimeout(this.#holdDeadline);
     await this.cancel();
     this.log({ kind: 'cancelled' });
+  }
+
+  /**
+   * The hold is about to expire, and an expired hold can no longer be charged (docs/billing.md,
+   * "Money caps"): the stream is settled now for what it delivered, its upstream is read no
+   * further, and its client gets the error when it reads next.
+   */
+  async #outliveHold(): Promise<void> {
+    if (this.#settling) return;
+    const error = errors.streamOutlivedHold();
+    this.#outlived = error;
+    this.input.abortUpstream();
+    await this.finish({ kind: 'failed', error });
   }
 
   /** Stops the upstream and bills what was used. */
@@ -173,19 +196,25 @@ export class PipelineStream<Body> implements StreamRun {
           yield events;
         }
         if (ending) return;
-        try {
-          pending = await opened.stream.next();
-        } catch (error) {
-          pending = [{ type: 'error', error: asGatewayError(error) }];
+        if (!this.#outlived) {
+          if (signal.aborted && this.#cutReason() === undefined) return;
+          try {
+            pending = await opened.stream.next();
+          } catch (error) {
+            pending = [{ type: 'error', error: asGatewayError(error) }];
+          }
+          if (!this.#outlived && signal.aborted) {
+            // The client left (nothing to tell), or the stopping server cut the stream (told in it).
+            const cut = this.#cutReason();
+            if (cut === undefined) return;
+            pending = [{ type: 'error', error: cut }];
+          }
         }
-        if (signal.aborted) {
-          // The client left (nothing to tell), or the stopping server cut the stream (told in it).
-          const cut = this.input.pipeline.streamsCut;
-          if (cut === undefined || signal.reason !== cut.reason) return;
-          pending = [{ type: 'error', error: cut.reason as GatewayError }];
-        }
+        // Whatever arrived after the hold's deadline is not forwarded: the stream was settled without it.
+        if (this.#outlived) pending = [{ type: 'error', error: this.#outlived }];
       }
     } finally {
+      clearTimeout(this.#holdDeadline);
       if (!ending) {
         // The consumer stopped (client gone) or the upstream was aborted.
         ending = { kind: 'cancelled' };
@@ -198,7 +227,12 @@ export class PipelineStream<Body> implements StreamRun {
   }
 
   /** Settles once: from the provider's usage when the stream finished, else from what was produced. */
-  private async finish(ending: Ending): Promise<void> {
+  private finish(ending: Ending): Promise<void> {
+    this.#settling ??= this.#settle(ending);
+    return this.#settling;
+  }
+
+  async #settle(ending: Ending): Promise<void> {
     const { pipeline, prepared, opened } = this.input;
     const accumulator = this.accumulator;
     const succeeded = ending.kind === 'finished';
@@ -213,12 +247,19 @@ export class PipelineStream<Body> implements StreamRun {
     }
   }
 
+  /** The error a stopping server cut the stream with, when that is why its upstream was aborted. */
+  #cutReason(): GatewayError | undefined {
+    const cut = this.input.pipeline.streamsCut;
+    return cut !== undefined && this.input.signal.reason === cut.reason ? (cut.reason as GatewayError) : undefined;
+  }
+
   private log(ending: Ending): void {
     const { pipeline, prepared, opened, render, call } = this.input;
     this.input.ended();
-    // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended.
+    // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended. One
+    // that outlived its hold says nothing of the endpoint: its client may have been the slow one.
     if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);
-    else if (ending.kind === 'failed') opened.record?.failed(ending.error, false);
+    else if (ending.kind === 'failed' && ending.error !== this.#outlived) opened.record?.failed(ending.error, false);
     else opened.record?.abandoned();
     const settlement = this.settled;
     const finish: Finish = ending.kind === 'finished' ? ending.finish : { reason: 'error', raw: ending.kind === 'cancelled' ? 'cancelled' : ending.error.code };
@@ -235,4 +276,12 @@ export class PipelineStream<Body> implements StreamRun {
       firstByteMs: this.firstByteMs,
     });
   }
+}
+
+/**
+ * How long before its hold expires a stream is ended: a tenth of the hold's lifetime, at most 30
+ * seconds, so that the settlement reaches the ledger while the hold is still open.
+ */
+function settleMargin(lifetimeMs: number): number {
+  return Math.min(30_000, Math.floor(lifetimeMs / 10));
 }

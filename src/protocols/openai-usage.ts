@@ -6,9 +6,9 @@
 import type { Usage } from '../canonical/index.ts';
 
 export interface OpenAIUsageCounts {
-  readonly input: number | undefined;
+  readonly input: number | null | undefined;
   readonly inputDetails: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null | undefined;
-  readonly output: number | undefined;
+  readonly output: number | null | undefined;
   readonly outputDetails: { reasoning_tokens?: number | null } | null | undefined;
 }
 

@@ -7,6 +7,6 @@ export interface ProviderIdentity {
   readonly providerModel?: string;
 }
 
-export function providerIdentity(responseId: string | undefined, model: string | undefined): ProviderIdentity {
-  return { ...(responseId !== undefined && { providerResponseId: responseId }), ...(model !== undefined && { providerModel: model }) };
+export function providerIdentity(responseId: string | null | undefined, model: string | null | undefined): ProviderIdentity {
+  return { ...(responseId != null && { providerResponseId: responseId }), ...(model != null && { providerModel: model }) };
 }

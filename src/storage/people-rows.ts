@@ -207,12 +207,35 @@ export function pageOf<T>(rows: readonly Row[], limit: number, decode: (row: Row
 /** Signed amount of an entry, in SQL (both engines): what it added to the balance. */
 export const SIGNED_AMOUNT = `CASE WHEN kind = 'credit' THEN amount ELSE -amount END`;
 
+/**
+ * A credit history page's cursor carries the balance the next page starts from (`id~balance`), so
+ * that a deeper page, reached through its predecessor, costs what the first one does; a bare id
+ * (or a cursor from elsewhere) makes the store sum the newer entries instead.
+ */
+export function ledgerCursor(after: string | null | undefined): { readonly before: string | null; readonly topBalance: Picos | null } {
+  if (!after) return { before: null, topBalance: null };
+  const match = /^([^~]+)~(-?\d{1,20})$/.exec(after);
+  return match ? { before: match[1]!, topBalance: BigInt(match[2]!) } : { before: after, topBalance: null };
+}
+
+/** The page of lines, with the cursor of the next one (carrying the balance it starts from). */
+export function ledgerPage(entries: Page<LedgerEntry>, topBalance: Picos): Page<LedgerLine> {
+  const lines = ledgerLines(entries.items, topBalance);
+  const last = lines.at(-1);
+  if (entries.next === null || last === undefined) return { items: lines, next: null };
+  return { items: lines, next: `${entries.next}~${last.balanceAfter - signed(last.entry)}` };
+}
+
+function signed(entry: LedgerEntry): Picos {
+  return entry.kind === 'credit' ? entry.amount : -entry.amount;
+}
+
 /** Lines newest first: the first line's balance is given, each next one is its predecessor's less its effect. */
 export function ledgerLines(entries: readonly LedgerEntry[], topBalance: Picos): LedgerLine[] {
   let balance = topBalance;
   return entries.map((entry) => {
     const line = { entry, balanceAfter: balance };
-    balance -= entry.kind === 'credit' ? entry.amount : -entry.amount;
+    balance -= signed(entry);
     return line;
   });
 }

@@ -202,9 +202,10 @@ export interface DashboardListStore {
   /** An owner's keys, newest first. */
   pageKeys(owner: OwnerRef, page: PageRequest): Promise<Page<KeyLine>>;
   /**
-   * An owner's credits and charges, newest first, each with the balance after it. The balance of a
-   * page's first line is the wallet's less the entries newer than it, read in one statement, so the
-   * lines agree with the ledger at one instant.
+   * An owner's credits and charges, newest first, each with the balance after it. The first page's
+   * first line has the wallet's balance; the cursor of each page carries the balance the next one
+   * starts from (people-rows.ts, ledgerCursor); a bare id as cursor makes the store subtract the
+   * entries newer than it from the wallet's balance, read in one statement.
    */
   pageLedger(owner: OwnerRef, page: PageRequest): Promise<Page<LedgerLine>>;
 }

@@ -337,3 +337,46 @@ describe('a stream that outruns its hold', () => {
     await assertStoppedAtHold(requestIdOf(response), anthropicUpstream, text);
   });
 });
+
+describe('a stream that outlives its hold', () => {
+  let gateway: TestGateway;
+  before(async () => {
+    // Holds live 2 seconds; the simulated provider sends a piece of its reply every 250 ms, so its reply outlives the hold.
+    const config = simulatedConfig([model('gateway/slow', [endpoint('sim-slow')])], {
+      providers: [{ id: 'sim', kind: 'simulated', simulated: { chunk_delay_ms: 250 } }],
+      billing: { reservation_ttl_seconds: 2 },
+    });
+    gateway = await startGateway({ config });
+  });
+  after(() => gateway?.close());
+
+  test('is stopped before its hold expires, with an in-stream error, and charged for what it delivered', async () => {
+    // The simulated reply quotes the prompt, a piece at a time: 40 words take 10 seconds.
+    const prompt = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+    const client = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+    const { data, response } = await client.chat.completions
+      .create({ model: 'gateway/slow', stream: true, messages: [{ role: 'user', content: prompt }] })
+      .withResponse();
+    let text = '';
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
+      })(),
+      (error: unknown) => error instanceof OpenAI.APIError && /credit hold/.test(error.message),
+    );
+    assert.ok(text.length > 0 && !text.includes('word39'), `a part of the reply was delivered: ${text}`);
+    const requestId = requestIdOf(response);
+    const row = await eventually(async () => {
+      await flushRequestLog(gateway);
+      const logged = await gateway.store.getRequest(requestId);
+      assert.ok(logged);
+      return logged;
+    });
+    assert.deepEqual([row.status, row.errorCode], ['failed', 'upstream_timeout']);
+    const charges = (await gateway.store.listEntries(ownerOf(gateway))).filter((entry) => entry.kind === 'charge' && entry.requestId === requestId);
+    assert.equal(charges.length, 1, 'charged once, while the hold was open');
+    assert.ok(charges[0].amount > 0n);
+    assert.equal(row.cost, charges[0].amount);
+    assert.equal((await gateway.store.getReservation(charges[0].reservationId!))?.status, 'settled');
+  });
+});

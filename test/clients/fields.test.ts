@@ -7,43 +7,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { startAnthropicSimulator, type AnthropicSimulator } from '../simulators/anthropic.ts';
-import { chatModelsConfig } from '../simulators/gateway-config.ts';
-import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
-import { startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../simulators/openai-responses.ts';
+import { ON_ANTHROPIC, ON_CHAT, ON_RESPONSES, startThreeUpstreams, type ThreeUpstreams } from './three-upstreams.ts';
 
-const ON_ANTHROPIC = 'gateway/on-anthropic';
-const ON_RESPONSES = 'gateway/on-responses';
-const ON_CHAT = 'gateway/on-chat';
-
-let gateway: TestGateway;
-let anthropicUpstream: AnthropicSimulator;
-let responsesUpstream: OpenAIResponsesSimulator;
-let chatUpstream: OpenAIChatSimulator;
+let upstreams: ThreeUpstreams;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
 before(async () => {
-  anthropicUpstream = await startAnthropicSimulator({ apiKey: 'sk-a' });
-  responsesUpstream = await startOpenAIResponsesSimulator({ apiKey: 'sk-r' });
-  chatUpstream = await startOpenAIChatSimulator({ apiKey: 'sk-c' });
-  gateway = await startGateway({
-    config: chatModelsConfig({
-      [ON_ANTHROPIC]: [{ id: 'anthropic', kind: 'anthropic', baseUrl: anthropicUpstream.baseUrl, apiKeyEnv: 'A_KEY' }],
-      [ON_RESPONSES]: [{ id: 'responses', kind: 'openai-responses', baseUrl: responsesUpstream.baseUrl, apiKeyEnv: 'R_KEY' }],
-      [ON_CHAT]: [{ id: 'chat', kind: 'openai', baseUrl: chatUpstream.baseUrl, apiKeyEnv: 'C_KEY' }],
-    }),
-    env: { A_KEY: 'sk-a', R_KEY: 'sk-r', C_KEY: 'sk-c' },
-  });
+  upstreams = await startThreeUpstreams();
+  const { gateway } = upstreams;
   openai = new OpenAI({ apiKey: gateway.apiKey, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: gateway.apiKey, baseURL: gateway.baseUrl, maxRetries: 0 });
 });
 
-after(async () => {
-  await gateway?.close();
-  await Promise.all([anthropicUpstream?.close(), responsesUpstream?.close(), chatUpstream?.close()]);
-});
+after(() => upstreams?.close());
 
 async function refused(call: Promise<unknown>, param: string, message?: RegExp): Promise<void> {
   await assert.rejects(call, (error: unknown) => {
@@ -66,7 +43,7 @@ const weatherTool = {
 
 describe('messages fields', () => {
   test('what the AI SDK sends with a streamed tool call: eager_input_streaming is a hint; input_examples, output_config and service_tier', async () => {
-    const before = anthropicUpstream.requests.length;
+    const before = upstreams.anthropicUpstream.requests.length;
     const stream = anthropic.messages.stream({
       model: ON_ANTHROPIC,
       max_tokens: 100,
@@ -76,8 +53,8 @@ describe('messages fields', () => {
       service_tier: 'standard_only',
     });
     await stream.finalMessage();
-    assert.equal(anthropicUpstream.requests.length, before + 1);
-    const body = anthropicUpstream.requests.at(-1)!.body;
+    assert.equal(upstreams.anthropicUpstream.requests.length, before + 1);
+    const body = upstreams.anthropicUpstream.requests.at(-1)!.body;
     assert.deepEqual(body.tools, [{ ...weatherTool, input_examples: [{ city: 'Rome' }] }]);
     assert.deepEqual(body.output_config, {
       effort: 'high',
@@ -107,7 +84,7 @@ describe('messages fields', () => {
       tools: [{ ...weatherTool, eager_input_streaming: true }],
     });
     assert.equal(message.type, 'message');
-    assert.equal(chatUpstream.requests.at(-1)!.body.tools[0].function.eager_input_streaming, undefined);
+    assert.equal(upstreams.chatUpstream.requests.at(-1)!.body.tools[0].function.eager_input_streaming, undefined);
   });
 
   test('refused: a deferred tool, another caller, a container, a region, another service tier', async () => {
@@ -136,7 +113,7 @@ describe('responses fields', () => {
       truncation: 'disabled',
       prompt_cache_key: 'conversation-1',
     });
-    const body = responsesUpstream.requests.at(-1)!.body;
+    const body = upstreams.responsesUpstream.requests.at(-1)!.body;
     assert.deepEqual(body.reasoning, { effort: 'low', summary: 'auto' });
     assert.deepEqual(body.text, { verbosity: 'low' });
     assert.deepEqual(body.include, ['reasoning.encrypted_content']);
@@ -172,7 +149,7 @@ describe('chat fields', () => {
       modalities: ['text'],
       prompt_cache_key: 'conversation-1',
     });
-    const body = chatUpstream.requests.at(-1)!.body;
+    const body = upstreams.chatUpstream.requests.at(-1)!.body;
     assert.equal(body.verbosity, 'high');
     for (const field of ['metadata', 'service_tier', 'modalities', 'prompt_cache_key']) assert.equal(body[field], undefined, field);
     await refused(openai.chat.completions.create({ model: ON_ANTHROPIC, messages: [{ role: 'user', content: 'hi' }], verbosity: 'low' }), 'verbosity');

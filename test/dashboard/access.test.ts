@@ -182,6 +182,23 @@ describe('dashboard access and security', () => {
     assert.equal((await client.post(path, { training_use: 'on' })).status, 303, 'with its token, from this origin: done');
   });
 
+  test('an operator adds a webhook, its secret shown once, and removes it', async () => {
+    const path = owner('account', ids.own!);
+    const added = await clients.operator!.post(`${path}/webhooks`, { url: 'https://1.1.1.1/dashboard-hook' });
+    assert.equal(added.status, 200);
+    const secret = (await added.text()).match(/whsec_[A-Za-z0-9+/=]+/)?.[0];
+    const endpoint = (await gateway.store.listWebhookEndpoints({ kind: 'account', id: ids.own! })).find(
+      (candidate) => candidate.url === 'https://1.1.1.1/dashboard-hook',
+    )!;
+    assert.equal(secret, endpoint.secret);
+    const later = await (await clients.operator!.get(path)).text();
+    assert.doesNotMatch(later, /whsec_/, 'shown once');
+    assert.match(later, /No delivery yet/);
+    assert.equal((await clients.operator!.post(`${path}/webhooks/${endpoint.id}/remove`)).status, 303);
+    assert.equal(await gateway.store.getWebhookEndpoint(endpoint.id), null);
+    assert.equal((await gateway.store.listAudit({ action: 'webhook.', actor: 'operator@example.com' }, { limit: 5 })).items.length, 2);
+  });
+
   test('session fixation: a cookie set before sign-in never becomes the session; the new one is fresh', async () => {
     const planted = (await signIn(gateway.baseUrl, 'member@example.com', PASSWORD)).client!.session;
     const { response, client } = await signIn(gateway.baseUrl, 'operator@example.com', PASSWORD, { presetSession: planted });

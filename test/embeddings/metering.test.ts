@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { formatUsd, parseRateMultiplier } from '../../src/core/money.ts';
 import { countTextTokens } from '../../src/tokens/tokenizer.ts';
@@ -135,24 +135,34 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal((await ledger(gateway)).balance.reserved, 0n);
     });
 
-    test("a failing route falls back to the next one before any answer; the charge is the serving route's", async () => {
-      const before = await ledger(gateway);
-      openaiSim.enqueue({ kind: 'status', status: 503 });
-      const gemini = geminiSim.requests.length;
-      const { data, response } = await client.embeddings
-        .create({ model: 'gateway/two-routes', input: 'fallback text', encoding_format: 'float' })
-        .withResponse();
-      assert.equal(geminiSim.requests.length, gemini + 1);
-      const cost = atRate(BigInt(data.usage.prompt_tokens) * 150_000n);
-      assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(cost));
-      assert.deepEqual(
-        (await newCharges(gateway, before)).map((entry) => entry.amount),
-        [cost],
-      );
-      await flushRequestLog(gateway);
-      const row = await gateway.store.getRequest(response.headers.get('x-gateway-request-id')!);
-      assert.equal(row?.upstreamModel, 'gemini-embedding-001');
-    });
+    for (const [name, fault] of [
+      ['a failing route (503)', () => openaiSim.enqueue({ kind: 'status', status: 503 })],
+      ['a route whose answer is short of a vector', () => (openaiSim.options.dropVector = true)],
+    ] as const) {
+      test(`${name} falls back to the next one before any answer; the charge is the serving route's`, async () => {
+        const before = await ledger(gateway);
+        fault();
+        const gemini = geminiSim.requests.length;
+        try {
+          const { data, response } = await client.embeddings
+            .create({ model: 'gateway/two-routes', input: ['fallback text', 'and another'], encoding_format: 'float' })
+            .withResponse();
+          assert.equal(geminiSim.requests.length, gemini + 1);
+          assert.equal(data.data.length, 2);
+          const cost = atRate(BigInt(data.usage.prompt_tokens) * 150_000n);
+          assert.equal(response.headers.get('x-gateway-cost-usd'), formatUsd(cost));
+          assert.deepEqual(
+            (await newCharges(gateway, before)).map((entry) => entry.amount),
+            [cost],
+          );
+          await flushRequestLog(gateway);
+          const row = await gateway.store.getRequest(response.headers.get('x-gateway-request-id')!);
+          assert.equal(row?.upstreamModel, 'gemini-embedding-001');
+        } finally {
+          openaiSim.options.dropVector = false;
+        }
+      });
+    }
 
     test('an Idempotency-Key replays the answer and its cost header, charged once', async () => {
       const before = await ledger(gateway);

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { countTextTokens } from '../../src/tokens/tokenizer.ts';
@@ -207,9 +207,9 @@ describe('embeddings with the openai SDK over every protocol', () => {
     assert.equal(plain.data[0].embedding.length, 64);
   });
 
-  test('the wire: OpenAI gets the model, the inputs and float; Gemini gets embedContent for one text, batches of 100 for more', async () => {
+  test('the wire: OpenAI gets the model and the inputs (numbers, its default encoding); Gemini gets embedContent for one text, batches of 100 for more', async () => {
     await client.embeddings.create({ model: 'gateway/oai-embed', input: ['x', 'y'], user: 'end-user-7' });
-    assert.deepEqual(openaiSim.requests.at(-1)!.body, { model: 'text-embedding-3-small', input: ['x', 'y'], encoding_format: 'float', user: 'end-user-7' });
+    assert.deepEqual(openaiSim.requests.at(-1)!.body, { model: 'text-embedding-3-small', input: ['x', 'y'], user: 'end-user-7' });
     assert.equal(openaiSim.requests.at(-1)!.headers.authorization, `Bearer ${KEY}`);
 
     const before = geminiSim.requests.length;

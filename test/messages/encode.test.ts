@@ -32,7 +32,7 @@ describe('encodeMessage', () => {
       content: [
         { type: 'thinking', thinking: 'Let me think.', signature: 'sig-1' },
         { type: 'redacted_thinking', data: 'opaque' },
-        { type: 'text', text: 'Calling the tool.', citations: null },
+        { type: 'text', text: 'Calling the tool.' },
         { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
       ],
       stop_reason: 'tool_use',

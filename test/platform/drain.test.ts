@@ -28,7 +28,7 @@ import {
   startServer,
 } from '../helpers/servers.ts';
 
-/** The stream lasts seconds; the drain deadline is shorter, so the stream is cut. */
+/** The stream lasts most of a minute (however slowly the servers start); the drain deadline cuts it. */
 const DRAIN_TIMEOUT_MS = 1_500;
 
 let workDir: string;
@@ -44,7 +44,7 @@ before(async () => {
     providers: demo.providers.map((provider) =>
       provider.id === 'sim-deliberate'
         ? { ...provider, simulated: { latency_ms: 20_000 } }
-        : { ...provider, simulated: { chunk_delay_ms: 2_000, video_delay_ms: 3_000 } },
+        : { ...provider, simulated: { chunk_delay_ms: 5_000, video_delay_ms: 3_000 } },
     ),
     jobs: { poll_interval_ms: 50, lease_seconds: 30 },
     videos: { poll_interval_ms: 100, max_poll_interval_ms: 200 },

@@ -70,6 +70,11 @@ describe('first start', () => {
         2,
         'the key and the curl line',
       );
+      // Beside it, the demo operator's one-time dashboard link, which leads to choosing a password.
+      const [, link] = await first.waitFor(/^\s+(http:\/\/127\.0\.0\.1:\d+\/dashboard\/link\?token=[A-Za-z0-9_-]{43})\s*$/m);
+      const linkPage = await fetch(link);
+      assert.equal(linkPage.status, 200);
+      assert.match(await linkPage.text(), /operator@demo\.invalid/);
     } finally {
       const stopped = await first.stop('SIGTERM');
       assert.equal(stopped.code, 0, stopped.stderr);
@@ -79,6 +84,7 @@ describe('first start', () => {
     try {
       await second.waitFor(/gateway listening/);
       assert.doesNotMatch(second.output(), /gateway_[A-Za-z0-9_-]{43}/);
+      assert.doesNotMatch(second.output(), /dashboard\/link/, 'no second operator link');
     } finally {
       assert.equal((await second.stop('SIGINT')).code, 0);
     }

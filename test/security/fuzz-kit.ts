@@ -105,8 +105,8 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.integer({ min: 1_000, max: 1_500_000 }).map((length) => 'x'.repeat(length)),
-  fc.integer({ min: 100, max: 200_000 }).map((length) => new Array(length).fill(0)),
+  fc.integer({ min: 1_000, max: 600_000 }).map((length) => 'x'.repeat(length)),
+  fc.integer({ min: 100, max: 100_000 }).map((length) => new Array(length).fill(0)),
   fc.integer({ min: 1, max: 90 }).map(nested),
   fc.jsonValue({ maxDepth: 3 }),
   fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'prototype', 'type', 'role', 'text', 'toString'), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
@@ -161,11 +161,21 @@ export function mutate(base: unknown, changes: readonly Mutation[]): unknown {
     const target = (parent as Record<string | number, unknown>)[key];
     if (change.kind === 'set') define(parent, key, change.value);
     else if (change.kind === 'delete') {
-      if (Array.isArray(parent) && typeof key === 'number') parent.splice(key, 1);
+      if (Array.isArray(parent) && typeof key === 'number') removeAt(parent, key);
       else delete (parent as Record<string | number, unknown>)[key];
     } else if (typeof target === 'object' && target !== null) define(target, change.key, change.value);
   }
   return root;
+}
+
+/**
+ * Removes one item without `splice`: an earlier mutation may have given the array an own
+ * `constructor` key, and `splice` reads it to build the array it returns (a TypeError then).
+ */
+function removeAt(items: unknown[], index: number): void {
+  if (index >= items.length) return;
+  for (let at = index; at < items.length - 1; at++) items[at] = items[at + 1];
+  items.length -= 1;
 }
 
 function define(container: object, key: string | number, value: unknown): void {

@@ -3,13 +3,14 @@
  * body with up to three mutations (wrong types, boundary values, huge strings and arrays, deep
  * nesting, prototype-pollution keys, removed fields) and one mutation of its JSON text (duplicate
  * keys, invalid UTF-8, truncation, 20,000-level nesting, other content types), sent over real
- * HTTP; image fields get hostile files (a decompression bomb, headers cut short, bad CRCs, huge
- * declared sizes) as JSON and as multipart; ids and signed-URL parts get any text. Every answer must
- * be below 500, and every error the envelope; at the end the process answers, its RSS has not
- * grown without bound, and the ledger is exact. The seed is printed; FUZZ_SEED replays a run.
+ * HTTP; image fields (edit files, image parts of conversations) get hostile files (a decompression
+ * bomb, headers cut short, bad CRCs, huge declared sizes) as JSON and as multipart; ids and
+ * signed-URL parts get any text. Every answer must be below 500, and every error the envelope; at
+ * the end the process answers, its RSS has not grown without bound, and the ledger is exact. The
+ * seed is printed; FUZZ_SEED replays a run.
  *
- * Text runs on the demo catalog's simulated provider with a funded key (so that a case reaches the
- * provider and the ledger moves); images and video use a key with no credit, so that validation
+ * Text and embeddings run on the demo catalog's simulated provider with a funded key (so that a
+ * case reaches the provider and the ledger moves); images and video use a key with no credit, so that validation
  * and decoding run in full and the call stops at the hold rather than drawing.
  */
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ import {
   hostileImages,
   hostileValue,
   imageField,
+  type JsonPath,
   mutate,
   mutations,
   rawBody,
@@ -41,8 +43,14 @@ interface Endpoint {
   readonly runs: number;
   /** The key that calls it: funded, or with no credit (the call ends at the hold). */
   readonly funded: boolean;
-  /** Fields that hold image files (edits): they get hostile files too. */
-  readonly imageFields?: readonly string[];
+  /** Where the body holds image files (edit files, image parts of a conversation): each gets a hostile file. */
+  readonly imageSlots?: readonly ImageSlot[];
+}
+
+/** The path of an image in a body, and how its base64 text is written there (a data URL for some dialects). */
+interface ImageSlot {
+  readonly path: JsonPath;
+  readonly dataUrl?: boolean;
 }
 
 const TEXT = 'gateway/atlas-4-5';
@@ -54,11 +62,18 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/chat/completions',
     funded: true,
     runs: 350,
+    imageSlots: [{ path: ['messages', 1, 'content', 1, 'image_url', 'url'], dataUrl: true }],
     base: {
       model: TEXT,
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: `${PLACEHOLDER} hello` }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: `${PLACEHOLDER} hello` },
+            { type: 'image_url', image_url: { url: '' } },
+          ],
+        },
       ],
       max_tokens: 16,
       temperature: 0.5,
@@ -82,11 +97,20 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/messages',
     funded: true,
     runs: 300,
+    imageSlots: [{ path: ['messages', 0, 'content', 1, 'source', 'data'] }],
     base: {
       model: TEXT,
       max_tokens: 16,
       system: 'Be brief.',
-      messages: [{ role: 'user', content: [{ type: 'text', text: `${PLACEHOLDER} hello` }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: `${PLACEHOLDER} hello` },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } },
+          ],
+        },
+      ],
       tools: [{ name: 'lookup', input_schema: SCHEMA }],
       stream: false,
     },
@@ -106,9 +130,18 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/responses',
     funded: true,
     runs: 300,
+    imageSlots: [{ path: ['input', 0, 'content', 1, 'image_url'], dataUrl: true }],
     base: {
       model: TEXT,
-      input: [{ role: 'user', content: `${PLACEHOLDER} hello` }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: `${PLACEHOLDER} hello` },
+            { type: 'input_image', image_url: '' },
+          ],
+        },
+      ],
       instructions: 'Be brief.',
       max_output_tokens: 16,
       tools: [{ type: 'function', name: 'lookup', parameters: SCHEMA }],
@@ -132,8 +165,14 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/images/edits',
     funded: false,
     runs: 250,
-    imageFields: ['image', 'mask'],
+    imageSlots: [{ path: ['image'] }, { path: ['mask'] }],
     base: { model: 'gateway/prism-image-2', prompt: `${PLACEHOLDER} a hat`, image: '', mask: '', n: 1, size: '1024x1024' },
+  },
+  {
+    path: '/v1/embeddings',
+    funded: true,
+    runs: 200,
+    base: { model: 'gateway/atlas-embed-1', input: `${PLACEHOLDER} a text`, encoding_format: 'base64', dimensions: 64, user: 'u-1' },
   },
   {
     path: '/v1/videos/generations',
@@ -177,13 +216,21 @@ describe('request fuzzing', () => {
   }
 
   for (const endpoint of ENDPOINTS) {
-    const { path, base, runs, funded, imageFields = [] } = endpoint;
+    const { path, base, runs, funded, imageSlots = [] } = endpoint;
     test(`${path} (${runs} cases${(base as { stream?: boolean }).stream ? ', streamed' : ''})`, async () => {
       const key = () => (funded ? gateway.apiKey : broke);
-      const images = fc.record(Object.fromEntries(imageFields.map((field) => [field, imageField(files)])));
+      const images = fc.tuple(
+        ...imageSlots.map((slot) =>
+          imageField(files).map((value) => ({
+            kind: 'set' as const,
+            path: slot.path,
+            value: slot.dataUrl && typeof value === 'string' && !value.startsWith('data:') ? `data:image/png;base64,${value}` : value,
+          })),
+        ),
+      );
       await fc.assert(
-        fc.asyncProperty(images, mutations(base), rawMutation, async (files, changes, raw) => {
-          const body = mutate({ ...(base as object), ...files }, changes);
+        fc.asyncProperty(images, mutations(base), rawMutation, async (placed, changes, raw) => {
+          const body = mutate(base, [...placed, ...changes]);
           const sent = rawBody(body, raw, PLACEHOLDER);
           await send(path, key(), sent.bytes, sent.contentType);
         }),

@@ -22,6 +22,8 @@ export interface OpenAIChatSimulatorOptions {
   cachedTokens?: number;
   /** Behave like a compatible server that returns reasoning text as `reasoning_content`. */
   compatReasoning?: boolean;
+  /** Accept a next turn whose tool calls lost their `extra_content`, as OpenAI itself keeps no state in them (default: refuse it, as Google's compatible endpoint does). */
+  statelessToolCalls?: boolean;
 }
 
 export interface OpenAIChatSimulator extends Simulator {
@@ -66,7 +68,7 @@ async function handle(request: RecordedRequest, reply: Reply, options: OpenAICha
   if (typeof body?.model !== 'string' || !Array.isArray(body.messages) || body.messages.length === 0) {
     return reply.json(400, chatErrorBody(400, "Missing required parameter: 'messages'."));
   }
-  const unreplayed = unreplayedExtraContent(body.messages);
+  const unreplayed = options.statelessToolCalls === true ? undefined : unreplayedExtraContent(body.messages);
   if (unreplayed !== undefined) {
     return reply.json(400, chatErrorBody(400, `The extra_content of tool call '${unreplayed}' was not sent back unchanged.`));
   }

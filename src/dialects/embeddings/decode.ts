@@ -3,7 +3,7 @@
  * are the rules it cannot state well: an array is all strings, all token ids (one tokenized input)
  * or all arrays of token ids; no input is empty; at most MAX_EMBEDDING_INPUTS inputs.
  */
-import type { CanonicalEmbeddingRequest, EmbeddingInput, EmbeddingParam } from '../../canonical/index.ts';
+import type { CanonicalEmbeddingRequest, EmbeddingInput } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
 import type { ParamNamer, ParamRef } from '../../policy/violation.ts';
 import { fallbackModels, providerPreferences } from '../gateway-options.ts';
@@ -64,19 +64,17 @@ function mixed() {
   return errors.invalidValue('input', "'input' must be all strings, all token ids, or all arrays of token ids; it mixes them.");
 }
 
-const FIELD_NAMES: Readonly<Record<EmbeddingParam, string>> = { input: 'input', dimensions: 'dimensions', user: 'user' };
-
 /**
- * Canonical references named as the embeddings API writes them: `input[3]` for one input of an
- * array, and plain `input` when the body holds one input (a string, or one array of token ids).
+ * Canonical references named as the embeddings API writes them (the canonical names are the API's):
+ * `input[3]` for one input of an array, and plain `input` when the body holds one input (a string,
+ * or one array of token ids).
  */
 function embeddingParamNames(singleInput: boolean): ParamNamer {
   return {
     name(ref: ParamRef): string {
       // Text, image and video references never come from an embeddings request.
       if (ref.kind !== 'embedding-field') return 'body';
-      if (ref.index === undefined || singleInput) return FIELD_NAMES[ref.field];
-      return `${FIELD_NAMES[ref.field]}[${ref.index}]`;
+      return ref.index === undefined || singleInput ? ref.field : `${ref.field}[${ref.index}]`;
     },
   };
 }

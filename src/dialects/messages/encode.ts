@@ -12,13 +12,13 @@ import { signatureText, toolCallDataText } from './opaque-data.ts';
 export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 /**
- * `citations` is always null: the only source of canonical citations is web search, which this
- * endpoint does not offer, and a client sends the block back as it got it.
+ * No `citations`: the only source of canonical citations is web search, which this endpoint does
+ * not offer. The field is left out, as the API leaves it out of a block without citations; a `null`
+ * there fails clients that read it as an optional array (the AI SDK's Anthropic provider).
  */
 export interface MessagesTextBlock {
   type: 'text';
   text: string;
-  citations: null;
 }
 
 export interface MessagesToolUseBlock {
@@ -96,7 +96,7 @@ export function encodeMessage(result: CanonicalResult, call: TextCall, settlemen
 function encodeBlocks(part: AssistantContentPart): MessagesContentBlock[] {
   switch (part.type) {
     case 'text':
-      return [{ type: 'text', text: part.text, citations: null }];
+      return [{ type: 'text', text: part.text }];
     case 'tool_call': {
       const carried = toolCallDataText(part);
       const call: MessagesToolUseBlock = { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part) };

@@ -95,7 +95,7 @@ export function messagesFrameEncoder(run: StreamRun): (event: StreamEvent) => st
   const blockFor = (part: number, kind: 'text' | 'thinking'): { frames: string; index: number } => {
     const known = open.get(part);
     if (known !== undefined) return { frames: '', index: known.index };
-    const frames = startBlock(part, kind, kind === 'text' ? { type: 'text', text: '', citations: null } : { type: 'thinking', thinking: '', signature: '' });
+    const frames = startBlock(part, kind, kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' });
     return { frames, index: nextIndex - 1 };
   };
 
@@ -110,7 +110,7 @@ export function messagesFrameEncoder(run: StreamRun): (event: StreamEvent) => st
         usage = event.usage;
         return messageStart();
       case 'text-start':
-        return messageStart() + startBlock(event.index, 'text', { type: 'text', text: '', citations: null });
+        return messageStart() + startBlock(event.index, 'text', { type: 'text', text: '' });
       case 'text-delta': {
         if (!event.text) return messageStart();
         const block = blockFor(event.index, 'text');

@@ -8,7 +8,6 @@
 import type { CanonicalEmbeddingRequest, CanonicalEmbeddingResult, Usage } from '../../canonical/index.ts';
 import { ZERO_USAGE } from '../../canonical/index.ts';
 import type { EndpointPrices } from '../../catalog/types.ts';
-import { errors } from '../../core/errors.ts';
 import type { Picos } from '../../core/money.ts';
 import { checkEmbeddingRoute } from '../../policy/embeddings.ts';
 import { EMBEDDINGS, type EmbeddingsProtocol } from '../../protocols/embedding-protocol.ts';
@@ -37,28 +36,12 @@ export const EMBEDDING: OutputKind<EmbeddingTypes> = {
   estimate: (request) => new EmbeddingSize(request.inputs),
   check: (request, endpoint, protocol, size) => checkEmbeddingRoute(request, endpoint, protocol, size),
   quote: (_request, endpoint, size) => embeddingCost(endpoint.prices, size.bound),
-  meter(request, result) {
-    checkVectors(request, result);
-    return { inputTokens: result.inputTokens ?? new EmbeddingSize(request.inputs).tokens };
-  },
+  // The protocols have checked the vectors (src/protocols/embedding-protocol.ts, checkedResult).
+  meter: (request, result) => ({ inputTokens: result.inputTokens ?? new EmbeddingSize(request.inputs).tokens }),
   cost: (prices, meter) => embeddingCost(prices, meter.inputTokens),
   logged: (meter) => ({ usage: usageOf(meter), searchUnits: 0 }),
   tokens: (_request, size) => size,
 };
-
-/**
- * An answer the client cannot use is a failure, charged nothing: a vector short of the inputs,
- * vectors of different sizes, or a size other than the `dimensions` asked for.
- */
-function checkVectors(request: CanonicalEmbeddingRequest, result: CanonicalEmbeddingResult): void {
-  if (result.vectors.length !== request.inputs.length) {
-    throw errors.malformedUpstream(`an embeddings answer with ${result.vectors.length} vectors for ${request.inputs.length} inputs`);
-  }
-  const size = request.dimensions ?? result.vectors[0].length;
-  if (result.vectors.some((vector) => vector.length !== size)) {
-    throw errors.malformedUpstream(`an embeddings answer whose vectors are not all of ${size} dimensions`);
-  }
-}
 
 function embeddingCost(prices: EndpointPrices, inputTokens: number): Picos {
   return BigInt(inputTokens) * (prices.standard.input ?? 0n) + (prices.perRequest ?? 0n);

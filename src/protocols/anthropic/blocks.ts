@@ -14,7 +14,7 @@ import type { AnthropicCitationWire, AnthropicRedactedThinkingBlock, AnthropicTh
 
 export type ThinkingBlock = AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
 
-export function anthropicSignature(value: string | undefined): OpaqueProviderData | undefined {
+export function anthropicSignature(value: string | null | undefined): OpaqueProviderData | undefined {
   return value ? { family: 'anthropic', value } : undefined;
 }
 

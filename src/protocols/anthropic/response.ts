@@ -2,6 +2,7 @@
  * An Anthropic Message body → canonical result.
  * @see https://docs.anthropic.com/en/api/messages
  */
+import { checkedBody, wireCheck } from '../wire-schema.ts';
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';
@@ -9,11 +10,13 @@ import { anthropicCitations, anthropicSignature, thinkingBlockOf, toolCallSignat
 import { anthropicFinish } from './finish.ts';
 import { anthropicUsage } from './usage.ts';
 import { WebSearchTally } from './web-search.ts';
-import type { AnthropicContentBlockWire, AnthropicMessageWire } from './wire.ts';
+import { AnthropicMessageSchema, type AnthropicContentBlockWire } from './wire.ts';
+
+const checkMessage = wireCheck(AnthropicMessageSchema, 'a message');
 
 export function parseAnthropicResponse(body: unknown): CanonicalResult {
-  const wire = body as AnthropicMessageWire | null;
-  if (typeof wire !== 'object' || wire === null || !Array.isArray(wire.content)) {
+  const wire = checkedBody(checkMessage, body);
+  if (!Array.isArray(wire.content)) {
     throw errors.malformedUpstream('a message without content');
   }
   const content: AssistantContentPart[] = [];

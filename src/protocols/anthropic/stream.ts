@@ -25,7 +25,17 @@ import { anthropicStreamError } from './errors.ts';
 import { anthropicFinish } from './finish.ts';
 import { anthropicUsage, mergeAnthropicUsage } from './usage.ts';
 import { WebSearchTally } from './web-search.ts';
-import type { AnthropicCitationWire, AnthropicContentBlockWire, AnthropicDeltaWire, AnthropicEventWire, AnthropicUsageWire } from './wire.ts';
+import {
+  AnthropicEventSchema,
+  type AnthropicCitationWire,
+  type AnthropicContentBlockWire,
+  type AnthropicDeltaWire,
+  type AnthropicEventWire,
+  type AnthropicUsageWire,
+} from './wire.ts';
+import { wireCheck } from '../wire-schema.ts';
+
+const checkEvent = wireCheck(AnthropicEventSchema, 'a message stream event');
 
 type OpenBlock =
   /** `start`: where the block begins in the answer text, which its citations span. */
@@ -95,7 +105,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         ];
       }
       case 'server_tool_use':
-        blocks.set(wireIndex, { kind: 'server_tool', id: block.id, name: block.name, input: wholeInput(block.input) ?? '' });
+        blocks.set(wireIndex, { kind: 'server_tool', id: block.id ?? undefined, name: block.name ?? undefined, input: wholeInput(block.input) ?? '' });
         return [];
       case 'web_search_tool_result':
         return searches.block(block) ? webSearchEvents() : [];
@@ -193,7 +203,7 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         return stopBlock(block);
       }
       case 'message_delta':
-        pendingFinish = anthropicFinish(event.delta);
+        pendingFinish = anthropicFinish(event.delta ?? undefined);
         usage = mergeAnthropicUsage(usage, event.usage);
         searches.usage(event.usage);
         return [{ type: 'usage', usage: anthropicUsage(usage) }, ...webSearchEvents()];
@@ -215,9 +225,13 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       if (finished) return [];
       const parsed = parseEventJson(message.data);
       if (!parsed.ok) return fail(parsed.error);
-      const event = parsed.value as AnthropicEventWire;
-      const type = message.event ?? event?.type;
-      if (type === 'error') return fail(anthropicStreamError(event?.error));
+      const type = message.event ?? (parsed.value as { type?: unknown } | null)?.type;
+      // An error event is read as it comes, whatever its shape (errors.ts trusts none of its fields).
+      if (type === 'error') return fail(anthropicStreamError((parsed.value as { error?: unknown } | null)?.error));
+      const checked = checkEvent(parsed.value);
+      if (!checked.ok) return fail(checked.error);
+      const event = checked.value;
+      if (typeof type !== 'string') return [];
       if (!started && type !== 'message_start') return [];
       return onEvent({ ...event, type });
     },

@@ -38,7 +38,7 @@ export class WebSearchTally {
    * Returns true when the block is the result of a search that ran.
    */
   block(block: AnthropicContentBlockWire): boolean {
-    if (block.type === 'server_tool_use' && block.name === 'web_search' && block.id !== undefined) {
+    if (block.type === 'server_tool_use' && block.name === 'web_search' && block.id != null) {
       const input = block.input;
       const query = typeof input === 'object' && input !== null ? (input as { query?: unknown }).query : undefined;
       if (typeof query === 'string') this.pending.set(block.id, query);

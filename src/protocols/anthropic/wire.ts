@@ -7,6 +7,9 @@
  * @see https://docs.anthropic.com/en/api/messages
  */
 
+import { type Static, Type } from '@sinclair/typebox';
+import { Maybe, Partial, TokenCount } from '../wire-schema.ts';
+
 // ---- request ----
 
 export interface AnthropicCacheControl {
@@ -116,83 +119,79 @@ export interface AnthropicRequestBody {
   stream?: boolean;
 }
 
-// ---- responses (tolerant) ----
+// ---- responses: checked against these schemas (../wire-schema.ts), only the fields read ----
 
-export interface AnthropicUsageWire {
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
+const Text = Maybe(Type.String());
+
+export const AnthropicUsageSchema = Partial({
+  input_tokens: TokenCount,
+  output_tokens: TokenCount,
+  cache_creation_input_tokens: TokenCount,
+  cache_read_input_tokens: TokenCount,
   /** cache_creation_input_tokens split by lifetime (absent from older responses). */
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
-  output_tokens_details?: { thinking_tokens?: number | null } | null;
-  server_tool_use?: { web_search_requests?: number | null } | null;
-}
+  cache_creation: Maybe(Partial({ ephemeral_5m_input_tokens: TokenCount, ephemeral_1h_input_tokens: TokenCount })),
+  output_tokens_details: Maybe(Partial({ thinking_tokens: TokenCount })),
+  server_tool_use: Maybe(Partial({ web_search_requests: TokenCount })),
+});
+export type AnthropicUsageWire = Static<typeof AnthropicUsageSchema>;
 
-export interface AnthropicCitationWire {
-  type?: string;
-  url?: string;
-  title?: string | null;
-}
+const AnthropicCitationSchema = Partial({ type: Text, url: Text, title: Text });
+export type AnthropicCitationWire = Static<typeof AnthropicCitationSchema>;
 
-export interface AnthropicContentBlockWire {
-  type?: string;
-  text?: string;
-  citations?: AnthropicCitationWire[] | null;
-  thinking?: string;
-  signature?: string;
-  data?: string;
-  id?: string;
-  name?: string;
-  input?: unknown;
+const AnthropicContentBlockSchema = Partial({
+  type: Text,
+  text: Text,
+  citations: Maybe(Type.Array(AnthropicCitationSchema)),
+  thinking: Text,
+  signature: Text,
+  data: Text,
+  id: Text,
+  name: Text,
+  input: Type.Optional(Type.Unknown()),
   /** `web_search_tool_result`: the call it answers, and a list of results or an error object. */
-  tool_use_id?: string;
-  content?: unknown;
-}
-
-export interface AnthropicMessageWire {
-  id?: string;
-  type?: string;
-  model?: string;
-  content?: AnthropicContentBlockWire[];
-  stop_reason?: string | null;
-  stop_sequence?: string | null;
-  stop_details?: AnthropicStopDetailsWire | null;
-  usage?: AnthropicUsageWire;
-}
+  tool_use_id: Text,
+  content: Type.Optional(Type.Unknown()),
+});
+export type AnthropicContentBlockWire = Static<typeof AnthropicContentBlockSchema>;
 
 /** Why a `refusal` stopped the answer. */
-export interface AnthropicStopDetailsWire {
-  type?: string;
-  category?: string | null;
-  explanation?: string | null;
-}
+const AnthropicStopDetailsSchema = Partial({ type: Text, category: Text, explanation: Text });
+export type AnthropicStopDetailsWire = Static<typeof AnthropicStopDetailsSchema>;
 
-export interface AnthropicErrorWire {
-  type?: string;
-  message?: string;
-  details?: { error_code?: string } | null;
-}
+export const AnthropicMessageSchema = Partial({
+  id: Text,
+  type: Text,
+  model: Text,
+  content: Maybe(Type.Array(AnthropicContentBlockSchema)),
+  stop_reason: Text,
+  stop_sequence: Text,
+  stop_details: Maybe(AnthropicStopDetailsSchema),
+  usage: Maybe(AnthropicUsageSchema),
+});
+export type AnthropicMessageWire = Static<typeof AnthropicMessageSchema>;
 
-export interface AnthropicDeltaWire {
-  type?: string;
-  text?: string;
-  partial_json?: string;
-  thinking?: string;
-  signature?: string;
-  citation?: AnthropicCitationWire;
-  stop_reason?: string | null;
-  stop_sequence?: string | null;
-  stop_details?: AnthropicStopDetailsWire | null;
-}
+const AnthropicDeltaSchema = Partial({
+  type: Text,
+  text: Text,
+  partial_json: Text,
+  thinking: Text,
+  signature: Text,
+  citation: Maybe(AnthropicCitationSchema),
+  stop_reason: Text,
+  stop_sequence: Text,
+  stop_details: Maybe(AnthropicStopDetailsSchema),
+});
+export type AnthropicDeltaWire = Static<typeof AnthropicDeltaSchema>;
 
 /** One streaming event's data; `type` equals the SSE event name. */
-export interface AnthropicEventWire {
-  type?: string;
-  message?: AnthropicMessageWire;
-  index?: number;
-  content_block?: AnthropicContentBlockWire;
-  delta?: AnthropicDeltaWire;
-  usage?: AnthropicUsageWire;
-  error?: AnthropicErrorWire;
-}
+export const AnthropicEventSchema = Partial({
+  type: Text,
+  message: Maybe(AnthropicMessageSchema),
+  index: Maybe(Type.Integer({ minimum: 0 })),
+  content_block: Maybe(AnthropicContentBlockSchema),
+  delta: Maybe(AnthropicDeltaSchema),
+  usage: Maybe(AnthropicUsageSchema),
+  /** `error` events (read by errors.ts, which trusts none of its fields). */
+  error: Type.Optional(Type.Unknown()),
+});
+export type AnthropicEventWire = Static<typeof AnthropicEventSchema>;

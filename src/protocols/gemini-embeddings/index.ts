@@ -8,7 +8,7 @@
  */
 import type { CanonicalEmbeddingRequest } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import type { EmbeddingsProtocol } from '../embedding-protocol.ts';
+import { checkedResult, type EmbeddingsProtocol } from '../embedding-protocol.ts';
 import { parseGeminiError } from '../gemini/errors.ts';
 import type { CallContext } from '../protocol.ts';
 import { postJson, type JsonCallOptions } from '../transport/json-call.ts';
@@ -24,11 +24,11 @@ export const geminiEmbeddingsProtocol: EmbeddingsProtocol = {
     const slices: EmbeddedSlice[] = [];
     for (const texts of batchesOf(request)) slices.push(await embedSlice(texts, request, endpoint, context));
     const counts = slices.map((slice) => slice.promptTokens);
-    return {
+    return checkedResult(request, {
       vectors: slices.flatMap((slice) => slice.vectors),
       providerModel: endpoint.upstreamModel,
       ...(counts.every((count) => count !== undefined) ? { inputTokens: counts.reduce((sum, count) => sum + count!, 0) } : {}),
-    };
+    });
   },
 };
 

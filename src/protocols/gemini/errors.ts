@@ -27,7 +27,7 @@ export function parseGeminiError(status: number, headers: UpstreamHeaders, bodyT
   return upstreamStatusError({
     status: keyRejected ? 401 : status,
     headers: effectiveHeaders,
-    message: error?.message ?? bodyExcerpt(bodyText),
+    message: (typeof error?.message === 'string' ? error.message : undefined) ?? bodyExcerpt(bodyText),
     accountExhausted: accountExhausted(error),
   });
 }
@@ -42,7 +42,8 @@ function accountExhausted(error: GeminiErrorBody | undefined): boolean {
 }
 
 /** An error inside a 200 (a stream chunk, or a whole body): the status is its code, or implied by its status name. */
-export function geminiStreamError(error: GeminiErrorWire): GatewayError {
+export function geminiStreamError(value: unknown): GatewayError {
+  const error: GeminiErrorWire = typeof value === 'object' && value !== null ? value : {};
   const code = typeof error.code === 'number' && error.code >= 400 && error.code <= 599 ? error.code : undefined;
   const named = typeof error.status === 'string' && Object.hasOwn(STATUS_BY_NAME, error.status) ? STATUS_BY_NAME[error.status] : undefined;
   return upstreamReportedError(code ?? named ?? 500, typeof error.message === 'string' ? error.message : undefined);

@@ -14,7 +14,7 @@ import type { GeminiGroundingMetadataWire } from './wire.ts';
 export function geminiWebSearch(metadata: GeminiGroundingMetadataWire): WebSearchInfo {
   const queries = metadata.webSearchQueries ?? [];
   const html = metadata.searchEntryPoint?.renderedContent;
-  return { queries, ...(html !== undefined && { searchEntryPointHtml: html }), billedQueries: queries.length };
+  return { queries, ...(html != null && { searchEntryPointHtml: html }), billedQueries: queries.length };
 }
 
 /**
@@ -34,15 +34,15 @@ export function geminiCitations(metadata: GeminiGroundingMetadataWire, answer: s
       const segment = support.segment;
       citations.push({
         url: source.uri,
-        ...(source.title !== undefined && { title: source.title }),
-        ...(segment?.startIndex !== undefined || segment?.endIndex !== undefined
+        ...(source.title != null && { title: source.title }),
+        ...(segment?.startIndex != null || segment?.endIndex != null
           ? { startIndex: stringIndex(answer, segment.startIndex ?? 0), endIndex: stringIndex(answer, segment.endIndex ?? 0) }
           : {}),
       });
     }
   }
   sources.forEach((source, index) => {
-    if (source?.uri && !cited.has(index)) citations.push({ url: source.uri, ...(source.title !== undefined && { title: source.title }) });
+    if (source?.uri && !cited.has(index)) citations.push({ url: source.uri, ...(source.title != null && { title: source.title }) });
   });
   return citations;
 }

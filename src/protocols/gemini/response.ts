@@ -6,6 +6,7 @@
  * is not kept (Gemini does not require it back, and no client format could carry it).
  * @see https://ai.google.dev/api/generate-content
  */
+import { checkedBody, wireCheck } from '../wire-schema.ts';
 import type { AssistantContentPart, CanonicalResult, Finish, ReasoningPart, TextPart } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';
@@ -14,11 +15,12 @@ import { blockedPromptFinish, geminiFinish } from './finish.ts';
 import { geminiCitations, geminiWebSearch } from './grounding.ts';
 import { geminiSignature, synthesizedCallId } from './signatures.ts';
 import { geminiUsage } from './usage.ts';
-import type { GeminiPartWire, GeminiResponseWire } from './wire.ts';
+import { GeminiResponseSchema, type GeminiPartWire, type GeminiResponseWire } from './wire.ts';
+
+const checkResponse = wireCheck(GeminiResponseSchema, 'a response');
 
 export function parseGeminiResponse(body: unknown): CanonicalResult {
-  const wire = body as GeminiResponseWire | null;
-  if (typeof wire !== 'object' || wire === null) throw errors.malformedUpstream('a response that is not an object');
+  const wire = checkedBody(checkResponse, body);
   if (wire.error !== undefined) throw geminiStreamError(wire.error);
   const candidate = wire.candidates?.[0];
   const content = candidate === undefined ? [] : contentParts(candidate.content?.parts ?? []);

@@ -13,7 +13,7 @@
  */
 import type { OpaqueProviderData, ToolCallPart } from '../../canonical/index.ts';
 
-export function geminiSignature(value: string | undefined): OpaqueProviderData | undefined {
+export function geminiSignature(value: string | null | undefined): OpaqueProviderData | undefined {
   return value ? { family: 'gemini', value } : undefined;
 }
 

@@ -20,7 +20,10 @@ import { blockedPromptFinish, geminiFinish } from './finish.ts';
 import { geminiCitations, geminiWebSearch } from './grounding.ts';
 import { geminiSignature, synthesizedCallId } from './signatures.ts';
 import { geminiUsage } from './usage.ts';
-import type { GeminiCandidateWire, GeminiGroundingMetadataWire, GeminiPartWire, GeminiResponseWire } from './wire.ts';
+import { GeminiResponseSchema, type GeminiCandidateWire, type GeminiGroundingMetadataWire, type GeminiPartWire } from './wire.ts';
+import { wireCheck } from '../wire-schema.ts';
+
+const checkChunk = wireCheck(GeminiResponseSchema, 'a response chunk');
 
 type OpenPart = { readonly kind: 'text' | 'reasoning'; readonly index: number; signature?: string };
 
@@ -99,9 +102,12 @@ export function createGeminiStreamDecoder(): StreamDecoder {
       if (finished) return [];
       const parsed = parseEventJson(message.data);
       if (!parsed.ok) return fail(parsed.error);
-      const chunk = parsed.value as GeminiResponseWire | null;
-      if (typeof chunk !== 'object' || chunk === null) return fail(errors.malformedUpstream('a stream chunk that is not an object'));
-      if (chunk.error !== undefined) return fail(geminiStreamError(chunk.error));
+      // An error chunk is read as it comes, whatever its shape (errors.ts checks each field it uses).
+      const error = (parsed.value as { error?: unknown } | null)?.error;
+      if (error !== undefined) return fail(geminiStreamError(error));
+      const checked = checkChunk(parsed.value);
+      if (!checked.ok) return fail(checked.error);
+      const chunk = checked.value;
       const events: StreamEvent[] = [];
       if (!started) {
         started = true;

@@ -5,6 +5,9 @@
  * @see https://ai.google.dev/api/generate-content
  */
 
+import { type Static, Type } from '@sinclair/typebox';
+import { Maybe, Partial, TokenCount } from '../wire-schema.ts';
+
 // ---- request ----
 
 export type GeminiPart =
@@ -58,56 +61,67 @@ export interface GeminiRequestBody {
   generationConfig?: GeminiGenerationConfig;
 }
 
-// ---- responses (tolerant) ----
+// ---- responses: checked against these schemas (../wire-schema.ts), only the fields read ----
 
-export interface GeminiPartWire {
-  text?: string;
-  thought?: boolean;
-  thoughtSignature?: string;
-  functionCall?: { name?: string; args?: Record<string, unknown> | null; id?: string };
-}
+const Text = Maybe(Type.String());
+const Position = Maybe(Type.Integer({ minimum: 0 }));
 
-export interface GeminiGroundingMetadataWire {
-  webSearchQueries?: string[] | null;
-  searchEntryPoint?: { renderedContent?: string } | null;
-  groundingChunks?: { web?: { uri?: string; title?: string } | null }[] | null;
-  groundingSupports?:
-    | {
-        segment?: { startIndex?: number; endIndex?: number; partIndex?: number; text?: string } | null;
-        groundingChunkIndices?: number[] | null;
-      }[]
-    | null;
-}
+const GeminiPartSchema = Partial({
+  text: Text,
+  thought: Maybe(Type.Boolean()),
+  thoughtSignature: Text,
+  functionCall: Maybe(Partial({ name: Text, args: Maybe(Type.Record(Type.String(), Type.Unknown())), id: Text })),
+});
+export type GeminiPartWire = Static<typeof GeminiPartSchema>;
 
-export interface GeminiCandidateWire {
-  content?: { role?: string; parts?: GeminiPartWire[] | null } | null;
-  finishReason?: string | null;
-  index?: number;
-  groundingMetadata?: GeminiGroundingMetadataWire | null;
-}
+const GeminiGroundingMetadataSchema = Partial({
+  webSearchQueries: Maybe(Type.Array(Type.String())),
+  searchEntryPoint: Maybe(Partial({ renderedContent: Text })),
+  groundingChunks: Maybe(Type.Array(Partial({ web: Maybe(Partial({ uri: Text, title: Text })) }))),
+  groundingSupports: Maybe(
+    Type.Array(
+      Partial({
+        segment: Maybe(Partial({ startIndex: Position, endIndex: Position, partIndex: Position, text: Text })),
+        groundingChunkIndices: Maybe(Type.Array(Type.Integer({ minimum: 0 }))),
+      }),
+    ),
+  ),
+});
+export type GeminiGroundingMetadataWire = Static<typeof GeminiGroundingMetadataSchema>;
 
-export interface GeminiUsageWire {
-  promptTokenCount?: number;
-  cachedContentTokenCount?: number;
-  candidatesTokenCount?: number;
-  thoughtsTokenCount?: number;
-  toolUsePromptTokenCount?: number;
-  totalTokenCount?: number;
-}
+const GeminiCandidateSchema = Partial({
+  content: Maybe(Partial({ role: Text, parts: Maybe(Type.Array(GeminiPartSchema)) })),
+  finishReason: Text,
+  index: Position,
+  groundingMetadata: Maybe(GeminiGroundingMetadataSchema),
+});
+export type GeminiCandidateWire = Static<typeof GeminiCandidateSchema>;
 
+export const GeminiUsageSchema = Partial({
+  promptTokenCount: TokenCount,
+  cachedContentTokenCount: TokenCount,
+  candidatesTokenCount: TokenCount,
+  thoughtsTokenCount: TokenCount,
+  toolUsePromptTokenCount: TokenCount,
+  totalTokenCount: TokenCount,
+});
+export type GeminiUsageWire = Static<typeof GeminiUsageSchema>;
+
+/** An error object (read by errors.ts, which checks each field it uses). */
 export interface GeminiErrorWire {
-  code?: number;
-  message?: string;
-  status?: string;
+  code?: unknown;
+  message?: unknown;
+  status?: unknown;
 }
 
 /** A whole response, and equally one streamed chunk. */
-export interface GeminiResponseWire {
-  candidates?: GeminiCandidateWire[] | null;
-  promptFeedback?: { blockReason?: string | null } | null;
-  usageMetadata?: GeminiUsageWire | null;
-  modelVersion?: string;
-  responseId?: string;
+export const GeminiResponseSchema = Partial({
+  candidates: Maybe(Type.Array(GeminiCandidateSchema)),
+  promptFeedback: Maybe(Partial({ blockReason: Text })),
+  usageMetadata: Maybe(GeminiUsageSchema),
+  modelVersion: Text,
+  responseId: Text,
   /** A failure reported inside a 200 stream: `data: {"error":{…}}`. */
-  error?: GeminiErrorWire;
-}
+  error: Type.Optional(Type.Unknown()),
+});
+export type GeminiResponseWire = Static<typeof GeminiResponseSchema>;

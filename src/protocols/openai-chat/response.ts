@@ -5,14 +5,17 @@
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
 import { chatStreamError } from './errors.ts';
 import { chatFinish } from './finish.ts';
 import { chatLogprobs } from './logprobs.ts';
 import { chatUsage } from './usage.ts';
-import type { ChatAnnotationWire, ChatCompletionWire, ChatErrorWire } from './wire.ts';
+import { ChatCompletionSchema, type ChatAnnotationWire } from './wire.ts';
+
+const checkCompletion = wireCheck(ChatCompletionSchema, 'a chat completion');
 
 export function parseChatResponse(body: unknown): CanonicalResult {
-  const wire = body as ChatCompletionWire & { error?: ChatErrorWire };
+  const wire = checkedBody(checkCompletion, body);
   // Some compatible servers answer 200 with an error envelope.
   if (wire?.error !== undefined && wire.error !== null) throw chatStreamError(wire.error);
   const choice = wire?.choices?.[0];
@@ -30,7 +33,7 @@ export function parseChatResponse(body: unknown): CanonicalResult {
       id: call.id ?? `call_${position}`,
       name: call.function?.name ?? '',
       arguments: call.function?.arguments ?? '',
-      ...(call.extra_content !== undefined && { extraContent: call.extra_content }),
+      ...(call.extra_content != null && { extraContent: call.extra_content }),
     });
   }
   const citations = chatCitations(message.annotations);
@@ -49,12 +52,12 @@ export function chatCitations(annotations: readonly ChatAnnotationWire[] | null 
   const citations: Citation[] = [];
   for (const annotation of annotations ?? []) {
     const cite = annotation.url_citation;
-    if (annotation.type !== 'url_citation' || cite?.url === undefined) continue;
+    if (annotation.type !== 'url_citation' || cite?.url == null) continue;
     citations.push({
       url: cite.url,
-      ...(cite.title !== undefined && { title: cite.title }),
-      ...(cite.start_index !== undefined && { startIndex: cite.start_index }),
-      ...(cite.end_index !== undefined && { endIndex: cite.end_index }),
+      ...(cite.title != null && { title: cite.title }),
+      ...(cite.start_index != null && { startIndex: cite.start_index }),
+      ...(cite.end_index != null && { endIndex: cite.end_index }),
     });
   }
   return citations;

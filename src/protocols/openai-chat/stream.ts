@@ -17,7 +17,10 @@ import { chatFinish } from './finish.ts';
 import { chatLogprobs } from './logprobs.ts';
 import { chatCitations } from './response.ts';
 import { chatUsage } from './usage.ts';
-import type { ChatChunkToolCallWire, ChatChunkWire } from './wire.ts';
+import { ChatCompletionSchema, type ChatChunkToolCallWire } from './wire.ts';
+import { wireCheck } from '../wire-schema.ts';
+
+const checkChunk = wireCheck(ChatCompletionSchema, 'a chat completion chunk');
 
 type OpenPart = { readonly kind: 'text' | 'reasoning'; readonly index: number };
 
@@ -71,7 +74,7 @@ export function createChatStreamDecoder(): StreamDecoder {
         index,
         id: call.id ?? `call_${wireIndex}`,
         name: call.function?.name ?? '',
-        ...(call.extra_content !== undefined && { extraContent: call.extra_content }),
+        ...(call.extra_content != null && { extraContent: call.extra_content }),
       });
     }
     const fragment = call.function?.arguments;
@@ -102,7 +105,9 @@ export function createChatStreamDecoder(): StreamDecoder {
       if (message.data === '[DONE]') return complete();
       const parsed = parseEventJson(message.data);
       if (!parsed.ok) return fail(parsed.error);
-      const chunk = parsed.value as ChatChunkWire;
+      const checked = checkChunk(parsed.value);
+      if (!checked.ok) return fail(checked.error);
+      const chunk = checked.value;
       if (chunk?.error !== undefined && chunk.error !== null) return fail(chatStreamError(chunk.error));
       const events: StreamEvent[] = [];
       if (!started) {

@@ -6,6 +6,9 @@
  * @see https://platform.openai.com/docs/api-reference/chat
  */
 
+import { type Static, Type } from '@sinclair/typebox';
+import { Maybe, Partial, TokenCount } from '../wire-schema.ts';
+
 // ---- request ----
 
 export type ChatContentPart =
@@ -63,82 +66,81 @@ export interface ChatRequestBody {
   stream_options?: { include_usage: boolean };
 }
 
-// ---- responses (tolerant) ----
+// ---- responses: checked against these schemas (../wire-schema.ts), only the fields read ----
 
-export interface ChatUsageWire {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
-}
+const Text = Maybe(Type.String());
 
-export interface ChatAnnotationWire {
-  type?: string;
-  url_citation?: { url?: string; title?: string; start_index?: number; end_index?: number };
-}
+export const ChatUsageSchema = Partial({
+  prompt_tokens: TokenCount,
+  completion_tokens: TokenCount,
+  total_tokens: TokenCount,
+  prompt_tokens_details: Maybe(Partial({ cached_tokens: TokenCount, cache_write_tokens: TokenCount })),
+  completion_tokens_details: Maybe(Partial({ reasoning_tokens: TokenCount })),
+});
+export type ChatUsageWire = Static<typeof ChatUsageSchema>;
 
-export interface ChatToolCallWire {
-  id?: string;
-  type?: string;
-  function?: { name?: string; arguments?: string };
-  extra_content?: Record<string, unknown>;
-}
+const Position = Maybe(Type.Integer({ minimum: 0 }));
+
+const ChatAnnotationSchema = Partial({
+  type: Text,
+  url_citation: Maybe(Partial({ url: Text, title: Text, start_index: Position, end_index: Position })),
+});
+export type ChatAnnotationWire = Static<typeof ChatAnnotationSchema>;
+
+/** A tool call of a completion's message; in a chunk it also has its `index`. */
+const ChatToolCallSchema = Partial({
+  index: Position,
+  id: Text,
+  type: Text,
+  function: Maybe(Partial({ name: Text, arguments: Text })),
+  /** Opaque provider data (Google's compatible endpoint puts thought signatures here). */
+  extra_content: Maybe(Type.Record(Type.String(), Type.Unknown())),
+});
+export type ChatToolCallWire = Static<typeof ChatToolCallSchema>;
+export type ChatChunkToolCallWire = ChatToolCallWire;
 
 /** What a completion's `message` and a stream chunk's `delta` both carry, every field optional. */
-interface ChatOutputWire<ToolCall> {
-  role?: string;
-  content?: string | null;
-  refusal?: string | null;
-  reasoning_content?: string | null;
-  reasoning?: string | null;
-  tool_calls?: ToolCall[] | null;
-  annotations?: ChatAnnotationWire[] | null;
-}
+const ChatOutputSchema = Partial({
+  role: Text,
+  content: Text,
+  refusal: Text,
+  // Compatible servers (vLLM, DeepSeek) put the reasoning text here.
+  reasoning_content: Text,
+  reasoning: Text,
+  tool_calls: Maybe(Type.Array(ChatToolCallSchema)),
+  annotations: Maybe(Type.Array(ChatAnnotationSchema)),
+});
 
-/** One token's entry; the fields OpenAI documents as required are trusted to be there. */
-export interface ChatTokenLogprobWire {
-  token: string;
-  logprob: number;
-  bytes?: number[] | null;
-  top_logprobs?: { token: string; logprob: number; bytes?: number[] | null }[] | null;
-}
+const Bytes = Maybe(Type.Array(Type.Integer({ minimum: 0, maximum: 255 })));
+
+/** One token's entry; token and logprob are required, as OpenAI documents them. */
+const ChatTokenLogprobSchema = Type.Object({
+  token: Type.String(),
+  logprob: Type.Number(),
+  bytes: Bytes,
+  top_logprobs: Maybe(Type.Array(Type.Object({ token: Type.String(), logprob: Type.Number(), bytes: Bytes }))),
+});
+export type ChatTokenLogprobWire = Static<typeof ChatTokenLogprobSchema>;
 
 /** A choice's `logprobs`: in a completion, every token; in a chunk, the tokens of its delta. */
-export interface ChatLogprobsWire {
-  content?: ChatTokenLogprobWire[] | null;
-  refusal?: ChatTokenLogprobWire[] | null;
-}
+const ChatLogprobsSchema = Partial({ content: Maybe(Type.Array(ChatTokenLogprobSchema)), refusal: Maybe(Type.Array(ChatTokenLogprobSchema)) });
+export type ChatLogprobsWire = Static<typeof ChatLogprobsSchema>;
 
-interface ChatChoiceWire {
-  index?: number;
-  finish_reason?: string | null;
-  logprobs?: ChatLogprobsWire | null;
-}
+const ChatChoiceSchema = Partial({
+  index: Position,
+  finish_reason: Text,
+  logprobs: Maybe(ChatLogprobsSchema),
+  message: Maybe(ChatOutputSchema),
+  delta: Maybe(ChatOutputSchema),
+});
 
-export interface ChatCompletionWire {
-  id?: string;
-  model?: string;
-  choices?: (ChatChoiceWire & { message?: ChatOutputWire<ChatToolCallWire> })[];
-  usage?: ChatUsageWire | null;
-}
-
-export interface ChatChunkToolCallWire extends ChatToolCallWire {
-  index?: number;
-}
-
-export interface ChatChunkWire {
-  id?: string;
-  model?: string;
-  choices?: (ChatChoiceWire & { delta?: ChatOutputWire<ChatChunkToolCallWire> })[];
-  usage?: ChatUsageWire | null;
-  /** A mid-stream failure: `data: {"error":{…}}`. */
-  error?: ChatErrorWire;
-}
-
-export interface ChatErrorWire {
-  message?: string;
-  type?: string;
-  param?: string | null;
-  code?: string | number | null;
-}
+/** A completion, and equally one chunk; `error`: some compatible servers answer 200 (or a chunk) with an error envelope. */
+export const ChatCompletionSchema = Partial({
+  id: Text,
+  model: Text,
+  choices: Maybe(Type.Array(ChatChoiceSchema)),
+  usage: Maybe(ChatUsageSchema),
+  error: Type.Optional(Type.Unknown()),
+});
+export type ChatCompletionWire = Static<typeof ChatCompletionSchema>;
+export type ChatChunkWire = ChatCompletionWire;

@@ -6,7 +6,7 @@
  * shorten).
  */
 import { parseChatError } from '../openai-chat/errors.ts';
-import type { EmbeddingsProtocol } from '../embedding-protocol.ts';
+import { checkedResult, type EmbeddingsProtocol } from '../embedding-protocol.ts';
 import { OPENAI_ADDRESS } from '../openai-request-fields.ts';
 import { postJson } from '../transport/json-call.ts';
 import { embeddingsRequestBody } from './request.ts';
@@ -24,6 +24,6 @@ export const openAIEmbeddingsProtocol: EmbeddingsProtocol = {
       requestId: context.requestId,
       parseError: parseChatError,
     });
-    return parseEmbeddingsResponse(answer.body, request.inputs.length, endpoint.upstreamModel);
+    return checkedResult(request, parseEmbeddingsResponse(answer.body, request.inputs.length, endpoint.upstreamModel));
   },
 };

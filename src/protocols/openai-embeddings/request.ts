@@ -10,9 +10,8 @@ export function embeddingsRequestBody(request: CanonicalEmbeddingRequest, endpoi
     : request.inputs.map((item) => (item.kind === 'tokens' ? [...item.tokens] : []));
   return {
     model: endpoint.upstreamModel,
+    // No `encoding_format`: its default, plain numbers, is what every compatible server speaks.
     input,
-    // Plain numbers: every compatible server speaks them, where base64 is OpenAI's own.
-    encoding_format: 'float',
     ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
     ...(request.user === undefined ? {} : { user: request.user }),
   };

@@ -7,7 +7,6 @@ export interface EmbeddingsRequestWire {
   model: string;
   /** Texts, or token-id arrays (one per input). */
   input: string[] | number[][];
-  encoding_format: 'float';
   dimensions?: number;
   user?: string;
 }

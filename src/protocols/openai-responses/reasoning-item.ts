@@ -19,8 +19,8 @@ export interface ReasoningItemReference {
   readonly encrypted_content?: string;
 }
 
-export function reasoningSignature(id: string | undefined, encrypted: string | null | undefined): OpaqueProviderData | undefined {
-  if (id === undefined) return undefined;
+export function reasoningSignature(id: string | null | undefined, encrypted: string | null | undefined): OpaqueProviderData | undefined {
+  if (id == null) return undefined;
   const reference: ReasoningItemReference = { id, ...(encrypted ? { encrypted_content: encrypted } : {}) };
   return { family: 'openai', value: JSON.stringify(reference) };
 }
@@ -49,7 +49,7 @@ export function reasoningCarrier(): ReasoningCarrier {
   let pending: ResponsesReasoningInput[] = [];
   return {
     reasoningDone(item) {
-      if (item.id !== undefined) pending.push(replayItem(item.id, item.summary, item.encrypted_content));
+      if (item.id != null) pending.push(replayItem(item.id, item.summary, item.encrypted_content));
     },
     toolCallSignature() {
       const items = pending;

@@ -7,16 +7,19 @@
 import type { AssistantContentPart, CanonicalResult, Citation } from '../../canonical/index.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { errors } from '../../core/errors.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
 import { responsesFailedError } from './errors.ts';
 import { responsesFinish } from './finish.ts';
 import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
 import { responsesUsage } from './usage.ts';
 import { responsesWebSearch } from './web-search.ts';
-import type { ResponsesAnnotationWire, ResponsesContentWire, ResponseObjectWire, ResponsesOutputItemWire } from './wire.ts';
+import { ResponseObjectSchema, type ResponsesAnnotationWire, type ResponsesContentWire, type ResponsesOutputItemWire } from './wire.ts';
+
+const checkResponse = wireCheck(ResponseObjectSchema, 'a response object');
 
 export function parseResponsesResponse(body: unknown): CanonicalResult {
-  const response = body as ResponseObjectWire;
-  if (typeof response !== 'object' || response === null || !Array.isArray(response.output)) {
+  const response = checkedBody(checkResponse, body);
+  if (!Array.isArray(response.output)) {
     throw errors.malformedUpstream('a response object without output');
   }
   if (response.status === 'failed' || response.status === 'cancelled') throw responsesFailedError(response.error);
@@ -79,19 +82,19 @@ function partText(part: ResponsesContentWire, citations: Citation[]): string {
 
 /** Summaries when asked for, raw reasoning text from servers that expose it; parts joined by a blank line. */
 export function reasoningText(item: ResponsesOutputItemWire): string {
-  const parts = (item.summary?.length ? item.summary : (item.content ?? [])) as ResponsesContentWire[];
-  return parts.map((part) => ('text' in part ? (part.text ?? '') : '')).join('\n\n');
+  const parts: readonly ResponsesContentWire[] = item.summary?.length ? item.summary : (item.content ?? []);
+  return parts.map((part) => part.text ?? '').join('\n\n');
 }
 
-export function responsesCitations(annotations: readonly ResponsesAnnotationWire[] | undefined): Citation[] {
+export function responsesCitations(annotations: readonly ResponsesAnnotationWire[] | null | undefined): Citation[] {
   return (annotations ?? []).flatMap((annotation) =>
-    annotation.type === 'url_citation' && annotation.url !== undefined
+    annotation.type === 'url_citation' && annotation.url != null
       ? [
           {
             url: annotation.url,
-            ...(annotation.title !== undefined && { title: annotation.title }),
-            ...(annotation.start_index !== undefined && { startIndex: annotation.start_index }),
-            ...(annotation.end_index !== undefined && { endIndex: annotation.end_index }),
+            ...(annotation.title != null && { title: annotation.title }),
+            ...(annotation.start_index != null && { startIndex: annotation.start_index }),
+            ...(annotation.end_index != null && { endIndex: annotation.end_index }),
           },
         ]
       : [],

@@ -20,7 +20,10 @@ import { reasoningCarrier, reasoningSignature } from './reasoning-item.ts';
 import { responsesCitations } from './response.ts';
 import { responsesUsage } from './usage.ts';
 import { responsesWebSearch } from './web-search.ts';
-import type { ResponsesEventWire, ResponsesOutputItemWire } from './wire.ts';
+import { ResponsesEventSchema, type ResponsesEventWire, type ResponsesOutputItemWire } from './wire.ts';
+import { wireCheck } from '../wire-schema.ts';
+
+const checkEvent = wireCheck(ResponsesEventSchema, 'a response stream event');
 
 type OpenPart = { readonly kind: 'text' | 'reasoning' | 'tool_call'; readonly index: number; argumentsSent: boolean; summaryParts: number };
 
@@ -54,11 +57,11 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     open.clear();
   };
 
-  const sendText = (events: StreamEvent[], type: 'text-delta' | 'reasoning-delta', part: OpenPart | undefined, text: string | undefined) => {
+  const sendText = (events: StreamEvent[], type: 'text-delta' | 'reasoning-delta', part: OpenPart | undefined, text: string | null | undefined) => {
     if (part !== undefined && text) events.push({ type, index: part.index, text });
   };
 
-  const sendArguments = (events: StreamEvent[], part: OpenPart | undefined, argumentsDelta: string | undefined) => {
+  const sendArguments = (events: StreamEvent[], part: OpenPart | undefined, argumentsDelta: string | null | undefined) => {
     if (part === undefined || !argumentsDelta) return;
     part.argumentsSent = true;
     events.push({ type: 'tool-call-delta', index: part.index, argumentsDelta });
@@ -175,7 +178,12 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         finished = true;
         return [{ type: 'error', error: parsed.error }];
       }
-      const event = parsed.value as ResponsesEventWire;
+      const checked = checkEvent(parsed.value);
+      if (!checked.ok) {
+        finished = true;
+        return [{ type: 'error', error: checked.error }];
+      }
+      const event = checked.value;
       // The data's `type` is authoritative; the SSE event name is the same string when present.
       return handle(event, event?.type ?? message.event ?? '');
     },

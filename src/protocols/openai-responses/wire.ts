@@ -4,6 +4,9 @@
  * @see https://platform.openai.com/docs/api-reference/responses
  */
 
+import { type Static, Type } from '@sinclair/typebox';
+import { Maybe, Partial, TokenCount } from '../wire-schema.ts';
+
 // ---- request ----
 
 export type ResponsesInputContent =
@@ -57,90 +60,82 @@ export interface ResponsesRequestBody {
   stream?: boolean;
 }
 
-// ---- responses (tolerant) ----
+// ---- responses: checked against these schemas (../wire-schema.ts), only the fields read ----
 
-export interface ResponsesUsageWire {
-  input_tokens?: number;
-  input_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
-  output_tokens?: number;
-  output_tokens_details?: { reasoning_tokens?: number | null } | null;
-  total_tokens?: number;
-}
+const Text = Maybe(Type.String());
+const Position = Maybe(Type.Integer({ minimum: 0 }));
 
-export interface ResponsesAnnotationWire {
-  type?: string;
-  url?: string;
-  title?: string;
-  start_index?: number;
-  end_index?: number;
-}
+export const ResponsesUsageSchema = Partial({
+  input_tokens: TokenCount,
+  input_tokens_details: Maybe(Partial({ cached_tokens: TokenCount, cache_write_tokens: TokenCount })),
+  output_tokens: TokenCount,
+  output_tokens_details: Maybe(Partial({ reasoning_tokens: TokenCount })),
+  total_tokens: TokenCount,
+});
+export type ResponsesUsageWire = Static<typeof ResponsesUsageSchema>;
 
-export type ResponsesContentWire =
-  | { type: 'output_text'; text?: string; annotations?: ResponsesAnnotationWire[] }
-  | { type: 'refusal'; refusal?: string }
-  | { type: 'reasoning_text'; text?: string }
-  | { type: 'summary_text'; text?: string };
+const ResponsesAnnotationSchema = Partial({ type: Text, url: Text, title: Text, start_index: Position, end_index: Position });
+export type ResponsesAnnotationWire = Static<typeof ResponsesAnnotationSchema>;
 
-export interface ResponsesOutputItemWire {
-  type?: string;
-  id?: string;
-  status?: string;
-  role?: string;
-  /** message (output_text | refusal) and reasoning (reasoning_text) items. */
-  content?: ResponsesContentWire[] | null;
-  /** function_call items. */
-  call_id?: string;
-  name?: string;
-  arguments?: string;
-  /** reasoning items. */
-  summary?: ResponsesContentWire[] | null;
-  encrypted_content?: string | null;
-  /** web_search_call items: what the call did (search, open_page, find_in_page). */
-  action?: ResponsesWebSearchActionWire | null;
-}
+/** A content part: output_text (with annotations), refusal, reasoning_text or summary_text. */
+const ResponsesContentSchema = Partial({ type: Text, text: Text, refusal: Text, annotations: Maybe(Type.Array(ResponsesAnnotationSchema)) });
+export type ResponsesContentWire = Static<typeof ResponsesContentSchema>;
 
 /** `query` is the older, deprecated field; newer servers list every query in `queries`. */
-export interface ResponsesWebSearchActionWire {
-  type?: string;
-  query?: string | null;
-  queries?: string[] | null;
-  sources?: { type?: string; url?: string }[] | null;
-}
+const ResponsesWebSearchActionSchema = Partial({
+  type: Text,
+  query: Text,
+  queries: Maybe(Type.Array(Type.String())),
+  sources: Maybe(Type.Array(Partial({ type: Text, url: Text }))),
+});
 
-export interface ResponsesErrorWire {
-  code?: string | null;
-  message?: string;
-  type?: string;
-  param?: string | null;
-}
+const ResponsesOutputItemSchema = Partial({
+  type: Text,
+  id: Text,
+  status: Text,
+  role: Text,
+  /** message (output_text | refusal) and reasoning (reasoning_text) items. */
+  content: Maybe(Type.Array(ResponsesContentSchema)),
+  /** function_call items. */
+  call_id: Text,
+  name: Text,
+  arguments: Text,
+  /** reasoning items. */
+  summary: Maybe(Type.Array(ResponsesContentSchema)),
+  encrypted_content: Text,
+  /** web_search_call items: what the call did (search, open_page, find_in_page). */
+  action: Maybe(ResponsesWebSearchActionSchema),
+});
+export type ResponsesOutputItemWire = Static<typeof ResponsesOutputItemSchema>;
 
-export interface ResponseObjectWire {
-  id?: string;
-  object?: string;
-  model?: string;
-  status?: string;
-  output?: ResponsesOutputItemWire[] | null;
-  error?: ResponsesErrorWire | null;
-  incomplete_details?: { reason?: string } | null;
-  usage?: ResponsesUsageWire | null;
-}
+export const ResponseObjectSchema = Partial({
+  id: Text,
+  object: Text,
+  model: Text,
+  status: Text,
+  output: Maybe(Type.Array(ResponsesOutputItemSchema)),
+  /** Read by errors.ts, which trusts none of its fields. */
+  error: Type.Optional(Type.Unknown()),
+  incomplete_details: Maybe(Partial({ reason: Text })),
+  usage: Maybe(ResponsesUsageSchema),
+});
+export type ResponseObjectWire = Static<typeof ResponseObjectSchema>;
 
 /** One streamed event (`event: <type>`, data `{type, sequence_number, …}`), the fields any event type uses. */
-export interface ResponsesEventWire {
-  type?: string;
-  sequence_number?: number;
-  response?: ResponseObjectWire;
-  output_index?: number;
-  content_index?: number;
-  summary_index?: number;
-  item_id?: string;
-  item?: ResponsesOutputItemWire;
-  part?: ResponsesContentWire;
-  delta?: string;
-  text?: string;
-  arguments?: string;
-  /** `error` events. */
-  code?: string | null;
-  message?: string;
-  param?: string | null;
-}
+export const ResponsesEventSchema = Partial({
+  type: Text,
+  sequence_number: Maybe(Type.Integer()),
+  response: Maybe(ResponseObjectSchema),
+  output_index: Position,
+  content_index: Position,
+  summary_index: Position,
+  item_id: Text,
+  item: Maybe(ResponsesOutputItemSchema),
+  part: Maybe(ResponsesContentSchema),
+  delta: Text,
+  text: Text,
+  arguments: Text,
+  /** `error` events (read by errors.ts, nested or flat). */
+  error: Type.Optional(Type.Unknown()),
+});
+export type ResponsesEventWire = Static<typeof ResponsesEventSchema>;

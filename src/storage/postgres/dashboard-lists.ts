@@ -1,5 +1,5 @@
 /** The dashboard's keyset-paged lists on PostgreSQL (people.ts, DashboardListStore). */
-import { ledgerLines, pageOf, SIGNED_AMOUNT } from '../people-rows.ts';
+import { ledgerCursor, ledgerPage, pageOf, SIGNED_AMOUNT } from '../people-rows.ts';
 import type { DashboardListStore, KeyLine } from '../people.ts';
 import { accountFromRow, bigintValue, keyFromRow, ledgerEntryFromRow, organizationFromRow, type Row } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
@@ -17,14 +17,20 @@ const KEYS: Statement = {
          WHERE k.owner_kind = $1 AND k.owner_id = $2 AND ($3::text IS NULL OR k.id < $3)
          ORDER BY k.id DESC LIMIT $4`,
 };
-const LEDGER: Statement = {
-  name: 'gateway_page_ledger',
+// The wallet's balance less the entries newer than the page: only for a page reached without the
+// balance in its cursor (people-rows.ts, ledgerCursor). One statement: one snapshot.
+const LEDGER_SUMMED: Statement = {
+  name: 'gateway_page_ledger_summed',
   text: `SELECT e.*,
            (SELECT balance FROM wallets WHERE owner_kind = $1 AND owner_id = $2)
            - (SELECT COALESCE(SUM(${SIGNED_AMOUNT}), 0) FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 AND id >= $3) AS top_balance
          FROM ledger_entries e
-         WHERE e.owner_kind = $1 AND e.owner_id = $2 AND ($3::text IS NULL OR e.id < $3)
+         WHERE e.owner_kind = $1 AND e.owner_id = $2 AND e.id < $3
          ORDER BY e.id DESC LIMIT $4`,
+};
+const LEDGER: Statement = {
+  name: 'gateway_page_ledger',
+  text: `SELECT * FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 AND id < $3 ORDER BY id DESC LIMIT $4`,
 };
 
 export function postgresDashboardLists(database: PostgresDatabase): DashboardListStore {
@@ -51,9 +57,14 @@ export function postgresDashboardLists(database: PostgresDatabase): DashboardLis
       );
     },
     async pageLedger(owner, page) {
-      const { rows } = await database.query(LEDGER, [owner.kind, owner.id, page.after ?? null, page.limit + 1]);
-      const entries = pageOf(rows, page.limit, ledgerEntryFromRow, byId);
-      return { items: ledgerLines(entries.items, rows.length > 0 ? bigintValue(rows[0]!.top_balance) : 0n), next: entries.next };
+      const cursor = ledgerCursor(page.after);
+      const before = cursor.before ?? '~';
+      if (cursor.topBalance !== null) {
+        const { rows } = await database.query(LEDGER, [owner.kind, owner.id, before, page.limit + 1]);
+        return ledgerPage(pageOf(rows, page.limit, ledgerEntryFromRow, byId), cursor.topBalance);
+      }
+      const { rows } = await database.query(LEDGER_SUMMED, [owner.kind, owner.id, before, page.limit + 1]);
+      return ledgerPage(pageOf(rows, page.limit, ledgerEntryFromRow, byId), rows.length > 0 ? bigintValue(rows[0]!.top_balance) : 0n);
     },
   };
 }

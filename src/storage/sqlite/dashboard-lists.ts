@@ -1,5 +1,5 @@
 /** The dashboard's keyset-paged lists on SQLite (people.ts, DashboardListStore). */
-import { ledgerLines, pageOf, SIGNED_AMOUNT } from '../people-rows.ts';
+import { ledgerCursor, ledgerPage, pageOf, SIGNED_AMOUNT } from '../people-rows.ts';
 import type { DashboardListStore, KeyLine } from '../people.ts';
 import { accountFromRow, bigintValue, keyFromRow, ledgerEntryFromRow, organizationFromRow, type Row } from '../rows.ts';
 import type { SqliteDatabase } from './database.ts';
@@ -11,16 +11,20 @@ export function sqliteDashboardLists(database: SqliteDatabase): DashboardListSto
   const keys = database.prepare(
     `SELECT k.*, (SELECT max(e.created_at) FROM ledger_entries e WHERE e.key_id = k.id AND e.key_id IS NOT NULL AND e.kind = 'charge') AS last_used_at
      FROM api_keys k
-     WHERE k.owner_kind = :kind AND k.owner_id = :id AND (:before IS NULL OR k.id < :before)
+     WHERE k.owner_kind = :kind AND k.owner_id = :id AND k.id < coalesce(:before, '~')
      ORDER BY k.id DESC LIMIT :limit`,
   );
+  // The wallet's balance less the entries newer than the page: only for a page reached without
+  // the balance in its cursor (people-rows.ts, ledgerCursor).
+  const newerSum = database.prepare(
+    `SELECT (SELECT balance FROM wallets WHERE owner_kind = :kind AND owner_id = :id)
+       - (SELECT COALESCE(SUM(${SIGNED_AMOUNT}), 0) FROM ledger_entries WHERE owner_kind = :kind AND owner_id = :id AND id >= :before) AS top_balance`,
+    { bigints: true },
+  );
   const ledger = database.prepare(
-    `SELECT e.*,
-       (SELECT balance FROM wallets WHERE owner_kind = :kind AND owner_id = :id)
-       - (SELECT COALESCE(SUM(${SIGNED_AMOUNT}), 0) FROM ledger_entries WHERE owner_kind = :kind AND owner_id = :id AND id >= :before) AS top_balance
-     FROM ledger_entries e
-     WHERE e.owner_kind = :kind AND e.owner_id = :id AND (:before IS NULL OR e.id < :before)
-     ORDER BY e.id DESC LIMIT :limit`,
+    `SELECT * FROM ledger_entries
+     WHERE owner_kind = :kind AND owner_id = :id AND id < :before
+     ORDER BY id DESC LIMIT :limit`,
     { bigints: true },
   );
   const byId = (row: Row) => row.id as string;
@@ -49,9 +53,12 @@ export function sqliteDashboardLists(database: SqliteDatabase): DashboardListSto
     async pageLedger(owner, page) {
       // The ledger writes behind (ledger.ts): what it settled in memory must be on file first.
       database.flush();
-      const rows = ledger.all({ kind: owner.kind, id: owner.id, before: page.after ?? null, limit: page.limit + 1 }) as Row[];
-      const entries = pageOf(rows, page.limit, ledgerEntryFromRow, byId);
-      return { items: ledgerLines(entries.items, rows.length > 0 ? bigintValue(rows[0]!.top_balance) : 0n), next: entries.next };
+      const cursor = ledgerCursor(page.after);
+      const before = cursor.before ?? '~';
+      // Both reads in one turn of the event loop: nothing of this process writes between them.
+      const topBalance = cursor.topBalance ?? bigintValue((newerSum.get({ kind: owner.kind, id: owner.id, before }) as Row).top_balance);
+      const rows = ledger.all({ kind: owner.kind, id: owner.id, before, limit: page.limit + 1 }) as Row[];
+      return ledgerPage(pageOf(rows, page.limit, ledgerEntryFromRow, byId), topBalance);
     },
   };
 }

@@ -70,7 +70,7 @@ export function sqlitePeople(database: SqliteDatabase, now: () => number): Peopl
   );
   const invitationsPage = database.prepare(
     `SELECT * FROM user_tokens
-     WHERE purpose = 'invitation' AND used_at IS NULL AND expires_at > :now AND (:before IS NULL OR id < :before)
+     WHERE purpose = 'invitation' AND used_at IS NULL AND expires_at > :now AND id < coalesce(:before, '~')
      ORDER BY id DESC LIMIT :limit`,
   );
   const revokeToken = database.prepare('UPDATE user_tokens SET used_at = ?, expires_at = min(expires_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *');
@@ -87,7 +87,7 @@ export function sqlitePeople(database: SqliteDatabase, now: () => number): Peopl
        AND (:target_id IS NULL OR target_id = :target_id)
        AND (:action IS NULL OR action = :action OR (substr(:action, -1) = '.' AND substr(action, 1, length(:action)) = :action))
        AND (:since IS NULL OR at >= :since) AND (:until IS NULL OR at < :until)
-       AND (:before IS NULL OR seq < :before)
+       AND seq < coalesce(:before, 9223372036854775807)
      ORDER BY seq DESC LIMIT :limit`,
   );
   const auditChain = database.prepare('SELECT * FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?');

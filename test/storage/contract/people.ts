@@ -188,6 +188,8 @@ export function peopleContract({ store, peer, fresh }: ContractContext): void {
         'a deeper page continues the running balance',
       );
       assert.equal(deeper.next, null);
+      const fromBareId = await store().pageLedger(owner, { after: top.next!.split('~')[0], limit: 2 });
+      assert.deepEqual(fromBareId, deeper, 'a cursor without the carried balance sums the newer entries to the same figures');
     });
   });
 

@@ -1,0 +1,315 @@
+/**
+ * Fuzzed upstream answers on every text protocol, whole and streamed: a valid answer with one field
+ * turned into a wrong type, a negative or fractional count, a string number, null, or removed; or its
+ * JSON cut short. Whatever comes, the gateway never answers 500, never charges a negative or NaN
+ * amount, and either delivers the answer and charges it once or refuses it and charges nothing
+ * (docs/protocols.md, "Validated upstream bodies"). The mutations come from a seeded generator, so a
+ * failure names a case that replays.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { chatModelsConfig } from '../simulators/gateway-config.ts';
+import { startReplayUpstream, type ReplayAnswer, type ReplayUpstream } from '../simulators/replay.ts';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+interface ProtocolCase {
+  readonly kind: 'openai' | 'openai-responses' | 'anthropic' | 'gemini';
+  readonly body: Json;
+  /** The stream's events; `event` names the SSE event where the protocol names them. */
+  readonly events: readonly { readonly event?: string; readonly data: Json }[];
+  /** What ends the stream after its events (`[DONE]` for chat). */
+  readonly terminator?: string;
+}
+
+const CASES: readonly ProtocolCase[] = [
+  {
+    kind: 'openai',
+    body: {
+      id: 'chatcmpl-1',
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 0 } },
+    },
+    events: [
+      { data: { id: 'c', model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] } },
+      { data: { id: 'c', model: 'm', choices: [{ index: 0, delta: { content: 'Hello' }, finish_reason: null }] } },
+      { data: { id: 'c', model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } },
+      { data: { id: 'c', model: 'm', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } } },
+    ],
+    terminator: 'data: [DONE]\n\n',
+  },
+  {
+    kind: 'openai-responses',
+    body: {
+      id: 'resp_1',
+      object: 'response',
+      model: 'm',
+      status: 'completed',
+      output: [
+        { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello there', annotations: [] }] },
+      ],
+      usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+    },
+    events: [
+      {
+        event: 'response.created',
+        data: { type: 'response.created', sequence_number: 0, response: { id: 'resp_1', model: 'm', status: 'in_progress', output: [] } },
+      },
+      {
+        event: 'response.output_item.added',
+        data: {
+          type: 'response.output_item.added',
+          sequence_number: 1,
+          output_index: 0,
+          item: { type: 'message', id: 'msg_1', role: 'assistant', content: [] },
+        },
+      },
+      {
+        event: 'response.content_part.added',
+        data: { type: 'response.content_part.added', sequence_number: 2, output_index: 0, content_index: 0, part: { type: 'output_text', text: '' } },
+      },
+      {
+        event: 'response.output_text.delta',
+        data: { type: 'response.output_text.delta', sequence_number: 3, output_index: 0, content_index: 0, delta: 'Hello' },
+      },
+      {
+        event: 'response.content_part.done',
+        data: {
+          type: 'response.content_part.done',
+          sequence_number: 4,
+          output_index: 0,
+          content_index: 0,
+          part: { type: 'output_text', text: 'Hello', annotations: [] },
+        },
+      },
+      {
+        event: 'response.completed',
+        data: {
+          type: 'response.completed',
+          sequence_number: 5,
+          response: { id: 'resp_1', model: 'm', status: 'completed', output: [], usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 } },
+        },
+      },
+    ],
+  },
+  {
+    kind: 'anthropic',
+    body: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'm',
+      content: [{ type: 'text', text: 'Hello there' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 5, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    },
+    events: [
+      {
+        event: 'message_start',
+        data: {
+          type: 'message_start',
+          message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 5, output_tokens: 1 } },
+        },
+      },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } } },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ],
+  },
+  {
+    kind: 'gemini',
+    body: {
+      candidates: [{ content: { role: 'model', parts: [{ text: 'Hello there' }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 },
+      modelVersion: 'm',
+      responseId: 'r1',
+    },
+    events: [
+      {
+        data: {
+          candidates: [{ content: { role: 'model', parts: [{ text: 'Hello' }] }, index: 0 }],
+          usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 1 },
+          responseId: 'r1',
+        },
+      },
+      {
+        data: {
+          candidates: [{ content: { role: 'model', parts: [{ text: ' there' }] }, finishReason: 'STOP', index: 0 }],
+          usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 },
+          responseId: 'r1',
+        },
+      },
+    ],
+  },
+];
+
+/** The values a field is turned into: wrong types, counts no provider may report, nothing. */
+const BAD_VALUES: readonly (Json | undefined)[] = [-50, 5.5, '5', null, {}, [], true, undefined, 1e21, Number.MAX_SAFE_INTEGER];
+
+/** A small seeded generator (mulberry32): the same seed gives the same cases. */
+function generator(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every path to a value inside `value`, the root excluded. */
+function paths(value: Json, prefix: (string | number)[] = []): (string | number)[][] {
+  if (value === null || typeof value !== 'object') return prefix.length > 0 ? [prefix] : [];
+  const keys: (string | number)[] = Array.isArray(value) ? value.map((_, index) => index) : Object.keys(value);
+  return [...(prefix.length > 0 ? [prefix] : []), ...keys.flatMap((key) => paths((value as Record<string | number, Json>)[key], [...prefix, key]))];
+}
+
+/** A copy of `value` with the field at `path` set to `replacement` (removed when undefined). */
+function mutated(value: Json, path: readonly (string | number)[], replacement: Json | undefined): Json {
+  const copy = structuredClone(value);
+  let parent = copy as Record<string | number, Json>;
+  for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, Json>;
+  const last = path.at(-1)!;
+  if (replacement === undefined) {
+    if (Array.isArray(parent)) parent.splice(last as number, 1);
+    else delete parent[last];
+  } else {
+    parent[last] = replacement;
+  }
+  return copy;
+}
+
+const sseText = (events: ProtocolCase['events'], terminator = '') =>
+  events.map(({ event, data }) => `${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`).join('') + terminator;
+
+interface FuzzCase {
+  readonly name: string;
+  readonly answer: ReplayAnswer;
+}
+
+function wholeCases(protocol: ProtocolCase, random: () => number, count: number): FuzzCase[] {
+  const all = paths(protocol.body);
+  const cases: FuzzCase[] = [];
+  for (let index = 0; index < count; index++) {
+    const path = all[Math.floor(random() * all.length)];
+    const value = BAD_VALUES[Math.floor(random() * BAD_VALUES.length)];
+    cases.push({ name: `${path.join('.')} = ${JSON.stringify(value) ?? 'removed'}`, answer: { json: mutated(protocol.body, path, value) } });
+  }
+  const text = JSON.stringify(protocol.body);
+  cases.push({ name: 'the body cut short', answer: { raw: text.slice(0, Math.floor(text.length * (0.3 + random() * 0.6))) } });
+  return cases;
+}
+
+function streamCases(protocol: ProtocolCase, random: () => number, count: number): FuzzCase[] {
+  const cases: FuzzCase[] = [];
+  for (let index = 0; index < count; index++) {
+    const at = Math.floor(random() * protocol.events.length);
+    const target = protocol.events[at];
+    const all = paths(target.data);
+    const path = all[Math.floor(random() * all.length)];
+    const value = BAD_VALUES[Math.floor(random() * BAD_VALUES.length)];
+    const events = protocol.events.map((event, position) => (position === at ? { ...event, data: mutated(event.data, path, value) } : event));
+    cases.push({
+      name: `event ${at}: ${path.join('.')} = ${JSON.stringify(value) ?? 'removed'}`,
+      answer: { sse: sseText(events, protocol.terminator), chunks: 3 },
+    });
+  }
+  const whole = sseText(protocol.events, protocol.terminator);
+  const cut = whole.indexOf('data: ', Math.floor(whole.length / 2)) + 12;
+  cases.push({ name: 'an event cut short mid-JSON, then the stream ends', answer: { sse: whole.slice(0, cut) } });
+  return cases;
+}
+
+const PER_MODE = 12;
+
+let gateway: TestGateway;
+const upstreams = new Map<ProtocolCase['kind'], ReplayUpstream>();
+
+before(async () => {
+  for (const protocol of CASES) upstreams.set(protocol.kind, await startReplayUpstream());
+  gateway = await startGateway({
+    config: chatModelsConfig(
+      Object.fromEntries(
+        CASES.map((protocol) => {
+          const origin = upstreams.get(protocol.kind)!.origin;
+          const baseUrl = protocol.kind === 'openai' || protocol.kind === 'openai-responses' ? `${origin}/v1` : origin;
+          return [`gateway/fuzz-${protocol.kind}`, [{ id: protocol.kind, kind: protocol.kind, baseUrl, apiKeyEnv: 'KEY' }]];
+        }),
+      ),
+    ),
+    env: { KEY: 'sk-fuzz' },
+    creditUsd: '100',
+  });
+});
+
+after(async () => {
+  await gateway?.close();
+  await Promise.all([...upstreams.values()].map((upstream) => upstream.close()));
+});
+
+/** The request's charges once it has settled: no hold left open, every amount a non-negative integer. */
+async function chargesOf(requestId: string): Promise<bigint[]> {
+  const owner = { kind: 'account', id: gateway.account.id } as const;
+  for (let attempt = 0; ; attempt++) {
+    const [balance, entries] = await Promise.all([gateway.store.getBalance(owner), gateway.store.listEntries(owner)]);
+    if (balance.reserved === 0n || attempt === 300) {
+      assert.equal(balance.reserved, 0n, 'no hold is left open');
+      const charges = entries.filter((entry) => entry.kind === 'charge' && entry.requestId === requestId).map((entry) => entry.amount);
+      for (const amount of charges) assert.ok(typeof amount === 'bigint' && amount >= 0n, `a charge of ${String(amount)}`);
+      return charges;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function send(kind: ProtocolCase['kind'], stream: boolean): Promise<{ status: number; requestId: string; text: string; headers: Headers }> {
+  const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: `gateway/fuzz-${kind}`, messages: [{ role: 'user', content: 'hi' }], stream }),
+  });
+  return { status: response.status, requestId: response.headers.get('x-gateway-request-id') ?? '', text: await response.text(), headers: response.headers };
+}
+
+for (const protocol of CASES) {
+  describe(`fuzzed ${protocol.kind} answers`, () => {
+    test('whole bodies: a 200 charged once, or a 502 charged nothing; never a 500', async () => {
+      const random = generator(protocol.kind.length * 7919);
+      const outcomes = { delivered: 0, refused: 0 };
+      for (const fuzz of wholeCases(protocol, random, PER_MODE)) {
+        upstreams.get(protocol.kind)!.script(fuzz.answer);
+        const { status, requestId, text, headers } = await send(protocol.kind, false);
+        const charges = await chargesOf(requestId);
+        if (status === 200) {
+          outcomes.delivered++;
+          assert.equal(charges.length, 1, `${fuzz.name}: charged once`);
+          const cost = headers.get('x-gateway-cost-usd');
+          assert.ok(cost !== null && /^\d+(\.\d+)?$/.test(cost), `${fuzz.name}: the cost shown is a non-negative decimal (${String(cost)})`);
+        } else {
+          outcomes.refused++;
+          assert.equal(status, 502, `${fuzz.name}: ${status} ${text}`);
+          assert.deepEqual(charges, [], `${fuzz.name}: nothing charged`);
+        }
+      }
+      assert.ok(outcomes.refused > 0, 'some cases were refused');
+    });
+
+    test('streams: a started stream is charged once for what it delivered, a refused one nothing; never a 500', async () => {
+      const random = generator(protocol.kind.length * 104729);
+      for (const fuzz of streamCases(protocol, random, PER_MODE)) {
+        upstreams.get(protocol.kind)!.script(fuzz.answer);
+        const { status, requestId, text } = await send(protocol.kind, true);
+        const charges = await chargesOf(requestId);
+        assert.ok(status === 200 || status === 502, `${fuzz.name}: ${status} ${text}`);
+        if (status === 502) assert.deepEqual(charges, [], `${fuzz.name}: nothing charged`);
+        else assert.ok(charges.length <= 1, `${fuzz.name}: at most one charge`);
+        assert.doesNotMatch(text, /internal_error/, fuzz.name);
+      }
+    });
+  });
+}

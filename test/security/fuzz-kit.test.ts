@@ -1,0 +1,11 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { mutate } from './fuzz-kit.ts';
+
+test('a mutation removes an array item even after another gave the array an own constructor key', () => {
+  const mutated = mutate({ input: ['a', 'b', 'c'] }, [
+    { kind: 'add', path: ['input'], key: 'constructor', value: 5 },
+    { kind: 'delete', path: ['input', 1] },
+  ]) as { input: string[] };
+  assert.deepEqual([...mutated.input], ['a', 'c']);
+});
