@@ -25,6 +25,7 @@ import {
   type Server,
   type ServerSchema,
   serverSchema,
+  settledLedger,
   shownBalance,
   sqliteLedgerTotals,
   startServer,
@@ -84,19 +85,6 @@ async function submitAndStrand(server: Server, key: string, prompt: string): Pro
   return submitted.body.id;
 }
 
-/**
- * The ledger once the job's hold is settled: a job reads as completed as soon as its end is
- * recorded, and its settlement follows (docs/video.md), so a poll can see the end first.
- */
-async function settledTotals(read: () => LedgerTotals | Promise<LedgerTotals>): Promise<LedgerTotals> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const totals = await read();
-    if ((totals.openHolds === 0n && totals.chargeCount > 0n) || Date.now() > deadline) return totals;
-    await sleep(50);
-  }
-}
-
 function assertOneCharge(totals: LedgerTotals, shown: Awaited<ReturnType<typeof shownBalance>>): void {
   assert.equal(totals.chargeCount, 1n, 'one charge');
   assert.equal(totals.charges, usdToPicos('1.6'), '4 seconds at 0.4');
@@ -125,7 +113,7 @@ describe('video jobs across crashes and instances', () => {
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
       assert.match(second.process.output(), /resuming it from its checkpoint/);
-      const totals = await settledTotals(() => sqliteLedgerTotals(dataDir, funded.accountId));
+      const totals = await settledLedger(() => sqliteLedgerTotals(dataDir, funded.accountId));
       assertOneCharge(totals, await shownBalance(second, funded.accountId));
     } finally {
       assert.equal((await second.process.stop('SIGTERM')).code, 0);
@@ -155,7 +143,7 @@ describe('video jobs across crashes and instances', () => {
         assert.equal(job.status, 'completed', JSON.stringify(job));
         assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
         assert.match(survivor.process.output(), /resuming it from its checkpoint/);
-        const totals = await settledTotals(async () => ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]));
+        const totals = await settledLedger(async () => ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]));
         assertOneCharge(totals, await shownBalance(survivor, funded.accountId));
       } finally {
         await veo.goOnline();
