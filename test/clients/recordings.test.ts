@@ -14,7 +14,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { eventually, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
-import { routeCost } from '../simulators/chat-e2e.ts';
+import { loggedRequest, routeCost } from '../simulators/chat-e2e.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../simulators/replay.ts';
 
@@ -28,6 +28,8 @@ interface Expected {
   readonly refusal?: boolean;
   /** The usage the recording reports last, which is what is charged. */
   readonly usage?: { readonly input: number; readonly output: number };
+  /** Counts of the provider's own usage object, as the request log row keeps it. */
+  readonly reported?: Readonly<Record<string, number>>;
   /** A stream that fails before its answer: the status the client gets, nothing charged. */
   readonly failure?: { readonly status: number; readonly message: RegExp };
 }
@@ -40,16 +42,34 @@ const RECORDINGS: readonly { readonly file: string; readonly protocol: Protocol;
       text: /Let me check the weather\./,
       toolCall: { name: 'get_weather', arguments: { location: 'San Francisco, CA', unit: 'fahrenheit' } },
       usage: { input: 472, output: 89 },
+      reported: { input_tokens: 472, output_tokens: 89 },
     },
   },
-  { file: 'anthropic-thinking.sse', protocol: 'anthropic', expected: { text: /12,231/, reasoning: /10800 \+ 1431/, usage: { input: 36, output: 61 } } },
-  { file: 'anthropic-refusal.sse', protocol: 'anthropic', expected: { refusal: true, usage: { input: 18, output: 5 } } },
+  {
+    file: 'anthropic-thinking.sse',
+    protocol: 'anthropic',
+    expected: { text: /12,231/, reasoning: /10800 \+ 1431/, usage: { input: 36, output: 61 }, reported: { input_tokens: 36, output_tokens: 61 } },
+  },
+  {
+    file: 'anthropic-refusal.sse',
+    protocol: 'anthropic',
+    expected: { refusal: true, usage: { input: 18, output: 5 }, reported: { input_tokens: 18, output_tokens: 5 } },
+  },
   {
     file: 'anthropic-tool-no-args.sse',
     protocol: 'anthropic',
-    expected: { text: /refresh the list for you\./, toolCall: { name: 'refresh_list', arguments: {} }, usage: { input: 565, output: 48 } },
+    expected: {
+      text: /refresh the list for you\./,
+      toolCall: { name: 'refresh_list', arguments: {} },
+      usage: { input: 565, output: 48 },
+      reported: { input_tokens: 565, output_tokens: 48 },
+    },
   },
-  { file: 'anthropic-late-usage.sse', protocol: 'anthropic', expected: { text: /^pong$/, usage: { input: 61, output: 2 } } },
+  {
+    file: 'anthropic-late-usage.sse',
+    protocol: 'anthropic',
+    expected: { text: /^pong$/, usage: { input: 61, output: 2 }, reported: { input_tokens: 61, output_tokens: 2 } },
+  },
   { file: 'anthropic-duplicate-start.sse', protocol: 'anthropic', expected: { failure: { status: 502, message: /second message_start/ } } },
   {
     file: 'responses-reasoning-tool.sse',
@@ -58,19 +78,28 @@ const RECORDINGS: readonly { readonly file: string; readonly protocol: Protocol;
       reasoning: /Calculating step by step/,
       toolCall: { name: 'calculator', arguments: { a: 12, b: 7, op: 'add' } },
       usage: { input: 98, output: 164 },
+      reported: { input_tokens: 98, output_tokens: 164, total_tokens: 262 },
     },
   },
   { file: 'responses-quota-error.sse', protocol: 'openai-responses', expected: { failure: { status: 503, message: /exceeded your current quota/ } } },
   {
     file: 'chat-tool-split.sse',
     protocol: 'openai',
-    expected: { toolCall: { name: 'get_weather', arguments: { location: 'Paris, France' } }, usage: { input: 67, output: 18 } },
+    expected: {
+      toolCall: { name: 'get_weather', arguments: { location: 'Paris, France' } },
+      usage: { input: 67, output: 18 },
+      reported: { prompt_tokens: 67, completion_tokens: 18, total_tokens: 85 },
+    },
   },
   {
     file: 'gemini-signed-tool-call.sse',
     protocol: 'gemini',
     // Gemini's output is the candidates plus the thoughts (15 + 804).
-    expected: { toolCall: { name: 'weather', arguments: { location: 'San Francisco' } }, usage: { input: 29, output: 819 } },
+    expected: {
+      toolCall: { name: 'weather', arguments: { location: 'San Francisco' } },
+      usage: { input: 29, output: 819 },
+      reported: { promptTokenCount: 29, candidatesTokenCount: 15, thoughtsTokenCount: 804 },
+    },
   },
 ];
 
@@ -210,13 +239,20 @@ for (const { file, protocol, expected } of RECORDINGS) {
           expected.usage === undefined
             ? undefined
             : routeCost(0, { uncached: expected.usage.input, cacheRead: 0, cacheWrite: 0, output: expected.usage.output });
-        await eventually(async () => {
+        const charges = await eventually(async () => {
           assert.equal((await ledger(gateway)).balance.reserved, 0n);
+          const found = await newCharges(gateway, before);
           assert.deepEqual(
-            (await newCharges(gateway, before)).map((charge) => charge.amount),
+            found.map((charge) => charge.amount),
             cost === undefined ? [] : [cost],
           );
+          return found;
         });
+        // The request log row keeps the usage object as the provider wrote it.
+        if (expected.reported !== undefined) {
+          const row = await loggedRequest(gateway, charges[0].requestId!);
+          for (const [field, count] of Object.entries(expected.reported)) assert.equal(row.providerUsage?.[field], count, field);
+        }
       });
     }
   });
