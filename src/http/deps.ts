@@ -11,6 +11,7 @@ import type { Jobs } from '../jobs/jobs.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
+import type { Drain } from './drain.ts';
 import type { Store } from '../storage/store.ts';
 
 export interface AppDeps {
@@ -38,4 +39,8 @@ export interface AppDeps {
   readonly limiter: Limiter;
   /** The breakers and observed figures of provider endpoints (docs/operations.md, "Circuit breakers"). */
   readonly health: EndpointHealth;
+  /** The server's stop: draining, then its remaining streams cut (drain.ts). */
+  readonly drain: Drain;
+  /** `drain.streamsCut`, where the pipeline looks for it. */
+  readonly streamsCut: AbortSignal;
 }

@@ -23,6 +23,12 @@ export interface JobHandler {
    * once: a row the run writes too keeps the first.
    */
   recordEnd(job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void;
+  /**
+   * True when a job of this kind that is stopped mid-run stays as it is and whoever claims it next
+   * resumes it from its checkpoint (a video job following its operation): a stopping instance hands
+   * such jobs back at once rather than waiting for them.
+   */
+  readonly resumable?: boolean;
 }
 
 export interface JobContext {

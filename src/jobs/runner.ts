@@ -132,8 +132,9 @@ export class JobRunner {
   }
 
   /**
-   * Stops claiming, lets running jobs finish for up to `drainMs`, then aborts the rest: they end
-   * as failed (and are not charged), since another instance cannot resume an upstream call.
+   * Stops claiming and hands resumable jobs back at once (their leases cleared, so that another
+   * instance claims them now); lets the others finish for up to `drainMs`, then aborts the rest:
+   * they end as failed (and are not charged), since another instance cannot resume an upstream call.
    */
   async stop(drainMs: number): Promise<void> {
     if (this.#stopping) return;
@@ -141,6 +142,7 @@ export class JobRunner {
     clearInterval(this.#pollTimer);
     clearInterval(this.#reconcileTimer);
     await this.#filling;
+    await this.#handBack();
     const running = [...this.#running.values()];
     if (running.length > 0) {
       let timer: NodeJS.Timeout | undefined;
@@ -156,6 +158,24 @@ export class JobRunner {
     }
     clearInterval(this.#heartbeatTimer);
     await this.#beating;
+  }
+
+  /** Stops the resumable jobs and clears their leases (a job that moved on meanwhile is left alone). */
+  async #handBack(): Promise<void> {
+    const { store, now, logger } = this.#options;
+    const resumable = [...this.#running.entries()].filter(([, job]) => this.#handlers.get(job.kind)?.resumable === true);
+    for (const [, job] of resumable) job.controller.abort(errors.shuttingDown());
+    await Promise.all(
+      resumable.map(async ([id, job]) => {
+        await job.done;
+        try {
+          if (await store.transitionJob(id, ['in_progress'], { leaseUntil: null, now: now() }, this.worker))
+            logger.info({ jobId: id }, 'job handed back for another instance to resume');
+        } catch (error) {
+          logger.warn({ err: error, jobId: id }, 'handing a job back failed; another instance takes it over when its lease lapses');
+        }
+      }),
+    );
   }
 
   /** Claims jobs into the free slots, one kind after another so that no kind starves another. */

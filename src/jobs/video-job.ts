@@ -76,6 +76,8 @@ export function videoJobHandler(deps: VideoJobDeps, presenter: VideoJobPresenter
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(deps.pipeline, job, status, error),
     run: (job, context) => runVideoJob(deps, presenter, job, context),
+    // Stopped, it keeps its checkpoint: another instance goes on following the operation.
+    resumable: true,
   };
 }
 

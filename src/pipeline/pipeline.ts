@@ -54,6 +54,8 @@ export interface PipelineDeps {
   readonly limiter?: Limiter;
   /** Endpoint breakers and observed figures (routing/endpoint-health.ts); plans run as selected when absent. */
   readonly health?: EndpointHealth;
+  /** Aborted, with the GatewayError to end them with, when a stopping server cuts its remaining streams. */
+  readonly streamsCut?: AbortSignal;
 }
 
 export interface PipelineOptions {
@@ -146,6 +148,11 @@ export class Pipeline {
 
   get logger(): FastifyBaseLogger {
     return this.#deps.logger;
+  }
+
+  /** See PipelineDeps.streamsCut. */
+  get streamsCut(): AbortSignal | undefined {
+    return this.#deps.streamsCut;
   }
 
   get catalog(): Catalog {

@@ -52,6 +52,10 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   const client = prepared.signal;
   if (client.aborted) upstream.abort(client.reason);
   else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
+  // A stopping server cuts the streams still running at its deadline (server/serve.ts): the
+  // reason, a GatewayError, is what the client is told in the stream.
+  const onCut = () => upstream.abort(pipeline.streamsCut?.reason);
+  pipeline.streamsCut?.addEventListener('abort', onCut, { once: true });
   const signal = upstream.signal;
   try {
     const opened = await openStreamWithFallback(pipeline.attemptContext(prepared, signal), (endpoint, context) =>
@@ -65,8 +69,10 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
       render,
       signal,
       abortUpstream: () => upstream.abort(),
+      ended: () => pipeline.streamsCut?.removeEventListener('abort', onCut),
     });
   } catch (error) {
+    pipeline.streamsCut?.removeEventListener('abort', onCut);
     throw await pipeline.fail(prepared, error);
   }
 }
@@ -79,6 +85,8 @@ interface PipelineStreamInput<Body> {
   readonly render: RenderResult<TextTypes, Body>;
   readonly signal: AbortSignal;
   readonly abortUpstream: () => void;
+  /** Called once the stream is over (settled and logged). */
+  readonly ended: () => void;
 }
 
 type Ending =
@@ -189,14 +197,18 @@ export class PipelineStream<Body> implements StreamRun {
         }
         if (ending) return;
         if (!this.#outlived) {
-          if (signal.aborted) return;
+          if (signal.aborted && this.#cutReason() === undefined) return;
           try {
             pending = await opened.stream.next();
           } catch (error) {
-            if (!this.#outlived && signal.aborted) return;
             pending = [{ type: 'error', error: asGatewayError(error) }];
           }
-          if (!this.#outlived && signal.aborted) return;
+          if (!this.#outlived && signal.aborted) {
+            // The client left (nothing to tell), or the stopping server cut the stream (told in it).
+            const cut = this.#cutReason();
+            if (cut === undefined) return;
+            pending = [{ type: 'error', error: cut }];
+          }
         }
         // Whatever arrived after the hold's deadline is not forwarded: the stream was settled without it.
         if (this.#outlived) pending = [{ type: 'error', error: this.#outlived }];
@@ -235,8 +247,15 @@ export class PipelineStream<Body> implements StreamRun {
     }
   }
 
+  /** The error a stopping server cut the stream with, when that is why its upstream was aborted. */
+  #cutReason(): GatewayError | undefined {
+    const cut = this.input.pipeline.streamsCut;
+    return cut !== undefined && this.input.signal.reason === cut.reason ? (cut.reason as GatewayError) : undefined;
+  }
+
   private log(ending: Ending): void {
     const { pipeline, prepared, opened, render, call } = this.input;
+    this.input.ended();
     // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended. One
     // that outlived its hold says nothing of the endpoint: its client may have been the slow one.
     if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);

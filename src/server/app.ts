@@ -76,11 +76,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   app.decorateRequest('limitTicket', null);
   installRequestIds(app);
   installBodyParsers(app);
-  installErrorHandling(app);
+  installErrorHandling(app, deps.drain);
   installMetrics(app, deps.metrics);
   installBodyBudget(app, limits.bodyBudgetBytes, deps.metrics);
   await installOpenApi(app);
-  registerServiceRoutes(app, deps.store, deps.metrics);
+  registerServiceRoutes(app, deps.store, deps.metrics, deps.drain);
   registerHomePage(app);
   for (const register of options.routes) await register(app, deps);
   return app;

@@ -12,6 +12,7 @@ import type { LimitBackend } from '../limits/backend.ts';
 import { Limiter } from '../limits/limiter.ts';
 import { limitAdmission } from '../http/limits.ts';
 import { MemoryBackend } from '../limits/memory-backend.ts';
+import { Drain } from '../http/drain.ts';
 import { breakerSettings } from '../routing/breaker.ts';
 import type { BreakerBackend } from '../routing/breaker-backend.ts';
 import { EndpointHealth, endpointKeys } from '../routing/endpoint-health.ts';
@@ -86,7 +87,19 @@ export interface GatewayRuntime {
   listen(host: string, port: number): Promise<string>;
   /** Stops accepting, finishes in-flight requests, stops timers and closes the store. Idempotent. */
   close(): Promise<void>;
+  /**
+   * The graceful stop of a server (docs/operations.md, "Graceful drain"): health turns to
+   * `draining` and new requests are refused; resumable jobs are handed back, in-flight requests,
+   * streams and other jobs get until `deadlineMs`, when the remaining streams are cut (as by
+   * `cutStreams`); then close().
+   */
+  drain(deadlineMs: number): Promise<void>;
+  /** Ends the remaining streams now, each with an in-stream error, settled for what it delivered. */
+  cutStreams(): void;
 }
+
+/** How long cut streams have to write their last event before their connections are closed. */
+const CUT_GRACE_MS = 1_000;
 
 const DEFAULT_MAINTENANCE_INTERVAL_MS = 30_000;
 const DEFAULT_JOB_DRAIN_MS = 10_000;
@@ -121,6 +134,7 @@ export function createDeps(input: {
     metrics,
   });
   input.authenticator.admitWith(limitAdmission(limiter));
+  const drain = new Drain();
   const breakers = breakerSettings(input.config);
   const health = new EndpointHealth({
     settings: breakers,
@@ -146,6 +160,8 @@ export function createDeps(input: {
     outputs: input.outputs,
     limiter,
     health,
+    drain,
+    streamsCut: drain.streamsCut,
   };
 }
 
@@ -231,6 +247,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     blobs: { store: outputs.blobs, lifetimeMs: REQUEST_LOG_LIFETIME_MS },
   });
   let closing: Promise<void> | undefined;
+  const cutStreams = () => {
+    if (deps.drain.streamsCut.aborted) return;
+    deps.drain.cutStreams();
+    // The cut streams write their error event and end; a connection still open after that is closed.
+    setTimeout(() => app.server.closeAllConnections(), CUT_GRACE_MS).unref();
+  };
   return {
     app,
     deps,
@@ -242,20 +264,34 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
       return `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
     },
     close() {
-      closing ??= (async () => {
-        authenticator.stop();
-        try {
-          await deps.jobs.runner.stop(options.jobDrainMs ?? DEFAULT_JOB_DRAIN_MS);
-          await app.close();
-        } finally {
-          await webhooks.stop();
-          await maintenance.stop();
-          await deps.limiter.close();
-          await deps.health.close();
-          await store.close();
-        }
-      })();
-      return closing;
+      return stop(options.jobDrainMs ?? DEFAULT_JOB_DRAIN_MS);
     },
+    async drain(deadlineMs) {
+      deps.drain.begin();
+      const deadline = setTimeout(cutStreams, deadlineMs);
+      try {
+        await stop(deadlineMs);
+      } finally {
+        clearTimeout(deadline);
+      }
+    },
+    cutStreams,
   };
+
+  function stop(jobDrainMs: number): Promise<void> {
+    closing ??= (async () => {
+      authenticator.stop();
+      try {
+        await deps.jobs.runner.stop(jobDrainMs);
+        await app.close();
+      } finally {
+        await webhooks.stop();
+        await maintenance.stop();
+        await deps.limiter.close();
+        await deps.health.close();
+        await store.close();
+      }
+    })();
+    return closing;
+  }
 }

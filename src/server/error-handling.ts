@@ -11,6 +11,7 @@ import { errors, type GatewayError } from '../core/errors.ts';
 import { clientLeftBeforeAnswer } from '../http/client-connection.ts';
 import { errorBodyFor } from '../http/error-body.ts';
 import { toGatewayError } from '../http/error-mapping.ts';
+import { type Drain, HEALTH_PATH } from '../http/drain.ts';
 import { MethodIndex } from './method-index.ts';
 import { baseUrlHint } from './path-hint.ts';
 import { answerAndClose } from './raw-response.ts';
@@ -23,7 +24,7 @@ export function sendError(reply: FastifyReply, error: GatewayError): FastifyRepl
   return reply.code(error.status).type('application/json').send(errorBodyFor(reply, error));
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, drain: Drain): void {
   app.setErrorHandler((error, request, reply) => {
     const gatewayError = toGatewayError(error, request);
     if (clientLeftBeforeAnswer(reply.raw)) {
@@ -39,14 +40,14 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   // While the server drains for shutdown, a request on a kept-alive connection is told to retry
-  // elsewhere, in the envelope (Fastify's own 503 for this case is not).
+  // elsewhere, in the envelope (Fastify's own 503 for this case is not); health answers `draining`.
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();
   });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
+  app.addHook('onRequest', (request, reply, done) => {
+    if ((!closing && !drain.draining) || request.url === HEALTH_PATH) return done();
     reply.header('connection', 'close');
     sendError(reply, errors.shuttingDown());
   });

@@ -11,9 +11,6 @@ import { configErrorLine } from './config-error.ts';
 import { createLogger, createRuntime, type GatewayRuntime } from './compose.ts';
 import { readSettings, SettingsError, type Settings } from './settings.ts';
 
-/** How long a stopping server waits for in-flight requests (streams) before closing their connections. */
-const DRAIN_TIMEOUT_MS = 30_000;
-
 /** Runs until a signal stops it; returns the process exit code for failures at start. */
 export async function serve(env: Readonly<Record<string, string | undefined>>): Promise<number | undefined> {
   let settings: Settings;
@@ -96,18 +93,23 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
     );
   }
 
-  let stopping = false;
+  // The first signal drains (docs/operations.md, "Graceful drain"); a second cuts the remaining
+  // streams now, each settled for what it delivered; a third exits at once.
+  let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // A second signal means "now": skip waiting for in-flight requests.
-      process.exit(130);
+    signals++;
+    if (signals === 2) {
+      logger.warn({ signal }, 'gateway cutting its remaining streams');
+      runtime.cutStreams();
+      return;
     }
-    stopping = true;
-    logger.info({ signal }, 'gateway stopping');
-    // Long streams may not finish on their own; after the drain period they are cut.
-    setTimeout(() => runtime.app.server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();
-    runtime.close().then(
-      () => process.exit(0),
+    if (signals > 2) process.exit(130);
+    logger.info({ signal, deadlineMs: settings.drainTimeoutMs }, 'gateway draining');
+    runtime.drain(settings.drainTimeoutMs).then(
+      () => {
+        logger.info('gateway stopped');
+        process.exit(0);
+      },
       (error: unknown) => {
         logger.error({ err: error }, 'gateway stopped with an error');
         process.exit(1);

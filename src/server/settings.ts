@@ -32,6 +32,8 @@ export interface Settings extends StorageSettings {
   readonly logLevel: string;
   /** How long a client may take to send one whole request, headers and body (see app.ts). */
   readonly requestTimeoutMs: number;
+  /** How long a stopping server lets in-flight work finish before it cuts what remains (GATEWAY_DRAIN_TIMEOUT_MS). */
+  readonly drainTimeoutMs: number;
   /** The secret output URLs are signed with (GATEWAY_OUTPUT_SECRET); undefined: the data dir's (outputs/secret.ts). */
   readonly outputSecret: string | undefined;
   /** The origin of signed output URLs (GATEWAY_PUBLIC_URL); undefined: the origin each request reached. */
@@ -42,6 +44,9 @@ export interface Settings extends StorageSettings {
 
 /** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** `GATEWAY_DRAIN_TIMEOUT_MS` unset. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 
 /** `GATEWAY_REDIS_PREFIX` unset. */
 export const DEFAULT_REDIS_PREFIX = 'gateway:limits:';
@@ -65,6 +70,10 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
   if (timeoutText !== undefined && !/^[1-9]\d{0,8}$/.test(timeoutText)) {
     throw new SettingsError(`GATEWAY_REQUEST_TIMEOUT_MS must be a positive number of milliseconds, got '${env.GATEWAY_REQUEST_TIMEOUT_MS}'`);
   }
+  const drainText = nonEmpty(env.GATEWAY_DRAIN_TIMEOUT_MS);
+  if (drainText !== undefined && !/^[1-9]\d{0,8}$/.test(drainText)) {
+    throw new SettingsError(`GATEWAY_DRAIN_TIMEOUT_MS must be a positive number of milliseconds, got '${env.GATEWAY_DRAIN_TIMEOUT_MS}'`);
+  }
   return {
     ...readStorageSettings(env),
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -75,6 +84,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
     adminKey: nonEmpty(env.GATEWAY_ADMIN_KEY),
     logLevel,
     requestTimeoutMs: timeoutText === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : Number(timeoutText),
+    drainTimeoutMs: drainText === undefined ? DEFAULT_DRAIN_TIMEOUT_MS : Number(drainText),
     outputSecret: readOutputSecret(env.GATEWAY_OUTPUT_SECRET),
     publicUrl: readPublicUrl(env.GATEWAY_PUBLIC_URL),
     serverLimits: {

@@ -11,6 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { dropSchemas, newSchemaName, schemaUrl, TEST_DATABASE_URL } from './postgres.ts';
 import { call } from './http.ts';
@@ -87,6 +88,20 @@ export function ledgerTotals(row: Record<string, unknown>): LedgerTotals {
     balance: big('balance'),
     reserved: big('reserved'),
   };
+}
+
+/**
+ * The ledger read by `read` once no hold is open and at least one charge is written, or as it is
+ * after 15 s: a job reads as ended as soon as its end is recorded, and its settlement follows it
+ * (docs/jobs.md), so a client's poll can see the end before the charge.
+ */
+export async function settledLedger(read: () => LedgerTotals | Promise<LedgerTotals>): Promise<LedgerTotals> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const totals = await read();
+    if ((totals.openHolds === 0n && totals.chargeCount > 0n) || Date.now() > deadline) return totals;
+    await sleep(50);
+  }
 }
 
 /** credits − charges = balance, open holds = reserved, and the admin view shows the same. */

@@ -6,28 +6,33 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as setImmediateTurn, setTimeout as sleep } from 'node:timers/promises';
 import { BatchedFrames } from '../../src/http/event-stream.ts';
 
 const asIs = (frame: string): string => frame;
 
-async function chunksOf(body: BatchedFrames<string>): Promise<string[]> {
+async function chunksOf(body: BatchedFrames<string>, onChunk?: () => void): Promise<string[]> {
   const chunks: string[] = [];
-  for await (const chunk of body) chunks.push(String(chunk));
+  for await (const chunk of body) {
+    chunks.push(String(chunk));
+    onChunk?.();
+  }
   return chunks;
 }
 
 describe('BatchedFrames', () => {
   test('the frames of batches produced together are one chunk; a frame after a pause is the next one', async () => {
+    // The pause lasts until the reader has the first chunk: a timed pause can be outlasted by a busy machine.
+    const firstRead = Promise.withResolvers<void>();
     async function* frames(): AsyncGenerator<readonly string[]> {
       yield ['a', 'b'];
       yield ['c'];
-      await sleep(10);
+      await firstRead.promise;
       yield ['d'];
       await Promise.resolve();
       yield ['e'];
     }
-    assert.deepEqual(await chunksOf(new BatchedFrames(frames(), asIs)), ['abc', 'de']);
+    assert.deepEqual(await chunksOf(new BatchedFrames(frames(), asIs), firstRead.resolve), ['abc', 'de']);
   });
 
   test('a body destroyed while its reader is behind stops the frames at once (their finally runs)', async () => {
@@ -36,10 +41,12 @@ describe('BatchedFrames', () => {
     async function* frames() {
       try {
         // More than the body buffers: it stops asking for frames until its reader catches up.
+        // Each next frame comes a turn later, after the flush that finds the body full (a timed
+        // pause could end first on a busy machine).
         while (true) {
           produced++;
           yield ['x'.repeat(64 * 1024)];
-          await sleep(1);
+          await setImmediateTurn();
         }
       } finally {
         stopped = true;

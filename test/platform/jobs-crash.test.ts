@@ -28,6 +28,7 @@ import {
   type Server,
   type ServerSchema,
   serverSchema,
+  settledLedger,
   type ShownBalance,
   shownBalance,
   sqliteLedgerTotals,
@@ -131,8 +132,8 @@ describe('background jobs across crashes and instances', () => {
       assertCrashOutcome(interrupted, waiting);
       assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
       assert.match(second.process.output(), /released the job leases of the previous server/);
-      const shown = await shownBalance(second, funded.accountId);
-      assertBalanced(sqliteLedgerTotals(dataDir, funded.accountId), shown, waiting.usage.cost);
+      const totals = await settledLedger(() => sqliteLedgerTotals(dataDir, funded.accountId));
+      assertBalanced(totals, await shownBalance(second, funded.accountId), waiting.usage.cost);
     } finally {
       assert.equal((await second.process.stop('SIGTERM')).code, 0);
     }
@@ -163,8 +164,8 @@ describe('background jobs across crashes and instances', () => {
         const waiting = await ended(survivor, funded.key, waitingId);
         assertCrashOutcome(interrupted, waiting);
         assert.equal(upstream.requests.length, seen + 2, 'the interrupted job was not sent again');
-        const shown = await shownBalance(survivor, funded.accountId);
-        assertBalanced(ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown, waiting.usage.cost);
+        const totals = await settledLedger(async () => ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]));
+        assertBalanced(totals, await shownBalance(survivor, funded.accountId), waiting.usage.cost);
       } finally {
         await doomed.process.stop('SIGKILL');
         await survivor?.process.stop('SIGTERM');

@@ -25,6 +25,7 @@ import {
   type Server,
   type ServerSchema,
   serverSchema,
+  settledLedger,
   shownBalance,
   sqliteLedgerTotals,
   startServer,
@@ -112,8 +113,8 @@ describe('video jobs across crashes and instances', () => {
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
       assert.match(second.process.output(), /resuming it from its checkpoint/);
-      const shown = await shownBalance(second, funded.accountId);
-      assertOneCharge(sqliteLedgerTotals(dataDir, funded.accountId), shown);
+      const totals = await settledLedger(() => sqliteLedgerTotals(dataDir, funded.accountId));
+      assertOneCharge(totals, await shownBalance(second, funded.accountId));
     } finally {
       assert.equal((await second.process.stop('SIGTERM')).code, 0);
     }
@@ -142,8 +143,8 @@ describe('video jobs across crashes and instances', () => {
         assert.equal(job.status, 'completed', JSON.stringify(job));
         assert.equal(veo.started.length, startedBefore + 1, 'one generation, never a second');
         assert.match(survivor.process.output(), /resuming it from its checkpoint/);
-        const shown = await shownBalance(survivor, funded.accountId);
-        assertOneCharge(ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]), shown);
+        const totals = await settledLedger(async () => ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]));
+        assertOneCharge(totals, await shownBalance(survivor, funded.accountId));
       } finally {
         await veo.goOnline();
         await doomed.process.stop('SIGKILL');
