@@ -92,6 +92,7 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         output: null,
         blobKeys: [],
         expiresAt: 2_000,
+        providerUsage: null,
       },
     ]);
 
