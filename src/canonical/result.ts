@@ -48,6 +48,8 @@ export interface CanonicalResult {
   readonly content: readonly AssistantContentPart[];
   readonly finish: Finish;
   readonly usage: Usage;
+  /** The usage object as the provider reported it, in its own field names (kept with the request log row). */
+  readonly providerUsage?: Readonly<Record<string, unknown>>;
   readonly webSearch?: WebSearchInfo;
   readonly citations?: readonly Citation[];
   /** The text's tokens in order, when the request asked for logprobs and the provider returned them. */

@@ -31,7 +31,8 @@ export type StreamEvent =
     }
   | { readonly type: 'tool-call-delta'; readonly index: number; readonly argumentsDelta: string }
   | { readonly type: 'tool-call-end'; readonly index: number }
-  | { readonly type: 'usage'; readonly usage: Usage }
+  /** `reported`: the usage object as the provider sent it (CanonicalResult.providerUsage). */
+  | { readonly type: 'usage'; readonly usage: Usage; readonly reported?: Readonly<Record<string, unknown>> }
   | { readonly type: 'web-search'; readonly webSearch: WebSearchInfo }
   | { readonly type: 'finish'; readonly finish: Finish }
   | { readonly type: 'error'; readonly error: GatewayError };

@@ -36,6 +36,8 @@ export class StreamAccumulator {
   private providerModel: string | undefined;
   /** The provider's latest (cumulative) usage, when it reported any. */
   usage: Usage | undefined;
+  /** The latest usage object as the provider sent it. */
+  reportedUsage: Readonly<Record<string, unknown>> | undefined;
   webSearch: WebSearchInfo | undefined;
 
   observe(event: StreamEvent): void {
@@ -82,6 +84,7 @@ export class StreamAccumulator {
         return;
       case 'usage':
         this.usage = event.usage;
+        if (event.reported !== undefined) this.reportedUsage = event.reported;
         return;
       case 'web-search':
         this.webSearch = event.webSearch;

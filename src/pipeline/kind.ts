@@ -40,6 +40,8 @@ export interface CallableProtocol<Request, Result> {
 export interface LoggedUsage {
   readonly usage: Usage;
   readonly searchUnits: number;
+  /** The usage object as the provider reported it, when it reported one (kept with the request log row). */
+  readonly providerUsage?: Readonly<Record<string, unknown>>;
 }
 
 /** The types a kind works with, named once so that the descriptor reads as one unit. */

@@ -341,6 +341,7 @@ export class Pipeline {
       status: outcome.status,
       httpStatus: outcome.httpStatus,
       usage: outcome.logged?.usage,
+      providerUsage: outcome.logged?.providerUsage,
       searchUnits: outcome.logged?.searchUnits,
       cost: outcome.cost,
       overHold: outcome.overHold,

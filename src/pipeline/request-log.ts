@@ -46,6 +46,8 @@ export interface RequestFacts {
   readonly status: RequestStatus;
   readonly httpStatus: number;
   readonly usage?: Usage;
+  /** The usage object as the provider reported it (RequestLogRecord.providerUsage). */
+  readonly providerUsage?: Readonly<Record<string, unknown>>;
   readonly searchUnits?: number;
   readonly cost?: Picos;
   readonly overHold?: Picos;
@@ -85,6 +87,7 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     output: facts.output ?? null,
     blobKeys: facts.blobKeys ?? [],
     expiresAt: facts.createdAt + REQUEST_LOG_LIFETIME_MS,
+    providerUsage: facts.providerUsage ?? null,
   };
 }
 

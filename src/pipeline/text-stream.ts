@@ -239,7 +239,7 @@ export class PipelineStream<Body> implements StreamRun {
     const usage =
       succeeded && accumulator.usage ? accumulator.usage : usageOfUnfinishedStream(accumulator.usage, prepared.estimate.tokens, accumulator.streamedOutput());
     try {
-      const meter = textMeter(prepared.request, opened.endpoint, usage, accumulator.webSearch, succeeded);
+      const meter = textMeter(prepared.request, opened.endpoint, usage, accumulator.webSearch, succeeded, accumulator.reportedUsage);
       this.settled = await pipeline.settle(prepared, meter, pipeline.price(prepared, opened.endpoint, meter));
     } catch (error) {
       // The ledger is unreachable: the reservation stays open and expires; the client still gets its stream.

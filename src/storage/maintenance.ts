@@ -39,7 +39,7 @@ export interface Maintenance {
 
 type MaintenanceStore = Pick<
   Store,
-  'releaseExpired' | 'deleteExpiredRequests' | 'deleteExpiredIdempotency' | 'deleteExpiredJobs' | 'deleteExpiredWebhookDeliveries'
+  'releaseExpired' | 'deleteExpiredRequests' | 'deleteExpiredIdempotency' | 'deleteExpiredJobs' | 'deleteExpiredWebhookDeliveries' | 'deleteExpiredSessions'
 >;
 
 const STEPS = [
@@ -48,6 +48,7 @@ const STEPS = [
   ['delete expired idempotency records', (store: MaintenanceStore, now: number) => store.deleteExpiredIdempotency(now)],
   ['delete expired jobs', (store: MaintenanceStore, now: number) => store.deleteExpiredJobs(now)],
   ['delete expired webhook deliveries', (store: MaintenanceStore, now: number) => store.deleteExpiredWebhookDeliveries(now)],
+  ['delete ended dashboard sessions', (store: MaintenanceStore, now: number) => store.deleteExpiredSessions(now)],
 ] as const;
 
 /** Deletes the output files past their lifetime, a batch at a time, letting requests run between batches. */

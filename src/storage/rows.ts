@@ -146,6 +146,7 @@ export const REQUEST_LOG_COLUMNS = [
   'expires_at',
   'cache_write_1h_tokens',
   'over_hold',
+  'provider_usage',
 ] as const;
 
 /**
@@ -191,6 +192,8 @@ export function requestColumns(record: RequestLogRecord) {
     blob_keys: record.blobKeys,
     expires_at: record.expiresAt,
     cache_write_1h_tokens: record.cacheWrite1hTokens,
+    // JSON text in both engines: kept as the provider wrote it, never queried.
+    provider_usage: jsonText(record.providerUsage),
   };
 }
 
@@ -400,6 +403,7 @@ export function requestFromRow(row: Row): RequestLogRecord {
     durationMs: integer(row.duration_ms),
     firstByteMs: nullableInteger(row.first_byte_ms),
     output: json(row.output),
+    providerUsage: json(row.provider_usage) as RequestLogRecord['providerUsage'],
     blobKeys: json(row.blob_keys) as string[],
     expiresAt: integer(row.expires_at),
   };

@@ -304,6 +304,12 @@ export interface RequestLogRecord {
   readonly firstByteMs: number | null;
   /** The stored output (JSON the client received, or a summary for streams); kept 24 h. */
   readonly output: unknown;
+  /**
+   * The usage object as the provider reported it, in its own field names (the last one of a
+   * stream), so that a disputed charge traces back to what the provider said; null when it
+   * reported none (a refused request, a stream cut before its usage).
+   */
+  readonly providerUsage: Readonly<Record<string, unknown>> | null;
   /** Blob keys of stored media outputs (images, videos). */
   readonly blobKeys: readonly string[];
   readonly expiresAt: number;

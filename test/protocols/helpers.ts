@@ -65,11 +65,17 @@ export function result(
   return { providerResponseId, providerModel, content, finish: end, usage: counts, ...more };
 }
 
-/** One test per fixture: the parsed body equals the expected result. */
+/**
+ * One test per fixture: the parsed body equals the expected result, and its provider usage is the
+ * body's own usage object (`usage`, or Gemini's `usageMetadata`) as it was written.
+ */
 export function responseFixtureTests(directory: string, parse: (body: unknown) => CanonicalResult, expected: Readonly<Record<string, CanonicalResult>>): void {
   for (const [fixture, result] of Object.entries(expected)) {
     test(fixture, () => {
-      assert.deepEqual(parse(readJsonFixture(directory, fixture)), result);
+      const body = readJsonFixture(directory, fixture) as { usage?: unknown; usageMetadata?: unknown };
+      const { providerUsage, ...parsed } = parse(body);
+      assert.deepEqual(parsed, result);
+      assert.deepEqual(providerUsage, body.usage ?? body.usageMetadata ?? undefined);
     });
   }
 }

@@ -17,7 +17,11 @@ export function readJsonFixture(directory: string, name: string): unknown {
   return JSON.parse(readFixture(directory, name));
 }
 
-/** Decodes SSE text completely: every message pushed, then `end()`. */
+/**
+ * Decodes SSE text completely: every message pushed, then `end()`. Usage events are given without
+ * the provider's own usage object they carry (`reported`), which test/clients/recordings.test.ts
+ * follows to the request log.
+ */
 export async function decodeSse(decoder: StreamDecoder, text: string, chunkSize = 7): Promise<StreamEvent[]> {
   const bytes = new TextEncoder().encode(text);
   async function* chunks() {
@@ -26,7 +30,7 @@ export async function decodeSse(decoder: StreamDecoder, text: string, chunkSize 
   const events: StreamEvent[] = [];
   for await (const messages of readSseMessages(chunks())) for (const message of messages) events.push(...decoder.push(message));
   events.push(...decoder.end());
-  return events;
+  return events.map((event) => (event.type === 'usage' ? { type: 'usage', usage: event.usage } : event));
 }
 
 /** Stream events with errors reduced to comparable fields (status, code, retryable). */

@@ -92,6 +92,7 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         output: null,
         blobKeys: [],
         expiresAt: 2_000,
+        providerUsage: null,
       },
     ]);
 
@@ -158,9 +159,13 @@ test('a failing step is logged and the others still run; stop clears the timer',
       calls.push('webhook deliveries');
       return 0;
     },
+    async deleteExpiredSessions() {
+      calls.push('sessions');
+      return 0;
+    },
   };
   await runMaintenance(failing, 0, logger);
-  assert.deepEqual(calls, ['release', 'requests', 'idempotency', 'jobs', 'webhook deliveries']);
+  assert.deepEqual(calls, ['release', 'requests', 'idempotency', 'jobs', 'webhook deliveries', 'sessions']);
   assert.equal(entries.length, 1);
   assert.equal(entries[0].level, 'error');
   assert.equal((entries[0].details as { step: string }).step, 'release expired reservations');

@@ -21,6 +21,8 @@ export interface TextMeter {
   readonly usage: Usage;
   /** Web search billing units (`billed_queries`). */
   readonly searchUnits: number;
+  /** The usage object as the provider reported it, for the request log. */
+  readonly providerUsage?: Readonly<Record<string, unknown>>;
 }
 
 export interface TextTypes {
@@ -41,8 +43,13 @@ export function textMeter(
   usage: Usage,
   webSearch: WebSearchInfo | undefined,
   succeeded: boolean,
+  providerUsage?: Readonly<Record<string, unknown>>,
 ): TextMeter {
-  return { usage, searchUnits: searchUnits(endpoint.prices, request.webSearch === true, webSearch, succeeded) };
+  return {
+    usage,
+    searchUnits: searchUnits(endpoint.prices, request.webSearch === true, webSearch, succeeded),
+    ...(providerUsage !== undefined && { providerUsage }),
+  };
 }
 
 export const TEXT: OutputKind<TextTypes> = {
@@ -55,7 +62,7 @@ export const TEXT: OutputKind<TextTypes> = {
   quote: (request, endpoint, prompt) => quoteEndpoint(request, endpoint, prompt.forQuote(imageFamilyOf(endpoint.provider.kind))),
   meter(request, result, endpoint) {
     const finished = failOnErrorFinish(result);
-    return textMeter(request, endpoint, finished.usage, finished.webSearch, true);
+    return textMeter(request, endpoint, finished.usage, finished.webSearch, true, finished.providerUsage);
   },
   cost: (prices, meter) => referenceCost(prices, meter.usage, meter.searchUnits),
   // The meter is already the log's shape.

@@ -51,6 +51,7 @@ export function parseAnthropicResponse(body: unknown): CanonicalResult {
     content,
     finish: anthropicFinish(wire),
     usage: anthropicUsage(wire.usage),
+    ...(wire.usage != null && { providerUsage: wire.usage }),
     ...(webSearch && { webSearch }),
     ...(citations.length > 0 && { citations }),
   };

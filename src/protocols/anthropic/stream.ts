@@ -52,6 +52,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   /** Wire block index → the canonical part it feeds; unknown block types are absent. */
   const blocks = new Map<number, OpenBlock>();
   let usage: AnthropicUsageWire = {};
+  /** The usage as the provider reported it: message_start's, each message_delta's fields laid over it (placeholder included). */
+  let reported: AnthropicUsageWire = {};
   let pendingFinish: Finish | undefined;
   /** Completed thinking blocks not yet carried by a tool call (see blocks.ts). */
   let thinking: ThinkingBlock[] = [];
@@ -184,10 +186,11 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
         const message = event.message ?? {};
         // The output count of message_start is a placeholder (1, or a running count) for a message
         // with no content yet: none of it was delivered, so output is counted from message_delta alone.
+        reported = { ...message.usage };
         usage = { ...mergeAnthropicUsage({}, message.usage), output_tokens: 0, output_tokens_details: undefined };
         return [
           { type: 'start', ...providerIdentity(message.id, message.model) },
-          { type: 'usage', usage: anthropicUsage(usage) },
+          { type: 'usage', usage: anthropicUsage(usage), reported },
         ];
       }
       case 'content_block_start':
@@ -205,8 +208,9 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       case 'message_delta':
         pendingFinish = anthropicFinish(event.delta ?? undefined);
         usage = mergeAnthropicUsage(usage, event.usage);
+        reported = { ...reported, ...event.usage };
         searches.usage(event.usage);
-        return [{ type: 'usage', usage: anthropicUsage(usage) }, ...webSearchEvents()];
+        return [{ type: 'usage', usage: anthropicUsage(usage), reported }, ...webSearchEvents()];
       case 'message_stop': {
         if (pendingFinish === undefined) return fail(errors.malformedUpstream('a message_stop without a stop_reason'));
         const events = [...blocks.values()].flatMap(stopBlock);

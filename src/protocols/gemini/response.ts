@@ -32,6 +32,7 @@ export function parseGeminiResponse(body: unknown): CanonicalResult {
     content,
     finish: finishOf(wire, content),
     usage: geminiUsage(wire.usageMetadata),
+    ...(wire.usageMetadata != null && { providerUsage: wire.usageMetadata }),
     ...(metadata && { webSearch: geminiWebSearch(metadata) }),
     ...(citations.length > 0 && { citations }),
   };

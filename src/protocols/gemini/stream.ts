@@ -117,7 +117,7 @@ export function createGeminiStreamDecoder(): StreamDecoder {
       if (candidate !== undefined && pendingFinish === undefined) candidateEvents(candidate, events);
       const blockReason = chunk.promptFeedback?.blockReason;
       if (blockReason && pendingFinish === undefined && candidate === undefined) pendingFinish = blockedPromptFinish(blockReason);
-      if (chunk.usageMetadata) events.push({ type: 'usage', usage: geminiUsage(chunk.usageMetadata) });
+      if (chunk.usageMetadata) events.push({ type: 'usage', usage: geminiUsage(chunk.usageMetadata), reported: chunk.usageMetadata });
       return events;
     },
     end() {

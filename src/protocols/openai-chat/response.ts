@@ -43,6 +43,7 @@ export function parseChatResponse(body: unknown): CanonicalResult {
     content,
     finish: chatFinish(choice.finish_reason),
     usage: chatUsage(wire.usage),
+    ...(wire.usage != null && { providerUsage: wire.usage }),
     ...(citations.length > 0 && { citations }),
     ...(logprobs !== undefined && { logprobs }),
   };

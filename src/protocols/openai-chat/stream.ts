@@ -128,7 +128,7 @@ export function createChatStreamDecoder(): StreamDecoder {
           pendingFinish = chatFinish(choice.finish_reason);
         }
       }
-      if (chunk.usage !== undefined && chunk.usage !== null) events.push({ type: 'usage', usage: chatUsage(chunk.usage) });
+      if (chunk.usage !== undefined && chunk.usage !== null) events.push({ type: 'usage', usage: chatUsage(chunk.usage), reported: chunk.usage });
       return events;
     },
     end() {

@@ -45,6 +45,7 @@ export function parseResponsesResponse(body: unknown): CanonicalResult {
       refusal: response.output.some((item) => item.type === 'message' && (item.content ?? []).some((part) => part.type === 'refusal')),
     }),
     usage: responsesUsage(response.usage),
+    ...(response.usage != null && { providerUsage: response.usage }),
     ...(webSearch !== undefined && { webSearch }),
     ...(citations.length > 0 && { citations }),
   };

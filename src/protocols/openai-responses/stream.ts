@@ -149,7 +149,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         finished = true;
         const webSearch = responsesWebSearch(searchCalls);
         if (webSearch !== undefined) events.push({ type: 'web-search', webSearch });
-        events.push({ type: 'usage', usage: responsesUsage(response.usage) });
+        events.push({ type: 'usage', usage: responsesUsage(response.usage), ...(response.usage != null && { reported: response.usage }) });
         events.push({ type: 'finish', finish: responsesFinish(response, { toolCalls, refusal }) });
         break;
       }

@@ -506,4 +506,13 @@ $$;
 CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
 `,
   },
+  {
+    version: 13,
+    name: 'provider usage of a request',
+    // The usage object as the provider reported it, as JSON text, so that a disputed charge traces
+    // back to what the provider said (docs/billing.md, "Request log").
+    sql: `
+ALTER TABLE request_log ADD COLUMN provider_usage TEXT;
+`,
+  },
 ];

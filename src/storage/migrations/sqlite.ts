@@ -396,4 +396,13 @@ CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 `,
   },
+  {
+    version: 13,
+    name: 'provider usage of a request',
+    // The usage object as the provider reported it, as JSON text, so that a disputed charge traces
+    // back to what the provider said (docs/billing.md, "Request log").
+    sql: `
+ALTER TABLE request_log ADD COLUMN provider_usage TEXT;
+`,
+  },
 ];

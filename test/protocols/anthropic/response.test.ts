@@ -81,8 +81,11 @@ describe('anthropic: response fixtures → canonical result', () => {
   });
 
   test('web-search.json: server tool blocks are not content; the query, the billed count and the citation come through', () => {
+    const body = readJsonFixture(here, 'web-search.json') as { usage: unknown };
+    const { providerUsage, ...parsed } = parseAnthropicResponse(body);
+    assert.deepEqual(providerUsage, body.usage);
     assert.deepEqual(
-      parseAnthropicResponse(readJsonFixture(here, 'web-search.json')),
+      parsed,
       result(
         ['msg_a930390d3a', SONNET],
         finish('stop', 'end_turn'),

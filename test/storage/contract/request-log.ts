@@ -37,6 +37,7 @@ function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): Req
     output: { id: 'chatcmpl-1', choices: [{ message: { role: 'assistant', content: 'hi' } }] },
     blobKeys: [],
     expiresAt: 100_000,
+    providerUsage: null,
     ...overrides,
   };
 }
@@ -51,6 +52,8 @@ export function requestLogContract({ store, peer }: ContractContext): void {
         blobKeys: ['outputs/a/0.png', 'outputs/a/1.png'],
         cacheWriteTokens: 30,
         cacheWrite1hTokens: 20,
+        // As a provider wrote it: its own names, nesting, nulls and numbers kept.
+        providerUsage: { input_tokens: 12, output_tokens: 7, cache_creation: { ephemeral_1h_input_tokens: 20 }, service_tier: 'standard', inference_geo: null },
       });
       const failed = record(owner, {
         route: 'images.generations',
