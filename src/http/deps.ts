@@ -11,6 +11,8 @@ import type { Jobs } from '../jobs/jobs.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
+import type { RequestLogRecord } from '../storage/store.ts';
+import type { AccessLog } from './access-log.ts';
 import type { Drain } from './drain.ts';
 import type { Store } from '../storage/store.ts';
 
@@ -43,4 +45,8 @@ export interface AppDeps {
   readonly drain: Drain;
   /** `drain.streamsCut`, where the pipeline looks for it. */
   readonly streamsCut: AbortSignal;
+  /** One line per request at `info` (access-log.ts). */
+  readonly accessLog: AccessLog;
+  /** `accessLog.note`, where the pipeline looks for it. */
+  readonly onRecord: (record: RequestLogRecord) => void;
 }

@@ -56,6 +56,8 @@ export interface PipelineDeps {
   readonly health?: EndpointHealth;
   /** Aborted, with the GatewayError to end them with, when a stopping server cuts its remaining streams. */
   readonly streamsCut?: AbortSignal;
+  /** Told every request log row as it is recorded (the access log line of its request, http/access-log.ts). */
+  readonly onRecord?: (record: RequestLogRecord) => void;
 }
 
 export interface PipelineOptions {
@@ -325,30 +327,30 @@ export class Pipeline {
   /** Queues the request log row of a finished request. */
   record<Request extends MeteredRequest>(scope: RequestScope<Request>, outcome: Outcome): void {
     if (outcome.endpoint && outcome.overHold) this.#countOverHold(outcome.endpoint, outcome.overHold);
-    this.#log.add(
-      requestLogRecord({
-        requestId: scope.requestId,
-        owner: scope.payer.owner,
-        keyId: scope.payer.keyId,
-        route: scope.route,
-        stream: scope.request.stream,
-        createdAt: scope.createdAt,
-        durationMs: performance.now() - scope.startedAt,
-        firstByteMs: outcome.firstByteMs,
-        modelId: scope.modelId,
-        endpoint: outcome.endpoint,
-        status: outcome.status,
-        httpStatus: outcome.httpStatus,
-        usage: outcome.logged?.usage,
-        providerUsage: outcome.logged?.providerUsage,
-        searchUnits: outcome.logged?.searchUnits,
-        cost: outcome.cost,
-        overHold: outcome.overHold,
-        errorCode: outcome.errorCode,
-        output: scope.request.store === false ? undefined : outcome.output,
-        blobKeys: outcome.blobKeys,
-      }),
-    );
+    const record = requestLogRecord({
+      requestId: scope.requestId,
+      owner: scope.payer.owner,
+      keyId: scope.payer.keyId,
+      route: scope.route,
+      stream: scope.request.stream,
+      createdAt: scope.createdAt,
+      durationMs: performance.now() - scope.startedAt,
+      firstByteMs: outcome.firstByteMs,
+      modelId: scope.modelId,
+      endpoint: outcome.endpoint,
+      status: outcome.status,
+      httpStatus: outcome.httpStatus,
+      usage: outcome.logged?.usage,
+      providerUsage: outcome.logged?.providerUsage,
+      searchUnits: outcome.logged?.searchUnits,
+      cost: outcome.cost,
+      overHold: outcome.overHold,
+      errorCode: outcome.errorCode,
+      output: scope.request.store === false ? undefined : outcome.output,
+      blobKeys: outcome.blobKeys,
+    });
+    this.#deps.onRecord?.(record);
+    this.#log.add(record);
   }
 
   /** Queues a row of a request answered without a metered call (refused early, or replayed). */

@@ -71,6 +71,7 @@ export class EndpointHealth {
   readonly #views = new Map<string, KnownView>();
   readonly #stats = new Map<string, EndpointStats>();
   readonly #attempts: Counter<'endpoint' | 'outcome'>;
+  readonly #attemptSeries = new Map<string, Counter.Internal>();
   readonly #transitions: Counter<'endpoint' | 'state'>;
   #refresh: NodeJS.Timeout | undefined;
   /** Endpoints whose breaker is not closed, as last known: while there is none, plans are kept as they are. */
@@ -167,25 +168,25 @@ export class EndpointHealth {
         if (firstByteAt === undefined) stats.firstByteMs.add(ended - started);
         else if (outputTokens !== undefined && outputTokens > 0 && ended > firstByteAt) stats.throughputTps.add(outputTokens / ((ended - firstByteAt) / 1000));
         stats.succeeded++;
-        this.#attempts.inc({ endpoint: endpoint.key, outcome: 'success' });
+        this.#countAttempt(endpoint.key, 'success');
         this.#record(endpoint.key, false);
       },
       failed: (error, cancelled) => {
         if (told) return;
         told = true;
         if (!countsAgainstEndpoint(error, cancelled)) {
-          this.#attempts.inc({ endpoint: endpoint.key, outcome: 'other' });
+          this.#countAttempt(endpoint.key, 'other');
           return;
         }
         stats.failed++;
         stats.lastError = { code: error.code, message: error.message, at: this.#now() };
-        this.#attempts.inc({ endpoint: endpoint.key, outcome: 'failure' });
+        this.#countAttempt(endpoint.key, 'failure');
         this.#record(endpoint.key, true);
       },
       abandoned: () => {
         if (told) return;
         told = true;
-        this.#attempts.inc({ endpoint: endpoint.key, outcome: 'other' });
+        this.#countAttempt(endpoint.key, 'other');
       },
     };
   }
@@ -223,6 +224,17 @@ export class EndpointHealth {
   async close(): Promise<void> {
     clearInterval(this.#refresh);
     await this.#backend.close();
+  }
+
+  /** The counter's series of one endpoint and outcome, found once (prom-client hashes a label object on every call otherwise). */
+  #countAttempt(key: string, outcome: 'success' | 'failure' | 'other'): void {
+    const name = `${key} ${outcome}`;
+    let series = this.#attemptSeries.get(name);
+    if (series === undefined) {
+      series = this.#attempts.labels({ endpoint: key, outcome });
+      this.#attemptSeries.set(name, series);
+    }
+    series.inc();
   }
 
   #record(key: string, failed: boolean): void {

@@ -78,6 +78,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installBodyParsers(app);
   installErrorHandling(app, deps.drain);
   installMetrics(app, deps.metrics);
+  deps.accessLog.install(app);
   installBodyBudget(app, limits.bodyBudgetBytes, deps.metrics);
   await installOpenApi(app);
   registerServiceRoutes(app, deps.store, deps.metrics, deps.drain);

@@ -12,6 +12,7 @@ import type { LimitBackend } from '../limits/backend.ts';
 import { Limiter } from '../limits/limiter.ts';
 import { limitAdmission } from '../http/limits.ts';
 import { MemoryBackend } from '../limits/memory-backend.ts';
+import { AccessLog } from '../http/access-log.ts';
 import { Drain } from '../http/drain.ts';
 import { breakerSettings } from '../routing/breaker.ts';
 import type { BreakerBackend } from '../routing/breaker-backend.ts';
@@ -104,7 +105,12 @@ const CUT_GRACE_MS = 1_000;
 const DEFAULT_MAINTENANCE_INTERVAL_MS = 30_000;
 const DEFAULT_JOB_DRAIN_MS = 10_000;
 
-export function createLogger(level: string): Logger {
+/**
+ * JSON lines (pino) on stdout; in a terminal, the same lines made readable by pino-pretty, in a
+ * worker thread (https://github.com/pinojs/pino-pretty#usage-with-pino-transports).
+ */
+export function createLogger(level: string, terminal = false): Logger {
+  if (terminal) return pino({ level, base: undefined, transport: { target: 'pino-pretty', options: { destination: 1 } } });
   return pino({ level, base: undefined });
 }
 
@@ -135,6 +141,7 @@ export function createDeps(input: {
   });
   input.authenticator.admitWith(limitAdmission(limiter));
   const drain = new Drain();
+  const accessLog = new AccessLog();
   const breakers = breakerSettings(input.config);
   const health = new EndpointHealth({
     settings: breakers,
@@ -162,6 +169,8 @@ export function createDeps(input: {
     health,
     drain,
     streamsCut: drain.streamsCut,
+    accessLog,
+    onRecord: accessLog.note,
   };
 }
 

@@ -31,7 +31,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   }
   const { config } = served;
 
-  const logger = createLogger(settings.logLevel);
+  const logger = createLogger(settings.logLevel, process.stdout.isTTY === true);
   let runtime: GatewayRuntime;
   try {
     runtime = await createRuntime({
