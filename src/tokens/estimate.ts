@@ -3,11 +3,15 @@
  * counted it. Used for the credit quote, the context-window check and free token counting. It is
  * an estimate (providers tokenize differently); bills always come from the usage a provider reports.
  */
-import type { CanonicalRequest, ContentPart, ImagePart, Message } from '../canonical/index.ts';
+import type { CanonicalRequest, ContentPart, DocumentPart, ImagePart, Message } from '../canonical/index.ts';
+import { PDF_MEDIA_TYPE, pdfSize, pdfTokenBound } from './document-tokens.ts';
 import { type ImageDimensions, imageDimensions, type ImageFamily, imageTokenBound } from './image-tokens.ts';
 import { countTextTokens } from './tokenizer.ts';
 
-/** Fixed per-document estimate for binary documents (a few PDF pages); plain text is tokenized. */
+/**
+ * Fixed estimate for a binary document that is not a PDF (no provider documents a rule for one);
+ * plain text is tokenized and a PDF is bounded from its pages (./document-tokens.ts).
+ */
 export const DOCUMENT_TOKEN_ESTIMATE = 3000;
 
 /** Framing overhead per message (role markers), as in OpenAI's published counting recipe. */
@@ -17,8 +21,10 @@ const REPLY_PRIMING_TOKENS = 3;
 
 /** How many tokens a piece of text counts for. */
 type TextMeasure = (text: string) => number;
-/** How many tokens an image counts for. */
-type ImageMeasure = (image: ImagePart) => number;
+/** A part counted by its provider family's documented rule: an image, or a PDF. */
+type MediaPart = ImagePart | DocumentPart;
+/** How many tokens an image or a PDF counts for. */
+type MediaMeasure = (part: MediaPart) => number;
 
 /** Each image's dimensions, read from its header once however often its prompt is measured. */
 const dimensionsOf = new WeakMap<ImagePart, ImageDimensions | undefined>();
@@ -28,10 +34,15 @@ function dimensions(image: ImagePart): ImageDimensions | undefined {
   return dimensionsOf.get(image);
 }
 
-/** An image at the bound of every provider family (./image-tokens.ts): what an estimate that knows no route counts. */
-const anyFamilyImage: ImageMeasure = (image) => imageTokenBound(undefined, dimensions(image));
-/** Images left out: measured apart, per family, by PromptSize.forQuote. */
-const noImage: ImageMeasure = () => 0;
+/** The bound of an image or a PDF on a route of `family` (undefined: every family's). */
+function mediaTokenBound(family: ImageFamily | undefined, part: MediaPart): number {
+  return part.type === 'image' ? imageTokenBound(family, dimensions(part)) : pdfTokenBound(family, pdfSize(part));
+}
+
+/** Images and PDFs at the bound of every provider family: what an estimate that knows no route counts. */
+const anyFamilyMedia: MediaMeasure = (part) => mediaTokenBound(undefined, part);
+/** Images and PDFs left out: measured apart, per family, by PromptSize.forQuote. */
+const noMedia: MediaMeasure = () => 0;
 
 /**
  * An upper bound of countTextTokens: every token of the encoding stands for at least one byte of
@@ -62,11 +73,11 @@ function boundedTokenizer(): TextMeasure {
 }
 
 export function estimatePromptTokens(request: CanonicalRequest): number {
-  return measurePrompt(request, boundedTokenizer(), anyFamilyImage);
+  return measurePrompt(request, boundedTokenizer(), anyFamilyMedia);
 }
 
 export function estimateMessagesTokens(messages: readonly Message[]): number {
-  return measureMessages(messages, boundedTokenizer(), anyFamilyImage);
+  return measureMessages(messages, boundedTokenizer(), anyFamilyMedia);
 }
 
 /**
@@ -79,15 +90,15 @@ export const QUOTE_AT_BOUND_MAX_TOKENS = 16_384;
 /**
  * The size of a prompt, measured as cheaply as each use allows: the byte bound where an upper
  * bound is enough (the worst-case quote, or a limit the bound is already under), the tokenizer's
- * estimate where it is not. Both are computed at most once. Images count at the bound of every
- * provider family, except in the quote of one route, which takes its family's
- * (./image-tokens.ts).
+ * estimate where it is not. Both are computed at most once. Images and PDFs count at the bound of
+ * every provider family, except in the quote of one route, which takes its family's
+ * (./image-tokens.ts, ./document-tokens.ts).
  */
 export class PromptSize {
   readonly #request: CanonicalRequest;
   #textBound: number | undefined;
   #textTokens: number | undefined;
-  #images: readonly ImagePart[] | undefined;
+  #media: readonly MediaPart[] | undefined;
 
   constructor(request: CanonicalRequest) {
     this.#request = request;
@@ -95,19 +106,19 @@ export class PromptSize {
 
   /** Never below `tokens`. */
   get bound(): number {
-    return this.#boundOfText() + this.#imageTokens(undefined);
+    return this.#boundOfText() + this.#mediaTokens(undefined);
   }
 
   /** The local tokenizer's estimate (estimatePromptTokens). */
   get tokens(): number {
-    return this.#tokensOfText() + this.#imageTokens(undefined);
+    return this.#tokensOfText() + this.#mediaTokens(undefined);
   }
 
   /** The prompt size a worst-case quote on a route of `family` uses: never below what that family can count. */
   forQuote(family: ImageFamily | undefined): number {
-    const images = this.#imageTokens(family);
-    const text = this.#boundOfText() + images <= QUOTE_AT_BOUND_MAX_TOKENS ? this.#boundOfText() : this.#tokensOfText();
-    return text + images;
+    const media = this.#mediaTokens(family);
+    const text = this.#boundOfText() + media <= QUOTE_AT_BOUND_MAX_TOKENS ? this.#boundOfText() : this.#tokensOfText();
+    return text + media;
   }
 
   /** Whether the estimate is over `limit`, tokenizing only when the bound is over it. */
@@ -116,37 +127,41 @@ export class PromptSize {
   }
 
   #boundOfText(): number {
-    this.#textBound ??= measurePrompt(this.#request, utf8Bytes, noImage);
+    this.#textBound ??= measurePrompt(this.#request, utf8Bytes, noMedia);
     return this.#textBound;
   }
 
   #tokensOfText(): number {
-    this.#textTokens ??= measurePrompt(this.#request, boundedTokenizer(), noImage);
+    this.#textTokens ??= measurePrompt(this.#request, boundedTokenizer(), noMedia);
     return this.#textTokens;
   }
 
-  #imageTokens(family: ImageFamily | undefined): number {
-    this.#images ??= imagesOf(this.#request.messages);
+  #mediaTokens(family: ImageFamily | undefined): number {
+    this.#media ??= mediaOf(this.#request.messages);
     let tokens = 0;
-    for (const image of this.#images) tokens += imageTokenBound(family, dimensions(image));
+    for (const part of this.#media) tokens += mediaTokenBound(family, part);
     return tokens;
   }
 }
 
-function imagesOf(messages: readonly Message[]): ImagePart[] {
-  const images: ImagePart[] = [];
+function isPdf(part: DocumentPart): boolean {
+  return part.mediaType === PDF_MEDIA_TYPE;
+}
+
+function mediaOf(messages: readonly Message[]): MediaPart[] {
+  const media: MediaPart[] = [];
   const collect = (part: ContentPart) => {
-    if (part.type === 'image') images.push(part);
+    if (part.type === 'image' || (part.type === 'document' && isPdf(part))) media.push(part);
     else if (part.type === 'tool_result') part.content.forEach(collect);
   };
   for (const message of messages) message.content.forEach(collect);
-  return images;
+  return media;
 }
 
-function measurePrompt(request: CanonicalRequest, measure: TextMeasure, image: ImageMeasure): number {
+function measurePrompt(request: CanonicalRequest, measure: TextMeasure, media: MediaMeasure): number {
   let tokens = REPLY_PRIMING_TOKENS;
   for (const block of request.system) tokens += MESSAGE_OVERHEAD_TOKENS + measure(block.text);
-  tokens += measureMessages(request.messages, measure, image);
+  tokens += measureMessages(request.messages, measure, media);
   for (const tool of request.tools ?? []) {
     tokens += measure(tool.name) + measure(tool.description ?? '');
     if (tool.parameters) tokens += measure(JSON.stringify(tool.parameters));
@@ -155,28 +170,29 @@ function measurePrompt(request: CanonicalRequest, measure: TextMeasure, image: I
   return tokens;
 }
 
-function measureMessages(messages: readonly Message[], measure: TextMeasure, image: ImageMeasure): number {
+function measureMessages(messages: readonly Message[], measure: TextMeasure, media: MediaMeasure): number {
   let tokens = 0;
   for (const message of messages) {
     tokens += MESSAGE_OVERHEAD_TOKENS;
-    for (const part of message.content) tokens += measurePart(part, measure, image);
+    for (const part of message.content) tokens += measurePart(part, measure, media);
   }
   return tokens;
 }
 
-function measurePart(part: ContentPart, measure: TextMeasure, image: ImageMeasure): number {
+function measurePart(part: ContentPart, measure: TextMeasure, media: MediaMeasure): number {
   switch (part.type) {
     case 'text':
       return measure(part.text);
     case 'image':
-      return image(part);
+      return media(part);
     case 'document':
-      return part.mediaType === 'text/plain' ? measure(part.data) : DOCUMENT_TOKEN_ESTIMATE;
+      if (part.mediaType === 'text/plain') return measure(part.data);
+      return isPdf(part) ? media(part) : DOCUMENT_TOKEN_ESTIMATE;
     case 'tool_call':
       return measure(part.name) + measure(part.arguments);
     case 'tool_result': {
       let tokens = 0;
-      for (const inner of part.content) tokens += measurePart(inner, measure, image);
+      for (const inner of part.content) tokens += measurePart(inner, measure, media);
       return tokens;
     }
     case 'reasoning':

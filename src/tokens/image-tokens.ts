@@ -50,8 +50,20 @@ export function imageDimensions(source: ImageSource): ImageDimensions | undefine
 
 /** The bound of one image for a provider family (undefined: any family). */
 export function imageTokenBound(family: ImageFamily | undefined, dimensions: ImageDimensions | undefined): number {
-  const size = dimensions ?? { width: UNKNOWN_IMAGE_SIDE, height: UNKNOWN_IMAGE_SIDE };
-  const tokens = family === undefined ? Math.max(openAITokens(size), anthropicTokens(size), geminiTokens(size)) : FORMULAS[family](size);
+  const size = dimensions ?? UNKNOWN_IMAGE;
+  return withMargin(family === undefined ? Math.max(openAITokens(size), anthropicTokens(size), geminiTokens(size)) : imageTokens(family, size));
+}
+
+/** An image of unknown dimensions: the largest any provider rescales from. */
+export const UNKNOWN_IMAGE: ImageDimensions = { width: UNKNOWN_IMAGE_SIDE, height: UNKNOWN_IMAGE_SIDE };
+
+/** A family's documented formula, without the margin. */
+export function imageTokens(family: ImageFamily, size: ImageDimensions): number {
+  return FORMULAS[family](size);
+}
+
+/** `tokens` plus the margin every bound carries, rounded up. */
+export function withMargin(tokens: number): number {
   return Math.ceil((tokens * MARGIN.numerator) / MARGIN.denominator);
 }
 

@@ -4,6 +4,8 @@ import { describe, test } from 'node:test';
 import { GatewayError } from '../../src/core/errors.ts';
 import { decodeChatRequest } from '../../src/dialects/chat/decode.ts';
 import type { ChatCompletionBody } from '../../src/dialects/chat/schema.ts';
+import { assertRejected } from '../helpers/errors.ts';
+import { makePdf } from '../helpers/pdf.ts';
 
 const decode = (body: Partial<ChatCompletionBody>) => decodeChatRequest({ model: 'gateway/m', messages: [{ role: 'user', content: 'hi' }], ...body });
 
@@ -155,6 +157,21 @@ describe('decodeChatRequest', () => {
       ],
     });
     assert.deepEqual(request.messages[0].content[0], { type: 'document', mediaType: 'text/plain', data: 'notes', title: 'n.txt' });
+  });
+
+  test('a file part that is no PDF the gateway can measure is a 400 naming its field', () => {
+    const file = (bytes: Buffer) => ({
+      messages: [
+        { role: 'user' as const, content: [{ type: 'file' as const, file: { file_data: `data:application/pdf;base64,${bytes.toString('base64')}` } }] },
+      ],
+    });
+    const { request } = decode(file(makePdf(2)));
+    assert.equal(request.messages[0].content[0].type, 'document');
+    assertRejected(() => decode(file(Buffer.from('not a pdf'))), {
+      code: 'invalid_value',
+      param: 'messages[0].content[0].file.file_data',
+      message: /not a PDF/,
+    });
   });
 
   test('cross-field rules are 400s naming the field', () => {

@@ -4,10 +4,13 @@ import { describe, test } from 'node:test';
 import { betasOf, decodeMessagesRequest } from '../../src/dialects/messages/decode.ts';
 import type { CountTokensBody } from '../../src/dialects/messages/schema.ts';
 import { assertRejected } from '../helpers/errors.ts';
+import { makePdf, pdfBomb } from '../helpers/pdf.ts';
+import { MAX_PDF_INFLATED_BYTES } from '../../src/tokens/pdf-size.ts';
 
 const decode = (body: Partial<CountTokensBody>, betas?: string[]) =>
   decodeMessagesRequest({ model: 'gateway/m', max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], ...body }, betas);
 
+const pdf = makePdf(1).toString('base64');
 const tool = { name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
 
 function rejects(body: Partial<CountTokensBody>, expected: { code: string; param: string; message?: RegExp }): void {
@@ -57,7 +60,7 @@ describe('decodeMessagesRequest', () => {
             { type: 'text', text: 'look', cache_control: ephemeral },
             { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
             { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' }, cache_control: { type: 'ephemeral', ttl: '5m' } },
-            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'spec' },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf }, title: 'spec' },
             { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain words' }, title: null, cache_control: ephemeral },
           ],
         },
@@ -95,7 +98,7 @@ describe('decodeMessagesRequest', () => {
           { type: 'text', text: 'look', cacheControl: { type: 'ephemeral' } },
           { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'AAAA' } },
           { type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' }, cacheControl: { type: 'ephemeral', ttl: '5m' } },
-          { type: 'document', mediaType: 'application/pdf', data: 'JVBERi0=', title: 'spec' },
+          { type: 'document', mediaType: 'application/pdf', data: pdf, title: 'spec' },
           { type: 'document', mediaType: 'text/plain', data: 'plain words', cacheControl: { type: 'ephemeral' } },
         ],
       },
@@ -200,6 +203,29 @@ describe('decodeMessagesRequest', () => {
     assert.deepEqual(betasOf(['a', 'b']), ['a', 'b']);
     assert.equal(betasOf(' , '), undefined);
     assert.equal(betasOf(undefined), undefined);
+  });
+
+  test('a PDF the gateway cannot measure is a 400 naming its field: no PDF, a compressed bomb', () => {
+    const withDocument = (data: string) => ({
+      messages: [
+        { role: 'user' as const, content: 'hi' },
+        { role: 'assistant' as const, content: 'yes' },
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'text' as const, text: 'read' },
+            { type: 'document' as const, source: { type: 'base64' as const, media_type: 'application/pdf' as const, data } },
+          ],
+        },
+      ],
+    });
+    const param = 'messages[2].content[1].source.data';
+    assertRejected(() => decode(withDocument('JVBERi0=')), { code: 'invalid_value', param, message: /no page/ });
+    assertRejected(() => decode(withDocument(pdfBomb(MAX_PDF_INFLATED_BYTES + 1).toString('base64'))), {
+      code: 'invalid_value',
+      param,
+      message: /inflate to more than/,
+    });
   });
 
   test('canonical references are named in Messages terms', () => {

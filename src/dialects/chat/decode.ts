@@ -25,6 +25,7 @@ import { signatureOf } from './extra-content.ts';
 import { chatParamNames } from './param-names.ts';
 import { REFUSED_FIELDS, type ChatCompletionBody, type ChatMessageBody, type ChatToolCallBody } from './schema.ts';
 import { checkServiceTier, refuseFields } from '../vendor-fields.ts';
+import { measuredDocument } from '../pdf-document.ts';
 
 export interface DecodedChatRequest {
   readonly request: CanonicalRequest;
@@ -175,7 +176,7 @@ function decodeFile(file: { file_data: string; filename?: string }, param: strin
   const title = file.filename === undefined ? {} : { title: file.filename };
   // The canonical document holds plain text for text/plain and base64 for everything else.
   const content = data.mediaType === 'text/plain' ? Buffer.from(data.data, 'base64').toString('utf8') : data.data;
-  return { type: 'document', mediaType: data.mediaType, data: content, ...title };
+  return measuredDocument({ type: 'document', mediaType: data.mediaType, data: content, ...title }, param);
 }
 
 type AssistantWire = Extract<ChatMessageBody, { role: 'assistant' }>;

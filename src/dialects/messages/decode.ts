@@ -9,6 +9,7 @@ import type {
   AssistantContentPart,
   CacheControl,
   CanonicalRequest,
+  DocumentPart,
   FunctionTool,
   ImagePart,
   Message,
@@ -25,6 +26,7 @@ import { messagesParamNames } from './param-names.ts';
 import { signatureOf, toolCallDataOf, type ToolCallData } from './opaque-data.ts';
 import { REFUSED_FIELDS, type CountTokensBody, type CustomToolBody, type MessageBody, type ServerToolBody } from './schema.ts';
 import { checkServiceTier, refuseFields } from '../vendor-fields.ts';
+import { measuredDocument } from '../pdf-document.ts';
 
 export interface DecodedMessagesRequest {
   readonly request: CanonicalRequest;
@@ -99,13 +101,13 @@ function textPart(block: TextBlockBody): TextPart {
 function decodeMessages(wire: readonly MessageBody[]): Message[] {
   // Tool results carry only the call's id; providers that key results by function name need it.
   const toolNames = new Map<string, string>();
-  return wire.map((message): Message => {
+  return wire.map((message, messageIndex): Message => {
     if (message.role === 'assistant') {
       const content = decodeAssistantContent(message.content);
       for (const part of content) if (part.type === 'tool_call') toolNames.set(part.id, part.name);
       return { role: 'assistant', content };
     }
-    return { role: 'user', content: decodeUserContent(message.content, toolNames) };
+    return { role: 'user', content: decodeUserContent(message.content, toolNames, `messages[${messageIndex}].content`) };
   });
 }
 
@@ -113,9 +115,9 @@ type UserContentBody = Extract<MessageBody, { role: 'user' }>['content'];
 type AssistantContentBody = Extract<MessageBody, { role: 'assistant' }>['content'];
 type ImageBlockBody = Extract<Exclude<UserContentBody, string>[number], { type: 'image' }>;
 
-function decodeUserContent(content: UserContentBody, toolNames: ReadonlyMap<string, string>): UserContentPart[] {
+function decodeUserContent(content: UserContentBody, toolNames: ReadonlyMap<string, string>, at: string): UserContentPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((block): UserContentPart => {
+  return content.map((block, blockIndex): UserContentPart => {
     switch (block.type) {
       case 'text':
         return textPart(block);
@@ -123,7 +125,7 @@ function decodeUserContent(content: UserContentBody, toolNames: ReadonlyMap<stri
         return imagePart(block);
       case 'document': {
         const source = block.source;
-        return {
+        const document: DocumentPart = {
           type: 'document',
           // The canonical document holds plain text for text/plain and base64 for everything else.
           mediaType: source.media_type,
@@ -131,6 +133,7 @@ function decodeUserContent(content: UserContentBody, toolNames: ReadonlyMap<stri
           ...(typeof block.title === 'string' && { title: block.title }),
           ...cacheControlOf(block.cache_control),
         };
+        return measuredDocument(document, `${at}[${blockIndex}].source.data`);
       }
       case 'tool_result': {
         const name = toolNames.get(block.tool_use_id);
