@@ -3,10 +3,26 @@
  * upstream URL downloaded (clients only ever get the gateway's own URLs), and the format told from
  * the bytes themselves rather than trusted from a label.
  */
+import { type Static, Type } from '@sinclair/typebox';
 import type { ImageMediaType } from '../canonical/index.ts';
 import { strictBase64 } from '../core/base64.ts';
 import { errors } from '../core/errors.ts';
 import { getBytes, type JsonCallOptions } from './transport/json-call.ts';
+import { Maybe, Partial } from './wire-schema.ts';
+
+/**
+ * One image of an OpenAI-shaped images answer (OpenAI Images, and the GPU pool's OpenAI-like API):
+ * base64 or a URL, and the prompt as the model rewrote it.
+ */
+export const ImageDatumSchema = Partial({ b64_json: Maybe(Type.String()), url: Maybe(Type.String()), revised_prompt: Maybe(Type.String()) });
+export type ImageDatumWire = Static<typeof ImageDatumSchema>;
+
+/** An image's bytes: its base64 decoded, or its URL downloaded; neither is a malformed answer. */
+export async function imageOfDatum(datum: ImageDatumWire, download: JsonCallOptions): Promise<Uint8Array> {
+  if (datum.b64_json != null) return base64Image(datum.b64_json);
+  if (datum.url != null) return downloadedImage(datum.url, download);
+  throw errors.malformedUpstream('an image with neither b64_json nor url');
+}
 
 export function base64Image(text: unknown): Uint8Array {
   const decoded = typeof text === 'string' ? strictBase64(text) : undefined;

@@ -37,6 +37,8 @@ interface Upstream {
   readonly editSize: boolean;
   /** The upstream speaks OpenAI Images (its request body is checked). */
   readonly openai?: boolean;
+  /** Fields of its answer given a wrong type or an impossible value, each a malformed answer. */
+  readonly wrongTyped?: readonly { readonly path: readonly (string | number)[]; readonly value: unknown }[];
 }
 
 describe('images with the openai SDK', () => {
@@ -48,10 +50,52 @@ describe('images with the openai SDK', () => {
 
   const aliased = { quality: true, mask: true, editSize: true };
   const upstreams: Upstream[] = [
-    { name: 'OpenAI Images (b64_json upstream)', model: 'gateway/gpt-pics', simulator: () => gpt, openai: true, ...aliased },
-    { name: 'OpenAI Images (URL upstream)', model: 'gateway/dalle-pics', simulator: () => dalle, openai: true, ...aliased },
-    { name: 'Imagen :predict', model: 'gateway/imagen-pics', simulator: () => imagen, quality: false, mask: true, editSize: false },
-    { name: 'the gpu-pool', model: 'gateway/pool-pics', simulator: () => pool, quality: false, mask: false, editSize: true },
+    {
+      name: 'OpenAI Images (b64_json upstream)',
+      model: 'gateway/gpt-pics',
+      simulator: () => gpt,
+      openai: true,
+      ...aliased,
+      wrongTyped: [
+        { path: ['data', 0, 'b64_json'], value: 42 },
+        { path: ['usage', 'output_tokens'], value: 5.5 },
+      ],
+    },
+    {
+      name: 'OpenAI Images (URL upstream)',
+      model: 'gateway/dalle-pics',
+      simulator: () => dalle,
+      openai: true,
+      ...aliased,
+      wrongTyped: [
+        { path: ['data', 0, 'url'], value: { href: 'x' } },
+        { path: ['usage', 'total_tokens'], value: '7' },
+      ],
+    },
+    {
+      name: 'Imagen :predict',
+      model: 'gateway/imagen-pics',
+      simulator: () => imagen,
+      quality: false,
+      mask: true,
+      editSize: false,
+      wrongTyped: [
+        { path: ['predictions', 0, 'bytesBase64Encoded'], value: 7 },
+        { path: ['predictions'], value: { 0: {} } },
+      ],
+    },
+    {
+      name: 'the gpu-pool',
+      model: 'gateway/pool-pics',
+      simulator: () => pool,
+      quality: false,
+      mask: false,
+      editSize: true,
+      wrongTyped: [
+        { path: ['data', 0], value: 'image' },
+        { path: ['data', 0, 'b64_json'], value: true },
+      ],
+    },
     { name: 'the simulated provider', model: 'gateway/sim-pics', ...aliased },
   ];
 
@@ -233,6 +277,25 @@ describe('images with the openai SDK', () => {
           await assert.rejects(openai(gateway).images.generate({ model: upstream.model, prompt: 'broken', response_format: 'b64_json' }), { status: 502 });
           assert.deepEqual(await newCharges(gateway, before), []);
         });
+
+        test('an answer with a wrong-typed field is a clean 502 with nothing charged and the hold released', async () => {
+          const before = await ledger(gateway);
+          for (const fault of upstream.wrongTyped!) {
+            upstream.simulator!().enqueue({ kind: 'retype', ...fault });
+            await assert.rejects(
+              openai(gateway).images.generate({ model: upstream.model, prompt: 'retyped', response_format: 'b64_json' }),
+              (error: { status?: number; error?: { code?: string } }) => {
+                assert.equal(error.status, 502, `${JSON.stringify(fault)}`);
+                assert.equal(error.error?.code, 'upstream_error');
+                return true;
+              },
+            );
+          }
+          assert.deepEqual(await newCharges(gateway, before), []);
+          const after = await ledger(gateway);
+          assert.equal(after.balance.reserved, 0n);
+          assert.equal(after.balance.balance, before.balance.balance);
+        });
       }
     });
   }
@@ -304,20 +367,25 @@ describe('images with the openai SDK', () => {
     );
   });
 
-  test("a retryable upstream failure falls back to the next route; the charge is the serving route's", async () => {
-    const before = await ledger(gateway);
-    gpt.enqueue({ kind: 'status', status: 503, message: 'overloaded' });
-    const response = await openai(gateway)
-      .images.generate({ model: 'gateway/two-routes', prompt: 'fallback', n: 2, size: '16x16' as never, response_format: 'b64_json' })
-      .withResponse();
-    assert.equal(response.data.data?.length, 2);
-    assert.equal(lastPost(dalle).body.prompt, 'fallback');
-    assert.equal(response.response.headers.get('x-gateway-cost-usd'), '0.06');
-    assert.deepEqual(
-      (await newCharges(gateway, before)).map((entry) => entry.amount),
-      [usdToPicos('0.06')],
-    );
-  });
+  for (const [fault, name] of [
+    [{ kind: 'status', status: 503, message: 'overloaded' }, 'a retryable upstream failure'],
+    [{ kind: 'retype', path: ['usage', 'output_tokens'], value: -50 }, 'an answer with a negative token count'],
+  ] as const) {
+    test(`${name} falls back to the next route; the charge is the serving route's`, async () => {
+      const before = await ledger(gateway);
+      gpt.enqueue(fault);
+      const response = await openai(gateway)
+        .images.generate({ model: 'gateway/two-routes', prompt: 'fallback', n: 2, size: '16x16' as never, response_format: 'b64_json' })
+        .withResponse();
+      assert.equal(response.data.data?.length, 2);
+      assert.equal(lastPost(dalle).body.prompt, 'fallback');
+      assert.equal(response.response.headers.get('x-gateway-cost-usd'), '0.06');
+      assert.deepEqual(
+        (await newCharges(gateway, before)).map((entry) => entry.amount),
+        [usdToPicos('0.06')],
+      );
+    });
+  }
 
   test('GET /v1/outputs/{requestId} lists the stored images of an image request, each downloadable', async () => {
     const response = await openai(gateway)

@@ -35,7 +35,8 @@ export interface SseEvent {
 /**
  * What to do with one request. Stream faults count the SSE events written before the fault; on a
  * JSON answer, `reset` closes the socket without answering, `malformed` and `truncate` send broken
- * JSON, `stall` sends only the headers, and `stream-error` has no effect.
+ * JSON, `retype` sends valid JSON with one field wrong, `stall` sends only the headers, and
+ * `stream-error` has no effect.
  */
 export type Behaviour =
   | { readonly kind: 'normal' }
@@ -52,7 +53,12 @@ export type Behaviour =
   /** Send the headers and N stream events, then nothing: the connection stays open and silent. */
   | { readonly kind: 'stall'; readonly afterEvents: number }
   /** Send the provider's in-stream error event after N stream events, then end. */
-  | { readonly kind: 'stream-error'; readonly afterEvents: number; readonly message?: string };
+  | { readonly kind: 'stream-error'; readonly afterEvents: number; readonly message?: string }
+  /**
+   * Answer the JSON body with the field at `path` set to `value` (created when absent): a
+   * well-formed answer whose field has the wrong type or an impossible value. No effect on streams.
+   */
+  | { readonly kind: 'retype'; readonly path: readonly (string | number)[]; readonly value: unknown };
 
 export interface Reply {
   json(status: number, body: unknown, headers?: Readonly<Record<string, string>>): void;
@@ -200,6 +206,7 @@ async function serve(
     case 'truncate':
     case 'stall':
     case 'stream-error':
+    case 'retype':
       await definition.handle(request, replyFor(definition, behaviour, response));
       return;
     default: {
@@ -209,7 +216,7 @@ async function serve(
   }
 }
 
-type StreamBehaviour = Extract<Behaviour, { kind: 'normal' | 'reset' | 'malformed' | 'truncate' | 'stall' | 'stream-error' }>;
+type StreamBehaviour = Extract<Behaviour, { kind: 'normal' | 'reset' | 'malformed' | 'truncate' | 'stall' | 'stream-error' | 'retype' }>;
 
 function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, response: ServerResponse): Reply {
   return {
@@ -232,6 +239,9 @@ function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, r
         case 'stream-error':
           response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text);
           return;
+        case 'retype':
+          response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(retyped(body, behaviour.path, behaviour.value)));
+          return;
         default: {
           const unknown: never = behaviour;
           throw new Error(`unknown behaviour ${JSON.stringify(unknown)}`);
@@ -246,7 +256,7 @@ function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, r
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       for (let written = 0; written <= events.length; written++) {
         if (response.destroyed) return;
-        if (behaviour.kind !== 'normal' && written === behaviour.afterEvents) {
+        if (behaviour.kind !== 'normal' && behaviour.kind !== 'retype' && written === behaviour.afterEvents) {
           switch (behaviour.kind) {
             case 'reset':
               await write(response, '');
@@ -277,6 +287,18 @@ function replyFor(definition: SimulatorDefinition, behaviour: StreamBehaviour, r
       response.end();
     },
   };
+}
+
+/** A copy of `body` with the field at `path` set to `value`, the objects on the way created when absent. */
+function retyped(body: unknown, path: readonly (string | number)[], value: unknown): unknown {
+  const copy = structuredClone(body) as Record<string | number, unknown>;
+  let node = copy;
+  for (const key of path.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string | number, unknown>;
+  }
+  node[path.at(-1)!] = value;
+  return copy;
 }
 
 /** Writes and waits until the chunk left the process, so that events arrive as separate chunks. */

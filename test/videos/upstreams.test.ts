@@ -148,6 +148,42 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await chargedOnce(gateway, before, '1.6');
     });
 
+    const lookCases = [
+      { name: 'Veo', model: 'gateway/veo', simulator: () => veo, fault: { kind: 'retype', path: ['done'], value: 'yes' }, charged: '3.2' },
+      { name: 'GPU pool', model: 'gateway/pool', simulator: () => pool, fault: { kind: 'retype', path: ['status'], value: 7 }, charged: '0.25' },
+    ] as const;
+    for (const { name, model, simulator, fault, charged } of lookCases) {
+      test(`${name}: a look answered with a wrong-typed field is looked past like a transient fault; still one generation, charged once`, async () => {
+        const before = await ledger(gateway);
+        const startedBefore = simulator().started.length;
+        const submitted = await submitVideo(gateway, { model, prompt: `retyped look ${name}` });
+        assert.equal(submitted.status, 200, submitted.text);
+        await eventually(async () => assert.equal(simulator().started.length, startedBefore + 1));
+        simulator().enqueue(fault, fault);
+        const job = (await endedVideo(gateway, submitted.body.id)).body;
+        assert.equal(job.status, 'completed', JSON.stringify(job));
+        assert.equal(simulator().started.length, startedBefore + 1, 'never started again');
+        await chargedOnce(gateway, before, charged);
+      });
+    }
+
+    const startCases = [
+      { name: 'Veo', model: 'gateway/veo', simulator: () => veo, fault: { kind: 'retype', path: ['name'], value: 42 } },
+      { name: 'GPU pool', model: 'gateway/pool', simulator: () => pool, fault: { kind: 'retype', path: ['request_id'], value: { id: 1 } } },
+    ] as const;
+    for (const { name, model, simulator, fault } of startCases) {
+      test(`${name}: a start answered with a wrong-typed field fails the job with an upstream error, refunded exactly`, async () => {
+        const before = await ledger(gateway);
+        simulator().enqueue(fault);
+        const submitted = await submitVideo(gateway, { model, prompt: `retyped start ${name}` });
+        assert.equal(submitted.status, 200, submitted.text);
+        const job = (await endedVideo(gateway, submitted.body.id)).body;
+        assert.equal(job.status, 'failed', JSON.stringify(job));
+        assert.equal(job.error.code, 'upstream_error');
+        await refunded(before);
+      });
+    }
+
     const refundCases = [
       { name: 'Veo: an operation error', model: 'gateway/veo', prompt: 'boom [fail]', status: 'failed', event: 'video.failed' },
       { name: 'Veo: a filtered result', model: 'gateway/veo', prompt: 'nope [filtered]', status: 'failed', event: 'video.failed' },

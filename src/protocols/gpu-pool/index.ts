@@ -6,13 +6,15 @@
  */
 import type { CanonicalImageRequest, CanonicalImageResult, GeneratedImage } from '../../canonical/index.ts';
 import type { RouteEndpoint } from '../../catalog/types.ts';
-import { errors } from '../../core/errors.ts';
 import { pixelSize, type ImageFamily } from '../../policy/image-family.ts';
 import { parseImagesError } from '../openai-images/errors.ts';
 import type { ImagesProtocol } from '../image-protocol.ts';
-import { base64Image, downloadedImage, imageMediaType } from '../image-output.ts';
+import { imageMediaType, imageOfDatum } from '../image-output.ts';
 import { postJson, type JsonCallOptions } from '../transport/json-call.ts';
-import type { GpuPoolRequestWire, GpuPoolResponseWire } from './wire.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
+import { GpuPoolResponseSchema, type GpuPoolRequestWire } from './wire.ts';
+
+const checkImages = wireCheck(GpuPoolResponseSchema, 'an images response');
 
 export const GPU_POOL_FAMILY: ImageFamily = { quality: 'rejected', editSize: true, mask: false, gpuPool: true, user: false };
 
@@ -45,12 +47,10 @@ export const gpuPoolProtocol: ImagesProtocol = {
       parseError: parseImagesError,
     };
     const answer = await postJson(`${base.replace(/\/+$/, '')}/images/generations`, gpuPoolBody(request, endpoint), options);
-    const wire = answer.body as GpuPoolResponseWire | null;
-    if (!wire || !Array.isArray(wire.data)) throw errors.malformedUpstream('an images response without data');
+    const wire = checkedBody(checkImages, answer.body);
     const images: GeneratedImage[] = [];
     for (const datum of wire.data) {
-      const data = datum.b64_json !== undefined ? base64Image(datum.b64_json) : datum.url !== undefined ? await downloadedImage(datum.url, options) : undefined;
-      if (!data) throw errors.malformedUpstream('an image with neither b64_json nor url');
+      const data = await imageOfDatum(datum, options);
       images.push({ data, mediaType: imageMediaType(data) });
     }
     const result: CanonicalImageResult = { images, providerModel: endpoint.upstreamModel, filtered: 0 };

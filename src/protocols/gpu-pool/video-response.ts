@@ -7,7 +7,12 @@ import type { VideoOperation } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
 import { finished, linkedVideo, type ParsedOperation } from '../video-output.ts';
 import { detailMessage } from './errors.ts';
-import type { QueueStatusWire, QueueSubmissionWire, QueueVideoResultWire } from './video-wire.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
+import { QueueStatusSchema, QueueSubmissionSchema, QueueVideoResultSchema } from './video-wire.ts';
+
+const checkSubmission = wireCheck(QueueSubmissionSchema, 'a queue submission');
+const checkStatus = wireCheck(QueueStatusSchema, 'a queue status');
+const checkResult = wireCheck(QueueVideoResultSchema, 'a queue result');
 
 /** The URLs a queued request is looked at by, kept with its id. */
 export interface QueueOperation extends VideoOperation {
@@ -16,8 +21,8 @@ export interface QueueOperation extends VideoOperation {
 }
 
 export function parseQueueSubmission(body: unknown): QueueOperation {
-  const wire = objectWire<QueueSubmissionWire>(body, 'a queue submission');
-  if (typeof wire.request_id !== 'string' || wire.request_id === '') throw errors.malformedUpstream('a queue submission without a request_id');
+  const wire = checkedBody(checkSubmission, body);
+  if (wire.request_id == null || wire.request_id === '') throw errors.malformedUpstream('a queue submission without a request_id');
   if (!isHttpUrl(wire.status_url) || !isHttpUrl(wire.response_url)) throw errors.malformedUpstream('a queue submission without status and response URLs');
   return { id: wire.request_id, status_url: wire.status_url, response_url: wire.response_url };
 }
@@ -26,7 +31,7 @@ export function parseQueueSubmission(body: unknown): QueueOperation {
 export type QueueState = Exclude<ParsedOperation, { readonly status: 'succeeded' }> | { readonly status: 'completed' };
 
 export function parseQueueStatus(body: unknown): QueueState {
-  const wire = objectWire<QueueStatusWire>(body, 'a queue status');
+  const wire = checkedBody(checkStatus, body);
   if (wire.error !== undefined && wire.error !== null) {
     const message = detailMessage(wire.error) ?? wire.error_type ?? 'the generation failed';
     return { status: 'failed', error: errors.upstreamReported(message, false) };
@@ -46,17 +51,11 @@ export function parseQueueStatus(body: unknown): QueueState {
 }
 
 export function parseQueueResult(body: unknown): ParsedOperation {
-  const wire = objectWire<QueueVideoResultWire>(body, 'a queue result');
+  const wire = checkedBody(checkResult, body);
   if (wire.detail !== undefined) return { status: 'failed', error: errors.upstreamReported(detailMessage(wire.detail), false) };
   const video = wire.video;
-  if (video?.url === undefined) return { status: 'failed', error: errors.malformedUpstream('a result without a video') };
-  const seconds = typeof wire.duration === 'number' && Number.isFinite(wire.duration) && wire.duration > 0 ? wire.duration : undefined;
-  return finished(() => linkedVideo(video.url, video.content_type, seconds));
-}
-
-function objectWire<Wire>(body: unknown, what: string): Wire {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.malformedUpstream(`${what} that is not a JSON object`);
-  return body as Wire;
+  if (video?.url == null) return { status: 'failed', error: errors.malformedUpstream('a result without a video') };
+  return finished(() => linkedVideo(video.url, video.content_type ?? undefined, wire.duration ?? undefined));
 }
 
 function isHttpUrl(value: unknown): value is string {

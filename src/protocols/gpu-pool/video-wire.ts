@@ -4,6 +4,9 @@
  * IN_QUEUE → IN_PROGRESS → COMPLETED, and the result links to the file.
  * @see https://docs.fal.ai/model-endpoints/queue
  */
+import { Type } from '@sinclair/typebox';
+import { Maybe, Partial } from '../wire-schema.ts';
+
 export interface QueueVideoInputWire {
   prompt: string;
   /** Seconds. */
@@ -17,25 +20,23 @@ export interface QueueVideoInputWire {
   height?: number;
 }
 
-export interface QueueSubmissionWire {
-  readonly request_id?: string;
-  readonly status_url?: string;
-  readonly response_url?: string;
-  readonly cancel_url?: string;
-}
+// ---- answers: checked against these deliberately partial schemas (../wire-schema.ts) ----
 
-export interface QueueStatusWire {
-  readonly status?: string;
-  readonly queue_position?: number;
-  /** A run that failed: its status is COMPLETED, with the error beside it. */
-  readonly error?: unknown;
-  readonly error_type?: string;
-}
+const Text = Maybe(Type.String());
 
-export interface QueueVideoResultWire {
-  readonly video?: { readonly url?: string; readonly content_type?: string; readonly file_size?: number };
-  readonly seed?: number;
-  readonly duration?: unknown;
+export const QueueSubmissionSchema = Partial({ request_id: Text, status_url: Text, response_url: Text });
+
+export const QueueStatusSchema = Partial({
+  status: Text,
+  /** A run that failed: its status is COMPLETED, with the error beside it (a message or validation failures). */
+  error: Type.Optional(Type.Unknown()),
+  error_type: Text,
+});
+
+export const QueueVideoResultSchema = Partial({
+  video: Maybe(Partial({ url: Text, content_type: Text })),
+  /** Seconds delivered: what is charged when the queue says it. */
+  duration: Maybe(Type.Number({ exclusiveMinimum: 0 })),
   /** An error answer: a message, or validation failures (`[{loc, msg, type}]`). */
-  readonly detail?: unknown;
-}
+  detail: Type.Optional(Type.Unknown()),
+});

@@ -3,6 +3,10 @@
  * diffusion options at the top level, `response_format` `base64` (not `b64_json`).
  * @see https://docs.together.ai/reference/post-images-generations
  */
+import { Type } from '@sinclair/typebox';
+import { ImageDatumSchema } from '../image-output.ts';
+import { Partial } from '../wire-schema.ts';
+
 export interface GpuPoolRequestWire {
   model: string;
   prompt: string;
@@ -17,6 +21,5 @@ export interface GpuPoolRequestWire {
   response_format: 'base64';
 }
 
-export interface GpuPoolResponseWire {
-  readonly data?: readonly { readonly b64_json?: string; readonly url?: string }[];
-}
+/** The answer, checked against this deliberately partial schema (../wire-schema.ts): the images only. */
+export const GpuPoolResponseSchema = Partial({ data: Type.Array(ImageDatumSchema) });

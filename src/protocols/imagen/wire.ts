@@ -4,6 +4,9 @@
  * @see https://ai.google.dev/gemini-api/docs/imagen
  * @see https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/imagen-api-edit
  */
+import { Type } from '@sinclair/typebox';
+import { Maybe, Partial } from '../wire-schema.ts';
+
 export interface ImagenReferenceImage {
   referenceType: 'REFERENCE_TYPE_RAW' | 'REFERENCE_TYPE_MASK';
   referenceId: number;
@@ -16,11 +19,10 @@ export interface ImagenRequestWire {
   parameters: { sampleCount: number; aspectRatio?: string; editMode?: string };
 }
 
-export interface ImagenResponseWire {
-  readonly predictions?: readonly {
-    readonly bytesBase64Encoded?: string;
-    readonly mimeType?: string;
-    readonly prompt?: string;
-    readonly raiFilteredReason?: string;
-  }[];
-}
+/**
+ * The answer, checked against this deliberately partial schema (../wire-schema.ts): each
+ * prediction's bytes (absent when safety filtered it) and rewritten prompt.
+ */
+export const ImagenResponseSchema = Partial({
+  predictions: Type.Array(Partial({ bytesBase64Encoded: Maybe(Type.String()), prompt: Maybe(Type.String()) })),
+});

@@ -1,7 +1,12 @@
 /**
- * The OpenAI Images API as the gateway reads it: tolerant of fields it does not use.
+ * The OpenAI Images API as the gateway reads it: the answer is checked against a deliberately
+ * partial schema (../wire-schema.ts), only the fields read.
  * @see https://platform.openai.com/docs/api-reference/images
  */
+import { type Static, Type } from '@sinclair/typebox';
+import { ImageDatumSchema } from '../image-output.ts';
+import { Maybe, Partial, TokenCount } from '../wire-schema.ts';
+
 export interface ImagesRequestWire {
   model: string;
   prompt: string;
@@ -11,15 +16,16 @@ export interface ImagesRequestWire {
   user?: string;
 }
 
-export interface ImagesResponseWire {
-  readonly created?: number;
-  readonly data?: readonly { readonly b64_json?: string; readonly url?: string; readonly revised_prompt?: string }[];
-  readonly size?: string;
-  readonly quality?: string;
-  readonly usage?: {
-    readonly input_tokens?: number;
-    readonly input_tokens_details?: { readonly text_tokens?: number; readonly image_tokens?: number };
-    readonly output_tokens?: number;
-    readonly total_tokens?: number;
-  };
-}
+export const ImagesResponseSchema = Partial({
+  data: Type.Array(ImageDatumSchema),
+  size: Maybe(Type.String()),
+  usage: Maybe(
+    Partial({
+      input_tokens: TokenCount,
+      input_tokens_details: Maybe(Partial({ text_tokens: TokenCount, image_tokens: TokenCount })),
+      output_tokens: TokenCount,
+      total_tokens: TokenCount,
+    }),
+  ),
+});
+export type ImagesResponseWire = Static<typeof ImagesResponseSchema>;

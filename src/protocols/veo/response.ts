@@ -8,12 +8,15 @@
 import { errors, type GatewayError } from '../../core/errors.ts';
 import { geminiStreamError } from '../gemini/errors.ts';
 import { finished, inlineVideo, linkedVideo, type ParsedOperation } from '../video-output.ts';
-import type { VeoOperationWire, VeoStatusWire } from './wire.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
+import { VeoOperationSchema, type VeoStatusWire } from './wire.ts';
+
+const checkOperation = wireCheck(VeoOperationSchema, 'an operation');
 
 /** The name `:predictLongRunning` answered, checked to be a relative resource path before it goes into poll URLs. */
 export function veoOperationName(body: unknown): string {
-  const name = operationWire(body).name;
-  if (typeof name !== 'string' || !RESOURCE_PATH.test(name)) throw errors.malformedUpstream('an operation without a valid name');
+  const name = checkedBody(checkOperation, body).name;
+  if (name == null || !RESOURCE_PATH.test(name)) throw errors.malformedUpstream('an operation without a valid name');
   return name;
 }
 
@@ -21,25 +24,21 @@ export function veoOperationName(body: unknown): string {
 const RESOURCE_PATH = /^[\w-][\w.-]*(?:\/[\w-][\w.-]*)*$/;
 
 export function parseVeoOperation(body: unknown): ParsedOperation {
-  const operation = operationWire(body);
+  const operation = checkedBody(checkOperation, body);
   if (operation.done !== true) return { status: 'running' };
-  if (operation.error !== undefined) {
+  if (operation.error != null) {
     return operation.error.code === GRPC_CANCELLED ? { status: 'cancelled' } : { status: 'failed', error: operationError(operation.error) };
   }
   const generated = operation.response?.generateVideoResponse;
   const video = generated?.generatedSamples?.[0]?.video;
-  if (video?.uri !== undefined) return finished(() => linkedVideo(video.uri, video.encoding));
-  if (video?.encodedVideo !== undefined) return finished(() => inlineVideo(video.encodedVideo, video.encoding));
+  const encoding = video?.encoding ?? undefined;
+  if (video?.uri != null) return finished(() => linkedVideo(video.uri, encoding));
+  if (video?.encodedVideo != null) return finished(() => inlineVideo(video.encodedVideo, encoding));
   if ((generated?.raiMediaFilteredCount ?? 0) > 0) {
     const reasons = generated?.raiMediaFilteredReasons?.join(' ') ?? '';
     return { status: 'failed', error: errors.upstreamReported(`the video was withheld by its content filter${reasons === '' ? '' : ` (${reasons})`}`, false) };
   }
   return { status: 'failed', error: errors.malformedUpstream('a finished operation without a video') };
-}
-
-function operationWire(body: unknown): VeoOperationWire {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw errors.malformedUpstream('an operation that is not a JSON object');
-  return body as VeoOperationWire;
 }
 
 /** google.rpc.Code numbers, https://github.com/googleapis/googleapis/blob/master/google/rpc/code.proto */
@@ -59,5 +58,5 @@ const GRPC_STATUS_NAMES: Readonly<Record<number, string>> = {
 
 /** The operation's error by the HTTP status its gRPC code stands for (any other: an internal error). */
 function operationError(status: VeoStatusWire): GatewayError {
-  return geminiStreamError({ status: GRPC_STATUS_NAMES[status.code ?? -1], message: status.message });
+  return geminiStreamError({ status: GRPC_STATUS_NAMES[status.code ?? -1], message: status.message ?? undefined });
 }

@@ -6,6 +6,9 @@
  * @see https://ai.google.dev/api/rest/v1beta/models/predictLongRunning
  * @see https://ai.google.dev/api/rest/v1beta/operations
  */
+import { type Static, Type } from '@sinclair/typebox';
+import { Maybe, Partial } from '../wire-schema.ts';
+
 export interface VeoRequestWire {
   instances: { prompt: string }[];
   parameters: {
@@ -19,27 +22,27 @@ export interface VeoRequestWire {
   };
 }
 
+// ---- operations: checked against these deliberately partial schemas (../wire-schema.ts) ----
+
 /** A `google.rpc.Status`: `code` is a gRPC code number (1 is CANCELLED), not an HTTP status. */
-export interface VeoStatusWire {
-  readonly code?: number;
-  readonly message?: string;
-}
+const VeoStatusSchema = Partial({ code: Maybe(Type.Integer()), message: Maybe(Type.String()) });
+export type VeoStatusWire = Static<typeof VeoStatusSchema>;
 
-export interface VeoVideoWire {
-  readonly uri?: string;
-  readonly encodedVideo?: string;
-  readonly encoding?: string;
-}
+const Text = Maybe(Type.String());
 
-export interface VeoOperationWire {
-  readonly name?: string;
-  readonly done?: boolean;
-  readonly error?: VeoStatusWire;
-  readonly response?: {
-    readonly generateVideoResponse?: {
-      readonly generatedSamples?: readonly { readonly video?: VeoVideoWire }[];
-      readonly raiMediaFilteredCount?: number;
-      readonly raiMediaFilteredReasons?: readonly string[];
-    };
-  };
-}
+export const VeoOperationSchema = Partial({
+  name: Text,
+  done: Maybe(Type.Boolean()),
+  error: Maybe(VeoStatusSchema),
+  response: Maybe(
+    Partial({
+      generateVideoResponse: Maybe(
+        Partial({
+          generatedSamples: Maybe(Type.Array(Partial({ video: Maybe(Partial({ uri: Text, encodedVideo: Text, encoding: Text })) }))),
+          raiMediaFilteredCount: Maybe(Type.Integer({ minimum: 0 })),
+          raiMediaFilteredReasons: Maybe(Type.Array(Type.String())),
+        }),
+      ),
+    }),
+  ),
+});

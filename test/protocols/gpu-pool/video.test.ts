@@ -76,10 +76,32 @@ describe('gpu-pool video: queue answers', () => {
       status: 'succeeded',
       file: { url: 'https://cdn.example/v.mp4', contentType: 'video/mp4', durationSeconds: 5.04 },
     });
-    assert.deepEqual(parseQueueResult({ video: { url: 'https://cdn.example/v.webm' }, duration: '5' }), {
+    assert.deepEqual(parseQueueResult({ video: { url: 'https://cdn.example/v.webm' } }), {
       status: 'succeeded',
       file: { url: 'https://cdn.example/v.webm', contentType: 'video/mp4' },
     });
+  });
+
+  test('wrong-typed fields are a retryable malformed answer: the seconds charged are never a string, zero or negative', () => {
+    const url = 'https://cdn.example/v.mp4';
+    for (const body of [
+      { video: { url }, duration: '5' },
+      { video: { url }, duration: 0 },
+      { video: { url }, duration: -3 },
+      { video: { url: 42 } },
+      { video: 'v.mp4' },
+    ]) {
+      assert.throws(() => parseQueueResult(body), gatewayError('upstream_error', true, /does not match its documented shape/), JSON.stringify(body));
+    }
+    for (const body of [{ status: 7 }, { status: 'IN_QUEUE', error_type: 3 }, []]) {
+      assert.throws(() => parseQueueStatus(body), gatewayError('upstream_error', true, /does not match its documented shape/), JSON.stringify(body));
+    }
+    for (const body of [
+      { request_id: 1, status_url: `${base}/status`, response_url: base },
+      { request_id: 'r1', status_url: ['x'], response_url: base },
+    ]) {
+      assert.throws(() => parseQueueSubmission(body), gatewayError('upstream_error', true, /does not match its documented shape/), JSON.stringify(body));
+    }
   });
 
   test('a result with `detail`, without a video, or with an unusable URL is failed', () => {

@@ -59,8 +59,20 @@ describe('veo: operation → state', () => {
     }
   });
 
-  test('a body that is not an operation object is a retryable malformed answer', () => {
-    for (const body of [null, [], 'done']) assert.throws(() => parseVeoOperation(body), gatewayError('upstream_error', true, /not a JSON object/));
+  test('a body that is not an operation object, or with a wrong-typed field, is a retryable malformed answer', () => {
+    for (const body of [
+      null,
+      [],
+      'done',
+      { done: 'true' },
+      { done: true, error: { code: '1' } },
+      { done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { uri: 42 } }] } } },
+      { done: true, response: { generateVideoResponse: { raiMediaFilteredCount: -1 } } },
+      { done: true, response: { generateVideoResponse: { raiMediaFilteredCount: 1.5 } } },
+    ]) {
+      assert.throws(() => parseVeoOperation(body), gatewayError('upstream_error', true, /does not match its documented shape/), JSON.stringify(body));
+    }
+    assert.throws(() => veoOperationName({ name: 42 }), gatewayError('upstream_error', true, /does not match its documented shape/));
   });
 });
 
