@@ -14,7 +14,7 @@
  * MAX_PDF_INFLATED_BYTES, so a compressed bomb stops at the cap. A stream that could carry text
  * under any other expanding filter (LZW, RunLength, a chain) cannot be bounded and is refused.
  */
-import { inflateSync } from 'node:zlib';
+import { constants, inflateSync } from 'node:zlib';
 
 export interface PdfSize {
   readonly pages: number;
@@ -107,7 +107,8 @@ function decode(dictionary: string, data: Uint8Array, budget: number): Decoded {
     throw new PdfRefused(`a stream's filters (${filters.join(', ')}) cannot be bounded`);
   let inflated: Buffer;
   try {
-    inflated = inflateSync(data, { maxOutputLength: Math.max(1, budget) });
+    // A stream cut short (no checksum, as some producers write them) yields what it holds, as a provider reads it.
+    inflated = inflateSync(data, { maxOutputLength: Math.max(1, budget), finishFlush: constants.Z_SYNC_FLUSH });
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PdfRefused(`its streams inflate to more than ${MAX_PDF_INFLATED_BYTES} bytes`);
     throw new PdfRefused('a FlateDecode stream is not valid zlib data');

@@ -1,11 +1,12 @@
 /**
  * PDFs are measured from their bytes in bounded work (src/tokens/pdf-size.ts): pages counted in
- * plain and compressed object streams, text bounded by decoded content, a compressed bomb stopped at
+ * plain and compressed object streams (hand-written and written by pdf-lib), text bounded by decoded content, a compressed bomb stopped at
  * the inflation limit, and bytes that are no readable PDF refused.
  */
 import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
 import { describe, test } from 'node:test';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { pdfTokenBound } from '../../src/tokens/document-tokens.ts';
 import { imageTokens, UNKNOWN_IMAGE } from '../../src/tokens/image-tokens.ts';
 import { MAX_PDF_INFLATED_BYTES, measurePdf, PdfRefused } from '../../src/tokens/pdf-size.ts';
@@ -22,6 +23,19 @@ describe('measuring a PDF', () => {
     assert.equal(pdf.toString('latin1').match(/\/Type \/Page\b/g), null, 'no page object is visible uncompressed');
     assert.equal(measurePdf(pdf).pages, 5);
   });
+
+  for (const useObjectStreams of [true, false]) {
+    test(`counts the pages of a PDF written by pdf-lib (${useObjectStreams ? 'object and cross-reference streams' : 'a classic file'})`, async () => {
+      const document = await PDFDocument.create();
+      const font = await document.embedFont(StandardFonts.Helvetica);
+      const line = 'The quarterly report, page ';
+      for (let page = 1; page <= 4; page++) document.addPage([612, 792]).drawText(`${line}${page}`, { x: 72, y: 720, size: 12, font });
+      const pdf = await document.save({ useObjectStreams });
+      const size = measurePdf(pdf);
+      assert.equal(size.pages, 4);
+      assert.ok(size.textBytes >= 4 * line.length, `${size.textBytes} text bytes`);
+    });
+  }
 
   test('bounds the text by the bytes outside streams plus the inflated content streams', () => {
     const text = 'x'.repeat(10_000);
