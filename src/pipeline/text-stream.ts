@@ -261,6 +261,23 @@ export class PipelineStream<Body> implements StreamRun {
     if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);
     else if (ending.kind === 'failed' && ending.error !== this.#outlived) opened.record?.failed(ending.error, false);
     else opened.record?.abandoned();
+    if (ending.kind === 'failed') {
+      // The only trace of a failure after the first byte, since no fallback logs it. The cause says
+      // what failed (a malformed event carries its body, cut short: protocols/wire-schema.ts); the
+      // prompt and the credentials are never in it.
+      const { endpoint } = opened;
+      pipeline.logger.warn(
+        {
+          requestId: prepared.requestId,
+          provider: endpoint.provider.id,
+          upstreamModel: endpoint.upstreamModel,
+          status: ending.error.status,
+          code: ending.error.code,
+          err: ending.error.cause,
+        },
+        'stream failed after it had started',
+      );
+    }
     const settlement = this.settled;
     const finish: Finish = ending.kind === 'finished' ? ending.finish : { reason: 'error', raw: ending.kind === 'cancelled' ? 'cancelled' : ending.error.code };
     const output = settlement ? render(this.accumulator.result(finish, settlement.usage), call, settlement) : null;

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startReplayUpstream, type ReplayAnswer, type ReplayUpstream } from '../simulators/replay.ts';
@@ -229,6 +230,8 @@ const PER_MODE = 12;
 
 let gateway: TestGateway;
 const upstreams = new Map<ProtocolCase['kind'], ReplayUpstream>();
+/** What the gateway logged at warn and above, read back by the test of a stream's failure. */
+const logged: Record<string, unknown>[] = [];
 
 before(async () => {
   for (const protocol of CASES) upstreams.set(protocol.kind, await startReplayUpstream());
@@ -244,6 +247,7 @@ before(async () => {
     ),
     env: { KEY: 'sk-fuzz' },
     creditUsd: '100',
+    logger: pino({ level: 'warn', base: undefined }, { write: (line: string) => logged.push(JSON.parse(line)) }),
   });
 });
 
@@ -313,3 +317,32 @@ for (const protocol of CASES) {
     });
   });
 }
+
+test('a stream that fails after its first byte is logged once: code, provider, upstream model, request id, the raw event cut short; never the prompt or a key', async () => {
+  const chat = CASES.find((protocol) => protocol.kind === 'openai')!;
+  const events = chat.events.map((event, position) => (position === 3 ? { ...event, data: mutated(event.data, ['usage', 'completion_tokens'], 5.5) } : event));
+  upstreams.get('openai')!.script({ sse: sseText(events, chat.terminator), chunks: 3 });
+  const prompt = 'the words of a private prompt';
+  const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gateway/fuzz-openai', messages: [{ role: 'user', content: prompt }], stream: true }),
+  });
+  const requestId = response.headers.get('x-gateway-request-id')!;
+  const text = await response.text();
+  assert.equal(response.status, 200);
+  assert.match(text, /Hello/, 'the first content was delivered');
+  assert.match(text, /upstream_error/, 'the stream ended with the error');
+  await chargesOf(requestId);
+  const lines = logged.filter((line) => line.requestId === requestId && line.msg === 'stream failed after it had started');
+  assert.equal(lines.length, 1, JSON.stringify(logged.filter((line) => line.requestId === requestId)));
+  const [line] = lines as { provider: string; upstreamModel: string; code: string; status: number; err: { type: string; message: string; body: string } }[];
+  assert.deepEqual(
+    { provider: line.provider, upstreamModel: line.upstreamModel, code: line.code, status: line.status, type: line.err.type },
+    { provider: 'openai', upstreamModel: 'openai-model', code: 'upstream_error', status: 502, type: 'UpstreamBodyMismatch' },
+  );
+  assert.match(line.err.message, /completion_tokens must be integer/);
+  assert.deepEqual(JSON.parse(line.err.body).usage, { prompt_tokens: 5, completion_tokens: 5.5, total_tokens: 7 }, 'the raw event as the provider sent it');
+  const all = JSON.stringify(logged);
+  for (const secret of [prompt, 'sk-fuzz', gateway.apiKey]) assert.ok(!all.includes(secret), `the log never holds ${secret}`);
+});
