@@ -103,6 +103,32 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       });
     }
 
+    test('an answer with a wrong-typed field from the only route releases the whole hold, on OpenAI and on Gemini: nothing is charged', async () => {
+      for (const [simulator, model, faults] of [
+        [
+          openaiSim,
+          'gateway/oai-embed',
+          [
+            ['usage', 'prompt_tokens', -50],
+            ['usage', 'prompt_tokens', '5'],
+            ['data', 0, 'index', 0.5],
+            ['data', 1, 'embedding', { values: [1] }],
+          ],
+        ],
+        [
+          geminiSim,
+          'gateway/gem-embed',
+          [
+            ['usageMetadata', 'promptTokenCount', 5.5],
+            ['embeddings', 0, 'values', '0.1,0.2'],
+          ],
+        ],
+      ] as const) {
+        for (const fault of faults)
+          await refundedAfter(simulator, model, { kind: 'retype', path: fault.slice(0, -1) as (string | number)[], value: fault.at(-1) });
+      }
+    });
+
     async function refundedAfter(simulator: { enqueue(behaviour: Behaviour): void }, model: string, behaviour: Behaviour) {
       {
         const before = await ledger(gateway);
@@ -138,6 +164,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     for (const [name, fault] of [
       ['a failing route (503)', () => openaiSim.enqueue({ kind: 'status', status: 503 })],
       ['a route whose answer is short of a vector', () => (openaiSim.options.dropVector = true)],
+      ['a route whose answer reports a fractional token count', () => openaiSim.enqueue({ kind: 'retype', path: ['usage', 'prompt_tokens'], value: 5.5 })],
     ] as const) {
       test(`${name} falls back to the next one before any answer; the charge is the serving route's`, async () => {
         const before = await ledger(gateway);

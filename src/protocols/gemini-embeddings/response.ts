@@ -1,6 +1,10 @@
 /** Gemini embeddings answers → vectors and the reported prompt tokens (when the API reports them). */
 import { errors } from '../../core/errors.ts';
-import type { BatchEmbedContentsResponseWire, EmbedContentResponseWire, EmbeddingUsageMetadataWire } from './wire.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
+import { BatchEmbedContentsResponseSchema, EmbedContentResponseSchema } from './wire.ts';
+
+const checkEmbedContent = wireCheck(EmbedContentResponseSchema, 'an embedContent answer');
+const checkBatch = wireCheck(BatchEmbedContentsResponseSchema, 'a batchEmbedContents answer');
 
 export interface EmbeddedSlice {
   readonly vectors: number[][];
@@ -9,27 +13,18 @@ export interface EmbeddedSlice {
 }
 
 export function parseEmbedContent(body: unknown): EmbeddedSlice {
-  const wire = body as EmbedContentResponseWire | null;
-  return { vectors: [valuesOf(wire?.embedding?.values)], ...tokensOf(wire?.usageMetadata) };
+  const wire = checkedBody(checkEmbedContent, body);
+  return { vectors: [wire.embedding.values], ...tokensOf(wire.usageMetadata?.promptTokenCount) };
 }
 
 export function parseBatchEmbedContents(body: unknown, expected: number): EmbeddedSlice {
-  const wire = body as BatchEmbedContentsResponseWire | null;
-  if (!wire || !Array.isArray(wire.embeddings)) throw errors.malformedUpstream('a batchEmbedContents answer without embeddings');
+  const wire = checkedBody(checkBatch, body);
   if (wire.embeddings.length !== expected) {
     throw errors.malformedUpstream(`a batchEmbedContents answer with ${wire.embeddings.length} embeddings for ${expected} requests`);
   }
-  return { vectors: wire.embeddings.map((embedding) => valuesOf(embedding?.values)), ...tokensOf(wire.usageMetadata) };
+  return { vectors: wire.embeddings.map((embedding) => embedding.values), ...tokensOf(wire.usageMetadata?.promptTokenCount) };
 }
 
-function valuesOf(values: unknown): number[] {
-  if (!Array.isArray(values) || values.length === 0 || !values.every((value) => typeof value === 'number' && Number.isFinite(value))) {
-    throw errors.malformedUpstream('an embedding without values');
-  }
-  return values;
-}
-
-function tokensOf(usage: EmbeddingUsageMetadataWire | undefined): { promptTokens?: number } {
-  const count = usage?.promptTokenCount;
-  return Number.isInteger(count) && count! >= 0 ? { promptTokens: count } : {};
+function tokensOf(count: number | null | undefined): { promptTokens?: number } {
+  return count == null ? {} : { promptTokens: count };
 }

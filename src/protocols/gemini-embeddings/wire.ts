@@ -2,6 +2,8 @@
  * The Gemini API's embeddings wire format: `models/{model}:embedContent` for one text and
  * `models/{model}:batchEmbedContents` for several (https://ai.google.dev/api/embeddings).
  */
+import { Type } from '@sinclair/typebox';
+import { Maybe, Partial, TokenCount } from '../wire-schema.ts';
 
 export interface EmbedContentRequestWire {
   /** `models/{model}`; required in each request of a batch, and the model of the URL. */
@@ -14,21 +16,13 @@ export interface BatchEmbedContentsRequestWire {
   requests: EmbedContentRequestWire[];
 }
 
-interface ContentEmbeddingWire {
-  values?: number[];
-}
+// ---- answers: checked against these deliberately partial schemas (../wire-schema.ts) ----
+
+const ContentEmbeddingSchema = Type.Object({ values: Type.Array(Type.Number(), { minItems: 1 }) });
 
 /** Reported by current models; older API surfaces omit it. */
-export interface EmbeddingUsageMetadataWire {
-  promptTokenCount?: number;
-}
+const UsageMetadataSchema = Maybe(Partial({ promptTokenCount: TokenCount }));
 
-export interface EmbedContentResponseWire {
-  embedding?: ContentEmbeddingWire;
-  usageMetadata?: EmbeddingUsageMetadataWire;
-}
+export const EmbedContentResponseSchema = Partial({ embedding: ContentEmbeddingSchema, usageMetadata: UsageMetadataSchema });
 
-export interface BatchEmbedContentsResponseWire {
-  embeddings?: ContentEmbeddingWire[];
-  usageMetadata?: EmbeddingUsageMetadataWire;
-}
+export const BatchEmbedContentsResponseSchema = Partial({ embeddings: Type.Array(ContentEmbeddingSchema), usageMetadata: UsageMetadataSchema });

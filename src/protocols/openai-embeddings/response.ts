@@ -4,37 +4,30 @@
  */
 import type { CanonicalEmbeddingResult } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
-import type { EmbeddingsResponseWire } from './wire.ts';
+import { checkedBody, wireCheck } from '../wire-schema.ts';
+import { EmbeddingsResponseSchema } from './wire.ts';
+
+const checkEmbeddings = wireCheck(EmbeddingsResponseSchema, 'an embeddings answer');
 
 export function parseEmbeddingsResponse(body: unknown, inputs: number, model: string): CanonicalEmbeddingResult {
-  const wire = body as EmbeddingsResponseWire | null;
-  if (!wire || !Array.isArray(wire.data)) throw errors.malformedUpstream('an embeddings answer without data');
+  const wire = checkedBody(checkEmbeddings, body);
   if (wire.data.length !== inputs) throw errors.malformedUpstream(`an embeddings answer with ${wire.data.length} vectors for ${inputs} inputs`);
   const vectors: number[][] = new Array(inputs);
   for (const datum of wire.data) {
-    const index = datum?.index;
-    if (!Number.isInteger(index) || index! < 0 || index! >= inputs || vectors[index!] !== undefined) {
-      throw errors.malformedUpstream(`an embedding with a missing, repeated or out-of-range index (${JSON.stringify(index)})`);
-    }
-    vectors[index!] = vectorOf(datum.embedding);
+    const { index } = datum;
+    if (index >= inputs || vectors[index] !== undefined) throw errors.malformedUpstream(`an embedding with a repeated or out-of-range index (${index})`);
+    vectors[index] = vectorOf(datum.embedding);
   }
   const reported = wire.usage?.prompt_tokens;
-  return {
-    vectors,
-    providerModel: typeof wire.model === 'string' ? wire.model : model,
-    ...(Number.isInteger(reported) && reported! >= 0 ? { inputTokens: reported } : {}),
-  };
+  return { vectors, providerModel: wire.model ?? model, ...(reported == null ? {} : { inputTokens: reported }) };
 }
 
 /** A vector as numbers, or as base64 little-endian float32 (a server that answers base64 regardless). */
-function vectorOf(embedding: unknown): number[] {
-  if (typeof embedding === 'string') {
-    const bytes = Buffer.from(embedding, 'base64');
-    if (bytes.length === 0 || bytes.length % 4 !== 0) throw errors.malformedUpstream('a base64 embedding that is not float32');
-    return Array.from({ length: bytes.length / 4 }, (_, index) => bytes.readFloatLE(index * 4));
-  }
-  if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((value) => typeof value === 'number' && Number.isFinite(value))) {
-    throw errors.malformedUpstream('an embedding that is not an array of numbers');
-  }
-  return embedding;
+function vectorOf(embedding: number[] | string): number[] {
+  if (typeof embedding !== 'string') return embedding;
+  const bytes = Buffer.from(embedding, 'base64');
+  if (bytes.length === 0 || bytes.length % 4 !== 0) throw errors.malformedUpstream('a base64 embedding that is not float32');
+  const vector = Array.from({ length: bytes.length / 4 }, (_, index) => bytes.readFloatLE(index * 4));
+  if (!vector.every(Number.isFinite)) throw errors.malformedUpstream('a base64 embedding that is not finite');
+  return vector;
 }

@@ -1,7 +1,8 @@
 /**
  * The embeddings protocols' answers, read strictly: vectors placed by index, every input covered
- * exactly once, numbers only, the reported tokens taken only when they are a count; and the
- * simulated provider's vectors (deterministic, unit, shaped by the text).
+ * exactly once, numbers only, the reported tokens a count or absent (anything else is a malformed
+ * answer: docs/protocols.md, "Validated upstream bodies"); and the simulated provider's vectors
+ * (deterministic, unit, shaped by the text).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -32,7 +33,12 @@ describe('OpenAI embeddings answers', () => {
   test('a base64 vector is read as little-endian float32; no usage leaves the count unreported', () => {
     const result = parseEmbeddingsResponse({ data: [datum(0, float32Bytes([0.5, -0.25]).toString('base64'))] }, 1, 'm');
     assert.deepEqual(result, { vectors: [[0.5, -0.25]], providerModel: 'm' });
-    assert.equal(parseEmbeddingsResponse({ data: [datum(0)], usage: { prompt_tokens: -1 } }, 1, 'm').inputTokens, undefined);
+    assert.equal(parseEmbeddingsResponse({ data: [datum(0)], usage: { prompt_tokens: null } }, 1, 'm').inputTokens, undefined);
+  });
+
+  test('a reported count that is not a non-negative integer is malformed, not ignored', () => {
+    for (const count of [-1, 5.5, '5', {}]) malformed(() => parseEmbeddingsResponse({ data: [datum(0)], usage: { prompt_tokens: count } }, 1, 'm'));
+    malformed(() => parseEmbeddingsResponse({ data: [datum(0)], model: 7 }, 1, 'm'));
   });
 
   test('a missing, repeated or out-of-range index, a count other than the inputs, or a vector that is not numbers is malformed', () => {
@@ -59,6 +65,13 @@ describe('Gemini embeddings answers', () => {
     malformed(() => parseEmbedContent({}));
     malformed(() => parseBatchEmbedContents({ embeddings: [{ values: [1] }] }, 2));
     malformed(() => parseBatchEmbedContents({ embeddings: [{ values: [1] }, { values: 'x' }] }, 2));
+  });
+
+  test('a reported count that is not a non-negative integer is malformed, not ignored', () => {
+    for (const count of [-1, 5.5, '5', []]) {
+      malformed(() => parseEmbedContent({ embedding: { values: [1] }, usageMetadata: { promptTokenCount: count } }));
+      malformed(() => parseBatchEmbedContents({ embeddings: [{ values: [1] }], usageMetadata: { promptTokenCount: count } }, 1));
+    }
   });
 });
 
