@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { OwnerRef } from '../../src/storage/store.ts';
+import { MAX_PDF_INFLATED_BYTES } from '../../src/tokens/pdf-size.ts';
 import { flushRequestLog } from '../chat/helpers.ts';
 import type { TestGateway } from '../helpers/gateway.ts';
+import { makePdf, pdfBomb } from '../helpers/pdf.ts';
 import { blackPng, PNG_CUT_AT_IHDR, pngBomb, pngFile, WEBP_CUT_AT_VP8X } from './files.ts';
 
 /** FUZZ_SEED replays a run; otherwise a fresh seed, printed with the figures. */
@@ -272,6 +274,18 @@ export async function hostileImages(): Promise<readonly Buffer[]> {
     blackPng(1, 1),
     blackPng(2, 2),
     Buffer.alloc(0),
+  ];
+}
+
+/** PDFs for document fields: a compressed bomb past the inflation limit, a file cut short, one of no page, and two good ones. */
+export function hostilePdfs(): readonly Buffer[] {
+  const good = makePdf(2);
+  return [
+    pdfBomb(MAX_PDF_INFLATED_BYTES + 1),
+    good.subarray(0, good.indexOf('stream\n') + 12),
+    Buffer.from('%PDF-1.7\n'),
+    good,
+    makePdf(3, { objectStream: true }),
   ];
 }
 

@@ -4,7 +4,8 @@
  * nesting, prototype-pollution keys, removed fields) and one mutation of its JSON text (duplicate
  * keys, invalid UTF-8, truncation, 20,000-level nesting, other content types), sent over real
  * HTTP; image fields (edit files, image parts of conversations) get hostile files (a decompression
- * bomb, headers cut short, bad CRCs, huge declared sizes) as JSON and as multipart; ids and
+ * bomb, headers cut short, bad CRCs, huge declared sizes) as JSON and as multipart, and PDF document
+ * fields hostile PDFs (a compressed bomb, a file cut short, one of no page); ids and
  * signed-URL parts get any text. Every answer must be below 500, and every error the envelope; at
  * the end the process answers, its RSS has not grown without bound, and the ledger is exact. The
  * seed is printed; FUZZ_SEED replays a run.
@@ -23,6 +24,7 @@ import {
   FuzzFigures,
   fuzzSeed,
   hostileImages,
+  hostilePdfs,
   hostileValue,
   imageField,
   type JsonPath,
@@ -43,7 +45,7 @@ interface Endpoint {
   readonly runs: number;
   /** The key that calls it: funded, or with no credit (the call ends at the hold). */
   readonly funded: boolean;
-  /** Where the body holds image files (edit files, image parts of a conversation): each gets a hostile file. */
+  /** Where the body holds image files (edit files, image parts of a conversation) or PDFs: each gets a hostile file. */
   readonly imageSlots?: readonly ImageSlot[];
 }
 
@@ -51,6 +53,8 @@ interface Endpoint {
 interface ImageSlot {
   readonly path: JsonPath;
   readonly dataUrl?: boolean;
+  /** The slot is a PDF document's, and gets hostile PDFs instead of images. */
+  readonly pdf?: boolean;
 }
 
 const TEXT = 'gateway/atlas-4-5';
@@ -97,7 +101,7 @@ const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/messages',
     funded: true,
     runs: 300,
-    imageSlots: [{ path: ['messages', 0, 'content', 1, 'source', 'data'] }],
+    imageSlots: [{ path: ['messages', 0, 'content', 1, 'source', 'data'] }, { path: ['messages', 0, 'content', 2, 'source', 'data'], pdf: true }],
     base: {
       model: TEXT,
       max_tokens: 16,
@@ -108,6 +112,7 @@ const ENDPOINTS: readonly Endpoint[] = [
           content: [
             { type: 'text', text: `${PLACEHOLDER} hello` },
             { type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: '' } },
           ],
         },
       ],
@@ -186,6 +191,7 @@ describe('request fuzzing', () => {
   let gateway: TestGateway;
   let broke: string;
   let files: readonly Buffer[];
+  const pdfs = hostilePdfs();
   const figures = new FuzzFigures('request fuzz', SEED);
 
   before(async () => {
@@ -221,7 +227,7 @@ describe('request fuzzing', () => {
       const key = () => (funded ? gateway.apiKey : broke);
       const images = fc.tuple(
         ...imageSlots.map((slot) =>
-          imageField(files).map((value) => ({
+          imageField(slot.pdf ? pdfs : files).map((value) => ({
             kind: 'set' as const,
             path: slot.path,
             value: slot.dataUrl && typeof value === 'string' && !value.startsWith('data:') ? `data:image/png;base64,${value}` : value,
