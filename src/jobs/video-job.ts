@@ -167,7 +167,11 @@ async function followOperation(
     } catch (error) {
       const failure = asGatewayError(error);
       if (!failure.retryable || context.signal.aborted) throw failure;
-      pipeline.logger.warn({ jobId: job.id, status: failure.status, code: failure.code }, 'looking at a video operation failed; looking again later');
+      // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
+      pipeline.logger.warn(
+        { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
+        'looking at a video operation failed; looking again later',
+      );
     }
     if (now() + wait > deadline) {
       throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);

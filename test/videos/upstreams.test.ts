@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { chargedOnce, eventually, ledger, newCharges } from '../chat/helpers.ts';
@@ -68,10 +69,19 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     let gateway: TestGateway;
     let receiver: Receiver;
     let secret: string;
+    /** What the gateway logged at warn and above. */
+    const logged: Record<string, any>[] = [];
     before(async () => {
       veo = await startVeoSimulator({ apiKey: VEO_KEY, runningPolls: 2 });
       pool = await startGpuPoolVideoSimulator({ apiKey: POOL_KEY, runningPolls: 2 });
-      gateway = await startGateway({ engine, config: configFor(veo, pool), env: { VEO_KEY, POOL_KEY }, creditUsd: '20', adminKey: ADMIN_KEY });
+      gateway = await startGateway({
+        engine,
+        config: configFor(veo, pool),
+        env: { VEO_KEY, POOL_KEY },
+        creditUsd: '20',
+        adminKey: ADMIN_KEY,
+        logger: pino({ level: 'warn', base: undefined }, { write: (line: string) => logged.push(JSON.parse(line)) }),
+      });
       receiver = await startReceiver();
       const registered = await call(gateway.baseUrl, 'POST', '/admin/v1/webhooks', {
         key: ADMIN_KEY,
@@ -164,6 +174,14 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.equal(job.status, 'completed', JSON.stringify(job));
         assert.equal(simulator().started.length, startedBefore + 1, 'never started again');
         await chargedOnce(gateway, before, charged);
+        const looks = logged.filter((line) => line.jobId === job.id && line.msg === 'looking at a video operation failed; looking again later');
+        assert.equal(looks.length, 2, 'each malformed look is logged');
+        for (const line of looks) {
+          assert.equal(line.code, 'upstream_error');
+          assert.equal(line.err.type, 'UpstreamBodyMismatch');
+          assert.equal(JSON.parse(line.err.body)[fault.path[0]], fault.value, 'with the raw answer');
+        }
+        assert.ok(!JSON.stringify(logged).includes(name === 'Veo' ? VEO_KEY : POOL_KEY), 'never the key');
       });
     }
 
