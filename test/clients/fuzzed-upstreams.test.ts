@@ -1,5 +1,6 @@
 /**
- * Fuzzed upstream answers on every text protocol, whole and streamed: a valid answer with one field
+ * Fuzzed upstream answers on every text protocol, whole and streamed, and on every embeddings and
+ * image protocol, whole: a valid answer with one field
  * turned into a wrong type, a negative or fractional count, a string number, null, or removed; or its
  * JSON cut short. Whatever comes, the gateway never answers 500, never charges a negative or NaN
  * amount, and either delivers the answer and charges it once or refuses it and charges nothing
@@ -9,8 +10,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
+import { embeddingEndpoint, embeddingModel } from '../embeddings/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { imageEndpoint, imageModel } from '../images/helpers.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
+import { seededPng } from '../simulators/openai-images.ts';
 import { startReplayUpstream, type ReplayAnswer, type ReplayUpstream } from '../simulators/replay.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -193,7 +197,7 @@ interface FuzzCase {
   readonly answer: ReplayAnswer;
 }
 
-function wholeCases(protocol: ProtocolCase, random: () => number, count: number): FuzzCase[] {
+function wholeCases(protocol: { readonly body: Json }, random: () => number, count: number): FuzzCase[] {
   const all = paths(protocol.body);
   const cases: FuzzCase[] = [];
   for (let index = 0; index < count; index++) {
@@ -257,10 +261,10 @@ after(async () => {
 });
 
 /** The request's charges once it has settled: no hold left open, every amount a non-negative integer. */
-async function chargesOf(requestId: string): Promise<bigint[]> {
-  const owner = { kind: 'account', id: gateway.account.id } as const;
+async function chargesOf(requestId: string, on: TestGateway = gateway): Promise<bigint[]> {
+  const owner = { kind: 'account', id: on.account.id } as const;
   for (let attempt = 0; ; attempt++) {
-    const [balance, entries] = await Promise.all([gateway.store.getBalance(owner), gateway.store.listEntries(owner)]);
+    const [balance, entries] = await Promise.all([on.store.getBalance(owner), on.store.listEntries(owner)]);
     if (balance.reserved === 0n || attempt === 300) {
       assert.equal(balance.reserved, 0n, 'no hold is left open');
       const charges = entries.filter((entry) => entry.kind === 'charge' && entry.requestId === requestId).map((entry) => entry.amount);
@@ -345,4 +349,96 @@ test('a stream that fails after its first byte is logged once: code, provider, u
   assert.deepEqual(JSON.parse(line.err.body).usage, { prompt_tokens: 5, completion_tokens: 5.5, total_tokens: 7 }, 'the raw event as the provider sent it');
   const all = JSON.stringify(logged);
   for (const secret of [prompt, 'sk-fuzz', gateway.apiKey]) assert.ok(!all.includes(secret), `the log never holds ${secret}`);
+});
+
+/** A whole-body protocol of the embeddings or images API: its valid answer, and the request that asks for it. */
+interface WholeCase {
+  readonly kind: 'openai-embeddings' | 'gemini-embeddings' | 'openai-images' | 'imagen' | 'gpu-pool';
+  readonly provider: { readonly kind: 'openai' | 'gemini' | 'openai-images' | 'gpu-pool'; readonly path: string };
+  readonly api: '/v1/embeddings' | '/v1/images/generations';
+  readonly body: Json;
+}
+
+const PNG = seededPng('fuzz').toString('base64');
+
+const WHOLE_CASES: readonly WholeCase[] = [
+  {
+    kind: 'openai-embeddings',
+    provider: { kind: 'openai', path: '/v1' },
+    api: '/v1/embeddings',
+    body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.6, 0.8] }], model: 'm', usage: { prompt_tokens: 3, total_tokens: 3 } },
+  },
+  {
+    kind: 'gemini-embeddings',
+    provider: { kind: 'gemini', path: '' },
+    api: '/v1/embeddings',
+    body: { embedding: { values: [0.6, 0.8] }, usageMetadata: { promptTokenCount: 3 } },
+  },
+  {
+    kind: 'openai-images',
+    provider: { kind: 'openai-images', path: '/v1' },
+    api: '/v1/images/generations',
+    body: { created: 1, data: [{ b64_json: PNG, revised_prompt: 'a dot' }], size: '16x16', usage: { input_tokens: 5, output_tokens: 272, total_tokens: 277 } },
+  },
+  {
+    kind: 'imagen',
+    provider: { kind: 'gemini', path: '' },
+    api: '/v1/images/generations',
+    body: { predictions: [{ bytesBase64Encoded: PNG, mimeType: 'image/png' }] },
+  },
+  { kind: 'gpu-pool', provider: { kind: 'gpu-pool', path: '/v1' }, api: '/v1/images/generations', body: { data: [{ b64_json: PNG }] } },
+];
+
+describe('fuzzed embeddings and image answers', () => {
+  let media: TestGateway;
+  const replays = new Map<WholeCase['kind'], ReplayUpstream>();
+  before(async () => {
+    for (const protocol of WHOLE_CASES) replays.set(protocol.kind, await startReplayUpstream());
+    const provider = (protocol: WholeCase) => ({
+      id: protocol.kind,
+      kind: protocol.provider.kind,
+      base_url: `${replays.get(protocol.kind)!.origin}${protocol.provider.path}`,
+      api_key_env: 'KEY',
+    });
+    const model = (protocol: WholeCase) =>
+      protocol.api === '/v1/embeddings'
+        ? embeddingModel(`gateway/fuzz-${protocol.kind}`, [embeddingEndpoint(protocol.kind, 'm')])
+        : imageModel(`gateway/fuzz-${protocol.kind}`, [imageEndpoint('m', { provider: protocol.kind, limits: { max_images: 1, supported_sizes: ['16x16'] } })]);
+    media = await startGateway({
+      config: { providers: WHOLE_CASES.map(provider), models: WHOLE_CASES.map(model) },
+      env: { KEY: 'sk-fuzz' },
+      creditUsd: '100',
+    });
+  });
+  after(async () => {
+    await media?.close();
+    await Promise.all([...replays.values()].map((upstream) => upstream.close()));
+  });
+
+  for (const protocol of WHOLE_CASES) {
+    test(`${protocol.kind}: a 200 charged once, or a 502 charged nothing; never a 500`, async () => {
+      const random = generator(protocol.kind.length * 7919);
+      const outcomes = { delivered: 0, refused: 0 };
+      const request = protocol.api === '/v1/embeddings' ? { input: 'hello' } : { prompt: 'a dot', size: '16x16', response_format: 'b64_json' };
+      for (const fuzz of [{ name: 'the valid answer', answer: { json: protocol.body } }, ...wholeCases(protocol, random, PER_MODE)]) {
+        replays.get(protocol.kind)!.script(fuzz.answer);
+        const response = await fetch(`${media.baseUrl}${protocol.api}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${media.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: `gateway/fuzz-${protocol.kind}`, ...request }),
+        });
+        const text = await response.text();
+        const charges = await chargesOf(response.headers.get('x-gateway-request-id') ?? '', media);
+        if (response.status === 200) {
+          outcomes.delivered++;
+          assert.equal(charges.length, 1, `${fuzz.name}: charged once`);
+        } else {
+          outcomes.refused++;
+          assert.equal(response.status, 502, `${fuzz.name}: ${response.status} ${text}`);
+          assert.deepEqual(charges, [], `${fuzz.name}: nothing charged`);
+        }
+      }
+      assert.ok(outcomes.delivered > 0 && outcomes.refused > 0, JSON.stringify(outcomes));
+    });
+  }
 });
