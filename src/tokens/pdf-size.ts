@@ -4,11 +4,14 @@
  *
  * - Pages: every page object (`/Type /Page`, not `/Pages`) in the file, including those packed in
  *   compressed object streams (`/Type /ObjStm`). Objects left behind by incremental updates and the
- *   same words inside a content stream count too: the count can only be above the real one.
+ *   same words inside any stream's bytes count too: the count can only be above the real one.
  * - Text: extracted text comes from content streams and strings in objects, and every byte of
  *   extracted text needs at least one byte there. So the text bound is the file's bytes outside
  *   streams, plus the decoded size of every stream that can carry text. Images, embedded fonts,
- *   cross-reference and metadata streams carry none and are not decoded.
+ *   cross-reference and metadata streams carry none and are not decoded; which is which is taken
+ *   from each stream's own dictionary, so a file that labels its page content as an image has that
+ *   text left out of the bound (what a provider then counts past the hold is capped and recorded,
+ *   docs/billing.md, "Money caps").
  *
  * Only FlateDecode is inflated, synchronously and with an output cap of what is left of
  * MAX_PDF_INFLATED_BYTES, so a compressed bomb stops at the cap. A stream that could carry text
@@ -46,7 +49,9 @@ export function measurePdf(bytes: Uint8Array): PdfSize {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   if (!text.slice(0, 1024).includes(HEADER)) throw new PdfRefused('it is not a PDF (no %PDF- header)');
   let budget = MAX_PDF_INFLATED_BYTES;
-  let pages = 0;
+  // The whole file is scanned, stream data included, so no object hides from the count behind a
+  // misleading `stream` keyword; compressed object streams are scanned once inflated.
+  let pages = count(text);
   let textBytes = 0;
   let outside = 0;
   let objectStart = 0;
@@ -56,9 +61,7 @@ export function measurePdf(bytes: Uint8Array): PdfSize {
     const dictionaryStart = text.lastIndexOf('obj', match.index);
     const dictionary = text.slice(Math.max(dictionaryStart, objectStart), match.index);
     const dataEnd = streamEnd(text, dictionary, dataStart);
-    const outsideText = text.slice(objectStart, dataStart);
-    outside += outsideText.length;
-    pages += count(outsideText);
+    outside += dataStart - objectStart;
     objectStart = dataEnd;
     const objectStream = OBJECT_STREAM.test(dictionary);
     if (!objectStream && TEXTLESS.test(dictionary)) continue;
@@ -68,9 +71,7 @@ export function measurePdf(bytes: Uint8Array): PdfSize {
     textBytes += decoded.size;
     if (objectStream) pages += count(decoded.text ?? '');
   }
-  const tail = text.slice(objectStart);
-  outside += tail.length;
-  pages += count(tail);
+  outside += text.length - objectStart;
   if (pages === 0) throw new PdfRefused('it has no page');
   return { pages, textBytes: textBytes + outside };
 }

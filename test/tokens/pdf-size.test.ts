@@ -37,6 +37,13 @@ describe('measuring a PDF', () => {
     });
   }
 
+  test('a stream keyword inside a string hides no page from the count', () => {
+    const pdf = makePdf(3);
+    const header = pdf.indexOf('\n', pdf.indexOf('%PDF-') + 10) + 1;
+    const decoy = Buffer.from('9 0 obj\n<< /Title (a stream\n) >>\nendobj\n', 'latin1');
+    assert.equal(measurePdf(Buffer.concat([pdf.subarray(0, header), decoy, pdf.subarray(header)])).pages, 3);
+  });
+
   test('bounds the text by the bytes outside streams plus the inflated content streams', () => {
     const text = 'x'.repeat(10_000);
     const pdf = makePdf(2, { text });
