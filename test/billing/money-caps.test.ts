@@ -210,6 +210,18 @@ for (const engine of ['sqlite', 'postgres'] as const) {
   });
 }
 
+/** The text of a chat stream that must end with the credit hold's in-stream error. */
+async function textUntilHoldError(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<string> {
+  let text = '';
+  await assert.rejects(
+    (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })(),
+    (error: unknown) => error instanceof OpenAI.APIError && /credit hold/.test(error.message),
+  );
+  return text;
+}
+
 describe('a client gone before its plain answer was written', () => {
   let gateway: TestGateway;
   let called: () => void;
@@ -312,13 +324,7 @@ describe('a stream that outruns its hold', () => {
     const { data, response } = await client.chat.completions
       .create({ model: 'gateway/outrun-openai', max_tokens: 4, stream: true, messages: [{ role: 'user', content: prompt }] })
       .withResponse();
-    let text = '';
-    await assert.rejects(
-      (async () => {
-        for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
-      })(),
-      (error: unknown) => error instanceof OpenAI.APIError && /credit hold/.test(error.message),
-    );
+    const text = await textUntilHoldError(data);
     await assertStoppedAtHold(requestIdOf(response), openaiUpstream, text);
   });
 
@@ -357,13 +363,7 @@ describe('a stream that outlives its hold', () => {
     const { data, response } = await client.chat.completions
       .create({ model: 'gateway/slow', stream: true, messages: [{ role: 'user', content: prompt }] })
       .withResponse();
-    let text = '';
-    await assert.rejects(
-      (async () => {
-        for await (const chunk of data) text += chunk.choices[0]?.delta.content ?? '';
-      })(),
-      (error: unknown) => error instanceof OpenAI.APIError && /credit hold/.test(error.message),
-    );
+    const text = await textUntilHoldError(data);
     assert.ok(text.length > 0 && !text.includes('word39'), `a part of the reply was delivered: ${text}`);
     const requestId = requestIdOf(response);
     const row = await eventually(async () => {

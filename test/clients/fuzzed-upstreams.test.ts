@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
+import { eventually } from '../chat/helpers.ts';
 import { embeddingEndpoint, embeddingModel } from '../embeddings/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { imageEndpoint, imageModel } from '../images/helpers.ts';
@@ -263,16 +264,13 @@ after(async () => {
 /** The request's charges once it has settled: no hold left open, every amount a non-negative integer. */
 async function chargesOf(requestId: string, on: TestGateway = gateway): Promise<bigint[]> {
   const owner = { kind: 'account', id: on.account.id } as const;
-  for (let attempt = 0; ; attempt++) {
+  return eventually(async () => {
     const [balance, entries] = await Promise.all([on.store.getBalance(owner), on.store.listEntries(owner)]);
-    if (balance.reserved === 0n || attempt === 300) {
-      assert.equal(balance.reserved, 0n, 'no hold is left open');
-      const charges = entries.filter((entry) => entry.kind === 'charge' && entry.requestId === requestId).map((entry) => entry.amount);
-      for (const amount of charges) assert.ok(typeof amount === 'bigint' && amount >= 0n, `a charge of ${String(amount)}`);
-      return charges;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+    assert.equal(balance.reserved, 0n, 'no hold is left open');
+    const charges = entries.filter((entry) => entry.kind === 'charge' && entry.requestId === requestId).map((entry) => entry.amount);
+    for (const amount of charges) assert.ok(typeof amount === 'bigint' && amount >= 0n, `a charge of ${String(amount)}`);
+    return charges;
+  }, 300);
 }
 
 async function send(kind: ProtocolCase['kind'], stream: boolean): Promise<{ status: number; requestId: string; text: string; headers: Headers }> {
