@@ -16,6 +16,7 @@ import type { GatewayError } from '../core/errors.ts';
 import type { CallContext } from '../protocols/protocol.ts';
 import type { AttemptRecord, EndpointHealth } from '../routing/endpoint-health.ts';
 import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
+import type { AttemptTrace } from './attempt-trace.ts';
 import { CheckedStream } from './stream-rules.ts';
 
 export interface AttemptContext {
@@ -25,6 +26,8 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   readonly logger: FastifyBaseLogger;
   readonly health?: EndpointHealth;
+  /** Where each attempt is written down for the request log row. */
+  readonly trace?: AttemptTrace;
 }
 
 export interface CompletedAttempt<Result> {
@@ -41,13 +44,16 @@ export async function completeWithFallback<Result>(
     const endpoint = attempts[index];
     if (!(await admitted(context, attempts, index))) continue;
     const record = context.health?.begin(endpoint);
+    const traced = context.trace?.begin(endpoint);
     try {
       const result = await call(endpoint, callContext(context, endpoint));
       record?.succeeded();
+      traced?.served();
       return { result, endpoint };
     } catch (error) {
       const failure = asGatewayError(error);
       record?.failed(failure, context.signal.aborted);
+      traced?.failed(failure);
       handleFailure(context, failure, index, attempts.length, endpoint);
     }
   }
@@ -71,16 +77,19 @@ export async function openStreamWithFallback(
     const endpoint = attempts[index];
     if (!(await admitted(context, attempts, index))) continue;
     const record = context.health?.begin(endpoint);
+    const traced = context.trace?.begin(endpoint);
     let stream: CheckedStream | undefined;
     try {
       stream = new CheckedStream(open(endpoint, callContext(context, endpoint))[Symbol.asyncIterator]());
       const firstEvents = await stream.first();
       record?.firstByte();
+      traced?.firstByte();
       return { endpoint, stream, firstEvents, record };
     } catch (error) {
       await stream?.close();
       const failure = asGatewayError(error);
       record?.failed(failure, context.signal.aborted);
+      traced?.failed(failure);
       handleFailure(context, failure, index, attempts.length, endpoint);
     }
   }
@@ -92,7 +101,9 @@ export async function openStreamWithFallback(
  */
 async function admitted(context: AttemptContext, attempts: readonly RouteEndpoint[], index: number): Promise<boolean> {
   if (context.health === undefined || index === attempts.length - 1) return true;
-  return context.health.admit(attempts[index]);
+  const admit = await context.health.admit(attempts[index]);
+  if (!admit) context.trace?.skipped(attempts[index]);
+  return admit;
 }
 
 /** Throws unless the next route may be tried. */

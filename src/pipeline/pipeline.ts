@@ -28,6 +28,7 @@ import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import { PROTOCOLS } from '../protocols/registry.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { HoldOwner, LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
+import { AttemptTrace } from './attempt-trace.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
 import type { CallableKindTypes, KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
 import type { Usage } from '../canonical/index.ts';
@@ -81,6 +82,8 @@ export interface RequestScope<Request extends MeteredRequest> {
   readonly startedAt: number;
   /** The model that was selected; null when selection failed. */
   readonly modelId: string | null;
+  /** The upstream attempts made so far; absent before the routes were chosen. */
+  readonly trace?: AttemptTrace;
 }
 
 /** A call that passed validation and holds its credit; its routes are fixed. */
@@ -213,7 +216,8 @@ export class Pipeline {
         caps: spendCapsOf(auth, createdAt),
         refuseCap: (cap) => spendLimitError(cap, createdAt),
       });
-      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks };
+      const trace = new AttemptTrace(startedAt);
+      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks, trace };
     } catch (error) {
       const failure = asGatewayError(error);
       this.record({ ...input, payer, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
@@ -348,6 +352,7 @@ export class Pipeline {
       errorCode: outcome.errorCode,
       output: scope.request.store === false ? undefined : outcome.output,
       blobKeys: outcome.blobKeys,
+      attempts: scope.trace?.finish(),
     });
     this.#deps.onRecord?.(record);
     this.#log.add(record);
@@ -373,7 +378,15 @@ export class Pipeline {
   }
 
   attemptContext<T extends KindTypes>(prepared: PreparedCall<T>, signal: AbortSignal): AttemptContext {
-    return { attempts: prepared.attempts, env: this.#deps.env, requestId: prepared.requestId, signal, logger: this.#deps.logger, health: this.#deps.health };
+    return {
+      attempts: prepared.attempts,
+      env: this.#deps.env,
+      requestId: prepared.requestId,
+      signal,
+      logger: this.#deps.logger,
+      health: this.#deps.health,
+      trace: prepared.trace,
+    };
   }
 
   /** The protocol of a route of the plan (selection only keeps routes whose protocol exists). */

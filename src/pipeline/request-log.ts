@@ -19,7 +19,7 @@ import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
 import type { StorageLogger } from '../storage/logger.ts';
-import type { OwnerRef, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
+import type { OwnerRef, RequestLogRecord, RequestLogStore, RequestStatus, UpstreamAttempt } from '../storage/store.ts';
 
 /** Request history is kept for 24 hours (docs/operations.md, "Request history"). */
 export const REQUEST_LOG_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -55,6 +55,8 @@ export interface RequestFacts {
   readonly output?: unknown;
   /** Blob keys of the request's stored files (Outputs.storeOutputFiles). */
   readonly blobKeys?: readonly string[];
+  /** The upstream attempts, in order (attempt-trace.ts). */
+  readonly attempts?: readonly UpstreamAttempt[];
 }
 
 export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
@@ -86,6 +88,7 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     firstByteMs: facts.firstByteMs == null ? null : Math.round(facts.firstByteMs),
     output: facts.output ?? null,
     blobKeys: facts.blobKeys ?? [],
+    attempts: facts.attempts ?? [],
     expiresAt: facts.createdAt + REQUEST_LOG_LIFETIME_MS,
     providerUsage: facts.providerUsage ?? null,
   };

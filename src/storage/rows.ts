@@ -23,6 +23,7 @@ import type {
   OwnerPatch,
   OwnerRef,
   RequestLogRecord,
+  UpstreamAttempt,
   Reservation,
   SettleOutcome,
   UsageSummaryRow,
@@ -147,6 +148,7 @@ export const REQUEST_LOG_COLUMNS = [
   'cache_write_1h_tokens',
   'over_hold',
   'provider_usage',
+  'attempts',
 ] as const;
 
 /**
@@ -194,6 +196,7 @@ export function requestColumns(record: RequestLogRecord) {
     cache_write_1h_tokens: record.cacheWrite1hTokens,
     // JSON text in both engines: kept as the provider wrote it, never queried.
     provider_usage: jsonText(record.providerUsage),
+    attempts: jsonText(record.attempts),
   };
 }
 
@@ -405,6 +408,8 @@ export function requestFromRow(row: Row): RequestLogRecord {
     output: json(row.output),
     providerUsage: json(row.provider_usage) as RequestLogRecord['providerUsage'],
     blobKeys: json(row.blob_keys) as string[],
+    // Rows written before attempts were recorded have none.
+    attempts: (json(row.attempts) ?? []) as UpstreamAttempt[],
     expiresAt: integer(row.expires_at),
   };
 }

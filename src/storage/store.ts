@@ -9,6 +9,7 @@
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { BlobStore } from './blobs.ts';
 import type { AuditStore, DashboardListStore, PeopleStore } from './people.ts';
+import type { DashboardViewStore } from './dashboard-views.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -270,6 +271,25 @@ export interface DirectoryStore {
 
 export type RequestStatus = 'completed' | 'failed' | 'cancelled' | 'incomplete';
 
+/**
+ * One upstream attempt of a request, in the order they were made; times in milliseconds from the
+ * request's arrival. A failed attempt's status and code are the gateway's reading of the upstream's
+ * answer (what the client would have been told had it been the last).
+ */
+export type UpstreamAttempt = { readonly provider: string; readonly upstreamModel: string; readonly startMs: number } & (
+  | { readonly outcome: 'served'; readonly firstByteMs: number; readonly durationMs: number }
+  | {
+      readonly outcome: 'failed';
+      readonly firstByteMs: number | null;
+      readonly durationMs: number;
+      readonly status: number;
+      readonly errorCode: string | null;
+      readonly message: string;
+    }
+  /** Passed over without a call: its circuit breaker was open. */
+  | { readonly outcome: 'skipped'; readonly reason: 'circuit_open' }
+);
+
 /** One row per served request: the audit trail for usage reports and `GET /v1/outputs/{id}`. */
 export interface RequestLogRecord {
   readonly id: string;
@@ -312,6 +332,8 @@ export interface RequestLogRecord {
   readonly providerUsage: Readonly<Record<string, unknown>> | null;
   /** Blob keys of stored media outputs (images, videos). */
   readonly blobKeys: readonly string[];
+  /** The upstream attempts, in order; empty when none was made (refused before, or replayed). */
+  readonly attempts: readonly UpstreamAttempt[];
   readonly expiresAt: number;
 }
 
@@ -618,7 +640,8 @@ export interface Store
     ServedModelsStore,
     PeopleStore,
     AuditStore,
-    DashboardListStore {
+    DashboardListStore,
+    DashboardViewStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

@@ -8,6 +8,7 @@ import { after, before, describe } from 'node:test';
 import type { Store } from '../../src/storage/store.ts';
 import { changeFeedContract } from './contract/change-feed.ts';
 import type { ContractContext } from './contract/context.ts';
+import { dashboardViewsContract } from './contract/dashboard-views.ts';
 import { directoryContract } from './contract/directory.ts';
 import { firstAccountContract } from './contract/first-account.ts';
 import { idempotencyContract } from './contract/idempotency.ts';
@@ -51,6 +52,7 @@ export function storeContract(name: string, open: () => Promise<Store>, fresh: (
     changeFeedContract(context);
     servedModelsContract(context);
     peopleContract(context);
+    dashboardViewsContract(context);
     reopenContract(context);
   });
 }

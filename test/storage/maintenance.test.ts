@@ -93,6 +93,7 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         blobKeys: [],
         expiresAt: 2_000,
         providerUsage: null,
+        attempts: [],
       },
     ]);
 

@@ -15,6 +15,7 @@ import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { postgresPeople } from './people.ts';
 import { postgresDashboardLists } from './dashboard-lists.ts';
+import { postgresDashboardViews } from './dashboard-views.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
 import { postgresServedModels } from './served-models.ts';
@@ -59,6 +60,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresServedModels(database),
     ...postgresPeople(database, options.now),
     ...postgresDashboardLists(database),
+    ...postgresDashboardViews(database),
     async close() {
       await heartbeat?.stop();
       await beating?.close();

@@ -12,6 +12,7 @@ import { sqliteJobs } from './jobs.ts';
 import { sqliteLedger } from './ledger.ts';
 import { sqlitePeople } from './people.ts';
 import { sqliteDashboardLists } from './dashboard-lists.ts';
+import { sqliteDashboardViews } from './dashboard-views.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
@@ -70,6 +71,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteServedModels(database),
     ...sqlitePeople(database, options.now),
     ...sqliteDashboardLists(database),
+    ...sqliteDashboardViews(database),
     async close() {
       database.flush();
       await checkpoints?.stop();

@@ -36,6 +36,10 @@ function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): Req
     firstByteMs: 7,
     output: { id: 'chatcmpl-1', choices: [{ message: { role: 'assistant', content: 'hi' } }] },
     blobKeys: [],
+    attempts: [
+      { provider: 'down', upstreamModel: 'sim-a', startMs: 0, outcome: 'failed', firstByteMs: null, durationMs: 3, status: 503, errorCode: 'upstream_overloaded', message: 'busy' },
+      { provider: 'simulated', upstreamModel: 'sim-a', startMs: 4, outcome: 'served', firstByteMs: 7, durationMs: 38 },
+    ],
     expiresAt: 100_000,
     providerUsage: null,
     ...overrides,

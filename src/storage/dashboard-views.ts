@@ -1,0 +1,104 @@
+/**
+ * What the dashboard's request log, jobs and health pages read (docs/dashboard.md): keyset pages
+ * of requests and jobs under filters, a request's or job's hold with its settlement, and the
+ * ledger's integrity. The SQL is shared by both engines; each runs it with its own placeholders.
+ */
+import type { Picos } from '../core/money.ts';
+import type { Page, PageRequest } from './people.ts';
+import type { JobKind, JobRecord, JobStatus, LedgerEntry, OwnerRef, RequestStatus, Reservation } from './store.ts';
+
+export interface RequestFilter {
+  /** Only this owner's requests (a member's view); every owner's when absent. */
+  readonly owner?: OwnerRef;
+  /** Created at or after (epoch ms). */
+  readonly from?: number;
+  /** Created before (epoch ms). */
+  readonly to?: number;
+  readonly keyId?: string;
+  readonly model?: string;
+  readonly status?: RequestStatus;
+  /** The API route (chat, messages, responses, images.generations, …). */
+  readonly route?: string;
+  /** The provider endpoint that served it. */
+  readonly provider?: string;
+  readonly minCost?: Picos;
+  readonly maxCost?: Picos;
+  readonly requestId?: string;
+}
+
+/** A request log row as a list shows it: no output, no provider usage. */
+export interface RequestLine {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly keyId: string;
+  readonly route: string;
+  readonly model: string | null;
+  readonly provider: string | null;
+  readonly status: RequestStatus;
+  readonly httpStatus: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cost: Picos;
+  readonly errorCode: string | null;
+  readonly createdAt: number;
+  readonly durationMs: number;
+}
+
+/** Where a job is in its life: waiting for a worker, worked on, or ended. */
+export type JobState = 'queued' | 'running' | 'ended';
+export const JOB_STATES: Readonly<Record<JobState, readonly JobStatus[]>> = {
+  queued: ['queued'],
+  running: ['in_progress'],
+  ended: ['completed', 'incomplete', 'failed', 'cancelled'],
+};
+
+export interface JobFilter {
+  readonly owner?: OwnerRef;
+  readonly kind?: JobKind;
+  readonly state?: JobState;
+}
+
+/** A job as a list shows it: no payload, result or checkpoint. */
+export type JobLine = Pick<JobRecord, 'id' | 'kind' | 'owner' | 'keyId' | 'status' | 'reservationId' | 'createdAt' | 'updatedAt' | 'attempts' | 'cost'>;
+
+/** A hold and what became of it: the charge that settled it (none when released or open). */
+export interface HoldView {
+  readonly reservation: Reservation;
+  readonly charges: readonly LedgerEntry[];
+}
+
+/**
+ * One wallet against its ledger: the sum of its credits less its charges is its balance, and its
+ * open reservations add up to what it holds. Any difference is a fault (there must never be one).
+ */
+export interface WalletCheck {
+  readonly owner: OwnerRef;
+  readonly credits: Picos;
+  readonly charges: Picos;
+  readonly openHolds: Picos;
+  readonly balance: Picos;
+  readonly reserved: Picos;
+  /** (credits − charges − open holds) − (balance − reserved): 0 on a consistent ledger. */
+  readonly difference: Picos;
+}
+
+export interface OperationsCounts {
+  /** Webhook deliveries that gave up, and pending ones whose last attempt failed. */
+  readonly failedWebhookDeliveries: number;
+  readonly retryingWebhookDeliveries: number;
+  /** Jobs by state (ended ones are not counted). */
+  readonly queuedJobs: number;
+  readonly runningJobs: number;
+}
+
+export interface DashboardViewStore {
+  /** Requests newest first under a filter. */
+  pageRequests(filter: RequestFilter, page: PageRequest): Promise<Page<RequestLine>>;
+  /** The hold a request made (found by its request id) or a job runs on (by its reservation id). */
+  holdOf(ref: { readonly requestId: string } | { readonly reservationId: string }): Promise<HoldView | null>;
+  /** Jobs newest first under a filter. */
+  pageJobs(filter: JobFilter, page: PageRequest): Promise<Page<JobLine>>;
+  /** Every wallet checked against its ledger entries and open reservations, those with a difference first. */
+  ledgerIntegrity(): Promise<WalletCheck[]>;
+  operationsCounts(since: number): Promise<OperationsCounts>;
+}

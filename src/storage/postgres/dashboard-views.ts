@@ -1,0 +1,64 @@
+/** The dashboard's request log, jobs and health reads on PostgreSQL (dashboard-views.ts). */
+import { createHash } from 'node:crypto';
+import type { DashboardViewStore } from '../dashboard-views.ts';
+import {
+  jobLineFromRow,
+  jobPageQuery,
+  LEDGER_INTEGRITY,
+  operationsCountsFromRow,
+  operationsCountsQuery,
+  requestLineFromRow,
+  requestPageQuery,
+  timeCursor,
+  walletChecks,
+  type Query,
+} from '../dashboard-views-sql.ts';
+import { pageOf } from '../people-rows.ts';
+import { ledgerEntryFromRow, reservationFromRow } from '../rows.ts';
+import type { PostgresDatabase, Statement } from './database.ts';
+
+const placeholder = (position: number) => `$${position}`;
+
+const RESERVATION_BY_REQUEST: Statement = {
+  name: 'gateway_dashboard_reservation_by_request',
+  text: 'SELECT * FROM reservations WHERE request_id = $1 ORDER BY created_at DESC LIMIT 1',
+};
+const RESERVATION_BY_ID: Statement = { name: 'gateway_dashboard_reservation', text: 'SELECT * FROM reservations WHERE id = $1' };
+const CHARGES: Statement = {
+  name: 'gateway_dashboard_hold_charges',
+  text: `SELECT * FROM ledger_entries WHERE reservation_id = $1 AND kind = 'charge' ORDER BY id`,
+};
+const INTEGRITY: Statement = { name: 'gateway_dashboard_ledger_integrity', text: LEDGER_INTEGRITY };
+const COUNTS: Statement = { name: 'gateway_dashboard_operations_counts', text: operationsCountsQuery(placeholder) };
+
+/** A prepared statement per distinct text (the filter combinations are few), named by its hash. */
+function statementOf(query: Query): Statement {
+  return { name: `gateway_dashboard_${createHash('sha256').update(query.text).digest('hex').slice(0, 16)}`, text: query.text };
+}
+
+export function postgresDashboardViews(database: PostgresDatabase): DashboardViewStore {
+  const run = async (query: Query) => (await database.query(statementOf(query), query.values)).rows;
+  return {
+    async pageRequests(filter, page) {
+      return pageOf(await run(requestPageQuery(filter, page, placeholder)), page.limit, requestLineFromRow, timeCursor);
+    },
+    async holdOf(ref) {
+      const row = ('requestId' in ref
+        ? await database.query(RESERVATION_BY_REQUEST, [ref.requestId])
+        : await database.query(RESERVATION_BY_ID, [ref.reservationId])
+      ).rows[0];
+      if (!row) return null;
+      const reservation = reservationFromRow(row);
+      return { reservation, charges: (await database.query(CHARGES, [reservation.id])).rows.map(ledgerEntryFromRow) };
+    },
+    async pageJobs(filter, page) {
+      return pageOf(await run(jobPageQuery(filter, page, placeholder)), page.limit, jobLineFromRow, timeCursor);
+    },
+    async ledgerIntegrity() {
+      return walletChecks((await database.query(INTEGRITY, [])).rows);
+    },
+    async operationsCounts(since) {
+      return operationsCountsFromRow((await database.query(COUNTS, [since])).rows[0]!);
+    },
+  };
+}
