@@ -196,7 +196,8 @@ export type NotFoundKind =
   | 'Video job'
   | 'Webhook endpoint'
   | 'Stored request'
-  | 'Output file';
+  | 'Output file'
+  | 'Job';
 
 export const errors = {
   // The request as HTTP: framework failures before any route logic ran.

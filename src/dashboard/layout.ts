@@ -6,7 +6,7 @@
 import type { User } from '../storage/people.ts';
 import { html, type Html } from './html.ts';
 
-export const ASSET_VERSION = '1';
+export const ASSET_VERSION = '2';
 
 export interface Frame {
   readonly title: string;
@@ -24,12 +24,17 @@ function navigation(user: User, current: string): Html {
       ? [
           ['/dashboard/accounts', 'Accounts'],
           ['/dashboard/organizations', 'Organizations'],
+          ['/dashboard/requests', 'Requests'],
+          ['/dashboard/jobs', 'Jobs'],
+          ['/dashboard/health', 'Health'],
           ['/dashboard/users', 'Users'],
           ['/dashboard/audit', 'Audit log'],
           ['/dashboard/models', 'Models'],
         ]
       : [
           [`/dashboard/owners/${user.role.owner.kind}/${user.role.owner.id}`, 'Overview'],
+          ['/dashboard/requests', 'Requests'],
+          ['/dashboard/jobs', 'Jobs'],
           ['/dashboard/models', 'Models'],
           ['/dashboard/quick-start', 'Quick start'],
         ];

@@ -17,6 +17,7 @@ import { resolveViewer, setSecurityHeaders } from './guard.ts';
 import { html } from './html.ts';
 import { notice, page } from './layout.ts';
 import { registerOwnerPages } from './owner-pages.ts';
+import { registerRequestPages } from './request-pages.ts';
 import { registerSignInPages } from './sign-in-pages.ts';
 import { registerSsoPages } from './sso-pages.ts';
 
@@ -57,6 +58,7 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
     registerSignInPages(scope, dashboard);
     registerDirectoryPages(scope, dashboard);
     registerOwnerPages(scope, dashboard);
+    registerRequestPages(scope, dashboard);
     const sso = deps.config.dashboard?.sso;
     if (sso) registerSsoPages(scope, dashboard, sso);
   });
