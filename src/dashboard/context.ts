@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { errors } from '../core/errors.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { createAuditor } from '../people/audit.ts';
+import { createAuditor, type Auditor } from '../people/audit.ts';
 import { userActor, type Sessions } from '../people/sessions.ts';
 import { createUserOperations, type UserOperations } from '../people/users.ts';
 import type { User } from '../storage/people.ts';
@@ -23,6 +23,8 @@ export interface Dashboard {
   origin(request: FastifyRequest): string;
   operations(request: FastifyRequest, viewer: Viewer): AdminOperations;
   users(request: FastifyRequest, viewer: Viewer): UserOperations;
+  /** Records a change the signed-in user made (docs/dashboard.md, "Audit log"). */
+  audit(request: FastifyRequest, viewer: Viewer): Auditor;
 }
 
 export function createDashboard(deps: AppDeps, sessions: Sessions): Dashboard {
@@ -40,6 +42,7 @@ export function createDashboard(deps: AppDeps, sessions: Sessions): Dashboard {
         audit: auditor(request, viewer),
       }),
     users: (request, viewer) => createUserOperations({ store: deps.store, audit: auditor(request, viewer), actorLabel: viewer.user.email, now: deps.now }),
+    audit: auditor,
   };
 }
 

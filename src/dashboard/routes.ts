@@ -16,6 +16,8 @@ import { registerDirectoryPages } from './directory-pages.ts';
 import { resolveViewer, setSecurityHeaders } from './guard.ts';
 import { html } from './html.ts';
 import { notice, page } from './layout.ts';
+import { registerHealthPage } from './health-page.ts';
+import { registerJobPages } from './job-pages.ts';
 import { registerOwnerPages } from './owner-pages.ts';
 import { registerRequestPages } from './request-pages.ts';
 import { registerSignInPages } from './sign-in-pages.ts';
@@ -59,6 +61,8 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
     registerDirectoryPages(scope, dashboard);
     registerOwnerPages(scope, dashboard);
     registerRequestPages(scope, dashboard);
+    registerJobPages(scope, dashboard);
+    registerHealthPage(scope, dashboard);
     const sso = deps.config.dashboard?.sso;
     if (sso) registerSsoPages(scope, dashboard, sso);
   });

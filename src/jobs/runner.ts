@@ -70,6 +70,11 @@ export class JobRunner {
     return this.#options.settings;
   }
 
+  /** Jobs this instance's workers run now. */
+  get runningCount(): number {
+    return this.#running.size;
+  }
+
   register(handler: JobHandler): void {
     if (this.#handlers.has(handler.kind)) throw new Error(`a handler for ${handler.kind} jobs is already registered`);
     this.#handlers.set(handler.kind, handler);

@@ -72,5 +72,7 @@ export interface LimitBackend {
   transfer(scopes: readonly string[], from: string, to: string, ttlMs: number): Done;
   /** Counts tokens actually used (at settlement) against each check's tokens_per_minute. */
   addTokens(checks: readonly CounterCheck[], tokens: number): Done;
+  /** One round trip to where the counters live (the dashboard's health page times it). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

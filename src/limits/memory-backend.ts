@@ -98,6 +98,8 @@ export class MemoryBackend implements LimitBackend {
     }
   }
 
+  async ping(): Promise<void> {}
+
   async close(): Promise<void> {}
 
   /** The unexpired leases of a scope (an expired one belonged to work that never ended cleanly). */

@@ -209,6 +209,10 @@ export class RedisBackend implements LimitBackend {
     return batch.call(operation, (answer) => admission(request.checks, (answer as string).split(',').map(Number)));
   }
 
+  async ping(): Promise<void> {
+    await this.#redis.ping();
+  }
+
   release(scopes: readonly string[], leaseId: string): Promise<unknown> | undefined {
     if (scopes.length === 0) return undefined;
     const batch = this.#batches.current();

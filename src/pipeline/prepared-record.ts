@@ -17,6 +17,7 @@ import { errors } from '../core/errors.ts';
 import type { CounterCheck } from '../limits/backend.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { OwnerRef } from '../storage/store.ts';
+import { AttemptTrace } from './attempt-trace.ts';
 import type { KindTypes, OutputKind } from './kind.ts';
 import type { Pipeline, PreparedCall } from './pipeline.ts';
 
@@ -96,6 +97,7 @@ export async function resumePrepared<T extends KindTypes>(
     throw errors.plannedRoutesGone(record.modelId);
   }
   const { payer } = record;
+  const startedAt = performance.now();
   return {
     kind,
     requestId: record.requestId,
@@ -105,11 +107,12 @@ export async function resumePrepared<T extends KindTypes>(
     payer: { owner: payer.owner, keyId: payer.keyId, rate: { numerator: BigInt(payer.rate.numerator), denominator: BigInt(payer.rate.denominator) } },
     signal: options.signal,
     createdAt: record.createdAt,
-    startedAt: performance.now(),
+    startedAt,
     modelId: record.modelId,
     attempts,
     hold,
     estimate: kind.estimate(record.request),
     tokenChecks: record.tokenChecks,
+    trace: new AttemptTrace(startedAt),
   };
 }

@@ -19,6 +19,7 @@ import type { BreakerBackend } from '../routing/breaker-backend.ts';
 import { EndpointHealth, endpointKeys } from '../routing/endpoint-health.ts';
 import { MemoryBreakers } from '../routing/memory-breakers.ts';
 import { RedisBreakers } from '../routing/redis-breakers.ts';
+import { instanceVitals } from './instance-vitals.ts';
 import { RedisBackend, type RedisBackendOptions } from '../limits/redis-backend.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
@@ -234,6 +235,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
 
   // Route modules have registered their kinds of job: this instance's workers start.
   deps.jobs.runner.start();
+  store.reportVitals(instanceVitals(deps.jobs, now));
   const webhooks = startWebhookDispatcher({
     store,
     settings: webhookSettings(options.config),

@@ -629,6 +629,33 @@ export interface ServedModelsStore {
   servedModels(): Promise<ReadonlyMap<string, string>>;
 }
 
+/** What an instance reports of itself with each heartbeat (the dashboard's health page). */
+export interface InstanceVitals {
+  readonly version: string;
+  /** Epoch ms of the process's start. */
+  readonly startedAt: number;
+  readonly jobsRunning: number;
+  /** Jobs it runs at once at most. */
+  readonly jobSlots: number;
+  /** The event loop's delay over the last minute or so, in milliseconds. */
+  readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+export interface InstanceRow {
+  readonly id: string;
+  /** Epoch ms of its last heartbeat (the database's clock on PostgreSQL). */
+  readonly heartbeatAt: number;
+  /** Null until it has reported (an instance of an earlier version, or one just started). */
+  readonly vitals: InstanceVitals | null;
+}
+
+export interface InstanceStore {
+  /** Where the heartbeat reads what it reports; set once the server has its workers. */
+  reportVitals(read: () => InstanceVitals): void;
+  /** The instances serving this database whose heartbeat has not lapsed; on SQLite, this process alone. */
+  listInstances(): Promise<InstanceRow[]>;
+}
+
 export interface Store
   extends LedgerStore,
     DirectoryStore,
@@ -641,7 +668,8 @@ export interface Store
     PeopleStore,
     AuditStore,
     DashboardListStore,
-    DashboardViewStore {
+    DashboardViewStore,
+    InstanceStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

@@ -518,8 +518,9 @@ ALTER TABLE request_log ADD COLUMN provider_usage TEXT;
   {
     version: 14,
     name: 'request attempts and the dashboard views',
-    // Each request's upstream attempts as JSON text (the dashboard's waterfall), and the indexes the
-    // dashboard's request log, hold lookup and job lists page through (docs/dashboard.md).
+    // Each request's upstream attempts as JSON text (the dashboard's waterfall), the indexes the
+    // dashboard's request log, hold lookup and job lists page through, and what each instance
+    // reports of itself with its heartbeat (docs/dashboard.md).
     sql: `
 ALTER TABLE request_log ADD COLUMN attempts TEXT;
 CREATE INDEX request_log_time ON request_log (created_at, id);
@@ -527,6 +528,7 @@ CREATE INDEX reservations_request ON reservations (request_id) WHERE request_id 
 CREATE INDEX ledger_entries_reservation ON ledger_entries (reservation_id) WHERE reservation_id IS NOT NULL;
 CREATE INDEX jobs_owner_time ON jobs (owner_kind, owner_id, created_at, id);
 CREATE INDEX jobs_time ON jobs (created_at, id);
+ALTER TABLE instances ADD COLUMN vitals TEXT;
 `,
   },
 ];

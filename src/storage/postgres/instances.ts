@@ -12,6 +12,7 @@
  * finds no open reservation) and go uncharged, never charged twice.
  */
 import type { StorageLogger } from '../logger.ts';
+import type { InstanceStore, InstanceVitals } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 import { releaseOpenReservations } from './ledger.ts';
 
@@ -28,10 +29,39 @@ export interface Heartbeat {
 const DATABASE_NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 const BEAT: Statement = {
-  name: 'gateway_instance_beat',
-  text: `INSERT INTO instances (id, started_at, heartbeat_at) VALUES ($1, ${DATABASE_NOW}, ${DATABASE_NOW})
-         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+  name: 'gateway_instance_beat_vitals',
+  text: `INSERT INTO instances (id, started_at, heartbeat_at, vitals) VALUES ($1, ${DATABASE_NOW}, ${DATABASE_NOW}, $2)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, vitals = excluded.vitals`,
 };
+
+const LIVE: Statement = {
+  name: 'gateway_instances_live',
+  text: 'SELECT id, heartbeat_at, vitals FROM instances WHERE heartbeat_at > 0 ORDER BY started_at, id',
+};
+
+/** What the beat reports, once the server has set it (InstanceStore.reportVitals). */
+export interface VitalsSource {
+  read: (() => InstanceVitals) | null;
+}
+
+export function postgresInstances(database: PostgresDatabase, source: VitalsSource): InstanceStore {
+  return {
+    reportVitals(read) {
+      source.read = read;
+    },
+    async listInstances() {
+      return (await database.query(LIVE, [])).rows.map((row) => ({
+        id: String(row.id),
+        heartbeatAt: Number(row.heartbeat_at),
+        vitals: row.vitals === null ? null : (JSON.parse(String(row.vitals)) as InstanceVitals),
+      }));
+    },
+  };
+}
+
+function vitalsJson(source: VitalsSource): string | null {
+  return source.read === null ? null : JSON.stringify(source.read());
+}
 
 // Like the expiry sweep (ledger.ts). The lapsed rows that held nothing at the statement's start are
 // deleted; those whose holds this statement releases go at the next beat.
@@ -68,13 +98,14 @@ export async function startHeartbeat(
   options: HeartbeatOptions,
   now: () => number,
   logger: StorageLogger,
+  vitals: VitalsSource,
 ): Promise<Heartbeat> {
-  await beatDatabase.query(BEAT, [instanceId]);
+  await beatDatabase.query(BEAT, [instanceId, vitalsJson(vitals)]);
   let beating: Promise<void> | null = null;
   let releasing: Promise<void> | null = null;
   const beat = async () => {
     try {
-      await beatDatabase.query(BEAT, [instanceId]);
+      await beatDatabase.query(BEAT, [instanceId, vitalsJson(vitals)]);
     } catch (error) {
       logger.error({ err: error }, 'instance heartbeat failed');
     }

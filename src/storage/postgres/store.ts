@@ -10,7 +10,7 @@ import { postgresChangeFeed } from './change-feed.ts';
 import { openPostgresDatabase } from './database.ts';
 import { postgresDirectory } from './directory.ts';
 import { postgresIdempotency } from './idempotency.ts';
-import { startHeartbeat, type Heartbeat, type HeartbeatOptions } from './instances.ts';
+import { postgresInstances, startHeartbeat, type Heartbeat, type HeartbeatOptions, type VitalsSource } from './instances.ts';
 import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { postgresPeople } from './people.ts';
@@ -37,10 +37,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // The heartbeat has a connection of its own (instances.ts).
   const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1 }) : null;
   const instanceId = timeOrderedId('ins');
+  const vitals: VitalsSource = { read: null };
   let heartbeat: Heartbeat | null;
   try {
     await migratePostgres(database, options.logger, options.now());
-    heartbeat = beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger) : null;
+    heartbeat = beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger, vitals) : null;
   } catch (error) {
     await beating?.close();
     await database.close();
@@ -61,6 +62,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresPeople(database, options.now),
     ...postgresDashboardLists(database),
     ...postgresDashboardViews(database),
+    ...postgresInstances(database, vitals),
     async close() {
       await heartbeat?.stop();
       await beating?.close();

@@ -13,6 +13,7 @@ import { sqliteLedger } from './ledger.ts';
 import { sqlitePeople } from './people.ts';
 import { sqliteDashboardLists } from './dashboard-lists.ts';
 import { sqliteDashboardViews } from './dashboard-views.ts';
+import { sqliteInstance } from './instance.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
@@ -72,6 +73,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqlitePeople(database, options.now),
     ...sqliteDashboardLists(database),
     ...sqliteDashboardViews(database),
+    ...sqliteInstance(ledger.instanceId, options.now),
     async close() {
       database.flush();
       await checkpoints?.stop();

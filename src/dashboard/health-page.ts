@@ -1,0 +1,156 @@
+/**
+ * The operator's health page (docs/dashboard.md, "Health"): the instances with what they report at
+ * their heartbeat, the database's and Redis's round trips, each upstream endpoint's circuit and
+ * recent figures as this instance observed them, the jobs backlog, failing webhook deliveries, and
+ * the ledger's integrity: every wallet checked against its entries and open holds.
+ */
+import type { FastifyInstance } from 'fastify';
+import { formatUsd } from '../core/money.ts';
+import type { EndpointReport } from '../routing/endpoint-health.ts';
+import type { SampleRing } from '../routing/endpoint-stats.ts';
+import type { WalletCheck } from '../storage/dashboard-views.ts';
+import type { InstanceRow } from '../storage/store.ts';
+import { ownerPath, viewerGet, viewerPage, type Dashboard } from './context.ts';
+import { html, type Html } from './html.ts';
+import { noRows, time } from './layout.ts';
+
+/** Webhook deliveries that gave up within this window count as failing. */
+const FAILED_DELIVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+type Probe = { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly error: string };
+
+async function probe(run: () => Promise<unknown>): Promise<Probe> {
+  const started = performance.now();
+  try {
+    await run();
+    return { ok: true, ms: Math.round((performance.now() - started) * 100) / 100 };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function probeText(result: Probe): Html {
+  return result.ok ? html`reachable, ${result.ms} ms` : html`<span class="bad">unreachable</span>: ${result.error}`;
+}
+
+function duration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  const [days, hours, minutes] = [Math.floor(seconds / 86_400), Math.floor((seconds % 86_400) / 3600), Math.floor((seconds % 3600) / 60)];
+  return days > 0 ? `${days} d ${hours} h` : hours > 0 ? `${hours} h ${minutes} min` : `${minutes} min ${seconds % 60} s`;
+}
+
+function instancesTable(instances: readonly InstanceRow[], self: string, now: number): Html {
+  return html`<table data-testid="instances">
+    <caption>Instances serving this database</caption>
+    <thead><tr><th>Instance</th><th>Version</th><th>Up for</th><th class="num">Jobs running / slots</th><th class="num">Event loop delay p50 / p99 / max, ms</th><th>Last heartbeat</th></tr></thead>
+    <tbody>${
+      instances.length === 0
+        ? noRows(6, 'No instance has reported yet.')
+        : instances.map(
+            (instance) => html`<tr>
+              <td><code>${instance.id}</code>${instance.id === self ? ' (this one)' : ''}</td>
+              <td>${instance.vitals?.version ?? '—'}</td>
+              <td>${instance.vitals ? duration(now - instance.vitals.startedAt) : '—'}</td>
+              <td class="num">${instance.vitals ? `${instance.vitals.jobsRunning} / ${instance.vitals.jobSlots}` : '—'}</td>
+              <td class="num">${instance.vitals ? `${instance.vitals.eventLoopDelayMs.p50} / ${instance.vitals.eventLoopDelayMs.p99} / ${instance.vitals.eventLoopDelayMs.max}` : '—'}</td>
+              <td>${time(instance.heartbeatAt)}</td>
+            </tr>`,
+          )
+    }</tbody>
+  </table>`;
+}
+
+function percentilePair(ring: SampleRing): string {
+  const values = ring.percentiles([50, 95]);
+  return values === undefined ? '—' : values.map((value) => Math.round(value)).join(' / ');
+}
+
+function endpointsTable(reports: readonly EndpointReport[]): Html {
+  return html`<table data-testid="endpoints">
+    <caption>Upstream endpoints: the circuit (shared with Redis) and this instance's recent samples of each (its last 256 attempts)</caption>
+    <thead><tr><th>Endpoint</th><th>Circuit</th><th class="num">Attempts in window</th><th class="num">Error rate</th><th class="num">Latency p50 / p95, ms</th><th class="num">First byte p50 / p95, ms</th><th>Last error</th></tr></thead>
+    <tbody>${
+      reports.length === 0
+        ? noRows(7, 'No upstream endpoint is configured.')
+        : reports.map(
+            ({ key, view, stats }) => html`<tr>
+              <td><code>${key}</code></td>
+              <td>${view.state === 'closed' ? 'closed' : html`<span class="bad">${view.state}</span>`}</td>
+              <td class="num">${view.requests}</td>
+              <td class="num">${view.requests === 0 ? '—' : `${Math.round((view.failures / view.requests) * 1000) / 10} %`}</td>
+              <td class="num">${percentilePair(stats.latencyMs)}</td>
+              <td class="num">${percentilePair(stats.firstByteMs)}</td>
+              <td>${stats.lastError ? html`${stats.lastError.code ?? ''} ${stats.lastError.message} (${time(stats.lastError.at)})` : '—'}</td>
+            </tr>`,
+          )
+    }</tbody>
+  </table>`;
+}
+
+function integrityPanel(checks: readonly WalletCheck[]): Html {
+  const faulty = checks.filter((check) => check.difference !== 0n || check.credits - check.charges !== check.balance);
+  const verdict =
+    faulty.length === 0
+      ? html`<p class="notice ok" role="status" data-testid="integrity-verdict">All ${checks.length} wallets add up: credits − charges − open holds = available balance, to the pico-dollar.</p>`
+      : html`<p class="notice error" role="alert" data-testid="integrity-verdict">${faulty.length} of ${checks.length} wallets do not add up.</p>`;
+  return html`${verdict}
+    <table data-testid="integrity">
+      <caption>Wallets that do not add up (USD)</caption>
+      <thead><tr><th>Owner</th><th class="num">Credits</th><th class="num">Charges</th><th class="num">Open holds</th><th class="num">Balance</th><th class="num">Held</th><th class="num">Difference</th></tr></thead>
+      <tbody>${
+        faulty.length === 0
+          ? noRows(7, 'None.')
+          : faulty.map(
+              (check) => html`<tr>
+                <td><a href="${ownerPath(check.owner)}">${check.owner.kind} ${check.owner.id}</a></td>
+                <td class="num">${formatUsd(check.credits)}</td>
+                <td class="num">${formatUsd(check.charges)}</td>
+                <td class="num">${formatUsd(check.openHolds)}</td>
+                <td class="num">${formatUsd(check.balance)}</td>
+                <td class="num">${formatUsd(check.reserved)}</td>
+                <td class="num bad">${formatUsd(check.difference)}${check.credits - check.charges !== check.balance ? ` (balance off by ${formatUsd(check.balance - (check.credits - check.charges))})` : ''}</td>
+              </tr>`,
+            )
+      }</tbody>
+    </table>`;
+}
+
+export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): void {
+  const { store, health, limiter, now } = dashboard.deps;
+  viewerGet(
+    app,
+    dashboard,
+    '/dashboard/health',
+    async (request, reply, viewer) => {
+      const [database, counters, instances, reports, counts, queued, checks] = await Promise.all([
+        probe(() => store.currentVersion()),
+        limiter.backend.kind === 'redis' ? probe(() => limiter.backend.ping()) : null,
+        store.listInstances(),
+        health.report(),
+        store.operationsCounts(now() - FAILED_DELIVERY_WINDOW_MS),
+        store.countQueuedJobs(now()),
+        store.ledgerIntegrity(),
+      ]);
+      const body = html`<h2>Instances</h2>
+        ${instancesTable(instances, store.instanceId, now())}
+        <h2>Storage</h2>
+        <dl class="facts" data-testid="storage">
+          <dt>Database (${store.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})</dt><dd>${probeText(database)}</dd>
+          <dt>Redis</dt><dd>${counters === null ? 'not used: limits and circuits are kept in each process' : probeText(counters)}</dd>
+        </dl>
+        <h2>Upstream endpoints</h2>
+        ${endpointsTable(reports)}
+        <h2>Jobs and webhooks</h2>
+        <dl class="facts" data-testid="backlog">
+          <dt>Queued</dt><dd>${counts.queuedJobs}${queued.size > 0 ? ` (${[...queued].map(([kind, count]) => `${kind}: ${count}`).join(', ')} due)` : ''}</dd>
+          <dt>Running</dt><dd>${counts.runningJobs}</dd>
+          <dt>Webhook deliveries given up (24 h)</dt><dd>${counts.failedWebhookDeliveries === 0 ? '0' : html`<span class="bad">${counts.failedWebhookDeliveries}</span>`}</dd>
+          <dt>Webhook deliveries retrying</dt><dd>${counts.retryingWebhookDeliveries}</dd>
+        </dl>
+        <h2>Ledger integrity</h2>
+        ${integrityPanel(checks)}`;
+      return viewerPage(request, reply, viewer, 'Health', body);
+    },
+    true,
+  );
+}
