@@ -12,6 +12,8 @@ import type { RouteOptions } from 'fastify';
 import { createAuditor, ADMIN_KEY_ACTOR } from '../../src/people/audit.ts';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/people/sessions.ts';
 import { createUserOperations } from '../../src/people/users.ts';
+import { timeOrderedId } from '../../src/core/ids.ts';
+import { requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { ALL_ROUTES } from '../../src/server/routes.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
 import { formPost, sessionClient, signIn, type DashboardClient } from '../helpers/dashboard.ts';
@@ -73,6 +75,37 @@ describe('dashboard access and security', () => {
       eventTypes: null,
     });
     ids.webhook = webhook.id;
+    // A request and a job of the organization's account (which has no webhook: the ended job
+    // announces nothing), for the request log's and the jobs' pages.
+    const otherOwner: OwnerRef = { kind: 'account', id: inOrg.id };
+    const request = requestLogRecord({
+      requestId: timeOrderedId('req'),
+      owner: otherOwner,
+      keyId: ids['key:inOrg']!,
+      route: 'chat',
+      stream: false,
+      createdAt: clock,
+      durationMs: 5,
+      status: 'completed',
+      httpStatus: 200,
+      output: { choices: [{ message: { role: 'assistant', content: 'gateway_test secret answer' } }] },
+    });
+    await store.recordRequests([request]);
+    ids.otherRequest = request.id;
+    const job = await store.createJob({
+      id: timeOrderedId('resp'),
+      kind: 'response',
+      owner: otherOwner,
+      keyId: ids['key:inOrg']!,
+      // Ended: no worker picks it up (its payload is no call).
+      status: 'completed',
+      payload: { note: 'gateway_test' },
+      result: { status: 'completed' },
+      reservationId: null,
+      createdAt: clock,
+      expiresAt: clock + 86_400_000,
+    });
+    ids.otherJob = job.id;
   });
   after(() => gateway?.close());
 
@@ -90,6 +123,12 @@ describe('dashboard access and security', () => {
       [owner('account', ids.other!)]: { operator: 200, member: 404, otherMember: 200, orgMember: 404 },
       [owner('account', ids.inOrg!)]: { operator: 200, member: 404, otherMember: 404, orgMember: 200 },
       [owner('organization', ids.org!)]: { operator: 200, member: 404, otherMember: 404, orgMember: 200 },
+      '/dashboard/requests': { operator: 200, member: 200, otherMember: 200, orgMember: 200 },
+      [`/dashboard/requests/${ids.otherRequest}`]: { operator: 200, member: 404, otherMember: 404, orgMember: 200 },
+      [`/dashboard/requests/${ids.otherRequest}/files/image-0.png`]: { operator: 404, member: 404, otherMember: 404, orgMember: 404 },
+      '/dashboard/jobs': { operator: 200, member: 200, otherMember: 200, orgMember: 200 },
+      [`/dashboard/jobs/${ids.otherJob}`]: { operator: 200, member: 404, otherMember: 404, orgMember: 200 },
+      '/dashboard/health': { operator: 200, member: 403, otherMember: 403, orgMember: 403 },
     };
     for (const [path, expected] of Object.entries(pages)) {
       for (const [role, status] of Object.entries(expected)) {
@@ -119,10 +158,12 @@ describe('dashboard access and security', () => {
     ];
     // A key of the member's own account revoked through the other account's path is not found either.
     posts.push([`${owner('account', ids.own!)}/keys/${ids['key:other']}/revoke`, {}, 'member']);
+    // Cancelling the organization account's job, by a member of another owner.
+    posts.push([`/dashboard/jobs/${ids.otherJob}/cancel`, {}, 'member']);
     const auditBefore = (await gateway.store.listAudit({}, { limit: 1 })).items[0]?.seq;
     const keysBefore = await gateway.store.listKeys({ kind: 'account', id: ids.other! });
     for (const [path, fields, needs] of posts) {
-      for (const role of ['member', 'orgMember']) {
+      for (const role of path.startsWith('/dashboard/jobs/') ? ['member', 'otherMember'] : ['member', 'orgMember']) {
         const response = await clients[role]!.post(path, fields);
         assert.equal(response.status, needs === 'operator' ? 403 : 404, `${role} POST ${path}`);
       }
@@ -130,19 +171,32 @@ describe('dashboard access and security', () => {
     assert.equal((await gateway.store.listAudit({}, { limit: 1 })).items[0]?.seq, auditBefore, 'no change was made');
     assert.deepEqual(await gateway.store.listKeys({ kind: 'account', id: ids.other! }), keysBefore);
     assert.equal((await gateway.store.getBalance({ kind: 'account', id: ids.other! })).balance, 0n);
+    assert.equal((await gateway.store.getJob(ids.otherJob!))?.status, 'completed', 'the job is as it was');
+    // The lists: a member's requests and jobs are their owner's alone.
+    for (const list of ['/dashboard/requests', '/dashboard/jobs']) {
+      assert.doesNotMatch(await (await clients.member!.get(list)).text(), new RegExp(`${ids.otherRequest}|${ids.otherJob}`), `member ${list}`);
+      assert.doesNotMatch(await (await clients.otherMember!.get(list)).text(), new RegExp(`${ids.otherRequest}|${ids.otherJob}`), `other member ${list}`);
+      assert.match(await (await clients.operator!.get(list)).text(), new RegExp(`${ids.otherRequest}|${ids.otherJob}`), `operator ${list}`);
+    }
 
     // An organization's member manages the keys of the organization's accounts; a member its own.
     assert.equal((await clients.orgMember!.post(`${owner('account', ids.inOrg!)}/keys`, { name: 'org member key' })).status, 200);
     assert.equal((await clients.member!.post(`${owner('account', ids.own!)}/keys`, { name: 'own key' })).status, 200);
 
     const classified = new Set([
-      ...Object.keys(pages).map((path) => `GET ${path.replace(/\/owners\/[^/]+\/[^/]+$/, '/owners/:kind/:id')}`),
+      ...Object.keys(pages).map(
+        (path) =>
+          `GET ${path
+            .replace(/\/owners\/[^/]+\/[^/]+$/, '/owners/:kind/:id')
+            .replace(/\/(requests|jobs)\/[^/]+/, '/$1/:id')
+            .replace(/\/files\/[^/]+$/, '/files/:name')}`,
+      ),
       ...posts.map(
         ([path]) =>
           `POST ${path
             .replace(/\/owners\/[^/]+\/[^/]+/, '/owners/:kind/:id')
             .replace(/\/(keys|webhooks)\/[^/]+\//, '/$1/:id/')
-            .replace(/\/(users|invitations)\/[^/]+\//, '/$1/:id/')}`,
+            .replace(/\/(users|invitations|jobs)\/[^/]+\//, '/$1/:id/')}`,
       ),
     ]);
     const unclassified = dashboardRoutes.filter((route) => {
