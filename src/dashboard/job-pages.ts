@@ -142,7 +142,11 @@ export function registerJobPages(app: FastifyInstance, dashboard: Dashboard): vo
     const outcome = await jobs.cancel(job.kind, job.id, job.owner);
     if (outcome === null) throw errors.notFound('Job', job.id);
     if (outcome.cancelled) {
-      await dashboard.audit(request, viewer)('job.cancel', { kind: job.kind === 'video' ? 'video_job' : 'response', id: job.id }, { status: { before: job.status, after: 'cancelled' } });
+      await dashboard.audit(request, viewer)(
+        'job.cancel',
+        { kind: job.kind === 'video' ? 'video_job' : 'response', id: job.id },
+        { status: { before: job.status, after: 'cancelled' } },
+      );
     }
     return reply.redirect(`/dashboard/jobs/${job.id}?cancelled=${outcome.cancelled ? 1 : 0}`, 303);
   });

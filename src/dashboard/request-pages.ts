@@ -105,7 +105,9 @@ export function registerRequestPages(app: FastifyInstance, dashboard: Dashboard)
   async function requestFiles(record: RequestLogRecord): Promise<Map<string, BlobInfo>> {
     const listed = await outputs.listOutputFiles(record.id);
     const named = await Promise.all(
-      record.blobKeys.filter((key) => !listed.some((file) => file.key === key)).map(async (key) => (await outputs.blobs.list(key)).filter((file) => file.key === key)),
+      record.blobKeys
+        .filter((key) => !listed.some((file) => file.key === key))
+        .map(async (key) => (await outputs.blobs.list(key)).filter((file) => file.key === key)),
     );
     return new Map([...listed, ...named.flat()].map((file) => [file.key.split('/').at(-1)!, file]));
   }

@@ -176,7 +176,13 @@ function textParts(output: unknown): Part[] {
   }
   for (const item of asArray(body.output).map(asRecord)) {
     if (item.type === 'message') for (const content of asArray(item.content).map(asRecord)) parts.push({ kind: 'text', text: asText(content.text) });
-    else if (item.type === 'reasoning') parts.push({ kind: 'reasoning', text: asArray(item.summary).map((entry) => asText(asRecord(entry).text)).join('\n') });
+    else if (item.type === 'reasoning')
+      parts.push({
+        kind: 'reasoning',
+        text: asArray(item.summary)
+          .map((entry) => asText(asRecord(entry).text))
+          .join('\n'),
+      });
     else if (item.type === 'function_call') parts.push({ kind: 'tool_call', name: asText(item.name), arguments: asText(item.arguments) });
   }
   return parts;

@@ -19,7 +19,10 @@ export function instanceVitals(jobs: Jobs, now: () => number): () => InstanceVit
   let windowStart = now();
   const millis = (nanoseconds: number) => Math.round(nanoseconds / 1e4) / 100;
   return () => {
-    const delay = histogram.count === 0 ? { p50: 0, p99: 0, max: 0 } : { p50: millis(histogram.percentile(50)), p99: millis(histogram.percentile(99)), max: millis(histogram.max) };
+    const delay =
+      histogram.count === 0
+        ? { p50: 0, p99: 0, max: 0 }
+        : { p50: millis(histogram.percentile(50)), p99: millis(histogram.percentile(99)), max: millis(histogram.max) };
     if (now() - windowStart >= WINDOW_MS) {
       histogram.reset();
       windowStart = now();

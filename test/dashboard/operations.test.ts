@@ -116,7 +116,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await assertAccessible(page);
     };
     const cells = (page: Page, testId: string) =>
-      page.getByTestId(testId).locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent?.trim() ?? '')));
+      page
+        .getByTestId(testId)
+        .locator('tbody tr')
+        .evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent?.trim() ?? '')));
 
     test('an image request that fell back: its waterfall, the charge the client was told, the image', async () => {
       down.enqueue({ kind: 'status', status: 503, message: 'overloaded' });
@@ -229,7 +232,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await member.close();
         chat.setDefault({ kind: 'normal' });
       }
-      const polled = await untilEnded(async () => (await call(gateway.baseUrl, 'GET', `/v1/responses/${id}`, { key: gateway.apiKey })).body, RESPONSE_RUNNING, id);
+      const polled = await untilEnded(
+        async () => (await call(gateway.baseUrl, 'GET', `/v1/responses/${id}`, { key: gateway.apiKey })).body,
+        RESPONSE_RUNNING,
+        id,
+      );
       assert.equal(polled.status, 'cancelled');
       assert.deepEqual(await gateway.store.getBalance(owner), before, 'the hold went back in full and nothing was charged');
       const audit = (await gateway.store.listAudit({ action: 'job.cancel' }, { limit: 5 })).items;

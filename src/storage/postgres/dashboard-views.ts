@@ -43,9 +43,8 @@ export function postgresDashboardViews(database: PostgresDatabase): DashboardVie
       return pageOf(await run(requestPageQuery(filter, page, placeholder)), page.limit, requestLineFromRow, timeCursor);
     },
     async holdOf(ref) {
-      const row = ('requestId' in ref
-        ? await database.query(RESERVATION_BY_REQUEST, [ref.requestId])
-        : await database.query(RESERVATION_BY_ID, [ref.reservationId])
+      const row = (
+        'requestId' in ref ? await database.query(RESERVATION_BY_REQUEST, [ref.requestId]) : await database.query(RESERVATION_BY_ID, [ref.reservationId])
       ).rows[0];
       if (!row) return null;
       const reservation = reservationFromRow(row);

@@ -41,7 +41,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   let heartbeat: Heartbeat | null;
   try {
     await migratePostgres(database, options.logger, options.now());
-    heartbeat = beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger, vitals) : null;
+    heartbeat =
+      beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger, vitals) : null;
   } catch (error) {
     await beating?.close();
     await database.close();

@@ -46,11 +46,24 @@ export function dashboardViewsContract({ store, peer }: ContractContext): void {
       const ids = (filter: RequestFilter, limit = 2) =>
         allPages((page) => peer().pageRequests({ owner, ...filter }, page), limit).then((pages) => pages.flat().map((line) => line.id));
       const mine = rows.slice(0, 6).sort((a, b) => b.createdAt - a.createdAt || (b.id < a.id ? -1 : 1));
-      assert.deepEqual(await ids({}), mine.map((row) => row.id), 'every row once, newest first, across pages');
+      assert.deepEqual(
+        await ids({}),
+        mine.map((row) => row.id),
+        'every row once, newest first, across pages',
+      );
       const pages = await allPages((page) => peer().pageRequests({ owner }, page), 4);
-      assert.deepEqual(pages.map((page) => page.length), [4, 2]);
-      assert.deepEqual(await ids({ keyId: 'key_odd' }), mine.filter((row) => row.keyId === 'key_odd').map((row) => row.id));
-      assert.deepEqual(await ids({ model: 'model-a' }), mine.filter((row) => row.model === 'model-a').map((row) => row.id));
+      assert.deepEqual(
+        pages.map((page) => page.length),
+        [4, 2],
+      );
+      assert.deepEqual(
+        await ids({ keyId: 'key_odd' }),
+        mine.filter((row) => row.keyId === 'key_odd').map((row) => row.id),
+      );
+      assert.deepEqual(
+        await ids({ model: 'model-a' }),
+        mine.filter((row) => row.model === 'model-a').map((row) => row.id),
+      );
       assert.deepEqual(await ids({ status: 'failed' }), [rows[4]!.id]);
       assert.deepEqual(await ids({ route: 'messages' }), [rows[5]!.id]);
       assert.deepEqual(await ids({ minCost: 2_000n, maxCost: 3_000n }), [rows[3]!.id, rows[2]!.id]);
@@ -136,10 +149,7 @@ export function dashboardViewsContract({ store, peer }: ContractContext): void {
       const mine = checks.find((check) => check.owner.id === owner.id);
       // The open hold is on file on PostgreSQL; SQLite writes a young one later (sqlite/wallet-book.ts).
       assert.ok(mine);
-      assert.deepEqual(
-        [mine.credits, mine.charges, mine.balance, mine.difference, mine.openHolds === mine.reserved],
-        [9_000n, 1_000n, 8_000n, 0n, true],
-      );
+      assert.deepEqual([mine.credits, mine.charges, mine.balance, mine.difference, mine.openHolds === mine.reserved], [9_000n, 1_000n, 8_000n, 0n, true]);
       assert.deepEqual(
         checks.filter((check) => check.difference !== 0n),
         [],

@@ -37,7 +37,17 @@ function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): Req
     output: { id: 'chatcmpl-1', choices: [{ message: { role: 'assistant', content: 'hi' } }] },
     blobKeys: [],
     attempts: [
-      { provider: 'down', upstreamModel: 'sim-a', startMs: 0, outcome: 'failed', firstByteMs: null, durationMs: 3, status: 503, errorCode: 'upstream_overloaded', message: 'busy' },
+      {
+        provider: 'down',
+        upstreamModel: 'sim-a',
+        startMs: 0,
+        outcome: 'failed',
+        firstByteMs: null,
+        durationMs: 3,
+        status: 503,
+        errorCode: 'upstream_overloaded',
+        message: 'busy',
+      },
       { provider: 'simulated', upstreamModel: 'sim-a', startMs: 4, outcome: 'served', firstByteMs: 7, durationMs: 38 },
     ],
     expiresAt: 100_000,
