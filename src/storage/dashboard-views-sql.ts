@@ -40,9 +40,9 @@ class Predicates {
     this.#placeholder = placeholder;
   }
 
-  /** Adds `sql` with each `?` bound to the next value, when the first value is given. */
+  /** Adds `sql` with each `?` bound to the next value, when the first value is given (or `sql` alone, when it has none). */
   add(sql: string, ...values: unknown[]): void {
-    if (values[0] === undefined || values[0] === '') return;
+    if (sql === '' || (values.length > 0 && (values[0] === undefined || values[0] === ''))) return;
     let index = 0;
     this.#clauses.push(sql.replace(/\?/g, () => this.bind(values[index++])));
   }
@@ -57,8 +57,13 @@ class Predicates {
   }
 }
 
-export function requestPageQuery(filter: RequestFilter, page: PageRequest, placeholder: Placeholder): Query {
+/**
+ * `guard`: a predicate every statement carries (SQLite's per-statement time limit, which is checked
+ * per row read: sqlite/dashboard-reader.ts); none on PostgreSQL, whose pool sets the limit.
+ */
+export function requestPageQuery(filter: RequestFilter, page: PageRequest, placeholder: Placeholder, guard?: string): Query {
   const predicates = new Predicates(placeholder);
+  predicates.add(guard ?? '');
   predicates.add('owner_kind = ? AND owner_id = ?', filter.owner?.kind, filter.owner?.id);
   predicates.add('id = ?', filter.requestId);
   predicates.add('created_at >= ?', filter.from);
@@ -79,8 +84,9 @@ export function requestPageQuery(filter: RequestFilter, page: PageRequest, place
   };
 }
 
-export function jobPageQuery(filter: JobFilter, page: PageRequest, placeholder: Placeholder): Query {
+export function jobPageQuery(filter: JobFilter, page: PageRequest, placeholder: Placeholder, guard?: string): Query {
   const predicates = new Predicates(placeholder);
+  predicates.add(guard ?? '');
   predicates.add('owner_kind = ? AND owner_id = ?', filter.owner?.kind, filter.owner?.id);
   predicates.add('kind = ?', filter.kind);
   if (filter.state) {
@@ -134,9 +140,9 @@ export function jobLineFromRow(row: Row): JobLine {
 
 /**
  * Every wallet with its ledger sums and open holds, in one statement (one snapshot on PostgreSQL;
- * on SQLite, one read of the file after the writes behind it were flushed).
+ * on SQLite, one read of the file after the writes behind it were flushed). `guard` as above.
  */
-export const LEDGER_INTEGRITY = `
+export const ledgerIntegrityQuery = (guard = 'TRUE') => `
 SELECT w.owner_kind, w.owner_id, w.balance, w.reserved,
   COALESCE(e.credits, 0) AS credits, COALESCE(e.charges, 0) AS charges, COALESCE(r.open_holds, 0) AS open_holds
 FROM wallets w
@@ -144,11 +150,12 @@ LEFT JOIN (
   SELECT owner_kind, owner_id,
     SUM(CASE WHEN kind = 'credit' THEN amount ELSE 0 END) AS credits,
     SUM(CASE WHEN kind = 'charge' THEN amount ELSE 0 END) AS charges
-  FROM ledger_entries GROUP BY owner_kind, owner_id
+  FROM ledger_entries WHERE ${guard} GROUP BY owner_kind, owner_id
 ) e ON e.owner_kind = w.owner_kind AND e.owner_id = w.owner_id
 LEFT JOIN (
-  SELECT owner_kind, owner_id, SUM(amount) AS open_holds FROM reservations WHERE status = 'open' GROUP BY owner_kind, owner_id
-) r ON r.owner_kind = w.owner_kind AND r.owner_id = w.owner_id`;
+  SELECT owner_kind, owner_id, SUM(amount) AS open_holds FROM reservations WHERE status = 'open' AND ${guard} GROUP BY owner_kind, owner_id
+) r ON r.owner_kind = w.owner_kind AND r.owner_id = w.owner_id
+WHERE ${guard}`;
 
 export function walletChecks(rows: readonly Row[]): WalletCheck[] {
   const checks = rows.map((row): WalletCheck => {

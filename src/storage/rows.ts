@@ -149,6 +149,9 @@ export const REQUEST_LOG_COLUMNS = [
   'over_hold',
   'provider_usage',
   'attempts',
+  'images',
+  'video_seconds',
+  'cache_savings',
 ] as const;
 
 /**
@@ -197,6 +200,9 @@ export function requestColumns(record: RequestLogRecord) {
     // JSON text in both engines: kept as the provider wrote it, never queried.
     provider_usage: jsonText(record.providerUsage),
     attempts: jsonText(record.attempts),
+    images: record.images,
+    video_seconds: record.videoSeconds,
+    cache_savings: checkAmount('request cache savings', record.cacheSavings, 0n),
   };
 }
 
@@ -411,6 +417,9 @@ export function requestFromRow(row: Row): RequestLogRecord {
     // Rows written before attempts were recorded have none.
     attempts: (json(row.attempts) ?? []) as UpstreamAttempt[],
     expiresAt: integer(row.expires_at),
+    images: integer(row.images),
+    videoSeconds: integer(row.video_seconds),
+    cacheSavings: bigintValue(row.cache_savings),
   };
 }
 

@@ -94,6 +94,9 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         expiresAt: 2_000,
         providerUsage: null,
         attempts: [],
+        images: 0,
+        videoSeconds: 0,
+        cacheSavings: 0n,
       },
     ]);
 

@@ -1,10 +1,10 @@
-/** The dashboard's request log, jobs and health reads on PostgreSQL (dashboard-views.ts). */
+/** The dashboard's request log, jobs and health reads on PostgreSQL (dashboard-views.ts), on the dashboard's own pool. */
 import { createHash } from 'node:crypto';
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
   jobLineFromRow,
   jobPageQuery,
-  LEDGER_INTEGRITY,
+  ledgerIntegrityQuery,
   operationsCountsFromRow,
   operationsCountsQuery,
   requestLineFromRow,
@@ -28,7 +28,7 @@ const CHARGES: Statement = {
   name: 'gateway_dashboard_hold_charges',
   text: `SELECT * FROM ledger_entries WHERE reservation_id = $1 AND kind = 'charge' ORDER BY id`,
 };
-const INTEGRITY: Statement = { name: 'gateway_dashboard_ledger_integrity', text: LEDGER_INTEGRITY };
+const INTEGRITY: Statement = { name: 'gateway_dashboard_ledger_integrity', text: ledgerIntegrityQuery() };
 const COUNTS: Statement = { name: 'gateway_dashboard_operations_counts', text: operationsCountsQuery(placeholder) };
 
 /** A prepared statement per distinct text (the filter combinations are few), named by its hash. */

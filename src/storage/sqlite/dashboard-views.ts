@@ -1,46 +1,37 @@
-/** The dashboard's request log, jobs and health reads on SQLite (dashboard-views.ts). */
-import type { StatementSync } from 'node:sqlite';
+/**
+ * The dashboard's request log, jobs and health reads on SQLite (dashboard-views.ts): the scans on
+ * the dashboard's own read connection under its time limit (dashboard-reader.ts), a hold's few
+ * rows by key on the store's connection.
+ */
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
   jobLineFromRow,
   jobPageQuery,
-  LEDGER_INTEGRITY,
+  ledgerIntegrityQuery,
   operationsCountsFromRow,
   operationsCountsQuery,
   requestLineFromRow,
   requestPageQuery,
   timeCursor,
   walletChecks,
-  type Query,
 } from '../dashboard-views-sql.ts';
 import { pageOf } from '../people-rows.ts';
 import { ledgerEntryFromRow, reservationFromRow, type Row } from '../rows.ts';
+import { WITHIN_LIMIT, type SqliteDashboardReader } from './dashboard-reader.ts';
 import type { SqliteDatabase } from './database.ts';
 
 const placeholder = (position: number) => `?${position}`;
 
-export function sqliteDashboardViews(database: SqliteDatabase): DashboardViewStore {
-  // A statement per distinct text: the filter combinations are few.
-  const statements = new Map<string, StatementSync>();
-  const run = (query: Query) => {
-    let statement = statements.get(query.text);
-    if (!statement) {
-      statement = database.prepare(query.text, { bigints: true });
-      statements.set(query.text, statement);
-    }
-    return statement.all(...(query.values as never[])) as Row[];
-  };
+export function sqliteDashboardViews(database: SqliteDatabase, reader: SqliteDashboardReader): DashboardViewStore {
   const reservationByRequest = database.prepare('SELECT * FROM reservations WHERE request_id = ? ORDER BY created_at DESC LIMIT 1', { bigints: true });
   const reservationById = database.prepare('SELECT * FROM reservations WHERE id = ?', { bigints: true });
   const charges = database.prepare(`SELECT * FROM ledger_entries WHERE reservation_id = ? AND kind = 'charge' ORDER BY id`, { bigints: true });
-  const integrity = database.prepare(LEDGER_INTEGRITY, { bigints: true });
   const counts = database.prepare(operationsCountsQuery(placeholder), { bigints: true });
 
   return {
     async pageRequests(filter, page) {
-      // Rows wait in the group commit for a few milliseconds: what was recorded is read.
-      database.flush();
-      return pageOf(run(requestPageQuery(filter, page, placeholder)), page.limit, requestLineFromRow, timeCursor);
+      const { text, values } = requestPageQuery(filter, page, placeholder, WITHIN_LIMIT);
+      return pageOf(reader.all(text, values), page.limit, requestLineFromRow, timeCursor);
     },
     async holdOf(ref) {
       database.flush();
@@ -50,12 +41,11 @@ export function sqliteDashboardViews(database: SqliteDatabase): DashboardViewSto
       return { reservation, charges: (charges.all(reservation.id) as Row[]).map(ledgerEntryFromRow) };
     },
     async pageJobs(filter, page) {
-      database.flush();
-      return pageOf(run(jobPageQuery(filter, page, placeholder)), page.limit, jobLineFromRow, timeCursor);
+      const { text, values } = jobPageQuery(filter, page, placeholder, WITHIN_LIMIT);
+      return pageOf(reader.all(text, values), page.limit, jobLineFromRow, timeCursor);
     },
     async ledgerIntegrity() {
-      database.flush();
-      return walletChecks(integrity.all() as Row[]);
+      return walletChecks(reader.all(ledgerIntegrityQuery(WITHIN_LIMIT), []));
     },
     async operationsCounts(since) {
       return operationsCountsFromRow(counts.get(since) as Row);

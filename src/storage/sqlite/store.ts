@@ -14,6 +14,8 @@ import { sqlitePeople } from './people.ts';
 import { sqliteDashboardLists } from './dashboard-lists.ts';
 import { sqliteDashboardViews } from './dashboard-views.ts';
 import { sqliteInstance } from './instance.ts';
+import { openSqliteDashboardReader, sqliteUsage } from './dashboard-reader.ts';
+import { DASHBOARD_STATEMENT_LIMIT_MS } from '../usage.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
@@ -57,6 +59,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     serverLock?.release();
     throw error;
   }
+  const dashboardReader = openSqliteDashboardReader(database, DASHBOARD_STATEMENT_LIMIT_MS);
   const checkpoints =
     options.backgroundCheckpoints && options.file !== MEMORY_DATABASE ? startBackgroundCheckpoints(database, options.logger, options.checkpoints) : null;
   return {
@@ -72,10 +75,12 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteServedModels(database),
     ...sqlitePeople(database, options.now),
     ...sqliteDashboardLists(database),
-    ...sqliteDashboardViews(database),
+    ...sqliteDashboardViews(database, dashboardReader),
     ...sqliteInstance(ledger.instanceId, options.now),
+    ...sqliteUsage(dashboardReader),
     async close() {
       database.flush();
+      dashboardReader.close();
       await checkpoints?.stop();
       database.close();
       serverLock?.release();
