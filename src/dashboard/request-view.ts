@@ -18,7 +18,7 @@ export const DIALECTS: Readonly<Record<string, string>> = {
   responses: 'OpenAI Responses',
   'images.generations': 'OpenAI Images (generations)',
   'images.edits': 'OpenAI Images (edits)',
-  videos: 'OpenAI Videos',
+  'videos.generations': 'Video generations',
   embeddings: 'OpenAI Embeddings',
 };
 

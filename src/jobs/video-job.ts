@@ -156,7 +156,8 @@ async function followOperation(
 ): Promise<OperationEnd> {
   const { pipeline, settings, now } = deps;
   const protocol = pipeline.protocolFor(prepared, endpoint);
-  const attempt = pipeline.attemptContext({ ...prepared, attempts: [endpoint] }, context.signal);
+  // Looks at the operation are not attempts of the request: its row records the one that started it.
+  const attempt = pipeline.attemptContext({ ...prepared, attempts: [endpoint], trace: undefined }, context.signal);
   const deadline = job.createdAt + settings.timeoutMs;
   let wait = settings.pollIntervalMs;
   for (;;) {

@@ -184,6 +184,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await shoot(page, 'video-job');
         await page.getByRole('link', { name: /^req_/ }).click();
         await assertAccessible(page);
+        assert.deepEqual(
+          (await cells(page, 'attempts')).map((row) => [row[1], row[2]]),
+          [['sim · sim-clip', 'served']],
+          'the call that started the generation; the looks at it after are no attempts',
+        );
         const video = page.getByTestId('video');
         await video.waitFor();
         type Player = { muted: boolean; currentTime: number; duration: number; videoWidth: number; play(): Promise<void>; pause(): void };
