@@ -1,7 +1,7 @@
 /**
  * The dashboard's request log, jobs and health reads on SQLite (dashboard-views.ts): the scans on
- * the dashboard's own read connection under its time limit (dashboard-reader.ts), a hold's few
- * rows by key on the store's connection.
+ * the dashboard's own read connection, off the event loop and under its time limit
+ * (dashboard-reader.ts); a hold's few rows by key on the store's connection.
  */
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
@@ -31,7 +31,7 @@ export function sqliteDashboardViews(database: SqliteDatabase, reader: SqliteDas
   return {
     async pageRequests(filter, page) {
       const { text, values } = requestPageQuery(filter, page, placeholder, WITHIN_LIMIT);
-      return pageOf(reader.all(text, values), page.limit, requestLineFromRow, timeCursor);
+      return pageOf(await reader.all(text, values), page.limit, requestLineFromRow, timeCursor);
     },
     async holdOf(ref) {
       database.flush();
@@ -42,10 +42,10 @@ export function sqliteDashboardViews(database: SqliteDatabase, reader: SqliteDas
     },
     async pageJobs(filter, page) {
       const { text, values } = jobPageQuery(filter, page, placeholder, WITHIN_LIMIT);
-      return pageOf(reader.all(text, values), page.limit, jobLineFromRow, timeCursor);
+      return pageOf(await reader.all(text, values), page.limit, jobLineFromRow, timeCursor);
     },
     async ledgerIntegrity() {
-      return walletChecks(reader.all(ledgerIntegrityQuery(WITHIN_LIMIT), []));
+      return walletChecks(await reader.all(ledgerIntegrityQuery(WITHIN_LIMIT), []));
     },
     async operationsCounts(since) {
       return operationsCountsFromRow(counts.get(since) as Row);
