@@ -104,7 +104,6 @@ function attributesOf(list: readonly JsonKeyValue[] | undefined): Record<string,
   return attributes;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the OTLP JSON document, read field by field
 function decodeJson(document: any): ReceivedSpan[] {
   const decoded: ReceivedSpan[] = [];
   for (const resourceSpans of document.resourceSpans ?? []) {
