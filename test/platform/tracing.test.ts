@@ -357,6 +357,27 @@ describe('tracing over OTLP', () => {
     assertNoSecrets(spans);
   });
 
+  test("background response: the job's span, linked to the creating request's, with its attempt", async () => {
+    const context = clientContext();
+    const created = await openai(context.traceparent).responses.create({ model: TRACED, input: PROMPT, background: true });
+    assert.equal(created.status, 'queued');
+    const [request] = await receiver.waitForSpans((span) => span.traceId === context.traceId && span.kind === SPAN_KIND.server, 1);
+    assert.equal(request.attributes['gen_ai.operation.name'], 'chat');
+    const [job] = await receiver.waitForSpans(
+      (span) => span.kind === SPAN_KIND.consumer && span.links.some((link) => link.spanId === request.spanId && link.traceId === context.traceId),
+      1,
+    );
+    assert.equal(job.name, 'job responses');
+    assert.equal(job.attributes['gateway.request_id'], request.attributes['gateway.request_id']);
+    assert.equal(job.attributes['gen_ai.response.model'], TRACED);
+    assert.equal(job.attributes['gen_ai.provider.name'], 'openai');
+    assert.equal(job.attributes['gateway.request.status'], 'completed');
+    assert.ok((job.attributes['gen_ai.usage.output_tokens'] as number) > 0);
+    const [attempt] = await receiver.waitForSpans((span) => span.parentSpanId === job.spanId && span.kind === SPAN_KIND.client, 1);
+    assertServedAttempt(attempt, 'first', 'chat');
+    assert.equal(attempt.traceId, job.traceId);
+  });
+
   test("video: the creating request's span, and the job's span linked to it with its attempts", async () => {
     const context = clientContext();
     const submitted = await call(server.baseUrl, 'POST', '/v1/videos/generations', {
