@@ -157,7 +157,7 @@ async function followOperation(
   const { pipeline, settings, now } = deps;
   const protocol = pipeline.protocolFor(prepared, endpoint);
   // Looks at the operation are not attempts of the request: its row records the one that started it.
-  const attempt = pipeline.attemptContext({ ...prepared, attempts: [endpoint], trace: undefined }, context.signal);
+  const attempt = pipeline.attemptContext({ ...prepared, attempts: [endpoint], attemptLog: undefined }, context.signal);
   const deadline = job.createdAt + settings.timeoutMs;
   let wait = settings.pollIntervalMs;
   for (;;) {

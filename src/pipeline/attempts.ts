@@ -8,6 +8,10 @@
  * With endpoint health (routing/endpoint-health.ts), the plan is reordered so that endpoints whose
  * breaker is open come last, an endpoint whose breaker is open is skipped while another remains
  * after it, and every attempt's outcome is recorded.
+ *
+ * With tracing, each attempt has its span, a child of the call's, told the same outcome as the
+ * breaker, with the reason the attempt before it did not serve; its trace context goes upstream.
+ * With an attempt log (attempt-log.ts), each attempt is written down for the request log row.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { StreamBatch } from '../canonical/index.ts';
@@ -16,8 +20,9 @@ import type { GatewayError } from '../core/errors.ts';
 import type { CallContext } from '../protocols/protocol.ts';
 import type { AttemptRecord, EndpointHealth } from '../routing/endpoint-health.ts';
 import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
-import type { AttemptTrace } from './attempt-trace.ts';
+import type { AttemptLog } from './attempt-log.ts';
 import { CheckedStream } from './stream-rules.ts';
+import type { CallTrace, TraceHeaders } from '../telemetry/tracing.ts';
 
 export interface AttemptContext {
   readonly attempts: readonly RouteEndpoint[];
@@ -26,8 +31,10 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   readonly logger: FastifyBaseLogger;
   readonly health?: EndpointHealth;
+  /** The call's span and the capability called, when tracing is on. */
+  readonly trace?: { readonly call: CallTrace; readonly capability: string };
   /** Where each attempt is written down for the request log row. */
-  readonly trace?: AttemptTrace;
+  readonly attemptLog?: AttemptLog;
 }
 
 export interface CompletedAttempt<Result> {
@@ -40,21 +47,24 @@ export async function completeWithFallback<Result>(
   call: (endpoint: RouteEndpoint, callContext: CallContext) => Promise<Result>,
 ): Promise<CompletedAttempt<Result>> {
   const attempts = context.health?.order(context.attempts) ?? context.attempts;
+  let fallbackReason: string | undefined;
   for (let index = 0; ; index++) {
     const endpoint = attempts[index];
-    if (!(await admitted(context, attempts, index))) continue;
-    const record = context.health?.begin(endpoint);
-    const traced = context.trace?.begin(endpoint);
+    if (!(await admitted(context, attempts, index))) {
+      context.attemptLog?.skipped(endpoint);
+      fallbackReason = BREAKER_OPEN;
+      continue;
+    }
+    const { record, headers } = beginAttempt(context, endpoint, fallbackReason);
     try {
-      const result = await call(endpoint, callContext(context, endpoint));
+      const result = await call(endpoint, callContext(context, endpoint, headers));
       record?.succeeded();
-      traced?.served();
       return { result, endpoint };
     } catch (error) {
       const failure = asGatewayError(error);
       record?.failed(failure, context.signal.aborted);
-      traced?.failed(failure);
       handleFailure(context, failure, index, attempts.length, endpoint);
+      fallbackReason = reasonOf(failure);
     }
   }
 }
@@ -73,26 +83,62 @@ export async function openStreamWithFallback(
   open: (endpoint: RouteEndpoint, callContext: CallContext) => AsyncIterable<StreamBatch>,
 ): Promise<OpenedStream> {
   const attempts = context.health?.order(context.attempts) ?? context.attempts;
+  let fallbackReason: string | undefined;
   for (let index = 0; ; index++) {
     const endpoint = attempts[index];
-    if (!(await admitted(context, attempts, index))) continue;
-    const record = context.health?.begin(endpoint);
-    const traced = context.trace?.begin(endpoint);
+    if (!(await admitted(context, attempts, index))) {
+      context.attemptLog?.skipped(endpoint);
+      fallbackReason = BREAKER_OPEN;
+      continue;
+    }
+    const { record, headers } = beginAttempt(context, endpoint, fallbackReason);
     let stream: CheckedStream | undefined;
     try {
-      stream = new CheckedStream(open(endpoint, callContext(context, endpoint))[Symbol.asyncIterator]());
+      stream = new CheckedStream(open(endpoint, callContext(context, endpoint, headers))[Symbol.asyncIterator]());
       const firstEvents = await stream.first();
       record?.firstByte();
-      traced?.firstByte();
       return { endpoint, stream, firstEvents, record };
     } catch (error) {
       await stream?.close();
       const failure = asGatewayError(error);
       record?.failed(failure, context.signal.aborted);
-      traced?.failed(failure);
       handleFailure(context, failure, index, attempts.length, endpoint);
+      fallbackReason = reasonOf(failure);
     }
   }
+}
+
+/** The fallback reason of an endpoint skipped because its breaker is open. */
+const BREAKER_OPEN = 'breaker_open';
+
+/** The fallback reason a failed attempt gives the next one: its error code. */
+function reasonOf(failure: GatewayError): string {
+  return failure.code ?? failure.type;
+}
+
+/**
+ * The record of one attempt's outcome: its breaker's, its span's and its log line's, told
+ * together; and the trace context headers that go upstream with it.
+ */
+function beginAttempt(
+  context: AttemptContext,
+  endpoint: RouteEndpoint,
+  fallbackReason: string | undefined,
+): { readonly record: AttemptRecord | undefined; readonly headers: TraceHeaders | undefined } {
+  const span = context.trace?.call.attempt(endpoint, context.trace.capability, fallbackReason);
+  const records = [context.health?.begin(endpoint), span, context.attemptLog?.begin(endpoint)].filter(
+    (record): record is AttemptRecord => record !== undefined,
+  );
+  return { record: records.length <= 1 ? records[0] : together(records), headers: span?.headers };
+}
+
+function together(records: readonly AttemptRecord[]): AttemptRecord {
+  return {
+    firstByte: () => records.forEach((record) => record.firstByte()),
+    succeeded: (outputTokens) => records.forEach((record) => record.succeeded(outputTokens)),
+    failed: (error, cancelled) => records.forEach((record) => record.failed(error, cancelled)),
+    abandoned: () => records.forEach((record) => record.abandoned()),
+  };
 }
 
 /**
@@ -101,9 +147,7 @@ export async function openStreamWithFallback(
  */
 async function admitted(context: AttemptContext, attempts: readonly RouteEndpoint[], index: number): Promise<boolean> {
   if (context.health === undefined || index === attempts.length - 1) return true;
-  const admit = await context.health.admit(attempts[index]);
-  if (!admit) context.trace?.skipped(attempts[index]);
-  return admit;
+  return context.health.admit(attempts[index]);
 }
 
 /** Throws unless the next route may be tried. */
@@ -116,11 +160,12 @@ function handleFailure(context: AttemptContext, error: GatewayError, index: numb
   );
 }
 
-function callContext(context: AttemptContext, endpoint: RouteEndpoint): CallContext {
+function callContext(context: AttemptContext, endpoint: RouteEndpoint, traceHeaders: TraceHeaders | undefined): CallContext {
   const variable = endpoint.provider.api_key_env;
   return {
     apiKey: variable === undefined ? undefined : context.env[variable],
     signal: context.signal,
     requestId: context.requestId,
+    traceHeaders,
   };
 }

@@ -29,7 +29,7 @@ import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import { PROTOCOLS } from '../protocols/registry.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { HoldOwner, LedgerStore, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
-import { AttemptTrace } from './attempt-trace.ts';
+import { AttemptLog } from './attempt-log.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
 import type { CallableKindTypes, KindTypes, LoggedUsage, MeteredRequest, OutputKind } from './kind.ts';
 import type { Usage } from '../canonical/index.ts';
@@ -41,6 +41,7 @@ import { RequestLogWriter, requestLogRecord } from './request-log.ts';
 import { selectRoutes, violationError } from './select.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult, ServedCall, Settlement } from './types.ts';
+import type { CallTrace, Tracing } from '../telemetry/tracing.ts';
 
 /** What the core needs of the application; the server's dependencies satisfy it. */
 export interface PipelineDeps {
@@ -60,6 +61,8 @@ export interface PipelineDeps {
   readonly streamsCut?: AbortSignal;
   /** Told every request log row as it is recorded (the access log line of its request, http/access-log.ts). */
   readonly onRecord?: (record: RequestLogRecord) => void;
+  /** Spans of job runs (a request's own span comes with its input); undefined when tracing is off. */
+  readonly tracing?: Tracing;
 }
 
 export interface PipelineOptions {
@@ -83,8 +86,10 @@ export interface RequestScope<Request extends MeteredRequest> {
   readonly startedAt: number;
   /** The model that was selected; null when selection failed. */
   readonly modelId: string | null;
+  /** The span of the request (or of the job's run), when tracing is on. */
+  readonly trace?: CallTrace;
   /** The upstream attempts made so far; absent before the routes were chosen. */
-  readonly trace?: AttemptTrace;
+  readonly attemptLog?: AttemptLog;
 }
 
 /** A call that passed validation and holds its credit; its routes are fixed. */
@@ -156,6 +161,11 @@ export class Pipeline {
     return this.#deps.logger;
   }
 
+  /** See PipelineDeps.tracing. */
+  get tracing(): Tracing | undefined {
+    return this.#deps.tracing;
+  }
+
   /** See PipelineDeps.streamsCut. */
   get streamsCut(): AbortSignal | undefined {
     return this.#deps.streamsCut;
@@ -190,6 +200,7 @@ export class Pipeline {
     const { auth, request } = input;
     const payer: Payer = { owner: auth.owner, keyId: auth.key.id, rate: auth.rate };
     const estimate = kind.estimate(request);
+    input.trace?.prepared(kind.capability.name, request.model);
     let modelId: string | null = null;
     try {
       const selection = selectRoutes({
@@ -217,8 +228,8 @@ export class Pipeline {
         caps: spendCapsOf(auth, createdAt),
         refuseCap: (cap) => spendLimitError(cap, createdAt),
       });
-      const trace = new AttemptTrace(startedAt);
-      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks, trace };
+      const attemptLog = new AttemptLog(startedAt);
+      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks, attemptLog };
     } catch (error) {
       const failure = asGatewayError(error);
       this.record({ ...input, payer, createdAt, startedAt, modelId }, { status: 'failed', httpStatus: failure.status, errorCode: failure.code });
@@ -240,6 +251,7 @@ export class Pipeline {
   ): Promise<CompletedCall<T, Body>> {
     const { kind, request } = prepared;
     let endpoint: RouteEndpoint | undefined;
+    prepared.trace?.expectRecord();
     try {
       const attempt = await completeWithFallback(this.attemptContext(prepared, prepared.signal), (route, context) =>
         this.protocolFor(prepared, route).complete(request, route, context),
@@ -356,9 +368,10 @@ export class Pipeline {
       errorCode: outcome.errorCode,
       output: scope.request.store === false ? undefined : outcome.output,
       blobKeys: outcome.blobKeys,
-      attempts: scope.trace?.finish(),
+      attempts: scope.attemptLog?.finish(),
     });
     this.#deps.onRecord?.(record);
+    scope.trace?.recorded(record);
     this.#log.add(record);
   }
 
@@ -389,7 +402,8 @@ export class Pipeline {
       signal,
       logger: this.#deps.logger,
       health: this.#deps.health,
-      trace: prepared.trace,
+      trace: prepared.trace && { call: prepared.trace, capability: prepared.kind.capability.name },
+      attemptLog: prepared.attemptLog,
     };
   }
 

@@ -17,7 +17,7 @@ import { errors } from '../core/errors.ts';
 import type { CounterCheck } from '../limits/backend.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { OwnerRef } from '../storage/store.ts';
-import { AttemptTrace } from './attempt-trace.ts';
+import { AttemptLog } from './attempt-log.ts';
 import type { KindTypes, OutputKind } from './kind.ts';
 import type { Pipeline, PreparedCall } from './pipeline.ts';
 
@@ -45,6 +45,8 @@ export interface PreparedCallRecord<Request> {
    * the tokens of work finished elsewhere are counted too (docs/limits.md); absent without any.
    */
   readonly tokenChecks?: readonly CounterCheck[];
+  /** The W3C `traceparent` of the request's span, which the job's span links to; absent when it was not traced. */
+  readonly traceparent?: string;
 }
 
 export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T>): PreparedCallRecord<T['request']> {
@@ -64,6 +66,7 @@ export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T
     reservationId: prepared.hold.reservation.id,
     createdAt: prepared.createdAt,
     ...(prepared.tokenChecks ? { tokenChecks: prepared.tokenChecks } : {}),
+    ...(prepared.trace?.traceparent !== undefined && { traceparent: prepared.trace.traceparent }),
   };
 }
 
@@ -98,6 +101,13 @@ export async function resumePrepared<T extends KindTypes>(
   }
   const { payer } = record;
   const startedAt = performance.now();
+  const trace = pipeline.tracing?.job({
+    requestId: record.requestId,
+    route: record.route,
+    requestModel: record.request.model,
+    traceparent: record.traceparent,
+  });
+  trace?.prepared(kind.capability.name, record.request.model);
   return {
     kind,
     requestId: record.requestId,
@@ -113,6 +123,7 @@ export async function resumePrepared<T extends KindTypes>(
     hold,
     estimate: kind.estimate(record.request),
     tokenChecks: record.tokenChecks,
-    trace: new AttemptTrace(startedAt),
+    trace,
+    attemptLog: new AttemptLog(startedAt),
   };
 }

@@ -58,7 +58,7 @@ export interface RequestFacts {
   readonly output?: unknown;
   /** Blob keys of the request's stored files (Outputs.storeOutputFiles). */
   readonly blobKeys?: readonly string[];
-  /** The upstream attempts, in order (attempt-trace.ts). */
+  /** The upstream attempts, in order (attempt-log.ts). */
   readonly attempts?: readonly UpstreamAttempt[];
 }
 

@@ -5,14 +5,8 @@
  */
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
+import type { AttemptRecord } from '../routing/endpoint-health.ts';
 import type { UpstreamAttempt } from '../storage/store.ts';
-
-/** An attempt under way: told when its first byte came and how it ended. */
-export interface TracedAttempt {
-  firstByte(): void;
-  served(): void;
-  failed(error: GatewayError): void;
-}
 
 interface OpenAttempt {
   readonly endpoint: RouteEndpoint;
@@ -20,7 +14,7 @@ interface OpenAttempt {
   firstByteMs: number | null;
 }
 
-export class AttemptTrace {
+export class AttemptLog {
   readonly #startedAt: number;
   readonly #ended: UpstreamAttempt[] = [];
   #open: OpenAttempt | null = null;
@@ -30,15 +24,20 @@ export class AttemptTrace {
     this.#startedAt = startedAt;
   }
 
-  begin(endpoint: RouteEndpoint): TracedAttempt {
+  /**
+   * An attempt's line, told its outcome like its breaker. A stream's attempt stays open from its
+   * first byte to the end of the request (see `finish`); a client gone before the end leaves it so.
+   */
+  begin(endpoint: RouteEndpoint): AttemptRecord {
     const attempt: OpenAttempt = { endpoint, startMs: this.#elapsed(), firstByteMs: null };
     this.#open = attempt;
     return {
       firstByte: () => {
         attempt.firstByteMs ??= this.#elapsed() - attempt.startMs;
       },
-      served: () => this.#end(attempt, { outcome: 'served' }),
-      failed: (error) => this.#end(attempt, { outcome: 'failed', status: error.status, errorCode: error.code, message: error.message }),
+      succeeded: () => this.#end(attempt, { outcome: 'served' }),
+      failed: (error: GatewayError) => this.#end(attempt, { outcome: 'failed', status: error.status, errorCode: error.code, message: error.message }),
+      abandoned: () => {},
     };
   }
 
@@ -49,7 +48,7 @@ export class AttemptTrace {
 
   /**
    * The attempts so far. One still open is a stream that was served from its first byte on and
-   * read to its end by the caller: it ends now.
+   * read by the caller until now: it ends now.
    */
   finish(): UpstreamAttempt[] {
     if (this.#open) this.#end(this.#open, { outcome: 'served' });
