@@ -14,7 +14,7 @@
  * Each job's credit hold is held in the job's name: no instance's death releases it (storage/store.ts,
  * HoldOwner).
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { errors } from '../core/errors.ts';
 import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore } from '../storage/store.ts';
@@ -36,7 +36,7 @@ interface RunningJob {
 export interface RunnerOptions {
   readonly store: RunnerStore;
   readonly settings: JobSettings;
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly metrics: Registry;
   readonly now: () => number;
 }

@@ -9,7 +9,7 @@
  * breaker is open come last, an endpoint whose breaker is open is skipped while another remains
  * after it, and every attempt's outcome is recorded.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import type { StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
@@ -23,7 +23,7 @@ export interface AttemptContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
   readonly signal: AbortSignal;
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly health?: EndpointHealth;
 }
 

@@ -74,6 +74,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installConnectionGuard(app.server, limits, deps.metrics);
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('limitTicket', null);
+  app.decorateRequest('handedToCore', false);
   installRequestIds(app);
   installBodyParsers(app);
   installErrorHandling(app, deps.drain);

@@ -240,7 +240,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const worker = new Pipeline(gateway.deps, { protocols });
       try {
         const resumed = await resumePrepared(worker, WIDGETS, stored, { names, signal: new AbortController().signal });
-        const completed = await worker.completePrepared(resumed, (result) => result.widgets);
+        const completed = await worker.meteredCall(resumed).complete((result) => result.widgets);
         assert.deepEqual(completed.body, ['widget-0', 'widget-1']);
         assert.equal(completed.settlement.charged, usdToPicos('0.5'));
         assert.equal((await ledger(gateway)).balance.reserved, 0n);

@@ -154,7 +154,7 @@ describe('postgres specifics', () => {
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
     try {
       const warnings: string[] = [];
-      const logger = { info() {}, error() {}, warn: (_details: object, message: string) => void warnings.push(message) };
+      const logger = { debug() {}, info() {}, error() {}, warn: (_details: object, message: string) => void warnings.push(message) };
       const url = new URL(TEST_DATABASE_URL);
       url.host = `127.0.0.1:${proxy.port}`;
       const store = await openStore({ databaseUrl: url.href, dataDir, schema: contractSchema, poolSize: 1, logger });

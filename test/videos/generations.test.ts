@@ -64,7 +64,7 @@ const config: GatewayConfig = {
 };
 
 const clock = { now: Date.now() };
-const silent = { info() {}, warn() {}, error() {} };
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`video generation (${engine})`, () => {
