@@ -18,11 +18,12 @@ export interface JobHandler {
   /** The client-visible object of a cancelled job. */
   cancelled(job: JobRecord): unknown;
   /**
-   * Records a job that ended without its run recording it: cancelled (before or while it ran), or
-   * failed when taken over or resumed without its hold or routes. Its request log row is written
-   * once: a row the run writes too keeps the first.
+   * Records a job that ended without its run recording it: cancelled (before or while it ran),
+   * failed when taken over or resumed without its hold or routes, or ended by a worker that died
+   * before its row (finished by the runner's reconciliation, from the job's recorded cost). Its
+   * request log row is written once: a row the run writes too keeps the first.
    */
-  recordEnd(job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void;
+  recordEnd(job: JobRecord, status: EndedJobStatus, error: GatewayError | null): void;
   /**
    * True when a job of this kind that is stopped mid-run stays as it is and whoever claims it next
    * resumes it from its checkpoint (a video job following its operation): a stopping instance hands

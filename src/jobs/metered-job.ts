@@ -11,7 +11,7 @@ import type { Pipeline, PreparedCall } from '../pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared, type PreparedCallRecord } from '../pipeline/prepared-record.ts';
 import type { CallInput, RenderResult } from '../pipeline/types.ts';
 import type { ParamNamer } from '../policy/violation.ts';
-import type { JobKind, JobRecord } from '../storage/store.ts';
+import type { EndedJobStatus, JobKind, JobRecord } from '../storage/store.ts';
 import type { JobContext, JobHandler } from './handler.ts';
 import { jobGate, type JobEnds } from './job-gate.ts';
 import type { Jobs } from './jobs.ts';
@@ -70,12 +70,15 @@ export async function submitMetered<T extends KindTypes>(
 
 /**
  * The request log row of a metered job that ended without its run recording it (JobHandler.recordEnd):
- * who asked for what, when, and how it ended; nothing was charged.
+ * who asked for what, when, and how it ended, with the cost its end recorded (none for a failed or
+ * cancelled job). A job whose worker died after its end has no meter left: its row carries the
+ * cost and the object, not the token counts.
  */
-export function recordMeteredJobEnd(pipeline: Pipeline, job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void {
+export function recordMeteredJobEnd(pipeline: Pipeline, job: JobRecord, status: EndedJobStatus, error: GatewayError | null): void {
   const call = (job.payload as Partial<MeteredPayload<MeteredRequest>> | null)?.call;
   // A job without a prepared call (made by hand in a test or a tool) has no request to record.
   if (!call) return;
+  const answered = status === 'completed' || status === 'incomplete';
   pipeline.recordRequest({
     requestId: call.requestId,
     owner: call.payer.owner,
@@ -87,8 +90,9 @@ export function recordMeteredJobEnd(pipeline: Pipeline, job: JobRecord, status: 
     modelId: call.modelId,
     status,
     // 499 as for any request whose client went away first: nothing was answered or charged.
-    httpStatus: status === 'cancelled' ? 499 : (error?.status ?? 500),
+    httpStatus: answered ? 200 : status === 'cancelled' ? 499 : (error?.status ?? 500),
     errorCode: error?.code ?? null,
+    ...(answered ? { cost: job.cost ?? 0n, output: call.request.store === false ? undefined : job.result } : {}),
   });
 }
 

@@ -10,7 +10,7 @@
  *   checkpoint to go on from (a video's upstream operation): then it is resumed; one taken over
  *   before anything was sent is run;
  * - ended jobs whose hold is still open (their instance died between ending and charging) are
- *   charged or released according to how they ended.
+ *   charged or released according to how they ended, and their request log row written.
  * Each job's credit hold is held in the job's name: no instance's death releases it (storage/store.ts,
  * HoldOwner).
  */
@@ -290,6 +290,8 @@ export class JobRunner {
         const charge = (job.status === 'completed' || job.status === 'incomplete') && job.cost !== null;
         if (charge) await store.settle(reservationId, job.cost!);
         else await store.release(reservationId);
+        // Its worker died before its row too (pipeline/metered-call.ts): the row is the job's end.
+        this.#handlers.get(job.kind)?.recordEnd(job, job.status as EndedJobStatus, null);
         finished += 1;
         logger.warn({ jobId: job.id, status: job.status, charged: charge ? String(job.cost) : '0' }, 'finished the credit hold of an ended job');
       }

@@ -23,7 +23,7 @@ import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import { completeWithFallback } from '../pipeline/attempts.ts';
-import { crashPoint } from '../pipeline/crash-point.ts';
+import { crashPoint } from '../core/crash-point.ts';
 import { VIDEO_OUTPUT, type VideoMeter, type VideoTypes } from '../pipeline/kinds/video.ts';
 import type { MeteredCall } from '../pipeline/metered-call.ts';
 import type { OperationDriver, OperationLook, StartedOperation } from '../pipeline/operation.ts';

@@ -25,7 +25,7 @@
  * releases once (the store refuses a second time: billing/credit.ts), and a row is keyed by its
  * request id (the store keeps the first).
  *
- * `GATEWAY_CRASH_AT` (test only, ./crash-point.ts) kills the process at a step boundary.
+ * `GATEWAY_CRASH_AT` (test only, core/crash-point.ts) kills the process at a step boundary.
  */
 import { performance } from 'node:perf_hooks';
 import type { Usage } from '../canonical/index.ts';
@@ -40,7 +40,7 @@ import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
-import { crashArmedAt, crashPoint } from './crash-point.ts';
+import { crashArmedAt, crashPoint } from '../core/crash-point.ts';
 import type { CallableKindTypes, KindTypes } from './kind.ts';
 import { beyondHold } from './over-hold.ts';
 import type { PreparedCall } from './pipeline.ts';

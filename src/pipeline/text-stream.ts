@@ -20,7 +20,7 @@ import { StreamAccumulator } from './accumulate.ts';
 import { openStreamWithFallback, type OpenedStream } from './attempts.ts';
 import { HoldWatch } from './hold-watch.ts';
 import { TEXT, textMeter, type TextCall, type TextSettlement, type TextTypes } from './kinds/text.ts';
-import { crashPoint } from './crash-point.ts';
+import { crashPoint } from '../core/crash-point.ts';
 import type { MeteredCall } from './metered-call.ts';
 import type { Pipeline, PreparedCall } from './pipeline.ts';
 import type { CallInput, RenderResult } from './types.ts';

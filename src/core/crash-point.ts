@@ -4,7 +4,10 @@
  * that step of the first call that reaches it, as a power cut would: no `finally`, no flush, no
  * shutdown. The crash tests (test/platform/lifecycle-crash.test.ts) start real servers with it to
  * prove that every step boundary leaves the ledger, the request log and the jobs consistent.
- * Unset (always, outside those tests), a crash point is one comparison with `undefined`.
+ * Before it dies, the process commits what the embedded store decided but writes behind (its group
+ * commit, storage/sqlite/database.ts): the crash comes after the step, not within a write's few
+ * milliseconds, which the store's own tests cover. Unset (always, outside those tests), a crash
+ * point is one comparison with `undefined`.
  */
 
 /** The boundaries a crash can be asked at, in the lifecycle's order. */
@@ -24,7 +27,22 @@ export function crashArmedAt(step: CallStep): boolean {
   return armed === step;
 }
 
+const commits: (() => void)[] = [];
+
+/** Registers what commits a store's pending writes, run before an armed crash point kills the process. */
+export function commitBeforeCrash(commit: () => void): void {
+  if (armed !== undefined) commits.push(commit);
+}
+
 /** Kills the process when the crash is armed at `step`. */
 export function crashPoint(step: CallStep): void {
-  if (armed === step) process.kill(process.pid, 'SIGKILL');
+  if (armed !== step) return;
+  for (const commit of commits) {
+    try {
+      commit();
+    } catch {
+      // A closed store has nothing pending.
+    }
+  }
+  process.kill(process.pid, 'SIGKILL');
 }
