@@ -28,6 +28,7 @@
  * `GATEWAY_CRASH_AT` (test only, core/crash-point.ts) kills the process at a step boundary.
  */
 import { performance } from 'node:perf_hooks';
+import { cacheReadSavings } from '../billing/cost.ts';
 import type { Usage } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
@@ -238,8 +239,15 @@ export class MeteredCall<T extends KindTypes> {
   }
 
   /** The row's fields of a settled call. */
-  settled(endpoint: RouteEndpoint, settlement: Settlement<T['meter']>): Pick<RequestEnd, 'endpoint' | 'logged' | 'cost' | 'overHold'> {
-    return { endpoint, logged: this.prepared.kind.logged(settlement), cost: settlement.charged, overHold: settlement.overHold };
+  settled(endpoint: RouteEndpoint, settlement: Settlement<T['meter']>): Pick<RequestEnd, 'endpoint' | 'logged' | 'cost' | 'overHold' | 'cacheSavings'> {
+    const logged = this.prepared.kind.logged(settlement);
+    return {
+      endpoint,
+      logged,
+      cost: settlement.charged,
+      overHold: settlement.overHold,
+      cacheSavings: cacheReadSavings(endpoint.prices, logged.usage, this.prepared.payer.rate),
+    };
   }
 
   /**

@@ -51,6 +51,8 @@ export interface RequestEnd {
   readonly endpoint?: RouteEndpoint;
   /** The usage columns of what was metered (OutputKind.logged). */
   readonly logged?: LoggedUsage;
+  /** The reference cost the cache reads saved, at the payer's rate (billing/cost.ts). */
+  readonly cacheSavings?: Picos;
   readonly cost?: Picos;
   /** What the upstream reported beyond the hold, not charged. */
   readonly overHold?: Picos;
@@ -85,6 +87,9 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     outputTokens: usage.outputTokens,
     reasoningTokens: usage.reasoningTokens,
     searchUnits: facts.logged?.searchUnits ?? 0,
+    images: facts.logged?.images ?? 0,
+    videoSeconds: facts.logged?.videoSeconds ?? 0,
+    cacheSavings: facts.cacheSavings ?? 0n,
     cost: facts.cost ?? 0n,
     overHold: facts.overHold ?? 0n,
     errorCode: facts.errorCode ?? null,
