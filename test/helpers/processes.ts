@@ -3,7 +3,7 @@
  * project's pinned one), collecting their output, with a deadline so a hung child fails the test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -79,9 +79,13 @@ export function startProcess(args: readonly string[], env: Record<string, string
   };
 }
 
-/** Only what the child needs from our environment: a predictable, offline setup. */
+/**
+ * Only what the child needs from our environment: a predictable, offline setup. The compile cache
+ * `npm test` sets (package.json) changes nothing a child does, only how soon it starts.
+ */
 function spawnProject(args: readonly string[], env: Record<string, string>, cwd = PROJECT_ROOT): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  if (process.env.NODE_COMPILE_CACHE !== undefined) base.NODE_COMPILE_CACHE = resolvePath(process.env.NODE_COMPILE_CACHE);
   // A relative script path is the project's, whatever folder the process runs in.
   const [script, ...rest] = args;
   const resolved = script !== undefined && cwd !== PROJECT_ROOT && !script.startsWith('-') ? [join(PROJECT_ROOT, script), ...rest] : args;

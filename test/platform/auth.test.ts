@@ -26,18 +26,18 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     after(() => gateway.close());
 
     test('the key is accepted as Authorization: Bearer and as x-api-key', async () => {
-      const bearer = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
+      const bearer = await call(gateway.app, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
       assert.equal(bearer.status, 200);
       assert.deepEqual(bearer.body.owner, { kind: 'account', id: gateway.account.id });
-      const header = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { headers: { 'x-api-key': gateway.apiKey } });
+      const header = await call(gateway.app, 'GET', '/v1/probe/chat', { headers: { 'x-api-key': gateway.apiKey } });
       assert.equal(header.status, 200);
       assert.equal(header.body.key_id, bearer.body.key_id);
-      const lowercaseScheme = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { headers: { authorization: `bearer ${gateway.apiKey}` } });
+      const lowercaseScheme = await call(gateway.app, 'GET', '/v1/probe/chat', { headers: { authorization: `bearer ${gateway.apiKey}` } });
       assert.equal(lowercaseScheme.status, 200);
     });
 
     test('a missing key is 401 missing_api_key', async () => {
-      assertError(await call(gateway.baseUrl, 'GET', '/v1/probe/chat'), { status: 401, type: 'authentication_error', code: 'missing_api_key' });
+      assertError(await call(gateway.app, 'GET', '/v1/probe/chat'), { status: 401, type: 'authentication_error', code: 'missing_api_key' });
     });
 
     test('unknown, malformed and foreign keys are 401 invalid_api_key', async () => {
@@ -52,7 +52,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         { authorization: `Bearer gateway_${'a'.repeat(300)}` },
       ];
       for (const headers of attempts) {
-        assertError(await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { headers }), {
+        assertError(await call(gateway.app, 'GET', '/v1/probe/chat', { headers }), {
           status: 401,
           type: 'authentication_error',
           code: 'invalid_api_key',
@@ -62,26 +62,26 @@ for (const engine of ['sqlite', 'postgres'] as const) {
 
     test('a revoked key is refused on the very next request', async () => {
       const key = await gateway.createKey({ name: 'to revoke' });
-      const before = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key });
+      const before = await call(gateway.app, 'GET', '/v1/probe/chat', { key });
       assert.equal(before.status, 200);
-      const revoke = await call(gateway.baseUrl, 'DELETE', `/admin/v1/keys/${before.body.key_id}`, { key: 'admin-secret-for-tests' });
+      const revoke = await call(gateway.app, 'DELETE', `/admin/v1/keys/${before.body.key_id}`, { key: 'admin-secret-for-tests' });
       assert.equal(revoke.status, 200);
       assert.equal(typeof revoke.body.revoked_at, 'number');
-      const afterRevoke = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key });
+      const afterRevoke = await call(gateway.app, 'GET', '/v1/probe/chat', { key });
       assertError(afterRevoke, { status: 401, type: 'authentication_error', code: 'invalid_api_key' });
       assert.match(afterRevoke.body.error.message, /revoked/);
     });
 
     test('a key restricted to other scopes gets 403 permission_error; its own scope passes', async () => {
       const key = await gateway.createKey({ scopes: ['models:read'] });
-      assertError(await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key }), {
+      assertError(await call(gateway.app, 'GET', '/v1/probe/chat', { key }), {
         status: 403,
         type: 'permission_error',
         code: 'insufficient_scope',
       });
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/probe/models', { key })).status, 200);
+      assert.equal((await call(gateway.app, 'GET', '/v1/probe/models', { key })).status, 200);
       const unrestricted = await gateway.createKey({ scopes: null });
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/probe/models', { key: unrestricted })).status, 200);
+      assert.equal((await call(gateway.app, 'GET', '/v1/probe/models', { key: unrestricted })).status, 200);
     });
 
     test('an organization key resolves to the organization: its consent and its rate', async () => {
@@ -91,7 +91,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         rate: { numerator: 3n, denominator: 2n },
       });
       const key = await gateway.createKey({ owner: { kind: 'organization', id: organization.id }, allowedModels: ['gateway/x'] });
-      const response = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key });
+      const response = await call(gateway.app, 'GET', '/v1/probe/chat', { key });
       assert.equal(response.status, 200);
       assert.deepEqual(response.body.owner, { kind: 'organization', id: organization.id });
       assert.deepEqual(response.body.consent, { communitySupply: true, trainingUse: false });
@@ -100,7 +100,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     });
 
     test('an owner without its own rate gets the default rate of 1', async () => {
-      const response = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
+      const response = await call(gateway.app, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
       assert.equal(response.body.rate, '1/1');
     });
   });
