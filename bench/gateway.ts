@@ -32,6 +32,8 @@ export interface RunningGateway extends BenchAccount {
   readonly dataDir: string | null;
   /** Where its counters live: `redis` when BENCH_REDIS_URL (default the local Redis) answered at start. */
   readonly limitCounters: 'memory' | 'redis';
+  /** Its admin API key (the dashboard workload makes a user with it). */
+  readonly adminKey: string;
   /** Removes the temporary data directory; call after the process has stopped. */
   cleanup(): void;
 }
@@ -101,7 +103,7 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     await waitForHttp(`${origin}/healthz`, child, options.timeoutMs);
     const account = options.account ?? (await provisionKeys(origin, adminKey));
     const dataDir = options.databaseUrl === undefined ? join(workDir, 'data') : null;
-    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', cleanup };
+    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', adminKey, cleanup };
   } catch (error) {
     cleanup();
     throw error;

@@ -83,6 +83,11 @@ export interface SqliteDatabase {
   shared<T>(name: string, create: () => T): T;
   /** Runs a script of statements (migrations). */
   exec(sql: string): void;
+  /**
+   * The connection itself, for the dashboard's reads of an in-memory database, which has no file
+   * another connection could open (dashboard-reader.ts).
+   */
+  connection(): DatabaseSync;
   close(): void;
 }
 
@@ -302,6 +307,9 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     },
     exec(sql) {
       db.exec(sql);
+    },
+    connection() {
+      return db;
     },
     close() {
       commitGroup();
