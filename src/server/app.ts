@@ -20,6 +20,7 @@ import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
 import { registerHomePage } from './home-page.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
 import { sharedSerializers, sharedValidators } from './schema-compilers.ts';
+import { installRequestTracing } from '../http/request-tracing.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
 
@@ -77,6 +78,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('limitTicket', null);
   installRequestIds(app);
+  installRequestTracing(app, deps.tracing);
   installBodyParsers(app);
   installErrorHandling(app, deps.drain);
   installMetrics(app, deps.metrics);
