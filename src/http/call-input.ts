@@ -36,5 +36,6 @@ export function callInput<Request>(
     route,
     signal: clientDisconnectSignal(reply),
     tokenLevels: admittedTokenLevels(request),
+    trace: request.trace,
   };
 }

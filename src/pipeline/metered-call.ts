@@ -39,6 +39,7 @@ import type { Limiter } from '../limits/limiter.ts';
 import { RejectedParameter } from '../policy/violation.ts';
 import { protocolOf, type ProtocolRegistry } from '../protocols/capability.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
+import type { CallTrace } from '../telemetry/tracing.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import { completeWithFallback, type AttemptContext } from './attempts.ts';
 import { crashArmedAt, crashPoint } from '../core/crash-point.ts';
@@ -56,8 +57,8 @@ export interface CallServices {
   readonly protocols: ProtocolRegistry;
   readonly limiter?: Limiter;
   readonly health?: EndpointHealth;
-  /** Queues a request log row (Pipeline.recordRequest). */
-  record(facts: RequestFacts): void;
+  /** Queues a request log row (Pipeline.recordRequest), telling the call's span when it is traced. */
+  record(facts: RequestFacts, trace: CallTrace | undefined): void;
   /** Writes the queued rows (a crash point after the row waits for it). */
   flush(): Promise<void>;
 }
@@ -130,7 +131,16 @@ export class MeteredCall<T extends KindTypes> {
   /** The attempt plan's context (`signal`: the upstream call's, the client's by default). */
   attemptContext(signal: AbortSignal = this.prepared.signal, attempts = this.prepared.attempts): AttemptContext {
     const services = this.#services;
-    return { attempts, env: services.env, requestId: this.prepared.requestId, signal, logger: services.logger, health: services.health };
+    const { prepared } = this;
+    return {
+      attempts,
+      env: services.env,
+      requestId: prepared.requestId,
+      signal,
+      logger: services.logger,
+      health: services.health,
+      trace: prepared.trace && { call: prepared.trace, capability: prepared.kind.capability.name },
+    };
   }
 
   /** The protocol of a route of the plan (selection only keeps routes whose protocol exists). */
@@ -166,6 +176,7 @@ export class MeteredCall<T extends KindTypes> {
     let endpoint: RouteEndpoint | undefined;
     let charged: Charged<T['meter'], Body> | undefined;
     let call: ServedCall<T['request']>;
+    this.prepared.trace?.expectRecord();
     try {
       const attempt = await completeWithFallback(this.attemptContext(), (route, context) =>
         (this.protocolFor(route) as CallableKindTypes['protocol']).complete(request, route, context),
@@ -279,18 +290,21 @@ export class MeteredCall<T extends KindTypes> {
     if (this.#recorded) return;
     this.#recorded = true;
     const { prepared } = this;
-    this.#services.record({
-      requestId: prepared.requestId,
-      owner: prepared.payer.owner,
-      keyId: prepared.payer.keyId,
-      route: prepared.route,
-      stream: prepared.request.stream,
-      createdAt: prepared.createdAt,
-      durationMs: performance.now() - prepared.startedAt,
-      modelId: prepared.modelId,
-      ...end,
-      output: prepared.request.store === false ? undefined : end.output,
-    });
+    this.#services.record(
+      {
+        requestId: prepared.requestId,
+        owner: prepared.payer.owner,
+        keyId: prepared.payer.keyId,
+        route: prepared.route,
+        stream: prepared.request.stream,
+        createdAt: prepared.createdAt,
+        durationMs: performance.now() - prepared.startedAt,
+        modelId: prepared.modelId,
+        ...end,
+        output: prepared.request.store === false ? undefined : end.output,
+      },
+      prepared.trace,
+    );
     // Only a crash test waits for the row to reach the store before it dies.
     if (crashArmedAt('recorded')) return this.#services.flush().then(() => crashPoint('recorded'));
   }

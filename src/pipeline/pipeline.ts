@@ -36,6 +36,7 @@ import { overHoldCounter, type OverHoldCounter } from './over-hold.ts';
 import { RequestLogWriter, requestLogRecord, type RequestFacts } from './request-log.ts';
 import { selectRoutes } from './select.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult } from './types.ts';
+import type { CallTrace, Tracing } from '../telemetry/tracing.ts';
 
 /** What the core needs of the application; the server's dependencies satisfy it. */
 export interface PipelineDeps {
@@ -55,6 +56,8 @@ export interface PipelineDeps {
   readonly streamsCut?: AbortSignal;
   /** Told every request log row as it is recorded (the access log line of its request, http/access-log.ts). */
   readonly onRecord?: (record: RequestLogRecord) => void;
+  /** Spans of job runs (a request's own span comes with its input); undefined when tracing is off. */
+  readonly tracing?: Tracing;
 }
 
 export interface PipelineOptions {
@@ -78,6 +81,8 @@ export interface RequestScope<Request extends MeteredRequest> {
   readonly startedAt: number;
   /** The model that was selected; null when selection failed. */
   readonly modelId: string | null;
+  /** The span of the request (or of the job's run), when tracing is on. */
+  readonly trace?: CallTrace;
 }
 
 /** A call that passed validation and holds its credit; its routes are fixed. */
@@ -118,13 +123,18 @@ export class Pipeline {
       protocols: this.#protocols,
       limiter: deps.limiter,
       health: deps.health,
-      record: (facts) => this.recordRequest(facts),
+      record: (facts, trace) => this.recordRequest(facts, trace),
       flush: () => this.flush(),
     };
   }
 
   get logger(): Logger {
     return this.#deps.logger;
+  }
+
+  /** See PipelineDeps.tracing. */
+  get tracing(): Tracing | undefined {
+    return this.#deps.tracing;
   }
 
   /** See PipelineDeps.streamsCut. */
@@ -161,6 +171,7 @@ export class Pipeline {
     const { auth, request } = input;
     const payer: Payer = { owner: auth.owner, keyId: auth.key.id, rate: auth.rate };
     const estimate = kind.estimate(request);
+    input.trace?.prepared(kind.capability.name, request.model);
     let modelId: string | null = null;
     try {
       const selection = selectRoutes({
@@ -191,19 +202,22 @@ export class Pipeline {
       return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks };
     } catch (error) {
       const failure = asGatewayError(error);
-      this.recordRequest({
-        requestId: input.requestId,
-        owner: payer.owner,
-        keyId: payer.keyId,
-        route: input.route,
-        stream: request.stream,
-        createdAt,
-        durationMs: performance.now() - startedAt,
-        modelId,
-        status: 'failed',
-        httpStatus: failure.status,
-        errorCode: failure.code,
-      });
+      this.recordRequest(
+        {
+          requestId: input.requestId,
+          owner: payer.owner,
+          keyId: payer.keyId,
+          route: input.route,
+          stream: request.stream,
+          createdAt,
+          durationMs: performance.now() - startedAt,
+          modelId,
+          status: 'failed',
+          httpStatus: failure.status,
+          errorCode: failure.code,
+        },
+        input.trace,
+      );
       throw failure;
     }
   }
@@ -219,11 +233,13 @@ export class Pipeline {
   /**
    * Queues the request log row of a finished request: the one place a row is built
    * (metered calls, requests refused before the core or replayed, jobs ended without their run).
+   * `trace`: the call's span, told the row.
    */
-  recordRequest(facts: RequestFacts): void {
+  recordRequest(facts: RequestFacts, trace?: CallTrace): void {
     if (facts.endpoint && facts.overHold) this.#countOverHold(facts.endpoint, facts.overHold);
     const record = requestLogRecord(facts);
     this.#deps.onRecord?.(record);
+    trace?.recorded(record);
     this.#log.add(record);
   }
 

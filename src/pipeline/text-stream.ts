@@ -61,6 +61,7 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   const onCut = () => upstream.abort(pipeline.streamsCut?.reason);
   pipeline.streamsCut?.addEventListener('abort', onCut, { once: true });
   const signal = upstream.signal;
+  prepared.trace?.expectRecord();
   try {
     const opened = await openStreamWithFallback(metered.attemptContext(signal), (endpoint, context) =>
       metered.protocolFor(endpoint).stream(prepared.request, endpoint, context),

@@ -241,7 +241,7 @@ async function runCases(env: Record<string, string>, reader: Reader): Promise<vo
   }
 }
 
-describe('a metered call killed at each step boundary', () => {
+describe('a metered call killed at each step boundary', { concurrency: 2 }, () => {
   test('SQLite', async () => {
     const dataDir = join(workDir, 'sqlite');
     const read = <T>(query: (file: DatabaseSync) => T): T => {
