@@ -441,6 +441,7 @@ export function jobFromRow(row: Row): JobRecord {
     dispatchedAt: nullableInteger(row.dispatched_at),
     cost: row.cost === null || row.cost === undefined ? null : bigintValue(row.cost),
     checkpoint: row.checkpoint === null || row.checkpoint === undefined ? null : json(row.checkpoint),
+    nextAttemptAt: nullableInteger(row.next_attempt_at),
   };
 }
 

@@ -515,4 +515,18 @@ CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log FOR EA
 ALTER TABLE request_log ADD COLUMN provider_usage TEXT;
 `,
   },
+  {
+    version: 14,
+    name: 'jobs parked between the steps of an operation',
+    // A start-and-poll job (a video) is parked between two looks at its operation: no lease, and the
+    // time its next step is due (src/jobs/runner.ts). Claims rank each owner's jobs by the number it
+    // has running, so that one owner's backlog does not hold another's jobs back (docs/jobs.md).
+    sql: `
+ALTER TABLE jobs ADD COLUMN next_attempt_at BIGINT;
+CREATE INDEX jobs_queued ON jobs (kind, created_at) WHERE status = 'queued';
+CREATE INDEX jobs_in_flight ON jobs (kind, next_attempt_at) WHERE status = 'in_progress';
+CREATE INDEX jobs_leased ON jobs (kind, owner_kind, owner_id) WHERE lease_owner IS NOT NULL;
+DROP INDEX jobs_claimable;
+`,
+  },
 ];

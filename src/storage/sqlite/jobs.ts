@@ -1,6 +1,7 @@
 /**
- * Background jobs on SQLite. A claim is a single UPDATE of the oldest claimable row; SQLite runs
- * one writer at a time, so two claimers can never take the same job. A job is created in a
+ * Background jobs on SQLite. A claim is a single UPDATE of the first claimable row in the claim
+ * order (store.ts, claimJob); SQLite runs one writer at a time, so two claimers can never take the
+ * same job. A job is created in a
  * transaction of its own, committed before the promise resolves (with the group's pending writes,
  * among them the job's credit hold): a queued job survives a crash right after its answer.
  */
@@ -10,6 +11,15 @@ import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
 
 const ENDED = ENDED_JOB_STATUSES.map((status) => `'${status}'`).join(', ');
+/** Jobs of the kind under a live lease, by owner (a parked job holds none). */
+const RUNNING_BY_OWNER = `SELECT owner_kind, owner_id, COUNT(*) AS n FROM jobs
+  WHERE kind = :kind AND lease_owner IS NOT NULL AND status = 'in_progress' AND lease_until >= :now
+  GROUP BY owner_kind, owner_id`;
+const CLAIMABLE = `j.kind = :kind AND j.expires_at >= :now AND (
+    j.status = 'queued'
+    OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < :now))
+    OR (j.status = 'in_progress' AND j.next_attempt_at <= :now))`;
+const CLAIM_ORDER = 'COALESCE(r.n, 0), j.created_at, j.id';
 
 export function sqliteJobs(database: SqliteDatabase): JobStore {
   // Every job statement reads bigints: the cost column may exceed 2^53.
@@ -20,15 +30,17 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
      RETURNING *`,
   );
   const byId = prepare('SELECT * FROM jobs WHERE id = ?');
-  // Claimable: queued, or in progress with a lapsed (or no) lease, and not past its lifetime.
+  // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
+  // lifetime. The owner with the fewest jobs of the kind under a live lease goes first (CLAIM_ORDER).
   const claim = prepare(
-    `UPDATE jobs
-     SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until, attempts = attempts + 1, updated_at = :now
+    `WITH running AS (${RUNNING_BY_OWNER})
+     UPDATE jobs
+     SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until,
+       attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = :now
      WHERE id = (
-       SELECT id FROM jobs
-       WHERE kind = :kind AND status IN ('queued', 'in_progress') AND expires_at >= :now
-         AND (status = 'queued' OR lease_until IS NULL OR lease_until < :now)
-       ORDER BY created_at, id
+       SELECT j.id FROM jobs AS j LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
+       WHERE ${CLAIMABLE}
+       ORDER BY ${CLAIM_ORDER}
        LIMIT 1
      )
      RETURNING *`,
@@ -43,6 +55,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
        dispatched_at = COALESCE(dispatched_at, :dispatched_at),
        cost = COALESCE(:cost, cost),
        checkpoint = CASE WHEN :set_checkpoint THEN :checkpoint ELSE checkpoint END,
+       next_attempt_at = CASE WHEN :set_next_attempt THEN :next_attempt_at ELSE next_attempt_at END,
        updated_at = :now
      WHERE id = :id AND status IN (SELECT value FROM json_each(:from_statuses))
        AND (:lease_owner IS NULL OR lease_owner = :lease_owner)
@@ -55,7 +68,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
   );
   const releaseLeases = prepare(
     `UPDATE jobs SET lease_until = NULL, lease_owner = NULL, updated_at = :now
-     WHERE status = 'in_progress' AND (lease_owner IS NULL OR lease_owner <> :worker)`,
+     WHERE status = 'in_progress' AND next_attempt_at IS NULL AND (lease_owner IS NULL OR lease_owner <> :worker)`,
   );
   // From the open holds (few) to their jobs, rather than through every ended job.
   const endedHolding = prepare(
@@ -113,6 +126,8 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
         cost: patch.cost ?? null,
         set_checkpoint: patch.checkpoint === undefined ? 0 : 1,
         checkpoint: jsonText(patch.checkpoint),
+        set_next_attempt: patch.nextAttemptAt === undefined ? 0 : 1,
+        next_attempt_at: patch.nextAttemptAt ?? null,
         now: patch.now,
       }) as Row | undefined;
       return row ? jobFromRow(row) : null;
