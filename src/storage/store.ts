@@ -439,6 +439,11 @@ export interface JobPatch {
   readonly now: number;
 }
 
+export interface WaitingJobs {
+  readonly queued: number;
+  readonly parked: number;
+}
+
 export interface JobStore {
   /** Creates the job durably: once the promise resolves, a crash does not lose it (nor, on SQLite, the writes before it). */
   createJob(job: NewJob): Promise<JobRecord>;
@@ -473,8 +478,8 @@ export interface JobStore {
    * that ended them died before settling or releasing. Oldest first, at most `limit`.
    */
   endedJobsHoldingCredit(endedBefore: number, limit: number): Promise<JobRecord[]>;
-  /** Queued jobs by kind (the backlog); kinds without any are absent. */
-  countQueuedJobs(now: number): Promise<Map<JobKind, number>>;
+  /** Queued jobs (the backlog) and parked ones (operations between two steps) by kind; kinds without either are absent. */
+  countWaitingJobs(now: number): Promise<Map<JobKind, WaitingJobs>>;
   deleteExpiredJobs(now: number): Promise<number>;
 }
 

@@ -3,8 +3,8 @@
  * claimJob) with FOR UPDATE SKIP LOCKED, so concurrent claimers on any instance each take a
  * different job without waiting on each other.
  */
-import { ENDED_JOB_STATUSES, type JobKind, type JobStore } from '../store.ts';
-import { jobFromRow, jsonText } from '../rows.ts';
+import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
+import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 const INSERT: Statement = {
@@ -75,9 +75,9 @@ const ENDED_HOLDING: Statement = {
          ORDER BY jobs.updated_at, jobs.id
          LIMIT $2`,
 };
-const QUEUED_COUNTS: Statement = {
-  name: 'gateway_jobs_queued_counts',
-  text: "SELECT kind, COUNT(*) AS count FROM jobs WHERE status = 'queued' AND expires_at >= $1 GROUP BY kind",
+const WAITING: Statement = {
+  name: 'gateway_jobs_waiting_counts',
+  text: `SELECT ${WAITING_COUNTS} FROM jobs WHERE status IN ('queued', 'in_progress') AND expires_at >= $1 GROUP BY kind`,
 };
 const DELETE_EXPIRED: Statement = { name: 'gateway_jobs_delete_expired', text: 'DELETE FROM jobs WHERE expires_at < $1' };
 
@@ -143,9 +143,8 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
       const { rows } = await database.query(ENDED_HOLDING, [endedBefore, limit, ENDED_JOB_STATUSES]);
       return rows.map(jobFromRow);
     },
-    async countQueuedJobs(now) {
-      const { rows } = await database.query(QUEUED_COUNTS, [now]);
-      return new Map(rows.map((row) => [row.kind as JobKind, Number(row.count)]));
+    async countWaitingJobs(now) {
+      return waitingJobs((await database.query(WAITING, [now])).rows);
     },
     async deleteExpiredJobs(now) {
       return (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;

@@ -5,8 +5,8 @@
  * transaction of its own, committed before the promise resolves (with the group's pending writes,
  * among them the job's credit hold): a queued job survives a crash right after its answer.
  */
-import { ENDED_JOB_STATUSES, type JobKind, type JobStore } from '../store.ts';
-import { jobFromRow, jsonText, type Row } from '../rows.ts';
+import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
+import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs, type Row } from '../rows.ts';
 import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
 
@@ -78,7 +78,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
      ORDER BY jobs.updated_at, jobs.id
      LIMIT :limit`,
   );
-  const queuedCounts = prepare("SELECT kind, COUNT(*) AS count FROM jobs WHERE status = 'queued' AND expires_at >= ? GROUP BY kind");
+  const waitingCounts = prepare(`SELECT ${WAITING_COUNTS} FROM jobs WHERE status IN ('queued', 'in_progress') AND expires_at >= ? GROUP BY kind`);
   const deleteExpired = expiredRowsDeleter(database, 'jobs');
 
   return {
@@ -145,9 +145,8 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
       database.flush();
       return (endedHolding.all({ ended_before: endedBefore, limit }) as Row[]).map(jobFromRow);
     },
-    async countQueuedJobs(now) {
-      const rows = queuedCounts.all(now) as Row[];
-      return new Map(rows.map((row) => [row.kind as JobKind, Number(row.count)]));
+    async countWaitingJobs(now) {
+      return waitingJobs(waitingCounts.all(now) as Row[]);
     },
     deleteExpiredJobs: deleteExpired,
   };

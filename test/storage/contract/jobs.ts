@@ -243,18 +243,20 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.deepEqual((await peer().getReservation(completed.reservation.id))?.holder, { kind: 'job', id: completed.id });
     });
 
-    test('the backlog counts queued jobs by kind', async () => {
+    test('the waiting jobs are counted by kind: queued (the backlog) and parked', async () => {
       await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
       await store().createJob(newJob());
       await store().createJob(newJob());
       await store().createJob(newJob({ kind: 'video' }));
       await store().createJob(newJob({ status: 'in_progress' }));
       await store().createJob(newJob({ expiresAt: NOW - 1 }));
+      const parked = await store().createJob(newJob({ kind: 'video', status: 'in_progress' }));
+      await store().transitionJob(parked.id, ['in_progress'], { leaseUntil: null, nextAttemptAt: NOW + 1_000, now: NOW });
       assert.deepEqual(
-        await peer().countQueuedJobs(NOW),
+        await peer().countWaitingJobs(NOW),
         new Map([
-          ['response', 2],
-          ['video', 1],
+          ['response', { queued: 2, parked: 0 }],
+          ['video', { queued: 1, parked: 1 }],
         ]),
       );
     });
