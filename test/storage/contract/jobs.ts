@@ -72,7 +72,7 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.equal(taken?.leaseOwner, 'worker-c');
     });
 
-    test("claims go to the owner with the fewest jobs under a live lease, on any instance, then the oldest", async () => {
+    test('claims go to the owner with the fewest jobs under a live lease, on any instance, then the oldest', async () => {
       await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
       const backlog = [];
       for (let i = 0; i < 6; i++) backlog.push(await store().createJob(newJob({ owner: 'acct_busy', createdAt: NOW + i })));
