@@ -16,28 +16,37 @@ const INSERT: Statement = {
 const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs WHERE id = $1' };
 // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
 // lifetime. The owner with the fewest jobs of the kind under a live lease (a parked job holds none)
-// goes first, then the oldest job.
+// goes first, then the owner served longest ago (or never: job_turns, recorded with the claim),
+// then the oldest job.
 const CLAIM: Statement = {
   name: 'gateway_jobs_claim',
   text: `WITH running AS (
            SELECT owner_kind, owner_id, COUNT(*) AS n FROM jobs
            WHERE kind = $1 AND lease_owner IS NOT NULL AND status = 'in_progress' AND lease_until >= $3
            GROUP BY owner_kind, owner_id
+         ), claimed AS (
+           UPDATE jobs
+           SET status = 'in_progress', lease_owner = $2, lease_until = $4,
+             attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = $3
+           WHERE id = (
+             SELECT j.id FROM jobs AS j
+               LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
+               LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
+             WHERE j.kind = $1 AND j.expires_at >= $3 AND (
+               j.status = 'queued'
+               OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < $3))
+               OR (j.status = 'in_progress' AND j.next_attempt_at <= $3))
+             ORDER BY COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id
+             LIMIT 1
+             FOR UPDATE OF j SKIP LOCKED
+           )
+           RETURNING *
+         ), turn AS (
+           INSERT INTO job_turns (kind, owner_kind, owner_id, claimed_at)
+           SELECT kind, owner_kind, owner_id, $3 FROM claimed
+           ON CONFLICT (kind, owner_kind, owner_id) DO UPDATE SET claimed_at = GREATEST(job_turns.claimed_at, excluded.claimed_at)
          )
-         UPDATE jobs
-         SET status = 'in_progress', lease_owner = $2, lease_until = $4,
-           attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = $3
-         WHERE id = (
-           SELECT j.id FROM jobs AS j LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
-           WHERE j.kind = $1 AND j.expires_at >= $3 AND (
-             j.status = 'queued'
-             OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < $3))
-             OR (j.status = 'in_progress' AND j.next_attempt_at <= $3))
-           ORDER BY COALESCE(r.n, 0), j.created_at, j.id
-           LIMIT 1
-           FOR UPDATE OF j SKIP LOCKED
-         )
-         RETURNING *`,
+         SELECT * FROM claimed`,
 };
 const TRANSITION: Statement = {
   name: 'gateway_jobs_transition',

@@ -19,7 +19,8 @@ const CLAIMABLE = `j.kind = :kind AND j.expires_at >= :now AND (
     j.status = 'queued'
     OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < :now))
     OR (j.status = 'in_progress' AND j.next_attempt_at <= :now))`;
-const CLAIM_ORDER = 'COALESCE(r.n, 0), j.created_at, j.id';
+/** Fewest running first, then the owner served longest ago (or never), then the oldest job. */
+const CLAIM_ORDER = 'COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id';
 
 export function sqliteJobs(database: SqliteDatabase): JobStore {
   // Every job statement reads bigints: the cost column may exceed 2^53.
@@ -31,19 +32,25 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
   );
   const byId = prepare('SELECT * FROM jobs WHERE id = ?');
   // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
-  // lifetime. The owner with the fewest jobs of the kind under a live lease goes first (CLAIM_ORDER).
+  // lifetime, in the CLAIM_ORDER of owners; the owner's turn is recorded with it (claimJob).
   const claim = prepare(
     `WITH running AS (${RUNNING_BY_OWNER})
      UPDATE jobs
      SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until,
        attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = :now
      WHERE id = (
-       SELECT j.id FROM jobs AS j LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
+       SELECT j.id FROM jobs AS j
+         LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
+         LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
        WHERE ${CLAIMABLE}
        ORDER BY ${CLAIM_ORDER}
        LIMIT 1
      )
      RETURNING *`,
+  );
+  const takeTurn = prepare(
+    `INSERT INTO job_turns (kind, owner_kind, owner_id, claimed_at) VALUES (:kind, :owner_kind, :owner_id, :now)
+     ON CONFLICT (kind, owner_kind, owner_id) DO UPDATE SET claimed_at = MAX(claimed_at, excluded.claimed_at)`,
   );
   const transition = prepare(
     `UPDATE jobs SET
@@ -107,7 +114,10 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
     },
     async claimJob(kind, worker, now, leaseUntil) {
       const row = claim.get({ kind, worker, now, lease_until: leaseUntil }) as Row | undefined;
-      return row ? jobFromRow(row) : null;
+      if (!row) return null;
+      // In the same group commit as the claim (one writer: nothing comes between the two).
+      takeTurn.run({ kind, owner_kind: row.owner_kind, owner_id: row.owner_id, now });
+      return jobFromRow(row);
     },
     async transitionJob(id, from, patch, leaseOwner) {
       if (from.length === 0) return null;

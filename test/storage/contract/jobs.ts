@@ -87,6 +87,22 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.equal((await store().getJob(backlog[0].id))?.attempts, 2);
     });
 
+    test('with one slot, owners take turns: each claim goes to the owner served longest ago', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const jobs = [];
+      for (let i = 0; i < 3; i++) jobs.push(await store().createJob(newJob({ owner: 'acct_turn_a', createdAt: NOW + i })));
+      for (let i = 0; i < 2; i++) jobs.push(await store().createJob(newJob({ owner: 'acct_turn_b', createdAt: NOW + 10 + i })));
+      const order: string[] = [];
+      for (let turn = 0; turn < 5; turn++) {
+        const at = NOW + 100 + turn;
+        const claimed = await (turn % 2 === 0 ? store() : peer()).claimJob('response', 'worker-a', at, at + 1_000);
+        assert.ok(claimed);
+        order.push(claimed.owner.id);
+        await store().transitionJob(claimed.id, ['in_progress'], { status: 'completed', leaseUntil: null, now: at }, 'worker-a');
+      }
+      assert.deepEqual(order, ['acct_turn_a', 'acct_turn_b', 'acct_turn_a', 'acct_turn_b', 'acct_turn_a']);
+    });
+
     test('a parked job is claimed once it is due, without counting an attempt, and keeps its checkpoint', async () => {
       await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
       const job = await store().createJob(newJob({ kind: 'video' }));
