@@ -115,9 +115,10 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
     async claimJob(kind, worker, now, leaseUntil) {
       const row = claim.get({ kind, worker, now, lease_until: leaseUntil }) as Row | undefined;
       if (!row) return null;
+      const job = jobFromRow(row);
       // In the same group commit as the claim (one writer: nothing comes between the two).
-      takeTurn.run({ kind, owner_kind: row.owner_kind, owner_id: row.owner_id, now });
-      return jobFromRow(row);
+      takeTurn.run({ kind, owner_kind: job.owner.kind, owner_id: job.owner.id, now });
+      return job;
     },
     async transitionJob(id, from, patch, leaseOwner) {
       if (from.length === 0) return null;
