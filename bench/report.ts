@@ -8,6 +8,7 @@ import type { PacedResult } from './paced.ts';
 import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
 import type { ScaleOutResult } from './scale-out.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
+import type { DashboardUsageResult } from './dashboard-usage.ts';
 import { difference, ratio, type LatencySummary } from './stats.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -227,6 +228,7 @@ export function formatReport(results: BenchResults): string {
 
   if (results.scaleOut !== undefined && results.scaleOut !== null) out.push(...scaleOutSection(results.scaleOut));
   if (results.dashboardLists !== undefined && results.dashboardLists !== null) out.push(...dashboardListsSection(results.dashboardLists));
+  if (results.dashboardUsage !== undefined && results.dashboardUsage !== null) out.push(...dashboardUsageSection(results.dashboardUsage));
 
   const jobTables = [
     ['background responses (gateway: jobs submitted, then run by its workers)', results.backgroundJobs],
@@ -369,6 +371,13 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   bars.push(...scaleOutBars(value(results.scaleOut ?? undefined)));
+  for (const timing of value(results.dashboardUsage ?? undefined)?.timings ?? []) {
+    bars.push({
+      bar: `dashboard (${timing.engine}) ${timing.what} ≤ ${timing.barMs} ms`,
+      measured: `${timing.ms.toFixed(1)} ms`,
+      met: timing.ms <= timing.barMs,
+    });
+  }
   return bars;
 }
 
@@ -417,6 +426,25 @@ function dashboardListsSection(measured: Measured<DashboardListsResult>): string
     timing.deepPageMs.toFixed(2),
   ]);
   return [title, table(header, rows), ''];
+}
+
+function dashboardUsageSection(measured: Measured<DashboardUsageResult>): string[] {
+  if (!measured.ok) return ['dashboard usage', `  ! ${measured.error}`, ''];
+  const usage = measured.value;
+  const header = ['store', 'read', 'median ms', 'bar ms', 'met'];
+  const rows = usage.timings.map((timing) => [
+    timing.engine,
+    timing.what,
+    timing.ms.toFixed(1),
+    String(timing.barMs),
+    timing.ms <= timing.barMs ? 'yes' : 'NO',
+  ]);
+  return [
+    `dashboard usage over ${usage.rows} request rows in 30 days (filled in ${usage.fillSeconds.sqlite.toFixed(0)} s on SQLite, ${usage.fillSeconds.postgres.toFixed(0)} s on PostgreSQL; median of 10 reads)`,
+    table(header, rows),
+    `  ${usage.note}`,
+    '',
+  ];
 }
 
 function scaleOutSection(measured: Measured<ScaleOutResult>): string[] {

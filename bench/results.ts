@@ -5,6 +5,7 @@ import type { JobsResult } from './jobs.ts';
 import type { LimitsAbResult } from './limits-ab.ts';
 import type { ScaleOutResult } from './scale-out.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
+import type { DashboardUsageResult } from './dashboard-usage.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -89,6 +90,8 @@ export interface BenchResults {
   readonly scaleOut?: Measured<ScaleOutResult> | null;
   /** The dashboard's list pages at two table sizes, on both stores (bench/dashboard-lists.ts). */
   readonly dashboardLists?: Measured<DashboardListsResult> | null;
+  /** Usage analytics and request rows over 1,000,000 request rows, on both stores (bench/dashboard-usage.ts). */
+  readonly dashboardUsage?: Measured<DashboardUsageResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

@@ -20,6 +20,7 @@ import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
 import { measureDashboardLists } from './dashboard-lists.ts';
+import { measureDashboardUsage } from './dashboard-usage.ts';
 import { runPaced } from './paced.ts';
 import { findPortkey, startPortkey } from './portkey.ts';
 import {
@@ -485,6 +486,9 @@ async function main(): Promise<void> {
     const dashboardLists = options.dashboardTest
       ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
       : null;
+    const dashboardUsage = options.dashboardTest
+      ? await attempt(() => measureDashboardUsage(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
+      : null;
 
     const partial = {
       startedAt,
@@ -515,6 +519,7 @@ async function main(): Promise<void> {
       limitsAb,
       scaleOut,
       dashboardLists,
+      dashboardUsage,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {

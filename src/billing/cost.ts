@@ -41,6 +41,18 @@ export function referenceCost(prices: EndpointPrices, usage: Usage, searchUnits:
   );
 }
 
+/**
+ * What the cache reads of a call saved: their tokens at the tier's uncached input rate less their
+ * cache read rate, at the payer's rate. Shown in usage, never charged or credited.
+ */
+export function cacheReadSavings(prices: EndpointPrices, usage: Usage, rate: RateMultiplier): Picos {
+  if (usage.cacheReadTokens === 0) return 0n;
+  const rates = tierFor(prices, totalInputTokens(usage));
+  const input = rates.input ?? 0n;
+  const saved = BigInt(usage.cacheReadTokens) * (input - (rates.cacheRead ?? input));
+  return saved > 0n ? applyRate(saved, rate) : 0n;
+}
+
 /** What the owner is charged: the reference cost times the account rate. */
 export function costOfCall(prices: EndpointPrices, usage: Usage, searchUnits: number, rate: RateMultiplier): Picos {
   return applyRate(referenceCost(prices, usage, searchUnits), rate);

@@ -16,6 +16,8 @@ export interface Frame {
   readonly csrf: string;
   /** The path of the current page, to mark its navigation link. */
   readonly path: string;
+  /** Scripts of this page beside dashboard.js (assets of the gateway's own, such as the chart library). */
+  readonly scripts?: readonly string[];
 }
 
 function navigation(user: User, current: string): Html {
@@ -26,10 +28,12 @@ function navigation(user: User, current: string): Html {
           ['/dashboard/organizations', 'Organizations'],
           ['/dashboard/users', 'Users'],
           ['/dashboard/audit', 'Audit log'],
+          ['/dashboard/usage', 'Usage'],
           ['/dashboard/models', 'Models'],
         ]
       : [
           [`/dashboard/owners/${user.role.owner.kind}/${user.role.owner.id}`, 'Overview'],
+          ['/dashboard/usage', 'Usage'],
           ['/dashboard/models', 'Models'],
           ['/dashboard/quick-start', 'Quick start'],
         ];
@@ -54,6 +58,7 @@ export function page(frame: Frame, body: Html): Html {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css?v=${ASSET_VERSION}">
 <script src="/dashboard/assets/dashboard.js?v=${ASSET_VERSION}" defer></script>
+${(frame.scripts ?? []).map((script) => html`<script src="${script}?v=${ASSET_VERSION}" defer></script>\n`)}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

@@ -19,10 +19,14 @@ import { notice, page } from './layout.ts';
 import { registerOwnerPages } from './owner-pages.ts';
 import { registerSignInPages } from './sign-in-pages.ts';
 import { registerSsoPages } from './sso-pages.ts';
+import { registerUsagePages } from './usage-pages.ts';
 
 const ASSETS = {
   'dashboard.css': { type: 'text/css; charset=utf-8', url: new URL('./assets/dashboard.css', import.meta.url) },
   'dashboard.js': { type: 'text/javascript; charset=utf-8', url: new URL('./assets/dashboard.js', import.meta.url) },
+  'usage-chart.js': { type: 'text/javascript; charset=utf-8', url: new URL('./assets/usage-chart.js', import.meta.url) },
+  // The chart library, served from the installed package: no CDN, and the CSP allows only our own scripts.
+  'chart.umd.min.js': { type: 'text/javascript; charset=utf-8', url: new URL('chart.umd.min.js', import.meta.resolve('chart.js')) },
 } as const;
 
 export const dashboardRoutes: RouteModule = async (app, deps) => {
@@ -57,6 +61,7 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
     registerSignInPages(scope, dashboard);
     registerDirectoryPages(scope, dashboard);
     registerOwnerPages(scope, dashboard);
+    registerUsagePages(scope, dashboard);
     const sso = deps.config.dashboard?.sso;
     if (sso) registerSsoPages(scope, dashboard, sso);
   });

@@ -40,6 +40,10 @@ export interface CallableProtocol<Request, Result> {
 export interface LoggedUsage {
   readonly usage: Usage;
   readonly searchUnits: number;
+  /** Images delivered (image kinds). */
+  readonly images?: number;
+  /** Seconds of video delivered (video kinds). */
+  readonly videoSeconds?: number;
   /** The usage object as the provider reported it, when it reported one (kept with the request log row). */
   readonly providerUsage?: Readonly<Record<string, unknown>>;
 }

@@ -17,6 +17,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { holdCredit, reservationTtlMs, type CreditHold } from '../billing/credit.ts';
+import { cacheReadSavings } from '../billing/cost.ts';
 import { worstCaseQuote } from '../billing/quote.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -343,6 +344,9 @@ export class Pipeline {
       usage: outcome.logged?.usage,
       providerUsage: outcome.logged?.providerUsage,
       searchUnits: outcome.logged?.searchUnits,
+      images: outcome.logged?.images,
+      videoSeconds: outcome.logged?.videoSeconds,
+      cacheSavings: outcome.logged && outcome.endpoint ? cacheReadSavings(outcome.endpoint.prices, outcome.logged.usage, scope.payer.rate) : 0n,
       cost: outcome.cost,
       overHold: outcome.overHold,
       errorCode: outcome.errorCode,

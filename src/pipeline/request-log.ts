@@ -49,6 +49,9 @@ export interface RequestFacts {
   /** The usage object as the provider reported it (RequestLogRecord.providerUsage). */
   readonly providerUsage?: Readonly<Record<string, unknown>>;
   readonly searchUnits?: number;
+  readonly images?: number;
+  readonly videoSeconds?: number;
+  readonly cacheSavings?: Picos;
   readonly cost?: Picos;
   readonly overHold?: Picos;
   readonly errorCode?: string | null;
@@ -78,6 +81,9 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     outputTokens: usage.outputTokens,
     reasoningTokens: usage.reasoningTokens,
     searchUnits: facts.searchUnits ?? 0,
+    images: facts.images ?? 0,
+    videoSeconds: facts.videoSeconds ?? 0,
+    cacheSavings: facts.cacheSavings ?? 0n,
     cost: facts.cost ?? 0n,
     overHold: facts.overHold ?? 0n,
     errorCode: facts.errorCode ?? null,

@@ -149,6 +149,9 @@ export const REQUEST_LOG_COLUMNS = [
   'cache_write_1h_tokens',
   'over_hold',
   'provider_usage',
+  'images',
+  'video_seconds',
+  'cache_savings',
 ] as const;
 
 /**
@@ -196,6 +199,9 @@ export function requestColumns(record: RequestLogRecord) {
     cache_write_1h_tokens: record.cacheWrite1hTokens,
     // JSON text in both engines: kept as the provider wrote it, never queried.
     provider_usage: jsonText(record.providerUsage),
+    images: record.images,
+    video_seconds: record.videoSeconds,
+    cache_savings: checkAmount('request cache savings', record.cacheSavings, 0n),
   };
 }
 
@@ -408,6 +414,9 @@ export function requestFromRow(row: Row): RequestLogRecord {
     providerUsage: json(row.provider_usage) as RequestLogRecord['providerUsage'],
     blobKeys: json(row.blob_keys) as string[],
     expiresAt: integer(row.expires_at),
+    images: integer(row.images),
+    videoSeconds: integer(row.video_seconds),
+    cacheSavings: bigintValue(row.cache_savings),
   };
 }
 

@@ -9,6 +9,7 @@
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { BlobStore } from './blobs.ts';
 import type { AuditStore, DashboardListStore, PeopleStore } from './people.ts';
+import type { UsageStore } from './usage.ts';
 
 export type OwnerKind = 'account' | 'organization';
 
@@ -291,6 +292,12 @@ export interface RequestLogRecord {
   readonly outputTokens: number;
   readonly reasoningTokens: number;
   readonly searchUnits: number;
+  /** Images delivered (image routes). */
+  readonly images: number;
+  /** Seconds of video delivered (video routes). */
+  readonly videoSeconds: number;
+  /** What cache reads saved against the uncached input price, at the payer's rate (never charged; shown in usage). */
+  readonly cacheSavings: Picos;
   /** What was charged. */
   readonly cost: Picos;
   /**
@@ -633,7 +640,8 @@ export interface Store
     ServedModelsStore,
     PeopleStore,
     AuditStore,
-    DashboardListStore {
+    DashboardListStore,
+    UsageStore {
   readonly engine: 'sqlite' | 'postgres';
   /**
    * This instance, the holder of the reservations it makes: one per server process on SQLite

@@ -86,6 +86,9 @@ describe('dashboard access and security', () => {
       '/dashboard/audit': { operator: 200, member: 403, otherMember: 403, orgMember: 403 },
       '/dashboard/models': { operator: 200, member: 200, otherMember: 200, orgMember: 200 },
       '/dashboard/quick-start': { operator: 200, member: 200, otherMember: 200, orgMember: 200 },
+      // Usage answers everyone, each with their own figures (test/dashboard/usage.test.ts checks which).
+      '/dashboard/usage': { operator: 200, member: 200, otherMember: 200, orgMember: 200 },
+      '/dashboard/usage.csv': { operator: 200, member: 200, otherMember: 200, orgMember: 200 },
       [owner('account', ids.own!)]: { operator: 200, member: 200, otherMember: 404, orgMember: 404 },
       [owner('account', ids.other!)]: { operator: 200, member: 404, otherMember: 200, orgMember: 404 },
       [owner('account', ids.inOrg!)]: { operator: 200, member: 404, otherMember: 404, orgMember: 200 },

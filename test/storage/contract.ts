@@ -19,6 +19,7 @@ import { reopenContract } from './contract/reopen.ts';
 import { requestLogContract } from './contract/request-log.ts';
 import { servedModelsContract } from './contract/served-models.ts';
 import { spendCapsContract } from './contract/spend-caps.ts';
+import { usageContract } from './contract/usage.ts';
 import { webhooksContract } from './contract/webhooks.ts';
 
 export function storeContract(name: string, open: () => Promise<Store>, fresh: () => () => Promise<Store>): void {
@@ -45,6 +46,7 @@ export function storeContract(name: string, open: () => Promise<Store>, fresh: (
     ledgerConcurrencyContract(context);
     spendCapsContract(context);
     requestLogContract(context);
+    usageContract(context);
     idempotencyContract(context);
     jobsContract(context);
     webhooksContract(context);

@@ -93,6 +93,9 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         blobKeys: [],
         expiresAt: 2_000,
         providerUsage: null,
+        images: 0,
+        videoSeconds: 0,
+        cacheSavings: 0n,
       },
     ]);
 

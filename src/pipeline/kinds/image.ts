@@ -49,7 +49,7 @@ export const IMAGE: OutputKind<ImageTypes> = {
     return { images: result.images.length, quality: result.quality, size: result.size, usage };
   },
   cost: (prices, meter) => imageCost(prices, meter),
-  logged: (meter) => ({ usage: meter.usage, searchUnits: 0 }),
+  logged: (meter) => ({ usage: meter.usage, searchUnits: 0, images: meter.images }),
 };
 
 function imageCost(prices: EndpointPrices, meter: ImageMeter): Picos {

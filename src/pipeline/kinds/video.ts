@@ -51,7 +51,7 @@ export const VIDEO_OUTPUT: OutputKind<VideoTypes> = {
     return request.pricingVariant === undefined ? { seconds } : { seconds, variant: request.pricingVariant };
   },
   cost: (prices, meter) => videoCost(prices, meter),
-  logged: () => ({ usage: ZERO_USAGE, searchUnits: 0 }),
+  logged: (meter) => ({ usage: ZERO_USAGE, searchUnits: 0, videoSeconds: meter.seconds }),
 };
 
 function videoCost(prices: EndpointPrices, meter: VideoMeter): Picos {

@@ -517,6 +517,71 @@ ALTER TABLE request_log ADD COLUMN provider_usage TEXT;
   },
   {
     version: 14,
+    name: 'usage rollups',
+    // Usage per hour and per day, added to by the request log's batch insert in the same statement
+    // (request-log.ts, usage-rollups.ts). '' stands for none in a key column.
+    sql: `
+ALTER TABLE request_log ADD COLUMN images INTEGER NOT NULL DEFAULT 0 CHECK (images >= 0);
+ALTER TABLE request_log ADD COLUMN video_seconds INTEGER NOT NULL DEFAULT 0 CHECK (video_seconds >= 0);
+ALTER TABLE request_log ADD COLUMN cache_savings BIGINT NOT NULL DEFAULT 0 CHECK (cache_savings >= 0);
+
+CREATE TABLE usage_hourly (
+  period BIGINT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  organization_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  route TEXT NOT NULL,
+  status TEXT NOT NULL,
+  requests BIGINT NOT NULL,
+  input_tokens BIGINT NOT NULL,
+  output_tokens BIGINT NOT NULL,
+  cache_read_tokens BIGINT NOT NULL,
+  cache_write_tokens BIGINT NOT NULL,
+  reasoning_tokens BIGINT NOT NULL,
+  images INTEGER NOT NULL,
+  video_seconds INTEGER NOT NULL,
+  search_units INTEGER NOT NULL,
+  cost BIGINT NOT NULL,
+  cache_savings BIGINT NOT NULL,
+  PRIMARY KEY (period, owner_kind, owner_id, key_id, model, provider, route, status)
+);
+CREATE INDEX usage_hourly_owner ON usage_hourly (owner_kind, owner_id, period);
+CREATE INDEX usage_hourly_organization ON usage_hourly (organization_id, period);
+CREATE INDEX usage_hourly_key ON usage_hourly (key_id, period);
+
+CREATE TABLE usage_daily (
+  period BIGINT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  organization_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  route TEXT NOT NULL,
+  status TEXT NOT NULL,
+  requests BIGINT NOT NULL,
+  input_tokens BIGINT NOT NULL,
+  output_tokens BIGINT NOT NULL,
+  cache_read_tokens BIGINT NOT NULL,
+  cache_write_tokens BIGINT NOT NULL,
+  reasoning_tokens BIGINT NOT NULL,
+  images INTEGER NOT NULL,
+  video_seconds INTEGER NOT NULL,
+  search_units INTEGER NOT NULL,
+  cost BIGINT NOT NULL,
+  cache_savings BIGINT NOT NULL,
+  PRIMARY KEY (period, owner_kind, owner_id, key_id, model, provider, route, status)
+);
+CREATE INDEX usage_daily_owner ON usage_daily (owner_kind, owner_id, period);
+CREATE INDEX usage_daily_organization ON usage_daily (organization_id, period);
+CREATE INDEX usage_daily_key ON usage_daily (key_id, period);
+`,
+  },
+  {
+    version: 15,
     name: 'parked jobs and the turns of owners',
     // A start-and-poll job (a video) is parked between two looks at its operation: no lease, and the
     // time its next step is due (src/jobs/runner.ts). Claims rank owners by the jobs they have

@@ -407,6 +407,108 @@ ALTER TABLE request_log ADD COLUMN provider_usage TEXT;
   },
   {
     version: 14,
+    name: 'usage rollups',
+    // Usage per hour and per day by owner, key, model, provider endpoint, endpoint family and status,
+    // kept up by a trigger as request log rows are written: in the same group commit, never a scan
+    // of request rows for a usage page (docs/dashboard.md, "Usage"). '' stands for none in a key
+    // column, as a NULL would never match ON CONFLICT.
+    sql: `
+ALTER TABLE request_log ADD COLUMN images INTEGER NOT NULL DEFAULT 0 CHECK (images >= 0);
+ALTER TABLE request_log ADD COLUMN video_seconds INTEGER NOT NULL DEFAULT 0 CHECK (video_seconds >= 0);
+ALTER TABLE request_log ADD COLUMN cache_savings INTEGER NOT NULL DEFAULT 0 CHECK (cache_savings >= 0);
+
+CREATE TABLE usage_hourly (
+  period INTEGER NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  organization_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  route TEXT NOT NULL,
+  status TEXT NOT NULL,
+  requests INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  images INTEGER NOT NULL,
+  video_seconds INTEGER NOT NULL,
+  search_units INTEGER NOT NULL,
+  cost INTEGER NOT NULL,
+  cache_savings INTEGER NOT NULL,
+  PRIMARY KEY (period, owner_kind, owner_id, key_id, model, provider, route, status)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX usage_hourly_owner ON usage_hourly (owner_kind, owner_id, period);
+CREATE INDEX usage_hourly_organization ON usage_hourly (organization_id, period);
+CREATE INDEX usage_hourly_key ON usage_hourly (key_id, period);
+
+CREATE TABLE usage_daily (
+  period INTEGER NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  organization_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  route TEXT NOT NULL,
+  status TEXT NOT NULL,
+  requests INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  cache_read_tokens INTEGER NOT NULL,
+  cache_write_tokens INTEGER NOT NULL,
+  reasoning_tokens INTEGER NOT NULL,
+  images INTEGER NOT NULL,
+  video_seconds INTEGER NOT NULL,
+  search_units INTEGER NOT NULL,
+  cost INTEGER NOT NULL,
+  cache_savings INTEGER NOT NULL,
+  PRIMARY KEY (period, owner_kind, owner_id, key_id, model, provider, route, status)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX usage_daily_owner ON usage_daily (owner_kind, owner_id, period);
+CREATE INDEX usage_daily_organization ON usage_daily (organization_id, period);
+CREATE INDEX usage_daily_key ON usage_daily (key_id, period);
+
+CREATE TRIGGER request_log_usage_rollups AFTER INSERT ON request_log BEGIN
+  INSERT INTO usage_hourly (period, owner_kind, owner_id, organization_id, key_id, model, provider, route, status, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, images, video_seconds, search_units, cost, cache_savings)
+  VALUES (NEW.created_at - NEW.created_at % 3600000, NEW.owner_kind, NEW.owner_id,
+    CASE NEW.owner_kind WHEN 'organization' THEN NEW.owner_id ELSE coalesce((SELECT organization_id FROM accounts WHERE id = NEW.owner_id), '') END,
+    NEW.key_id, coalesce(NEW.model, ''), coalesce(NEW.provider, ''), NEW.route, NEW.status, 1, NEW.input_tokens, NEW.output_tokens, NEW.cache_read_tokens, NEW.cache_write_tokens, NEW.reasoning_tokens, NEW.images, NEW.video_seconds, NEW.search_units, NEW.cost, NEW.cache_savings)
+  ON CONFLICT DO UPDATE SET
+    requests = requests + excluded.requests,
+    input_tokens = input_tokens + excluded.input_tokens,
+    output_tokens = output_tokens + excluded.output_tokens,
+    cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+    reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+    images = images + excluded.images,
+    video_seconds = video_seconds + excluded.video_seconds,
+    search_units = search_units + excluded.search_units,
+    cost = cost + excluded.cost,
+    cache_savings = cache_savings + excluded.cache_savings;
+  INSERT INTO usage_daily (period, owner_kind, owner_id, organization_id, key_id, model, provider, route, status, requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, images, video_seconds, search_units, cost, cache_savings)
+  VALUES (NEW.created_at - NEW.created_at % 86400000, NEW.owner_kind, NEW.owner_id,
+    CASE NEW.owner_kind WHEN 'organization' THEN NEW.owner_id ELSE coalesce((SELECT organization_id FROM accounts WHERE id = NEW.owner_id), '') END,
+    NEW.key_id, coalesce(NEW.model, ''), coalesce(NEW.provider, ''), NEW.route, NEW.status, 1, NEW.input_tokens, NEW.output_tokens, NEW.cache_read_tokens, NEW.cache_write_tokens, NEW.reasoning_tokens, NEW.images, NEW.video_seconds, NEW.search_units, NEW.cost, NEW.cache_savings)
+  ON CONFLICT DO UPDATE SET
+    requests = requests + excluded.requests,
+    input_tokens = input_tokens + excluded.input_tokens,
+    output_tokens = output_tokens + excluded.output_tokens,
+    cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+    reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+    images = images + excluded.images,
+    video_seconds = video_seconds + excluded.video_seconds,
+    search_units = search_units + excluded.search_units,
+    cost = cost + excluded.cost,
+    cache_savings = cache_savings + excluded.cache_savings;
+END;
+`,
+  },
+  {
+    version: 15,
     name: 'parked jobs and the turns of owners',
     // A start-and-poll job (a video) is parked between two looks at its operation: no lease, and the
     // time its next step is due (src/jobs/runner.ts). Claims rank owners by the jobs they have

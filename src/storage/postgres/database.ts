@@ -49,6 +49,10 @@ export interface PostgresConnectionOptions {
   readonly schema: string | null;
   readonly poolSize: number;
   readonly logger: StorageLogger;
+  /** Ends any statement running longer (statement_timeout); none when undefined. */
+  readonly statementTimeoutMs?: number;
+  /** The application_name the server shows for these connections (default `gateway`). */
+  readonly applicationName?: string;
 }
 
 /** Schema names are interpolated into SQL and the startup options, so only plain identifiers pass. */
@@ -62,7 +66,8 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
     connectionString: options.connectionString,
     max: options.poolSize,
     connectionTimeoutMillis: 10_000,
-    application_name: 'gateway',
+    application_name: options.applicationName ?? 'gateway',
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     types,
     ...(options.schema === null ? {} : { options: `-c search_path=${options.schema}` }),
   });

@@ -4,6 +4,7 @@
  */
 import { jsonText, REQUEST_LOG_COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow } from '../rows.ts';
 import type { RequestLogRecord, RequestLogStore } from '../store.ts';
+import { postgresRollupInserts } from '../usage-rollups.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 /**
@@ -16,12 +17,19 @@ import type { PostgresDatabase, Statement } from './database.ts';
  */
 const INSERTED = REQUEST_LOG_COLUMNS.map((column) => (column === 'output' ? `(output #>> '{}')::json` : column));
 
-// A record written twice (a retried batch) keeps its first version.
+const ROLLUPS = postgresRollupInserts('inserted');
+
+// A record written twice (a retried batch) keeps its first version, and is added to the usage
+// rollups once: they sum only the rows this statement inserted, in the same commit.
 const INSERT: Statement = {
   name: 'gateway_request_log_insert',
-  text: `INSERT INTO request_log (${REQUEST_LOG_COLUMNS.join(', ')})
-         SELECT ${INSERTED.join(', ')} FROM json_populate_recordset(NULL::request_log, $1::json)
-         ON CONFLICT (id) DO NOTHING`,
+  text: `WITH inserted AS (
+           INSERT INTO request_log (${REQUEST_LOG_COLUMNS.join(', ')})
+           SELECT ${INSERTED.join(', ')} FROM json_populate_recordset(NULL::request_log, $1::json)
+           ON CONFLICT (id) DO NOTHING
+           RETURNING *
+         ), hourly AS (${ROLLUPS.hourly})
+         ${ROLLUPS.daily}`,
 };
 const BY_ID: Statement = { name: 'gateway_request_log_get', text: 'SELECT * FROM request_log WHERE id = $1' };
 const SUMMARY: Statement = {
@@ -41,7 +49,13 @@ const DELETE_EXPIRED: Statement = {
 /** One row as JSON; amounts as decimal strings, which json_populate_recordset reads into BIGINT exactly. */
 function rowJson(record: RequestLogRecord): string {
   const columns = requestColumns(record);
-  return JSON.stringify({ ...columns, cost: columns.cost.toString(), over_hold: columns.over_hold.toString(), output: jsonText(columns.output) });
+  return JSON.stringify({
+    ...columns,
+    cost: columns.cost.toString(),
+    over_hold: columns.over_hold.toString(),
+    cache_savings: columns.cache_savings.toString(),
+    output: jsonText(columns.output),
+  });
 }
 
 export function postgresRequestLog(database: PostgresDatabase): RequestLogStore {

@@ -15,10 +15,15 @@ import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { postgresPeople } from './people.ts';
 import { postgresDashboardLists } from './dashboard-lists.ts';
+import { postgresUsage } from './usage.ts';
+import { DASHBOARD_STATEMENT_LIMIT_MS } from '../usage.ts';
 import { migratePostgres } from './migrate.ts';
 import { postgresRequestLog } from './request-log.ts';
 import { postgresServedModels } from './served-models.ts';
 import { postgresWebhooks } from './webhooks.ts';
+
+/** Connections of the dashboard's pool: a few pages at once; more wait rather than load the database. */
+const DASHBOARD_POOL_SIZE = 2;
 
 export interface PostgresStoreOptions {
   readonly connectionString: string;
@@ -35,6 +40,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const database = openPostgresDatabase(options);
   // The heartbeat has a connection of its own (instances.ts).
   const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1 }) : null;
+  // The dashboard's queries have a pool of their own, with a time limit (docs/dashboard.md, "Usage").
+  const dashboard = openPostgresDatabase({
+    ...options,
+    poolSize: DASHBOARD_POOL_SIZE,
+    statementTimeoutMs: DASHBOARD_STATEMENT_LIMIT_MS,
+    applicationName: 'gateway-dashboard',
+  });
   const instanceId = timeOrderedId('ins');
   let heartbeat: Heartbeat | null;
   try {
@@ -42,6 +54,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     heartbeat = beating && options.heartbeat ? await startHeartbeat(database, beating, instanceId, options.heartbeat, options.now, options.logger) : null;
   } catch (error) {
     await beating?.close();
+    await dashboard.close();
     await database.close();
     throw error;
   }
@@ -59,9 +72,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresServedModels(database),
     ...postgresPeople(database, options.now),
     ...postgresDashboardLists(database),
+    ...postgresUsage(dashboard),
     async close() {
       await heartbeat?.stop();
       await beating?.close();
+      await dashboard.close();
       await database.close();
     },
   };

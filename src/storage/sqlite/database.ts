@@ -83,6 +83,12 @@ export interface SqliteDatabase {
   shared<T>(name: string, create: () => T): T;
   /** Runs a script of statements (migrations). */
   exec(sql: string): void;
+  /**
+   * A read-only connection of its own on the file, for the dashboard's queries (dashboard-reader.ts):
+   * in WAL mode it reads committed data without taking or waiting for the write lock. An in-memory
+   * database has no file to open twice: it is its own connection.
+   */
+  openReader(): DatabaseSync;
   close(): void;
 }
 
@@ -302,6 +308,9 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     },
     exec(sql) {
       db.exec(sql);
+    },
+    openReader() {
+      return file === MEMORY_DATABASE ? db : new DatabaseSync(file, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
     },
     close() {
       commitGroup();

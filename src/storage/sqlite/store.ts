@@ -12,6 +12,8 @@ import { sqliteJobs } from './jobs.ts';
 import { sqliteLedger } from './ledger.ts';
 import { sqlitePeople } from './people.ts';
 import { sqliteDashboardLists } from './dashboard-lists.ts';
+import { openSqliteDashboardReader, sqliteUsage } from './dashboard-reader.ts';
+import { DASHBOARD_STATEMENT_LIMIT_MS } from '../usage.ts';
 import { migrateSqlite } from './migrate.ts';
 import { sqliteRequestLog } from './request-log.ts';
 import { sqliteServedModels } from './served-models.ts';
@@ -55,6 +57,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     serverLock?.release();
     throw error;
   }
+  const dashboardReader = openSqliteDashboardReader(database, DASHBOARD_STATEMENT_LIMIT_MS);
   const checkpoints =
     options.backgroundCheckpoints && options.file !== MEMORY_DATABASE ? startBackgroundCheckpoints(database, options.logger, options.checkpoints) : null;
   return {
@@ -70,8 +73,10 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteServedModels(database),
     ...sqlitePeople(database, options.now),
     ...sqliteDashboardLists(database),
+    ...sqliteUsage(dashboardReader),
     async close() {
       database.flush();
+      dashboardReader.close();
       await checkpoints?.stop();
       database.close();
       serverLock?.release();

@@ -9,7 +9,7 @@ import type { OwnerRef, RequestLogRecord, RequestStatus } from '../../../src/sto
 import { metricValue } from '../../helpers/metrics.ts';
 import { newAccount, type ContractContext } from './context.ts';
 
-function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): RequestLogRecord {
+export function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): RequestLogRecord {
   return {
     id: timeOrderedId('req'),
     owner,
@@ -38,6 +38,9 @@ function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {}): Req
     blobKeys: [],
     expiresAt: 100_000,
     providerUsage: null,
+    images: 0,
+    videoSeconds: 0,
+    cacheSavings: 0n,
     ...overrides,
   };
 }

@@ -1,0 +1,195 @@
+/**
+ * Usage analytics at scale (`dashboard` in `--only`): on each store, a database filled with ROWS
+ * request log rows over 30 days by a single SQL statement (SQLite: its rollup trigger runs as for
+ * any insert; PostgreSQL: the rollups are summed from the rows afterwards with the statements the
+ * request log's batch insert uses), then the median time of what the dashboard reads, through the
+ * store and its dashboard connection: the usage page's view (30 days by day, by model), a filtered
+ * view (7 days by hour of one key and model, by status), a month's CSV export (30 days by hour, by
+ * key, rendered), and a keyset page of one account's request rows, the newest and one 15 days deep.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { usageCsv } from '../src/dashboard/usage-csv.ts';
+import type { UsageView } from '../src/dashboard/usage-view.ts';
+import { openStore, SQLITE_FILE_NAME } from '../src/storage/open-store.ts';
+import type { Store } from '../src/storage/store.ts';
+import type { UsageQuery } from '../src/storage/usage.ts';
+import { postgresRollupInserts } from '../src/storage/usage-rollups.ts';
+
+export const ROWS = 1_000_000;
+const DAY = 86_400_000;
+const DAYS = 30;
+const REPEATS = 10;
+/** The bars: a page within PAGE_BAR_MS, an export within EXPORT_BAR_MS. */
+export const PAGE_BAR_MS = 300;
+export const EXPORT_BAR_MS = 5_000;
+const ACCOUNTS = 20;
+const KEYS = 50;
+const MODELS = ['gateway/atlas-4-5', 'gateway/atlas-mini', 'gateway/nova-pro', 'gateway/nova-lite', 'gateway/pics', 'gateway/embed'];
+const PROVIDERS = ['openai-main', 'anthropic-main', 'backup'];
+const ROUTES = ['chat', 'messages', 'responses'];
+const STATUSES = ['completed', 'completed', 'completed', 'completed', 'completed', 'completed', 'completed', 'failed', 'incomplete', 'cancelled'];
+
+export interface UsageTiming {
+  readonly engine: 'sqlite' | 'postgres';
+  readonly what: string;
+  /** Median milliseconds. */
+  readonly ms: number;
+  readonly barMs: number;
+}
+
+export interface DashboardUsageResult {
+  readonly rows: number;
+  readonly fillSeconds: Readonly<Record<'sqlite' | 'postgres', number>>;
+  readonly timings: readonly UsageTiming[];
+  readonly note: string;
+}
+
+/** SQL of the i-th generated row's values; `sqlite` picks the engine's spelling of a few functions. */
+function generated(engine: 'sqlite' | 'postgres', end: number): string {
+  const pick = (list: readonly string[], salt: number) =>
+    `(CASE (i * ${salt}) % ${list.length} ${list.map((item, index) => `WHEN ${index} THEN '${item}'`).join(' ')} END)`;
+  const pad = (what: string, prefix: string) => (engine === 'sqlite' ? `printf('${prefix}%04d', ${what})` : `'${prefix}' || lpad((${what})::text, 4, '0')`);
+  const status = pick(STATUSES, 7);
+  return `${pad('i', 'req_bench_')} || '_' || i, 'account', ${pad(`(i % ${KEYS}) % ${ACCOUNTS}`, 'acct_bench_')}, ${pad(`i % ${KEYS}`, 'key_bench_')},
+    ${pick(ROUTES, 3)}, ${pick(MODELS, 11)}, ${pick(PROVIDERS, 5)}, 'upstream', ${status},
+    CASE ${status} WHEN 'failed' THEN 502 WHEN 'cancelled' THEN 499 ELSE 200 END, ${engine === 'sqlite' ? '0' : 'false'},
+    100 + i % 900, i % 50, 0, 50 + i % 400, i % 20, 0,
+    CASE ${status} WHEN 'failed' THEN 0 WHEN 'cancelled' THEN 0 ELSE 1000000 + i % 5000000 END,
+    NULL, ${end} - (i * ${DAYS * DAY}) / ${ROWS} - 1, 500, 100, NULL, '[]', ${end} + ${DAY}`;
+}
+
+const COLUMNS = `id, owner_kind, owner_id, key_id, route, model, provider, upstream_model, status, http_status, stream,
+  input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, search_units, cost,
+  error_code, created_at, duration_ms, first_byte_ms, output, blob_keys, expires_at`;
+
+/** The account the measured pages read, as a member would. */
+const ACCOUNT = 'acct_bench_0003';
+const KEY = 'key_bench_0003';
+
+function accountsSql(engine: 'sqlite' | 'postgres'): string[] {
+  return Array.from(
+    { length: ACCOUNTS },
+    (_, index) =>
+      `INSERT INTO accounts (id, name, community_supply, training_use, created_at) VALUES ('acct_bench_${String(index).padStart(4, '0')}', 'bench ${index}', ${engine === 'sqlite' ? '0, 0' : 'false, false'}, 0)`,
+  );
+}
+
+async function median(read: () => Promise<unknown>): Promise<number> {
+  await read();
+  const times: number[] = [];
+  for (let index = 0; index < REPEATS; index += 1) {
+    const started = performance.now();
+    await read();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+function view(query: UsageQuery): UsageView {
+  const day = (millis: number) => new Date(millis).toISOString().slice(0, 10);
+  return { query, fromDay: day(query.from), toDay: day(query.to - DAY), fixed: new Set() };
+}
+
+/** The measured reads; `requestPage` reads a keyset page of the account's request rows before a time. */
+async function timeReads(store: Store, engine: 'sqlite' | 'postgres', end: number, requestPage: (before: number) => Promise<unknown>): Promise<UsageTiming[]> {
+  const month: UsageQuery = { grain: 'day', from: end - DAYS * DAY, to: end, filter: {}, by: 'model' };
+  const memberMonth: UsageQuery = { ...month, filter: { account: ACCOUNT } };
+  const filtered: UsageQuery = { grain: 'hour', from: end - 7 * DAY, to: end, filter: { key: KEY, model: MODELS[3]! }, by: 'status' };
+  const exported: UsageQuery = { grain: 'hour', from: end - DAYS * DAY, to: end, filter: {}, by: 'key' };
+  return [
+    { engine, what: 'usage page: 30 days by day, by model (operator)', ms: await median(() => store.usage(month)), barMs: PAGE_BAR_MS },
+    { engine, what: 'usage page: 30 days by day, by model (a member)', ms: await median(() => store.usage(memberMonth)), barMs: PAGE_BAR_MS },
+    { engine, what: 'filtered: 7 days by hour, a key and a model, by status', ms: await median(() => store.usage(filtered)), barMs: PAGE_BAR_MS },
+    { engine, what: 'request rows: first page of an account (keyset, 50)', ms: await median(() => requestPage(end + 1)), barMs: PAGE_BAR_MS },
+    { engine, what: 'request rows: a page 15 days deep (keyset, 50)', ms: await median(() => requestPage(end - 15 * DAY)), barMs: PAGE_BAR_MS },
+    {
+      engine,
+      what: 'CSV export: 30 days by hour, by key',
+      ms: await median(async () => usageCsv(view(exported), await store.usage(exported)).length),
+      barMs: EXPORT_BAR_MS,
+    },
+  ];
+}
+
+const PAGE_SQL = `SELECT * FROM request_log WHERE owner_kind = 'account' AND owner_id = '${ACCOUNT}' AND created_at < $1 ORDER BY created_at DESC LIMIT 50`;
+
+async function measureSqlite(end: number, progress: (line: string) => void): Promise<{ fill: number; timings: UsageTiming[] }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-usage-'));
+  try {
+    await (await openStore({ dataDir })).close();
+    const file = join(dataDir, SQLITE_FILE_NAME);
+    const database = new DatabaseSync(file);
+    const started = performance.now();
+    try {
+      database.exec('BEGIN');
+      for (const sql of accountsSql('sqlite')) database.exec(sql);
+      database.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+        INSERT INTO request_log (${COLUMNS}) SELECT ${generated('sqlite', end)} FROM n`);
+      database.exec('COMMIT');
+      database.exec('ANALYZE');
+    } finally {
+      database.close();
+    }
+    const fill = (performance.now() - started) / 1000;
+    progress(`dashboard usage: sqlite filled in ${fill.toFixed(0)} s`);
+    const store = await openStore({ dataDir });
+    const reader = new DatabaseSync(file, { readOnly: true });
+    const page = reader.prepare(PAGE_SQL.replace('$1', '?'));
+    try {
+      return { fill, timings: await timeReads(store, 'sqlite', end, async (before) => page.all(before)) };
+    } finally {
+      reader.close();
+      await store.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function measurePostgres(databaseUrl: string, end: number, progress: (line: string) => void): Promise<{ fill: number; timings: UsageTiming[] }> {
+  const schema = `bench_usage_${process.pid}`;
+  const dataDir = tmpdir();
+  await (await openStore({ databaseUrl, dataDir, schema, poolSize: 2 })).close();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`SET search_path = ${schema}`);
+    const started = performance.now();
+    for (const sql of accountsSql('postgres')) await client.query(sql);
+    await client.query(`INSERT INTO request_log (${COLUMNS}) SELECT ${generated('postgres', end)} FROM generate_series(1, ${ROWS}) i`);
+    const rollups = postgresRollupInserts('request_log');
+    await client.query(rollups.hourly);
+    await client.query(rollups.daily);
+    await client.query('ANALYZE');
+    const fill = (performance.now() - started) / 1000;
+    progress(`dashboard usage: postgres filled in ${fill.toFixed(0)} s`);
+    const store = await openStore({ databaseUrl, dataDir, schema, poolSize: 2 });
+    try {
+      return { fill, timings: await timeReads(store, 'postgres', end, (before) => client.query(PAGE_SQL, [before])) };
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  }
+}
+
+export async function measureDashboardUsage(databaseUrl: string, progress: (line: string) => void): Promise<DashboardUsageResult> {
+  const end = Date.now() - (Date.now() % DAY) + DAY;
+  progress(`dashboard usage: sqlite, ${ROWS} request rows over ${DAYS} days`);
+  const sqlite = await measureSqlite(end, progress);
+  progress(`dashboard usage: postgres, ${ROWS} request rows over ${DAYS} days`);
+  const postgres = await measurePostgres(databaseUrl, end, progress);
+  return {
+    rows: ROWS,
+    fillSeconds: { sqlite: sqlite.fill, postgres: postgres.fill },
+    timings: [...sqlite.timings, ...postgres.timings],
+    note: 'request rows read by a keyset query over request_log directly (the request log pages are not measured here)',
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The usage rollups (docs/dashboard.md, "Usage"): request log rows summed per hour and per day by
+ * owner, key, model, provider endpoint, endpoint family (route) and status. Both engines keep them
+ * up as request log rows are written, in the same commit (SQLite: a trigger, migration 14;
+ * PostgreSQL: the batch insert's own statement), so a usage page reads rollups, never request rows.
+ */
+
+export const USAGE_GRAINS = { hour: 3_600_000, day: 86_400_000 } as const;
+export type UsageGrain = keyof typeof USAGE_GRAINS;
+
+export const USAGE_TABLES: Readonly<Record<UsageGrain, string>> = { hour: 'usage_hourly', day: 'usage_daily' };
+
+/** The summed columns of a rollup row, each the sum of the request log column of the same name (requests: a count). */
+export const USAGE_MEASURES = [
+  'requests',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
+  'images',
+  'video_seconds',
+  'search_units',
+  'cost',
+  'cache_savings',
+] as const;
+export type UsageMeasure = (typeof USAGE_MEASURES)[number];
+
+/** The key columns besides the period; '' stands for none (a NULL would never match ON CONFLICT). */
+export const USAGE_KEY_COLUMNS = ['owner_kind', 'owner_id', 'key_id', 'model', 'provider', 'route', 'status'] as const;
+
+/**
+ * PostgreSQL: statements that add the request rows of `source` (a table or a CTE with the request
+ * log's columns) into both rollups, as `WITH`-able parts ending in a plain INSERT. Rows are added in
+ * key order, so that concurrent batches of several instances lock rollup rows in one order and
+ * never deadlock.
+ */
+export function postgresRollupInserts(source: string): { readonly hourly: string; readonly daily: string } {
+  const insert = (grain: UsageGrain) => {
+    const size = USAGE_GRAINS[grain];
+    const keys = ['period', ...USAGE_KEY_COLUMNS];
+    const sums = USAGE_MEASURES.map((measure) => (measure === 'requests' ? 'count(*)' : `sum(r.${measure})`));
+    return `INSERT INTO ${USAGE_TABLES[grain]} (${keys.join(', ')}, organization_id, ${USAGE_MEASURES.join(', ')})
+      SELECT r.created_at - r.created_at % ${size}, r.owner_kind, r.owner_id, r.key_id, coalesce(r.model, ''), coalesce(r.provider, ''), r.route, r.status,
+        CASE r.owner_kind WHEN 'organization' THEN r.owner_id ELSE coalesce(a.organization_id, '') END,
+        ${sums.join(', ')}
+      FROM ${source} r LEFT JOIN accounts a ON r.owner_kind = 'account' AND a.id = r.owner_id
+      GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+      ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+      ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${USAGE_MEASURES.map((measure) => `${measure} = ${USAGE_TABLES[grain]}.${measure} + excluded.${measure}`).join(', ')}`;
+  };
+  return { hourly: insert('hour'), daily: insert('day') };
+}

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { timeOrderedId } from '../../../src/core/ids.ts';
+import type { OwnerRef, Store } from '../../../src/storage/store.ts';
+import type { UsageRow } from '../../../src/storage/usage.ts';
+import { type ContractContext, sum } from './context.ts';
+import { record } from './request-log.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** A month in the store's past: 2026-03-01 to 2026-04-01 UTC. */
+const MONTH_START = Date.UTC(2026, 2, 1);
+const MONTH_END = Date.UTC(2026, 3, 1);
+
+function total(rows: readonly UsageRow[], pick: (row: UsageRow) => bigint | number): bigint {
+  return rows.reduce((sum, row) => sum + BigInt(pick(row)), 0n);
+}
+
+/** Holds `held`, then settles `cost` of it (null: releases it), and writes the request's row as the pipeline does. */
+async function request(store: Store, owner: OwnerRef, keyId: string, held: bigint, cost: bigint | null, overrides: Parameters<typeof record>[1]) {
+  const reservation = await store.reserve({ owner, amount: held, requestId: null, expiresAt: Date.now() + DAY, keyId });
+  assert.ok(reservation);
+  const charged = cost === null ? 0n : (await store.settle(reservation.id, cost))!.charged;
+  if (cost === null) assert.ok(await store.release(reservation.id));
+  return record(owner, { id: timeOrderedId('req'), keyId, cost: charged, ...overrides });
+}
+
+export function usageContract({ store, peer }: ContractContext): void {
+  describe('usage rollups', () => {
+    test('a month of usage by day equals the ledger charges of its requests, to the pico-dollar, with cancellations, failures and partial streams', async () => {
+      const organization = await store().createOrganization({ name: 'usage org' });
+      const account = await store().createAccount({ name: 'usage member', organizationId: organization.id });
+      const owner: OwnerRef = { kind: 'account', id: account.id };
+      await store().addCredit(owner, 10n ** 15n);
+      const keyId = timeOrderedId('key');
+      const at = (day: number, hour: number) => MONTH_START + day * DAY + hour * HOUR + 1_234;
+      const rows = [
+        await request(store(), owner, keyId, 5_000_000n, 1_234_567n, { createdAt: at(0, 0), cacheReadTokens: 100, cacheSavings: 900n }),
+        await request(store(), owner, keyId, 5_000_000n, 3_333_333n, { createdAt: at(0, 0), model: 'model-b' }),
+        // A stream cut short: charged for what it produced.
+        await request(store(), owner, keyId, 5_000_000n, 777n, { createdAt: at(3, 5), status: 'incomplete', stream: true }),
+        // A cancelled request and a failed one: their holds went back, nothing was charged.
+        await request(store(), owner, keyId, 5_000_000n, null, { createdAt: at(3, 5), status: 'cancelled', httpStatus: 499, outputTokens: 0 }),
+        await request(store(), owner, keyId, 5_000_000n, null, {
+          createdAt: at(10, 23),
+          status: 'failed',
+          httpStatus: 502,
+          route: 'images.generations',
+          images: 0,
+        }),
+        await request(store(), owner, keyId, 9_000_000n, 8_000_000n, {
+          createdAt: at(30, 23),
+          route: 'images.generations',
+          images: 2,
+          inputTokens: 0,
+          outputTokens: 0,
+        }),
+        await request(store(), owner, keyId, 9_000_000n, 4_000_000n, {
+          createdAt: at(12, 1),
+          route: 'videos',
+          videoSeconds: 8,
+          inputTokens: 0,
+          outputTokens: 0,
+        }),
+      ];
+      // Outside the month: not in its export.
+      const before = await request(store(), owner, keyId, 5_000_000n, 11n, { createdAt: MONTH_START - 1 });
+      const after = await request(store(), owner, keyId, 5_000_000n, 13n, { createdAt: MONTH_END });
+      await store().recordRequests([...rows, before]);
+      // A retried batch (a row written twice) is counted once.
+      await peer().recordRequests([rows[0]!, after]);
+
+      const month = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: account.id }, by: null });
+      const charges = (await store().listEntries(owner)).filter((entry) => entry.kind === 'charge');
+      const inMonth = charges.filter((entry) => entry.amount !== 11n && entry.amount !== 13n);
+      assert.equal(
+        total(month, (row) => row.cost),
+        sum(inMonth.map((entry) => entry.amount)),
+      );
+      assert.equal(
+        total(month, (row) => row.cost),
+        1_234_567n + 3_333_333n + 777n + 8_000_000n + 4_000_000n,
+      );
+      assert.equal(
+        total(month, (row) => row.requests),
+        7n,
+      );
+      assert.deepEqual(
+        month.map((row) => row.period),
+        [0, 3, 10, 12, 30].map((day) => MONTH_START + day * DAY),
+      );
+      assert.equal(
+        total(month, (row) => row.images),
+        2n,
+      );
+      assert.equal(
+        total(month, (row) => row.videoSeconds),
+        8n,
+      );
+      assert.equal(
+        total(month, (row) => row.cacheSavings),
+        900n,
+      );
+      assert.equal(
+        total(month, (row) => row.cacheReadTokens),
+        100n + 5n * 2n + 2n,
+      );
+
+      // Hours, broken down by status; the hourly and the daily rollup agree.
+      const hours = await peer().usage({ grain: 'hour', from: MONTH_START, to: MONTH_END, filter: { key: keyId }, by: 'status' });
+      assert.equal(
+        total(hours, (row) => row.cost),
+        total(month, (row) => row.cost),
+      );
+      const day3 = hours.filter((row) => row.period === MONTH_START + 3 * DAY + 5 * HOUR);
+      assert.deepEqual(
+        day3.map((row) => [row.group, row.requests, row.cost]),
+        [
+          ['cancelled', 1, 0n],
+          ['incomplete', 1, 777n],
+        ],
+      );
+
+      // Filters and breakdowns by the other dimensions.
+      const byOrganization = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { organization: organization.id }, by: 'route' });
+      const routes = new Map<string | null, bigint>();
+      for (const row of byOrganization) routes.set(row.group, (routes.get(row.group) ?? 0n) + row.cost);
+      assert.deepEqual(Object.fromEntries(routes), { chat: 1_234_567n + 3_333_333n + 777n, 'images.generations': 8_000_000n, videos: 4_000_000n });
+      const modelB = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: account.id, model: 'model-b' }, by: 'model' });
+      assert.deepEqual(
+        modelB.map((row) => [row.group, row.cost]),
+        [['model-b', 3_333_333n]],
+      );
+      const provider = await peer().usage({
+        grain: 'day',
+        from: MONTH_START,
+        to: MONTH_END,
+        filter: { provider: 'simulated', status: 'completed', key: keyId },
+        by: 'provider',
+      });
+      assert.equal(
+        total(provider, (row) => row.requests),
+        4n,
+      );
+      const other = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: 'acct_nobody' }, by: null });
+      assert.deepEqual(other, []);
+    });
+
+    test('a key of an organization counts under the organization, and under no account', async () => {
+      const organization = await store().createOrganization({ name: 'org owner' });
+      const owner: OwnerRef = { kind: 'organization', id: organization.id };
+      const keyId = timeOrderedId('key');
+      await store().recordRequests([record(owner, { id: timeOrderedId('req'), keyId, createdAt: MONTH_START + 5, cost: 42n })]);
+      const rows = await peer().usage({ grain: 'hour', from: MONTH_START, to: MONTH_START + HOUR, filter: { organization: organization.id }, by: 'account' });
+      assert.deepEqual(
+        rows.map((row) => [row.period, row.group, row.requests, row.cost]),
+        [[MONTH_START, '', 1, 42n]],
+      );
+    });
+  });
+}
