@@ -21,7 +21,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { errors } from '../core/errors.ts';
-import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore } from '../storage/store.ts';
+import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore, type WaitingJobs } from '../storage/store.ts';
 import type { JobContext, JobHandler, JobSchedule } from './handler.ts';
 import type { JobSettings } from './settings.ts';
 
@@ -101,6 +101,7 @@ export class JobRunner {
     // Every series exists from the start, at zero, so that a rate over it has a base.
     for (const outcome of ['retried', 'resumed', 'failed']) this.#metrics.takenOver.inc({ kind: handler.kind, outcome }, 0);
     for (const status of ENDED_JOB_STATUSES) this.#metrics.ended.inc({ kind: handler.kind, status }, 0);
+    this.#metrics.claimed.inc({ kind: handler.kind }, 0);
   }
 
   /**
@@ -225,6 +226,7 @@ export class JobRunner {
       const at = now();
       const job = await store.claimJob(pool.kinds[index], this.worker, at, at + settings.leaseMs);
       if (job) {
+        this.#metrics.claimed.inc({ kind: job.kind });
         pool.next = (index + 1) % pool.kinds.length;
         this.#begin(job, pool);
         return true;
@@ -363,31 +365,35 @@ export class JobRunner {
 
 function runnerMetrics(options: RunnerOptions, running: () => ReadonlyMap<string, RunningJob>) {
   const registers = [options.metrics];
-  new Gauge({
-    name: 'gateway_jobs_queued',
-    help: 'Background jobs waiting for a worker, by kind (all instances: the backlog).',
-    labelNames: ['kind'],
-    registers,
-    async collect() {
-      this.reset();
-      parked.reset();
-      try {
-        for (const [kind, waiting] of await options.store.countWaitingJobs(options.now())) {
-          this.set({ kind }, waiting.queued);
-          parked.set({ kind }, waiting.parked);
+  // One count serves both gauges of a scrape: the registry collects its metrics at once.
+  let counting: Promise<Map<JobKind, WaitingJobs>> | null = null;
+  const waiting = () => {
+    counting ??= options.store.countWaitingJobs(options.now()).finally(() => {
+      counting = null;
+    });
+    return counting;
+  };
+  const waitingGauge = (name: string, help: string, count: (jobs: WaitingJobs) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['kind'],
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          for (const [kind, jobs] of await waiting()) this.set({ kind }, count(jobs));
+        } catch (error) {
+          options.logger.warn({ err: error }, 'counting waiting jobs failed');
         }
-      } catch (error) {
-        options.logger.warn({ err: error }, 'counting waiting jobs failed');
-      }
-    },
-  });
-  // Set with the backlog by the one query that counts both (registered after it: a scrape collects in order).
-  const parked = new Gauge({
-    name: 'gateway_jobs_parked',
-    help: 'Long operations (video jobs) parked between two steps, holding no worker, by kind (all instances).',
-    labelNames: ['kind'],
-    registers,
-  });
+      },
+    });
+  waitingGauge('gateway_jobs_queued', 'Background jobs waiting for a worker, by kind (all instances: the backlog).', (jobs) => jobs.queued);
+  waitingGauge(
+    'gateway_jobs_parked',
+    'Long operations (video jobs) parked between two steps, holding no worker, by kind (all instances).',
+    (jobs) => jobs.parked,
+  );
   new Gauge({
     name: 'gateway_jobs_running',
     help: 'Background jobs this instance is running, by kind.',
@@ -399,6 +405,12 @@ function runnerMetrics(options: RunnerOptions, running: () => ReadonlyMap<string
     },
   });
   return {
+    claimed: new Counter({
+      name: 'gateway_jobs_claimed_total',
+      help: 'Claims this instance made, by kind: a job run to its end, or one step of an operation (a start, a look).',
+      labelNames: ['kind'],
+      registers,
+    }),
     ended: new Counter({
       name: 'gateway_jobs_ended_total',
       help: 'Background jobs this instance ended, by kind and final status.',
