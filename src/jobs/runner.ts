@@ -69,7 +69,8 @@ export class JobRunner {
   #started = false;
   #stopping = false;
   #filling: Promise<void> | null = null;
-  #refill = false;
+  /** Pools to claim into: a pool that found nothing claimable is looked at again only when woken. */
+  readonly #wanted = new Set<SlotPool>();
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
@@ -136,19 +137,19 @@ export class JobRunner {
 
   /** Looks for claimable jobs now (a submission on this instance calls it). */
   wake(): void {
+    this.#wakePools(Object.values(this.#pools));
+  }
+
+  #wakePools(pools: readonly SlotPool[]): void {
     if (!this.#started || this.#stopping) return;
-    if (this.#filling) {
-      this.#refill = true;
-      return;
-    }
+    for (const pool of pools) this.#wanted.add(pool);
+    // A fill under way takes the pools added meanwhile.
+    if (this.#filling) return;
     this.#filling = this.#fill()
       .catch((error: unknown) => this.#options.logger.error({ err: error }, 'claiming jobs failed'))
       .finally(() => {
         this.#filling = null;
-        if (this.#refill) {
-          this.#refill = false;
-          this.wake();
-        }
+        if (this.#wanted.size > 0) this.#wakePools([]);
       });
   }
 
@@ -207,13 +208,17 @@ export class JobRunner {
     );
   }
 
-  /** Claims jobs into the free slots of each pool, one job per pool in turn, until they are full or nothing is claimable. */
+  /**
+   * Claims jobs into the free slots of the wanted pools, one job per pool in turn, until each is full
+   * or has nothing claimable (it is then looked at again when woken: a submission, a freed slot of
+   * its own, a due step, or the poll interval).
+   */
   async #fill(): Promise<void> {
-    let claimedAny = true;
-    while (claimedAny && !this.#stopping) {
-      claimedAny = false;
-      for (const pool of Object.values(this.#pools)) {
-        if (pool.running < pool.capacity && !this.#stopping && (await this.#claimInto(pool))) claimedAny = true;
+    while (this.#wanted.size > 0 && !this.#stopping) {
+      const pools = [...this.#wanted];
+      this.#wanted.clear();
+      for (const pool of pools) {
+        if (pool.running < pool.capacity && !this.#stopping && (await this.#claimInto(pool))) this.#wanted.add(pool);
       }
     }
   }
@@ -245,8 +250,8 @@ export class JobRunner {
         this.#running.delete(job.id);
         pool.running -= 1;
         if (!outcome.parked) this.jobFinished(job);
-        // A slot is free: look for the next job at once rather than at the next poll.
-        this.wake();
+        // A slot is free: look for the next job of its pool at once rather than at the next poll.
+        this.#wakePools([pool]);
       });
     this.#running.set(job.id, { kind: job.kind, controller, done });
   }
@@ -257,7 +262,7 @@ export class JobRunner {
     const timer = setTimeout(
       () => {
         this.#dueTimers.delete(timer);
-        this.wake();
+        this.#wakePools([this.#pools.operation]);
       },
       Math.max(0, at - this.#options.now()),
     );
