@@ -32,6 +32,8 @@ export interface RunningGateway extends BenchAccount {
   readonly dataDir: string | null;
   /** Where its counters live: `redis` when BENCH_REDIS_URL (default the local Redis) answered at start. */
   readonly limitCounters: 'memory' | 'redis';
+  /** Its admin API key (the dashboard workload makes a user with it). */
+  readonly adminKey: string;
   /** Makes one more funded account with its keys, through the admin API. */
   newAccount(name: string): Promise<BenchAccount>;
   /** Removes the temporary data directory; call after the process has stopped. */
@@ -104,7 +106,7 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     const newAccount = (name: string) => provisionKeys(origin, adminKey, name);
     const account = options.account ?? (await newAccount('bench'));
     const dataDir = options.databaseUrl === undefined ? join(workDir, 'data') : null;
-    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', newAccount, cleanup };
+    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', adminKey, newAccount, cleanup };
   } catch (error) {
     cleanup();
     throw error;

@@ -10,6 +10,7 @@ import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, Workl
 import type { ScaleOutResult } from './scale-out.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
 import type { DashboardUsageResult } from './dashboard-usage.ts';
+import { BESIDE_BAR, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
 import { difference, ratio, type LatencySummary } from './stats.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -230,6 +231,7 @@ export function formatReport(results: BenchResults): string {
   if (results.scaleOut !== undefined && results.scaleOut !== null) out.push(...scaleOutSection(results.scaleOut));
   if (results.dashboardLists !== undefined && results.dashboardLists !== null) out.push(...dashboardListsSection(results.dashboardLists));
   if (results.dashboardUsage !== undefined && results.dashboardUsage !== null) out.push(...dashboardUsageSection(results.dashboardUsage));
+  if (results.chatBesideDashboard !== undefined && results.chatBesideDashboard !== null) out.push(...besideSection(results.chatBesideDashboard));
 
   const jobTables = [
     ['background responses (gateway: jobs submitted, then run by its workers)', results.backgroundJobs],
@@ -374,6 +376,19 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   bars.push(...scaleOutBars(value(results.scaleOut ?? undefined)));
+  const beside = value(results.chatBesideDashboard ?? undefined);
+  if (results.chatBesideDashboard) {
+    bars.push({
+      bar: `chat p99 at ${results.settings.pacedRate} req/s with dashboard reads beside it within 5 % of without`,
+      measured: beside ? `× ${beside.p99Ratio.toFixed(3)}` : '—',
+      met: beside ? beside.p99Ratio <= BESIDE_BAR : null,
+    });
+    bars.push({
+      bar: 'chat CPU per request with dashboard reads beside it within 5 % of without',
+      measured: beside ? `× ${beside.cpuRatio.toFixed(3)}` : '—',
+      met: beside ? beside.cpuRatio <= BESIDE_BAR : null,
+    });
+  }
   for (const timing of value(results.dashboardUsage ?? undefined)?.timings ?? []) {
     bars.push({
       bar: `dashboard (${timing.engine}) ${timing.what} ≤ ${timing.barMs} ms`,
@@ -446,6 +461,25 @@ function dashboardUsageSection(measured: Measured<DashboardUsageResult>): string
     `dashboard usage over ${usage.rows} request rows in 30 days (filled in ${usage.fillSeconds.sqlite.toFixed(0)} s on SQLite, ${usage.fillSeconds.postgres.toFixed(0)} s on PostgreSQL; median of 10 reads)`,
     table(header, rows),
     `  ${usage.note}`,
+    '',
+  ];
+}
+
+function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] {
+  if (!measured.ok) return ['chat beside the dashboard', `  ! ${measured.error}`, ''];
+  const beside = measured.value;
+  const header = ['round', 'p99 alone ms', 'p99 beside ms', 'CPU alone µs/req', 'CPU beside µs/req', 'dashboard reads'];
+  const rows = beside.rounds.map((round, index) => [
+    String(index + 1),
+    round.alone.p99Ms.toFixed(2),
+    round.beside.p99Ms.toFixed(2),
+    round.alone.cpuMicrosPerRequest.toFixed(0),
+    round.beside.cpuMicrosPerRequest.toFixed(0),
+    String(round.dashboardReads),
+  ]);
+  return [
+    `chat at ${beside.rate} req/s, alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of ${beside.seconds} s; medians of beside ÷ alone: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)})`,
+    table(header, rows),
     '',
   ];
 }

@@ -7,6 +7,7 @@ import type { LimitsAbResult } from './limits-ab.ts';
 import type { ScaleOutResult } from './scale-out.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
 import type { DashboardUsageResult } from './dashboard-usage.ts';
+import type { ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
 import type { ConcurrentStreamsResult } from './streams.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
@@ -95,6 +96,8 @@ export interface BenchResults {
   readonly dashboardLists?: Measured<DashboardListsResult> | null;
   /** Usage analytics and request rows over 1,000,000 request rows, on both stores (bench/dashboard-usage.ts). */
   readonly dashboardUsage?: Measured<DashboardUsageResult> | null;
+  /** Chat at the paced rate with and without dashboard reads beside it (bench/chat-beside-dashboard.ts). */
+  readonly chatBesideDashboard?: Measured<ChatBesideDashboardResult> | null;
   readonly concurrentStreams: {
     readonly skipped: Partial<Record<TargetName, string>>;
     readonly targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>>;

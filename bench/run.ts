@@ -22,6 +22,7 @@ import { parseOptions, type BenchOptions } from './options.ts';
 import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
 import { measureDashboardLists } from './dashboard-lists.ts';
 import { measureDashboardUsage } from './dashboard-usage.ts';
+import { measureChatBesideDashboard, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
 import { runPaced } from './paced.ts';
 import { findPortkey, startPortkey } from './portkey.ts';
 import {
@@ -60,7 +61,9 @@ interface Services {
   readonly upstreamOrigin: string;
   readonly direct: Target;
   readonly bare: Target;
-  readonly gateway: (Target & { readonly apiKey: string; readonly limitedKey: string; readonly limitCounters: 'redis' | 'memory' }) | undefined;
+  readonly gateway:
+    | (Target & { readonly apiKey: string; readonly limitedKey: string; readonly limitCounters: 'redis' | 'memory'; readonly adminKey: string })
+    | undefined;
   readonly gatewaySkipped: string | undefined;
   readonly portkey: Target | undefined;
 }
@@ -328,6 +331,19 @@ async function runLimitsAb(services: Services, options: BenchOptions): Promise<M
   return measured;
 }
 
+async function runChatBesideDashboard(services: Services, options: BenchOptions): Promise<Measured<ChatBesideDashboardResult>> {
+  const gateway = services.gateway;
+  if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
+  return attempt(async () => {
+    alive(gateway);
+    return measureChatBesideDashboard(
+      { ...gateway, pid: gateway.child!.pid },
+      { rate: options.pacedRate, seconds: options.quick ? 2 : 6, rounds: options.quick ? 2 : 6 },
+      progress,
+    );
+  });
+}
+
 /**
  * One busy account on PostgreSQL (BENCH_DATABASE_URL, default the local test database; a schema of
  * its own) and Redis against the embedded store, in gateways of its own beside the main one.
@@ -442,6 +458,7 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
         apiKey: running.apiKey,
         limitedKey: running.limitedKey,
         limitCounters: running.limitCounters,
+        adminKey: running.adminKey,
       };
     } catch (error) {
       gatewaySkipped = `the gateway did not start: ${error instanceof Error ? error.message : String(error)}`;
@@ -519,6 +536,7 @@ async function main(): Promise<void> {
     const dashboardLists = options.dashboardTest
       ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
       : null;
+    const chatBesideDashboard = options.dashboardTest ? await runChatBesideDashboard(services, options) : null;
     const dashboardUsage = options.dashboardTest
       ? await attempt(() => measureDashboardUsage(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
       : null;
@@ -554,6 +572,7 @@ async function main(): Promise<void> {
       scaleOut,
       dashboardLists,
       dashboardUsage,
+      chatBesideDashboard,
     };
     results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
   } finally {

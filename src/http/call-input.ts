@@ -24,5 +24,6 @@ export function callInput<Request>(
     route,
     signal: clientDisconnectSignal(reply),
     tokenLevels: admittedTokenLevels(request),
+    trace: request.trace,
   };
 }

@@ -15,6 +15,7 @@ import type { RequestLogRecord } from '../storage/store.ts';
 import type { AccessLog } from './access-log.ts';
 import type { Drain } from './drain.ts';
 import type { Store } from '../storage/store.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface AppDeps {
   readonly config: GatewayConfig;
@@ -49,4 +50,6 @@ export interface AppDeps {
   readonly accessLog: AccessLog;
   /** `accessLog.note`, where the pipeline looks for it. */
   readonly onRecord: (record: RequestLogRecord) => void;
+  /** OpenTelemetry spans (docs/operations.md, "Tracing"); undefined when tracing is off. */
+  readonly tracing?: Tracing;
 }

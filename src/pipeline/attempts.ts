@@ -8,6 +8,9 @@
  * With endpoint health (routing/endpoint-health.ts), the plan is reordered so that endpoints whose
  * breaker is open come last, an endpoint whose breaker is open is skipped while another remains
  * after it, and every attempt's outcome is recorded.
+ *
+ * With tracing, each attempt has its span, a child of the call's, told the same outcome as the
+ * breaker, with the reason the attempt before it did not serve; its trace context goes upstream.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { StreamBatch } from '../canonical/index.ts';
@@ -17,6 +20,7 @@ import type { CallContext } from '../protocols/protocol.ts';
 import type { AttemptRecord, EndpointHealth } from '../routing/endpoint-health.ts';
 import { asGatewayError, mayFallBack } from '../routing/fallback.ts';
 import { CheckedStream } from './stream-rules.ts';
+import type { CallTrace, TraceHeaders } from '../telemetry/tracing.ts';
 
 export interface AttemptContext {
   readonly attempts: readonly RouteEndpoint[];
@@ -25,6 +29,8 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   readonly logger: FastifyBaseLogger;
   readonly health?: EndpointHealth;
+  /** The call's span and the capability called, when tracing is on. */
+  readonly trace?: { readonly call: CallTrace; readonly capability: string };
 }
 
 export interface CompletedAttempt<Result> {
@@ -37,18 +43,23 @@ export async function completeWithFallback<Result>(
   call: (endpoint: RouteEndpoint, callContext: CallContext) => Promise<Result>,
 ): Promise<CompletedAttempt<Result>> {
   const attempts = context.health?.order(context.attempts) ?? context.attempts;
+  let fallbackReason: string | undefined;
   for (let index = 0; ; index++) {
     const endpoint = attempts[index];
-    if (!(await admitted(context, attempts, index))) continue;
-    const record = context.health?.begin(endpoint);
+    if (!(await admitted(context, attempts, index))) {
+      fallbackReason = BREAKER_OPEN;
+      continue;
+    }
+    const { record, headers } = beginAttempt(context, endpoint, fallbackReason);
     try {
-      const result = await call(endpoint, callContext(context, endpoint));
+      const result = await call(endpoint, callContext(context, endpoint, headers));
       record?.succeeded();
       return { result, endpoint };
     } catch (error) {
       const failure = asGatewayError(error);
       record?.failed(failure, context.signal.aborted);
       handleFailure(context, failure, index, attempts.length, endpoint);
+      fallbackReason = reasonOf(failure);
     }
   }
 }
@@ -67,13 +78,17 @@ export async function openStreamWithFallback(
   open: (endpoint: RouteEndpoint, callContext: CallContext) => AsyncIterable<StreamBatch>,
 ): Promise<OpenedStream> {
   const attempts = context.health?.order(context.attempts) ?? context.attempts;
+  let fallbackReason: string | undefined;
   for (let index = 0; ; index++) {
     const endpoint = attempts[index];
-    if (!(await admitted(context, attempts, index))) continue;
-    const record = context.health?.begin(endpoint);
+    if (!(await admitted(context, attempts, index))) {
+      fallbackReason = BREAKER_OPEN;
+      continue;
+    }
+    const { record, headers } = beginAttempt(context, endpoint, fallbackReason);
     let stream: CheckedStream | undefined;
     try {
-      stream = new CheckedStream(open(endpoint, callContext(context, endpoint))[Symbol.asyncIterator]());
+      stream = new CheckedStream(open(endpoint, callContext(context, endpoint, headers))[Symbol.asyncIterator]());
       const firstEvents = await stream.first();
       record?.firstByte();
       return { endpoint, stream, firstEvents, record };
@@ -82,8 +97,51 @@ export async function openStreamWithFallback(
       const failure = asGatewayError(error);
       record?.failed(failure, context.signal.aborted);
       handleFailure(context, failure, index, attempts.length, endpoint);
+      fallbackReason = reasonOf(failure);
     }
   }
+}
+
+/** The fallback reason of an endpoint skipped because its breaker is open. */
+const BREAKER_OPEN = 'breaker_open';
+
+/** The fallback reason a failed attempt gives the next one: its error code. */
+function reasonOf(failure: GatewayError): string {
+  return failure.code ?? failure.type;
+}
+
+/**
+ * The record of one attempt's outcome: its breaker's and its span's, told together; and the trace
+ * context headers that go upstream with it.
+ */
+function beginAttempt(
+  context: AttemptContext,
+  endpoint: RouteEndpoint,
+  fallbackReason: string | undefined,
+): { readonly record: AttemptRecord | undefined; readonly headers: TraceHeaders | undefined } {
+  const health = context.health?.begin(endpoint);
+  if (context.trace === undefined) return { record: health, headers: undefined };
+  const span = context.trace.call.attempt(endpoint, context.trace.capability, fallbackReason);
+  if (health === undefined) return { record: span, headers: span.headers };
+  const record: AttemptRecord = {
+    firstByte() {
+      health.firstByte();
+      span.firstByte();
+    },
+    succeeded(outputTokens) {
+      health.succeeded(outputTokens);
+      span.succeeded(outputTokens);
+    },
+    failed(error, cancelled) {
+      health.failed(error, cancelled);
+      span.failed(error, cancelled);
+    },
+    abandoned() {
+      health.abandoned();
+      span.abandoned();
+    },
+  };
+  return { record, headers: span.headers };
 }
 
 /**
@@ -105,11 +163,12 @@ function handleFailure(context: AttemptContext, error: GatewayError, index: numb
   );
 }
 
-function callContext(context: AttemptContext, endpoint: RouteEndpoint): CallContext {
+function callContext(context: AttemptContext, endpoint: RouteEndpoint, traceHeaders: TraceHeaders | undefined): CallContext {
   const variable = endpoint.provider.api_key_env;
   return {
     apiKey: variable === undefined ? undefined : context.env[variable],
     signal: context.signal,
     requestId: context.requestId,
+    traceHeaders,
   };
 }

@@ -40,6 +40,7 @@ import { RequestLogWriter, requestLogRecord } from './request-log.ts';
 import { selectRoutes, violationError } from './select.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult, ServedCall, Settlement } from './types.ts';
+import type { CallTrace, Tracing } from '../telemetry/tracing.ts';
 
 /** What the core needs of the application; the server's dependencies satisfy it. */
 export interface PipelineDeps {
@@ -59,6 +60,8 @@ export interface PipelineDeps {
   readonly streamsCut?: AbortSignal;
   /** Told every request log row as it is recorded (the access log line of its request, http/access-log.ts). */
   readonly onRecord?: (record: RequestLogRecord) => void;
+  /** Spans of job runs (a request's own span comes with its input); undefined when tracing is off. */
+  readonly tracing?: Tracing;
 }
 
 export interface PipelineOptions {
@@ -82,6 +85,8 @@ export interface RequestScope<Request extends MeteredRequest> {
   readonly startedAt: number;
   /** The model that was selected; null when selection failed. */
   readonly modelId: string | null;
+  /** The span of the request (or of the job's run), when tracing is on. */
+  readonly trace?: CallTrace;
 }
 
 /** A call that passed validation and holds its credit; its routes are fixed. */
@@ -153,6 +158,11 @@ export class Pipeline {
     return this.#deps.logger;
   }
 
+  /** See PipelineDeps.tracing. */
+  get tracing(): Tracing | undefined {
+    return this.#deps.tracing;
+  }
+
   /** See PipelineDeps.streamsCut. */
   get streamsCut(): AbortSignal | undefined {
     return this.#deps.streamsCut;
@@ -187,6 +197,7 @@ export class Pipeline {
     const { auth, request } = input;
     const payer: Payer = { owner: auth.owner, keyId: auth.key.id, rate: auth.rate };
     const estimate = kind.estimate(request);
+    input.trace?.prepared(kind.capability.name, request.model);
     let modelId: string | null = null;
     try {
       const selection = selectRoutes({
@@ -236,6 +247,7 @@ export class Pipeline {
   ): Promise<CompletedCall<T, Body>> {
     const { kind, request } = prepared;
     let endpoint: RouteEndpoint | undefined;
+    prepared.trace?.expectRecord();
     try {
       const attempt = await completeWithFallback(this.attemptContext(prepared, prepared.signal), (route, context) =>
         this.protocolFor(prepared, route).complete(request, route, context),
@@ -354,6 +366,7 @@ export class Pipeline {
       blobKeys: outcome.blobKeys,
     });
     this.#deps.onRecord?.(record);
+    scope.trace?.recorded(record);
     this.#log.add(record);
   }
 
@@ -377,7 +390,15 @@ export class Pipeline {
   }
 
   attemptContext<T extends KindTypes>(prepared: PreparedCall<T>, signal: AbortSignal): AttemptContext {
-    return { attempts: prepared.attempts, env: this.#deps.env, requestId: prepared.requestId, signal, logger: this.#deps.logger, health: this.#deps.health };
+    return {
+      attempts: prepared.attempts,
+      env: this.#deps.env,
+      requestId: prepared.requestId,
+      signal,
+      logger: this.#deps.logger,
+      health: this.#deps.health,
+      trace: prepared.trace && { call: prepared.trace, capability: prepared.kind.capability.name },
+    };
   }
 
   /** The protocol of a route of the plan (selection only keeps routes whose protocol exists). */

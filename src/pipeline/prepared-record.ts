@@ -44,10 +44,13 @@ export interface PreparedCallRecord<Request> {
    * the tokens of work finished elsewhere are counted too (docs/limits.md); absent without any.
    */
   readonly tokenChecks?: readonly CounterCheck[];
+  /** The W3C `traceparent` of the request's span, which the job's span links to; absent when it was not traced. */
+  readonly traceparent?: string;
 }
 
 export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T>): PreparedCallRecord<T['request']> {
   const { payer } = prepared;
+  const traceparent = prepared.trace?.traceparent;
   return {
     kind: prepared.kind.name,
     requestId: prepared.requestId,
@@ -63,6 +66,7 @@ export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T
     reservationId: prepared.hold.reservation.id,
     createdAt: prepared.createdAt,
     ...(prepared.tokenChecks ? { tokenChecks: prepared.tokenChecks } : {}),
+    ...(traceparent !== undefined && { traceparent }),
   };
 }
 
@@ -96,6 +100,13 @@ export async function resumePrepared<T extends KindTypes>(
     throw errors.plannedRoutesGone(record.modelId);
   }
   const { payer } = record;
+  const trace = pipeline.tracing?.job({
+    requestId: record.requestId,
+    route: record.route,
+    requestModel: record.request.model,
+    traceparent: record.traceparent,
+  });
+  trace?.prepared(kind.capability.name, record.request.model);
   return {
     kind,
     requestId: record.requestId,
@@ -111,5 +122,6 @@ export async function resumePrepared<T extends KindTypes>(
     hold,
     estimate: kind.estimate(record.request),
     tokenChecks: record.tokenChecks,
+    trace,
   };
 }

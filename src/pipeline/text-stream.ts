@@ -57,6 +57,7 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   const onCut = () => upstream.abort(pipeline.streamsCut?.reason);
   pipeline.streamsCut?.addEventListener('abort', onCut, { once: true });
   const signal = upstream.signal;
+  prepared.trace?.expectRecord();
   try {
     const opened = await openStreamWithFallback(pipeline.attemptContext(prepared, signal), (endpoint, context) =>
       pipeline.protocolFor(prepared, endpoint).stream(prepared.request, endpoint, context),

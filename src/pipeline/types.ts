@@ -9,6 +9,7 @@ import type { Picos, RateMultiplier } from '../core/money.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { OwnerRef } from '../storage/store.ts';
 import type { KindTypes } from './kind.ts';
+import type { CallTrace } from '../telemetry/tracing.ts';
 
 export interface CallInput<Request> {
   readonly request: Request;
@@ -26,6 +27,8 @@ export interface CallInput<Request> {
    * the counters were away and the mode is `open`).
    */
   readonly tokenLevels?: readonly number[];
+  /** The request's span, when tracing is on (docs/operations.md, "Tracing"). */
+  readonly trace?: CallTrace;
 }
 
 /**

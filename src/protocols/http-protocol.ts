@@ -113,7 +113,7 @@ function upstreamCall(translator: HttpChatTranslator, request: CanonicalRequest,
     body: wire.body,
     timeouts: endpoint.timeouts,
     signal: context.signal,
-    requestId: context.requestId,
+    correlation: context,
   };
 }
 

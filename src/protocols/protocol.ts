@@ -8,13 +8,12 @@ import type { CanonicalParam, CanonicalRequest, CanonicalResult, StreamBatch, St
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
 import { defineCapability } from './capability.ts';
+import type { Correlation } from './transport/http-client.ts';
 
-export interface CallContext {
+export interface CallContext extends Correlation {
   /** The provider credential, read from the environment variable the config names. */
   readonly apiKey: string | undefined;
   readonly signal: AbortSignal;
-  /** The gateway request id, forwarded upstream for correlation. */
-  readonly requestId: string;
 }
 
 /** Text generation: what the chat, messages and responses dialects call. */

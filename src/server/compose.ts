@@ -45,6 +45,7 @@ import type { RouteModule } from '../http/route-module.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { ALL_ROUTES } from './routes.ts';
 import type { StorageSettings } from './settings.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface RuntimeOptions {
   readonly config: GatewayConfig;
@@ -78,6 +79,8 @@ export interface RuntimeOptions {
   readonly webhookResolver?: Resolver;
   /** Keeps the counted limits in Redis (REDIS_URL), shared by every instance; in the process otherwise. */
   readonly redis?: RedisBackendOptions;
+  /** Spans of requests, jobs and upstream attempts (telemetry/load.ts); none when undefined. */
+  readonly tracing?: Tracing;
 }
 
 export interface GatewayRuntime {
@@ -129,6 +132,7 @@ export function createDeps(input: {
   readonly limitBackend?: LimitBackend;
   /** Where the endpoints' breakers live; this process's memory when omitted (one instance). */
   readonly breakerBackend?: BreakerBackend;
+  readonly tracing?: Tracing;
 }): AppDeps {
   const metrics = new Registry();
   const now = input.now ?? Date.now;
@@ -171,6 +175,7 @@ export function createDeps(input: {
     streamsCut: drain.streamsCut,
     accessLog,
     onRecord: accessLog.note,
+    tracing: input.tracing,
   };
 }
 
@@ -232,6 +237,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     throw error;
   }
 
+  // Counted limits and breakers checked before their connection is up would fail open or closed.
+  await Promise.all([limitBackend?.connected(), breakerBackend?.connected()]);
   // Route modules have registered their kinds of job: this instance's workers start.
   deps.jobs.runner.start();
   const webhooks = startWebhookDispatcher({
@@ -299,6 +306,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
         await deps.limiter.close();
         await deps.health.close();
         await store.close();
+        // Last, so that the spans of the requests and jobs that just ended are exported.
+        await options.tracing?.shutdown();
       }
     })();
     return closing;

@@ -10,6 +10,7 @@ import { ServerLockedError } from '../storage/sqlite/server-lock.ts';
 import { configErrorLine } from './config-error.ts';
 import { createLogger, createRuntime, type GatewayRuntime } from './compose.ts';
 import { readSettings, SettingsError, type Settings } from './settings.ts';
+import { loadTracing } from '../telemetry/load.ts';
 
 /** Runs until a signal stops it; returns the process exit code for failures at start. */
 export async function serve(env: Readonly<Record<string, string | undefined>>): Promise<number | undefined> {
@@ -34,7 +35,9 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
   const logger = createLogger(settings.logLevel, process.stdout.isTTY === true);
   let runtime: GatewayRuntime;
   try {
+    const tracing = await loadTracing(settings.tracing, env, logger);
     runtime = await createRuntime({
+      tracing,
       config,
       storage: settings,
       adminKey: settings.adminKey,

@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { MIN_OPERATOR_SECRET_LENGTH } from '../outputs/secret.ts';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
+import { tracingSettings, TracingSettingsError, type TracingSettings } from '../telemetry/settings.ts';
 
 export interface StorageSettings {
   /** Holds the SQLite file and the blob folder. */
@@ -40,6 +41,8 @@ export interface Settings extends StorageSettings {
   readonly publicUrl: string | undefined;
   /** Connection caps and the body budget (docs/security.md). */
   readonly serverLimits: ServerLimits;
+  /** OpenTelemetry tracing from the standard OTEL_* variables (docs/operations.md, "Tracing"); undefined: off. */
+  readonly tracing: TracingSettings | undefined;
 }
 
 /** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
@@ -92,7 +95,17 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
       maxConnectionsPerAddress: positiveInteger(env, 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress),
       bodyBudgetBytes: positiveInteger(env, 'GATEWAY_BODY_BUDGET_BYTES', DEFAULT_SERVER_LIMITS.bodyBudgetBytes),
     },
+    tracing: readTracingSettings(env),
   };
+}
+
+function readTracingSettings(env: Readonly<Record<string, string | undefined>>): TracingSettings | undefined {
+  try {
+    return tracingSettings(env);
+  } catch (error) {
+    if (error instanceof TracingSettingsError) throw new SettingsError(error.message);
+    throw error;
+  }
 }
 
 /** A positive decimal integer (no sign, exponent or hex), or `fallback` when unset. */

@@ -1,7 +1,7 @@
 /** Cost from usage: tiers with an exclusive threshold, cache rates and their fallback, search, the account rate. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { costOfCall, referenceCost, tierFor } from '../../src/billing/cost.ts';
+import { cacheReadSavings, costOfCall, referenceCost, tierFor } from '../../src/billing/cost.ts';
 import { searchUnits } from '../../src/billing/search-units.ts';
 import { parseRateMultiplier, UNIT_RATE } from '../../src/core/money.ts';
 import { endpoint, routeOf } from '../chat/helpers.ts';
@@ -111,6 +111,16 @@ describe('costOfCall', () => {
     assert.equal(costOfCall(route.prices, usage(7, 3), 0, parseRateMultiplier('1.5')), (base * 3n) / 2n);
     const third = parseRateMultiplier('0.333333');
     assert.equal(costOfCall(route.prices, usage(1, 0), 0, third), 999_999n);
+  });
+});
+
+describe('cacheReadSavings', () => {
+  test('cache reads at the tier’s input rate less their cache rate, at the payer’s rate; none without reads or a cheaper rate', () => {
+    assert.equal(cacheReadSavings(route.prices, usage(10, 5, 200), UNIT_RATE), 200n * (3_000_000n - 300_000n));
+    assert.equal(cacheReadSavings(route.prices, usage(10, 5, 200), parseRateMultiplier('1.5')), (200n * 2_700_000n * 3n) / 2n);
+    assert.equal(cacheReadSavings(route.prices, usage(10, 5), UNIT_RATE), 0n);
+    // The long-context tier has no cache rate: its reads are billed as input, and save nothing.
+    assert.equal(cacheReadSavings(route.prices, usage(900, 5, 200), UNIT_RATE), 0n);
   });
 });
 

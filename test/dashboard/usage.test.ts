@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Browser } from 'playwright-core';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
+import { requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { flushRequestLog } from '../chat/helpers.ts';
 import { call } from '../helpers/http.ts';
 import { assertAccessible, launchBrowser, watchedPage } from '../helpers/browser.ts';
@@ -100,7 +101,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           spent,
         );
         await assertAccessible(page);
-        if (screenshots && engine === 'sqlite') await page.screenshot({ path: join(screenshots, 'dashboard-usage.png'), fullPage: true });
+        if (screenshots && engine === 'sqlite') await page.screenshot({ path: join(screenshots, 'dashboard-usage-hourly.png'), fullPage: true });
 
         // The CSV of the view: the pico-USD column sums to the cost of the member's requests.
         const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download this view as CSV' }).click()]);
@@ -124,6 +125,40 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           spent,
         );
         assert.deepEqual(problems, []);
+
+        if (screenshots && engine === 'sqlite') {
+          // Two weeks of made-up traffic on three models, for a screenshot with something to show.
+          const day = 86_400_000;
+          const rows = Array.from({ length: 14 * 3 * 4 }, (_, index) => {
+            const model = ['gateway/atlas-4-5', 'gateway/atlas-mini', 'gateway/nova-pro'][index % 3]!;
+            const createdAt = Date.now() - Math.floor(index / 12) * day - (index % 4) * 3_600_000;
+            return requestLogRecord({
+              requestId: `req_shot_${index}`,
+              owner: { kind: 'account', id: gateway.account.id },
+              keyId: 'key_screenshot',
+              route: 'chat',
+              stream: false,
+              createdAt,
+              durationMs: 300,
+              modelId: model,
+              status: 'completed',
+              httpStatus: 200,
+              usage: {
+                inputTokens: 800 + index * 13,
+                outputTokens: 300 + index * 7,
+                cacheReadTokens: (index % 5) * 200,
+                cacheWriteTokens: 0,
+                reasoningTokens: index % 50,
+              },
+              cost: BigInt(2_000_000_000 + (index % 7) * 900_000_000 + (index % 3) * 1_500_000_000),
+              cacheSavings: BigInt((index % 5) * 200 * 2_700_000),
+            });
+          });
+          await gateway.store.recordRequests(rows);
+          await page.goto(`${gateway.baseUrl}/dashboard/usage?by=model`);
+          await page.locator('#usage-spend-table-chart').waitFor({ state: 'visible' });
+          await page.screenshot({ path: join(screenshots, 'dashboard-usage.png'), fullPage: true });
+        }
       } finally {
         await context.close();
       }

@@ -237,6 +237,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await flushRequestLog(gateway);
       const row = await gateway.store.getRequest(response.headers.get('x-gateway-request-id')!);
       assert.equal(row?.route, 'images.generations');
+      assert.equal(row?.images, 1);
       assert.deepEqual(row?.output, { created: response.body.created, data: [{ file: 'image-0.png' }] });
       assert.equal(row?.cost, usdToPicos('0.04'));
     });

@@ -145,7 +145,7 @@ async function assertSettled(server: Server, key: string, accountId: string, run
 }
 
 describe('graceful drain', () => {
-  test('SQLite', { timeout: 90_000 }, async () => {
+  test('SQLite', { timeout: 300_000 }, async () => {
     const dataDir = join(workDir, 'sqlite');
     const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) };
     const first = await startServer(configPath, env);
@@ -166,7 +166,7 @@ describe('graceful drain', () => {
     }
   });
 
-  test('PostgreSQL: the other instance resumes the handed-back job at once', { timeout: 90_000 }, async () => {
+  test('PostgreSQL: the other instance resumes the handed-back job at once', { timeout: 300_000 }, async () => {
     const database = await serverSchema('test_drain');
     const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'pg'), GATEWAY_DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) };
     const first = await startServer(configPath, env);

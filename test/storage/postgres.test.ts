@@ -65,7 +65,8 @@ describe('postgres specifics', () => {
 
   test("a live instance releases the holds of an instance whose heartbeat lapsed, never a live one's", async () => {
     const schema = newSchema();
-    const heartbeat = { lapseMs: 900 };
+    // Long enough that the live instances, in this busy process, never miss their own beats.
+    const heartbeat = { lapseMs: 3_000 };
     const open = (databaseUrl = TEST_DATABASE_URL) => openStore({ databaseUrl, dataDir, schema, poolSize: 2, heartbeat });
     const liveA = await open();
     const liveB = await open();
@@ -87,7 +88,7 @@ describe('postgres specifics', () => {
       assert.deepEqual(lostHold.holder, { kind: 'instance', id: lost.instanceId });
       await proxy.shutDown();
 
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 30_000;
       while ((await liveA.getBalance(owner)).reserved !== 300n && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(await liveA.getBalance(owner), { balance: 960n, reserved: 300n, available: 660n });
       assert.equal((await liveA.getReservation(lostHold.id))?.status, 'released');
@@ -100,7 +101,7 @@ describe('postgres specifics', () => {
       const stopping = await open();
       const leftOpen = (await stopping.reserve({ owner, amount: 50n, requestId: null, expiresAt }))!;
       await stopping.close();
-      const stopDeadline = Date.now() + 10_000;
+      const stopDeadline = Date.now() + 30_000;
       while ((await liveB.getReservation(leftOpen.id))?.status === 'open' && Date.now() < stopDeadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

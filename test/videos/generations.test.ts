@@ -13,7 +13,7 @@ import { usdToPicos } from '../../src/core/money.ts';
 import { JOB_LIFETIME_MS } from '../../src/jobs/settings.ts';
 import { runMaintenance } from '../../src/storage/maintenance.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
-import { chargedOnce, eventually, ledger, newCharges } from '../chat/helpers.ts';
+import { chargedOnce, eventually, flushRequestLog, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
 import { download, endedVideo, getVideo, FFPROBE_SKIP, probeVideo, submitVideo, videoEndpoint, videoModel } from './helpers.ts';
@@ -141,6 +141,19 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(fetched.bytes.length, file.size);
       downloaded.set('default', fetched.bytes);
       await chargedOnce(gateway, before, '0.8');
+      // The seconds delivered are in the request's row, and so in the usage rollups.
+      await flushRequestLog(gateway);
+      const usage = await gateway.store.usage({
+        grain: 'day',
+        from: 0,
+        to: Number.MAX_SAFE_INTEGER,
+        filter: { account: gateway.account.id, route: 'videos.generations', status: 'completed' },
+        by: null,
+      });
+      assert.equal(
+        usage.reduce((seconds, row) => seconds + row.videoSeconds, 0),
+        8,
+      );
 
       // Every poll signs the file afresh.
       clock.now += 1_000;

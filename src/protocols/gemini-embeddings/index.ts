@@ -41,7 +41,7 @@ async function embedSlice(texts: readonly string[], request: CanonicalEmbeddingR
     headers: context.apiKey === undefined ? {} : { 'x-goog-api-key': context.apiKey },
     timeouts: endpoint.timeouts,
     signal: context.signal,
-    requestId: context.requestId,
+    correlation: context,
     parseError: parseGeminiError,
   };
   if (texts.length === 1) return parseEmbedContent((await postJson(`${url}:embedContent`, embedContentRequest(texts[0], request), options)).body);

@@ -43,7 +43,7 @@ export const gpuPoolProtocol: ImagesProtocol = {
       headers: context.apiKey === undefined ? {} : { authorization: `Bearer ${context.apiKey}` },
       timeouts: endpoint.timeouts,
       signal: context.signal,
-      requestId: context.requestId,
+      correlation: context,
       parseError: parseImagesError,
     };
     const answer = await postJson(`${base.replace(/\/+$/, '')}/images/generations`, gpuPoolBody(request, endpoint), options);

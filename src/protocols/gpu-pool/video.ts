@@ -51,7 +51,7 @@ function callOptions(endpoint: RouteEndpoint, context: CallContext): JsonCallOpt
     headers: context.apiKey === undefined ? {} : { authorization: `Key ${context.apiKey}` },
     timeouts: endpoint.timeouts,
     signal: context.signal,
-    requestId: context.requestId,
+    correlation: context,
     parseError: parseQueueError,
   };
 }

@@ -24,7 +24,7 @@ export const imagenProtocol: ImagesProtocol = {
       headers: context.apiKey === undefined ? {} : { 'x-goog-api-key': context.apiKey },
       timeouts: endpoint.timeouts,
       signal: context.signal,
-      requestId: context.requestId,
+      correlation: context,
       parseError: parseGeminiError,
     });
     return parseImagenResponse(answer.body, endpoint.upstreamModel, request.size);

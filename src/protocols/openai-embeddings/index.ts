@@ -21,7 +21,7 @@ export const openAIEmbeddingsProtocol: EmbeddingsProtocol = {
       headers: context.apiKey === undefined ? {} : OPENAI_ADDRESS.credentialHeaders(context.apiKey),
       timeouts: endpoint.timeouts,
       signal: context.signal,
-      requestId: context.requestId,
+      correlation: context,
       parseError: parseChatError,
     });
     return checkedResult(request, parseEmbeddingsResponse(answer.body, request.inputs.length, endpoint.upstreamModel));

@@ -22,7 +22,7 @@ export const openAIImagesProtocol: ImagesProtocol = {
       headers: context.apiKey === undefined ? {} : OPENAI_ADDRESS.credentialHeaders(context.apiKey),
       timeouts: endpoint.timeouts,
       signal: context.signal,
-      requestId: context.requestId,
+      correlation: context,
       parseError: parseImagesError,
     };
     const quality = resolveImageQuality(OPENAI_IMAGE_FAMILY, request.quality, endpoint);

@@ -28,8 +28,16 @@ export interface UpstreamCall {
    */
   readonly timeouts?: UpstreamTimeouts;
   readonly signal: AbortSignal;
+  /** What ties the call to its request in the provider's logs and traces. */
+  readonly correlation?: Correlation;
+}
+
+/** What ties an upstream call to the request it serves. */
+export interface Correlation {
   /** The gateway request id, sent as `x-request-id` for correlation in the provider's logs. */
-  readonly requestId?: string;
+  readonly requestId: string;
+  /** The W3C trace context of the attempt's span (`traceparent`, `tracestate`), when tracing is on. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface UpstreamResponse {
@@ -69,7 +77,10 @@ function prepareCall(call: UpstreamCall): { readonly pool: Dispatcher; readonly 
   const timeouts = call.timeouts ?? TIMEOUT_DEFAULTS;
   const headers: Record<string, string> = { ...call.headers };
   if (call.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
+  if (call.correlation !== undefined) {
+    headers['x-request-id'] = call.correlation.requestId;
+    if (call.correlation.traceHeaders !== undefined) Object.assign(headers, call.correlation.traceHeaders);
+  }
   return {
     pool: poolFor(url.origin, timeouts.connectMs),
     options: {

@@ -4,7 +4,7 @@
  */
 import type { UpstreamTimeouts } from '../../catalog/timeouts.ts';
 import type { GatewayError } from '../../core/errors.ts';
-import { parseJsonBody, readBodyText, sendUpstream, transportError } from './http-client.ts';
+import { type Correlation, parseJsonBody, readBodyText, sendUpstream, transportError } from './http-client.ts';
 import type { UpstreamHeaders } from './upstream-errors.ts';
 
 export type ParseUpstreamError = (status: number, headers: UpstreamHeaders, bodyText: string) => GatewayError;
@@ -13,7 +13,7 @@ export interface JsonCallOptions {
   readonly headers: Readonly<Record<string, string>>;
   readonly timeouts?: UpstreamTimeouts;
   readonly signal: AbortSignal;
-  readonly requestId?: string;
+  readonly correlation?: Correlation;
   /** Maps a non-2xx answer (each protocol's errors.ts provides one). */
   readonly parseError: ParseUpstreamError;
 }
@@ -59,7 +59,7 @@ async function fetchOk(url: string, options: JsonCallOptions) {
     headers: options.headers,
     timeouts: options.timeouts,
     signal: options.signal,
-    requestId: options.requestId,
+    correlation: options.correlation,
   });
   if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, await readBodyText(response, options.signal));
   return response;
@@ -85,7 +85,7 @@ async function callJson(method: 'GET' | 'POST', url: string, body: string | Uint
     body,
     timeouts: options.timeouts,
     signal: options.signal,
-    requestId: options.requestId,
+    correlation: options.correlation,
   });
   const text = await readBodyText(response, options.signal);
   if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, text);

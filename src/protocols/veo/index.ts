@@ -39,7 +39,7 @@ function callOptions(endpoint: RouteEndpoint, context: CallContext): JsonCallOpt
     headers: context.apiKey === undefined ? {} : { 'x-goog-api-key': context.apiKey },
     timeouts: endpoint.timeouts,
     signal: context.signal,
-    requestId: context.requestId,
+    correlation: context,
     parseError: parseGeminiError,
   };
 }

@@ -1,10 +1,13 @@
 /**
- * The dashboard's reads on SQLite: a read-only connection of its own (database.ts, openReader),
- * and a time limit per statement. node:sqlite cannot interrupt a statement, so each dashboard
- * statement calls `dashboard_within_limit()` in its WHERE clause: a function evaluated per row read,
- * which throws once the statement has run past its limit and so ends it with an error.
+ * The dashboard's reads on SQLite: a read-only connection of their own, in a worker thread
+ * (dashboard-reader-worker.js), so that they never run on the server's event loop and in WAL mode
+ * never wait for, or hold, the write lock; and a time limit per statement. node:sqlite cannot
+ * interrupt a statement, so each dashboard statement calls `dashboard_within_limit()` in its WHERE
+ * clause: a function evaluated per row read, which throws once the statement has run past its
+ * limit and so ends it with an error. The worker starts with the first read. An in-memory database
+ * (tests) has no file to open twice: its reads run on its own connection, with the same limit.
  */
-import type { DatabaseSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import type { Row } from '../rows.ts';
 import { UsageQueryTimeout, usageRowFrom, usageStatement, type UsageStore } from '../usage.ts';
 import { MEMORY_DATABASE, type SqliteDatabase } from './database.ts';
@@ -14,37 +17,88 @@ const TIMED_OUT = 'dashboard statement time limit';
 
 export interface SqliteDashboardReader {
   /** Runs a read under the time limit; the statement must hold WITHIN_LIMIT in its WHERE clause. */
-  all(sql: string, values: readonly unknown[]): Row[];
-  close(): void;
+  all(sql: string, values: readonly unknown[]): Promise<Row[]>;
+  close(): Promise<void>;
 }
 
+type Answer = { readonly id: number; readonly rows: Row[] } | { readonly id: number; readonly error: string; readonly timedOut: boolean };
+
 export function openSqliteDashboardReader(database: SqliteDatabase, limitMs: number): SqliteDashboardReader {
-  const reader: DatabaseSync = database.openReader();
-  const own = database.file !== MEMORY_DATABASE;
+  const timeout = () => new UsageQueryTimeout(`the query ran past its limit of ${limitMs} ms`);
+  if (database.file === MEMORY_DATABASE) return inProcessReader(database, limitMs, timeout);
+  let worker: Worker | null = null;
+  let nextId = 0;
+  const pending = new Map<number, { resolve: (rows: Row[]) => void; reject: (error: Error) => void }>();
+
+  function started(): Worker {
+    if (worker) return worker;
+    const thread = new Worker(new URL('./dashboard-reader-worker.js', import.meta.url), {
+      workerData: { file: database.file, limitMs, timedOut: TIMED_OUT },
+    });
+    thread.unref();
+    thread.on('message', (answer: Answer) => {
+      const waiting = pending.get(answer.id);
+      pending.delete(answer.id);
+      if (pending.size === 0) thread.unref();
+      if (!waiting) return;
+      if ('rows' in answer) waiting.resolve(answer.rows);
+      else waiting.reject(answer.timedOut ? timeout() : new Error(answer.error));
+    });
+    // A worker that failed or exited takes its reads with it; the next read starts another.
+    const gone = (error: Error) => {
+      if (worker === thread) worker = null;
+      for (const waiting of pending.values()) waiting.reject(error);
+      pending.clear();
+    };
+    thread.on('error', gone);
+    thread.on('exit', () => gone(new Error('the dashboard reader stopped')));
+    worker = thread;
+    return thread;
+  }
+
+  return {
+    all(sql, values) {
+      // What the request path wrote in the open group is committed, so that this read sees it.
+      database.flush();
+      const thread = started();
+      const id = nextId++;
+      return new Promise<Row[]>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        thread.ref();
+        thread.postMessage({ id, sql, values });
+      });
+    },
+    async close() {
+      const thread = worker;
+      if (!thread) return;
+      const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+      thread.postMessage('stop');
+      await exited;
+    },
+  };
+}
+
+function inProcessReader(database: SqliteDatabase, limitMs: number, timeout: () => UsageQueryTimeout): SqliteDashboardReader {
+  const connection = database.connection();
   let deadline = Number.POSITIVE_INFINITY;
-  reader.function('dashboard_within_limit', { deterministic: false, directOnly: true }, () => {
+  connection.function('dashboard_within_limit', { deterministic: false, directOnly: true }, () => {
     if (performance.now() > deadline) throw new Error(TIMED_OUT);
     return 1;
   });
   return {
-    all(sql, values) {
-      // What the request path wrote in the open group becomes visible to this connection.
-      database.flush();
-      const statement = reader.prepare(sql);
+    async all(sql, values) {
+      const statement = connection.prepare(sql);
       statement.setReadBigInts(true);
       deadline = performance.now() + limitMs;
       try {
         return statement.all(...(values as never[])) as Row[];
       } catch (error) {
-        if (error instanceof Error && error.message.includes(TIMED_OUT)) throw new UsageQueryTimeout(`the query ran past its limit of ${limitMs} ms`);
-        throw error;
+        throw error instanceof Error && error.message.includes(TIMED_OUT) ? timeout() : error;
       } finally {
         deadline = Number.POSITIVE_INFINITY;
       }
     },
-    close() {
-      if (own) reader.close();
-    },
+    async close() {},
   };
 }
 
@@ -52,7 +106,7 @@ export function sqliteUsage(reader: SqliteDashboardReader): UsageStore {
   return {
     async usage(query) {
       const { text, values } = usageStatement(query, () => '?', WITHIN_LIMIT);
-      return reader.all(text, values).map(usageRowFrom);
+      return (await reader.all(text, values)).map(usageRowFrom);
     },
   };
 }

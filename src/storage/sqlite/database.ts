@@ -84,11 +84,10 @@ export interface SqliteDatabase {
   /** Runs a script of statements (migrations). */
   exec(sql: string): void;
   /**
-   * A read-only connection of its own on the file, for the dashboard's queries (dashboard-reader.ts):
-   * in WAL mode it reads committed data without taking or waiting for the write lock. An in-memory
-   * database has no file to open twice: it is its own connection.
+   * The connection itself, for the dashboard's reads of an in-memory database, which has no file
+   * another connection could open (dashboard-reader.ts).
    */
-  openReader(): DatabaseSync;
+  connection(): DatabaseSync;
   close(): void;
 }
 
@@ -309,8 +308,8 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     exec(sql) {
       db.exec(sql);
     },
-    openReader() {
-      return file === MEMORY_DATABASE ? db : new DatabaseSync(file, { readOnly: true, timeout: BUSY_TIMEOUT_MS });
+    connection() {
+      return db;
     },
     close() {
       commitGroup();

@@ -76,7 +76,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     ...sqliteUsage(dashboardReader),
     async close() {
       database.flush();
-      dashboardReader.close();
+      await dashboardReader.close();
       await checkpoints?.stop();
       database.close();
       serverLock?.release();

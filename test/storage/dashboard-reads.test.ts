@@ -1,0 +1,61 @@
+/**
+ * The dashboard's reads stop at their time limit, on both engines: a statement past it ends with
+ * UsageQueryTimeout (SQLite: in the reader's worker, or on an in-memory database's own connection;
+ * PostgreSQL: the dashboard pool's statement_timeout), and the reader goes on serving after it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { silentLogger } from '../../src/storage/logger.ts';
+import { openPostgresDatabase } from '../../src/storage/postgres/database.ts';
+import { dashboardQuery } from '../../src/storage/postgres/usage.ts';
+import { MEMORY_DATABASE, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
+import { openSqliteDashboardReader, WITHIN_LIMIT } from '../../src/storage/sqlite/dashboard-reader.ts';
+import { UsageQueryTimeout } from '../../src/storage/usage.ts';
+import { TEST_DATABASE_URL } from '../helpers/postgres.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gateway-dashboard-reads-'));
+after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** Rows enough that reading them all takes longer than a limit already passed. */
+const MANY_ROWS = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) SELECT count(*) AS rows FROM n WHERE ${WITHIN_LIMIT}`;
+
+/** Rows as plain objects (node:sqlite gives null-prototype ones; a worker's arrive cloned). */
+const plain = (rows: readonly object[]) => rows.map((row) => ({ ...row }));
+
+describe('dashboard reads on SQLite', () => {
+  for (const file of [join(dataDir, 'reads.sqlite'), MEMORY_DATABASE]) {
+    test(`a statement past its limit ends with a timeout, and the next read is served (${file === MEMORY_DATABASE ? 'in memory' : 'worker'})`, async () => {
+      const database = openSqliteDatabase(file);
+      database.exec('CREATE TABLE IF NOT EXISTS t (x INTEGER)');
+      const expired = openSqliteDashboardReader(database, -1);
+      await assert.rejects(expired.all(MANY_ROWS, []), UsageQueryTimeout);
+      await assert.rejects(expired.all(MANY_ROWS, []), UsageQueryTimeout);
+      await expired.close();
+      // One reader per connection, as a store has: an in-memory one registers its limit on the store's own.
+      const served = openSqliteDashboardReader(database, 60_000);
+      try {
+        database.exec('INSERT INTO t VALUES (7)');
+        assert.deepEqual(plain(await served.all(`SELECT x FROM t WHERE ${WITHIN_LIMIT}`, [])), [{ x: 7n }]);
+        assert.deepEqual(plain(await served.all(MANY_ROWS, [])), [{ rows: 100000n }]);
+      } finally {
+        await served.close();
+        database.close();
+      }
+    });
+  }
+});
+
+describe('dashboard reads on PostgreSQL', () => {
+  test("a statement past the pool's statement_timeout ends with a timeout, and the pool serves the next", async () => {
+    const database = openPostgresDatabase({ connectionString: TEST_DATABASE_URL, schema: null, poolSize: 1, logger: silentLogger, statementTimeoutMs: 50 });
+    try {
+      await assert.rejects(dashboardQuery(database, 'SELECT pg_sleep(2)', []), UsageQueryTimeout);
+      assert.deepEqual(await dashboardQuery(database, 'SELECT 1 AS one', []), [{ one: 1 }]);
+    } finally {
+      await database.close();
+    }
+  });
+});
