@@ -274,6 +274,22 @@ describe('tracing over OTLP', () => {
     assert.equal(spans.attempts[0].attributes['gateway.attempt.outcome'], 'abandoned');
   });
 
+  test('a stream the upstream breaks off: the span ends, failed, with the error', async () => {
+    const context = clientContext();
+    first.enqueue({ kind: 'stream-error', afterEvents: 3 });
+    const stream = await openai(context.traceparent).chat.completions.create({ model: TRACED, stream: true, messages: [{ role: 'user', content: PROMPT }] });
+    await assert.rejects(async () => {
+      for await (const _chunk of stream);
+    });
+    const spans = await spansOf(context.traceId);
+    assert.equal(spans.server.attributes['gateway.request.status'], 'failed');
+    assert.equal(typeof spans.server.attributes['error.type'], 'string');
+    assert.equal(spans.server.statusCode, 2, 'the server span is an error');
+    assert.equal(spans.server.attributes['http.response.status_code'], 200, 'the stream had started');
+    assert.ok(Number(spans.server.attributes['gateway.cost.usd']) > 0, 'charged for what it delivered');
+    assert.equal(spans.attempts[0].attributes['gateway.attempt.outcome'], 'failed');
+  });
+
   for (const stream of [false, true]) {
     test(`messages${stream ? ', streamed' : ''}`, async () => {
       const context = clientContext();
