@@ -128,6 +128,8 @@ export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: P
     failed: presenter.failed,
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(pipeline, job, status, error),
+    // One upstream call, holding its slot to the end.
+    schedule: 'call',
     async run(job, context) {
       const payload = job.payload as MeteredPayload<T['request']>;
       const prepared = await resumeJobCall(pipeline, presenter.output, job, context, presenter.names(payload.context), presenter.failed);

@@ -7,17 +7,18 @@
  *    worker taking the job over after a crash polls that operation instead of starting a second,
  *    paid, generation (a crash between the upstream's acceptance and the checkpoint fails the job
  *    without a charge, as for any job sent upstream);
- * 2. look at it with doubling waits; a transient failure is looked at again later, an operation
- *    not done within the timeout is given up;
+ * 2. look at it, one look per step of the job (runner.ts): between looks the job is parked, holding
+ *    no worker, with doubling waits, or longer when the provider asks for it (Retry-After); a
+ *    transient failure is looked at again later, an operation not done within the timeout is given
+ *    up;
  * 3. on success, copy the file into the blob store (dated from the job, so that it is swept when
  *    the job expires); then the metered call ends it in its one order: the job's end with its
  *    object and cost (compare-and-set), the charge of the seconds delivered, the amended object,
  *    the request log row. An upstream failure or cancellation ends the job, releases the whole
  *    hold and records the row, in that order.
  * An instance stopping, or a worker losing its lease, leaves the job as it is: the next worker
- * resumes it from the checkpoint.
+ * resumes it from the checkpoint (each step goes on from it in any case).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { OperationState, VideoOperation } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
@@ -61,6 +62,8 @@ export interface VideoJobPresenter extends MeteredJobKind<VideoTypes> {
 /** What the job records once the upstream accepted the work: the route that did, and its operation. */
 interface VideoCheckpoint extends StartedOperation {
   readonly operation: VideoOperation;
+  /** The job's last wait between two looks (the next doubles it); absent before the first. */
+  readonly waitMs?: number;
 }
 
 export interface VideoJobDeps {
@@ -76,13 +79,14 @@ export function videoJobHandler(deps: VideoJobDeps, presenter: VideoJobPresenter
     failed: presenter.failed,
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(deps.pipeline, job, status, error),
-    run: (job, context) => runVideoJob(deps, presenter, job, context),
-    // Stopped, it keeps its checkpoint: another instance goes on following the operation.
-    resumable: true,
+    run: (job, context) => runVideoStep(deps, presenter, job, context),
+    // Started, then looked at now and then: a step at a time, parked in between.
+    schedule: 'operation',
   };
 }
 
-async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job: JobRecord, context: JobContext): Promise<void> {
+/** One step of a video job: start its operation (and look at it at once), or look at it again. */
+async function runVideoStep(deps: VideoJobDeps, presenter: VideoJobPresenter, job: JobRecord, context: JobContext): Promise<void> {
   const { pipeline } = deps;
   const prepared = await resumeJobCall(pipeline, VIDEO_OUTPUT, job, context, presenter.names, presenter.failed);
   if (prepared === undefined) return;
@@ -99,7 +103,11 @@ async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job
     }
     endpoint = pipeline.catalog.route(prepared.modelId, checkpoint.routeKey);
     if (!endpoint) throw errors.plannedRoutesGone(prepared.modelId);
-    const ended = await followOperation(deps, driver, call, job, endpoint, checkpoint, context);
+    const ended = await lookAtOperation(deps, driver, call, job, endpoint, checkpoint, context);
+    if (ended.status === 'running') {
+      await context.park(deps.now() + ended.waitMs, { ...checkpoint, waitMs: ended.waitMs });
+      return;
+    }
     if (ended.status === 'failed') throw ended.error;
     if (ended.status === 'cancelled') throw errors.operationCancelledUpstream();
     crashPoint('attempted');
@@ -151,11 +159,14 @@ function videoCall(prepared: PreparedCall<VideoTypes>, endpoint: RouteEndpoint):
   return { request, durationSeconds: videoDuration(request, endpoint), ...(variantMeta ? { variantMeta } : {}) };
 }
 
+/** What one look found: the operation's end, or how long to wait before the next look. */
+type Look = Exclude<OperationLook<readonly DeliveredVideoFile[]>, { readonly status: 'running' }> | { readonly status: 'running'; readonly waitMs: number };
+
 /**
- * Looks at the operation until it ends. A transient failure of a look or of the download is tried
- * again at the next look.
+ * Looks at the operation once. A transient failure of the look or of the download is looked at
+ * again later; an operation whose next look would come after its deadline is given up.
  */
-async function followOperation(
+async function lookAtOperation(
   deps: VideoJobDeps,
   driver: OperationDriver<VideoTypes, VideoCheckpoint, readonly DeliveredVideoFile[]>,
   call: MeteredCall<VideoTypes>,
@@ -163,29 +174,37 @@ async function followOperation(
   endpoint: RouteEndpoint,
   checkpoint: VideoCheckpoint,
   context: JobContext,
-): Promise<Exclude<OperationLook<readonly DeliveredVideoFile[]>, { readonly status: 'running' }>> {
+): Promise<Look> {
   const { settings, now } = deps;
-  const deadline = job.createdAt + settings.timeoutMs;
-  let wait = settings.pollIntervalMs;
-  for (;;) {
-    try {
-      const look = await driver.look(call, endpoint, checkpoint, context.signal);
-      if (look.status !== 'running') return look;
-    } catch (error) {
-      const failure = asGatewayError(error);
-      if (!failure.retryable || context.signal.aborted) throw failure;
-      // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
-      call.logger.warn(
-        { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
-        'looking at a video operation failed; looking again later',
-      );
-    }
-    if (now() + wait > deadline) {
-      throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);
-    }
-    await sleep(wait, undefined, { signal: context.signal });
-    wait = Math.min(wait * 2, settings.maxPollIntervalMs);
+  let askedMs: number | undefined;
+  try {
+    const look = await driver.look(call, endpoint, checkpoint, context.signal);
+    if (look.status !== 'running') return look;
+    askedMs = look.retryAfterMs;
+  } catch (error) {
+    const failure = asGatewayError(error);
+    if (!failure.retryable || context.signal.aborted) throw failure;
+    askedMs = failure.retryAfterSeconds === undefined ? undefined : failure.retryAfterSeconds * 1000;
+    // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
+    call.logger.warn(
+      { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
+      'looking at a video operation failed; looking again later',
+    );
   }
+  const waitMs = nextWait(settings, checkpoint.waitMs, askedMs);
+  if (now() + waitMs > job.createdAt + settings.timeoutMs) {
+    throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);
+  }
+  return { status: 'running', waitMs };
+}
+
+/**
+ * The wait before the next look: the first poll interval, then each wait doubled up to the
+ * maximum; never shorter than the provider asked for (it may ask for longer than the maximum).
+ */
+export function nextWait(settings: VideoJobSettings, lastMs: number | undefined, askedMs: number | undefined): number {
+  const backoff = lastMs === undefined ? settings.pollIntervalMs : Math.min(lastMs * 2, settings.maxPollIntervalMs);
+  return Math.max(backoff, askedMs ?? 0);
 }
 
 /** One look's answer; a finished video is copied into the job's outputs first. */
@@ -198,7 +217,7 @@ async function lookOf(
 ): Promise<OperationLook<readonly DeliveredVideoFile[]>> {
   switch (state.status) {
     case 'running':
-      return { status: 'running' };
+      return { status: 'running', ...(state.retryAfterMs === undefined ? {} : { retryAfterMs: state.retryAfterMs }) };
     case 'failed':
       return { status: 'failed', error: state.error };
     case 'cancelled':

@@ -50,6 +50,7 @@ export interface PreparedCallRecord<Request> {
 
 export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T>): PreparedCallRecord<T['request']> {
   const { payer } = prepared;
+  const traceparent = prepared.trace?.traceparent;
   return {
     kind: prepared.kind.name,
     requestId: prepared.requestId,
@@ -65,7 +66,7 @@ export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T
     reservationId: prepared.hold.reservation.id,
     createdAt: prepared.createdAt,
     ...(prepared.tokenChecks ? { tokenChecks: prepared.tokenChecks } : {}),
-    ...(prepared.trace?.traceparent !== undefined && { traceparent: prepared.trace.traceparent }),
+    ...(traceparent !== undefined && { traceparent }),
   };
 }
 

@@ -114,7 +114,7 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
  * down) and 53300 (too many connections), socket errors, and the pool's own connect timeout and
  * terminated-connection errors, which carry no code.
  */
-function isConnectionFailure(error: unknown): boolean {
+export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const { code, syscall } = error as Error & { code?: unknown; syscall?: unknown };
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
