@@ -24,12 +24,19 @@ export interface JobHandler {
    */
   recordEnd(job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void;
   /**
-   * True when a job of this kind that is stopped mid-run stays as it is and whoever claims it next
-   * resumes it from its checkpoint (a video job following its operation): a stopping instance hands
-   * such jobs back at once rather than waiting for them.
+   * How the runner schedules the kind's jobs (docs/jobs.md, "Scheduling"):
+   * - `call`: a job holds one of the `jobs.concurrency` slots from its claim to its end (a
+   *   background response's upstream call);
+   * - `operation`: start-and-poll work that goes on upstream without a worker (a video generation).
+   *   Each claim runs one short step (the start, or one look at the operation) in one of the
+   *   `jobs.operation_steps` step slots, and the job is parked between steps (`JobContext.park`).
+   *   A stopping instance hands a step back at once; whoever claims the job next resumes it from
+   *   its checkpoint.
    */
-  readonly resumable?: boolean;
+  readonly schedule: JobSchedule;
 }
+
+export type JobSchedule = 'call' | 'operation';
 
 export interface JobContext {
   /**
@@ -47,6 +54,11 @@ export interface JobContext {
    * (JSON), while this worker holds the job. False when it has moved on.
    */
   checkpoint(state: unknown): Promise<boolean>;
+  /**
+   * Ends this step of an `operation` job: records its checkpoint, gives its lease (and slot) back
+   * and parks it until `at`, when any instance may claim its next step. False when it had moved on.
+   */
+  park(at: number, checkpoint: unknown): Promise<boolean>;
   /**
    * Ends the job with its client-visible object (and, for `completed` or `incomplete`, the cost it
    * is to be charged), while this worker still holds it. False when it had moved on (a cancel won),

@@ -104,6 +104,8 @@ export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: P
     failed: presenter.failed,
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(pipeline, job, status, error),
+    // One upstream call, holding its slot to the end.
+    schedule: 'call',
     async run(job, context) {
       const payload = job.payload as MeteredPayload<T['request']>;
       let prepared: PreparedCall<T>;

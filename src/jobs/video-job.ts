@@ -7,17 +7,18 @@
  *    worker taking the job over after a crash polls that operation instead of starting a second,
  *    paid, generation (a crash between the upstream's acceptance and the checkpoint fails the job
  *    without a charge, as for any job sent upstream);
- * 2. `poll` it with doubling waits; a transient failure is looked at again later, an operation not
- *    done within the timeout is given up;
+ * 2. `poll` it, one look per step of the job (runner.ts): between looks the job is parked, holding
+ *    no worker, with doubling waits, or longer when the provider asks for it (Retry-After); a
+ *    transient failure is looked at again later, an operation not done within the timeout is given
+ *    up;
  * 3. on success, copy the file into the blob store (dated from the job, so that it is swept when
  *    the job expires), end the job with its object and cost, then charge the seconds delivered; an
  *    upstream failure or cancellation releases the whole hold.
  * An instance stopping, or a worker losing its lease, leaves the job as it is: the next worker
- * resumes it from the checkpoint. A job is always ended before its hold is finished, so that a
+ * resumes it from the checkpoint (each step goes on from it in any case). A job is always ended before its hold is finished, so that a
  * worker that lost the job meanwhile never finishes a hold that is no longer its own (a hold left
  * open by a crash after the end is finished by the runner's reconciliation).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { OperationState, VideoOperation } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
@@ -60,6 +61,8 @@ interface VideoCheckpoint {
   /** The route (`<provider>:<upstream model>`) whose protocol started the operation. */
   readonly routeKey: string;
   readonly operation: VideoOperation;
+  /** The job's last wait between two looks (the next doubles it); absent before the first. */
+  readonly waitMs?: number;
 }
 
 export interface VideoJobDeps {
@@ -75,13 +78,14 @@ export function videoJobHandler(deps: VideoJobDeps, presenter: VideoJobPresenter
     failed: presenter.failed,
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(deps.pipeline, job, status, error),
-    run: (job, context) => runVideoJob(deps, presenter, job, context),
-    // Stopped, it keeps its checkpoint: another instance goes on following the operation.
-    resumable: true,
+    run: (job, context) => runVideoStep(deps, presenter, job, context),
+    // Started, then looked at now and then: a step at a time, parked in between.
+    schedule: 'operation',
   };
 }
 
-async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job: JobRecord, context: JobContext): Promise<void> {
+/** One step of a video job: start its operation (and look at it at once), or look at it again. */
+async function runVideoStep(deps: VideoJobDeps, presenter: VideoJobPresenter, job: JobRecord, context: JobContext): Promise<void> {
   const { pipeline } = deps;
   const payload = job.payload as MeteredPayload<VideoTypes['request']>;
   let prepared: PreparedCall<VideoTypes>;
@@ -104,7 +108,11 @@ async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job
     }
     endpoint = pipeline.catalog.route(prepared.modelId, checkpoint.routeKey);
     if (!endpoint) throw errors.plannedRoutesGone(prepared.modelId);
-    const ended = await followOperation(deps, prepared, job, endpoint, checkpoint.operation, context);
+    const ended = await lookAtOperation(deps, prepared, job, endpoint, checkpoint, context);
+    if (ended.status === 'running') {
+      await context.park(deps.now() + ended.waitMs, { ...checkpoint, waitMs: ended.waitMs });
+      return;
+    }
     if (ended.status === 'failed') throw ended.error;
     if (ended.status === 'cancelled') {
       if (!(await context.end('cancelled', presenter.cancelled(job)))) return;
@@ -142,43 +150,55 @@ type OperationEnd =
   /** The upstream reported the generation failed: final, whatever its error would mean for a call. */
   | { readonly status: 'failed'; readonly error: GatewayError };
 
+/** What one look found: the operation's end, or how long to wait before the next look. */
+type Look = OperationEnd | { readonly status: 'running'; readonly waitMs: number };
+
 /**
- * Looks at the operation until it ends, and copies a finished video into the job's outputs. A
- * transient failure of a look or of the download is tried again at the next look.
+ * Looks at the operation once, and copies a finished video into the job's outputs. A transient
+ * failure of the look or of the download is looked at again later; an operation whose next look
+ * would come after its deadline is given up.
  */
-async function followOperation(
+async function lookAtOperation(
   deps: VideoJobDeps,
   prepared: PreparedCall<VideoTypes>,
   job: JobRecord,
   endpoint: RouteEndpoint,
-  operation: VideoOperation,
+  checkpoint: VideoCheckpoint,
   context: JobContext,
-): Promise<OperationEnd> {
+): Promise<Look> {
   const { pipeline, settings, now } = deps;
   const protocol = pipeline.protocolFor(prepared, endpoint);
   const attempt = pipeline.attemptContext({ ...prepared, attempts: [endpoint] }, context.signal);
-  const deadline = job.createdAt + settings.timeoutMs;
-  let wait = settings.pollIntervalMs;
-  for (;;) {
-    try {
-      const { result: state } = await completeWithFallback(attempt, (route, callContext) => protocol.poll(operation, route, callContext));
-      const ended = await settledState(deps, prepared, job, endpoint, state);
-      if (ended) return ended;
-    } catch (error) {
-      const failure = asGatewayError(error);
-      if (!failure.retryable || context.signal.aborted) throw failure;
-      // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
-      pipeline.logger.warn(
-        { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
-        'looking at a video operation failed; looking again later',
-      );
-    }
-    if (now() + wait > deadline) {
-      throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);
-    }
-    await sleep(wait, undefined, { signal: context.signal });
-    wait = Math.min(wait * 2, settings.maxPollIntervalMs);
+  let askedMs: number | undefined;
+  try {
+    const { result: state } = await completeWithFallback(attempt, (route, callContext) => protocol.poll(checkpoint.operation, route, callContext));
+    const ended = await settledState(deps, prepared, job, endpoint, state);
+    if (ended) return ended;
+    if (state.status === 'running') askedMs = state.retryAfterMs;
+  } catch (error) {
+    const failure = asGatewayError(error);
+    if (!failure.retryable || context.signal.aborted) throw failure;
+    askedMs = failure.retryAfterSeconds === undefined ? undefined : failure.retryAfterSeconds * 1000;
+    // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
+    pipeline.logger.warn(
+      { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
+      'looking at a video operation failed; looking again later',
+    );
   }
+  const waitMs = nextWait(settings, checkpoint.waitMs, askedMs);
+  if (now() + waitMs > job.createdAt + settings.timeoutMs) {
+    throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);
+  }
+  return { status: 'running', waitMs };
+}
+
+/**
+ * The wait before the next look: the first poll interval, then each wait doubled up to the
+ * maximum; never shorter than the provider asked for (it may ask for longer than the maximum).
+ */
+export function nextWait(settings: VideoJobSettings, lastMs: number | undefined, askedMs: number | undefined): number {
+  const backoff = lastMs === undefined ? settings.pollIntervalMs : Math.min(lastMs * 2, settings.maxPollIntervalMs);
+  return Math.max(backoff, askedMs ?? 0);
 }
 
 async function settledState(
