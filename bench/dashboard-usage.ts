@@ -48,7 +48,7 @@ export interface DashboardUsageResult {
   readonly note: string;
 }
 
-/** SQL of the i-th generated row's values; `sqlite` picks the engine's spelling of a few functions. */
+/** SQL of the i-th generated row's values, in the engine's spelling of a few functions; rows end before `end`. */
 function generated(engine: 'sqlite' | 'postgres', end: number): string {
   const pick = (list: readonly string[], salt: number) =>
     `(CASE (i * ${salt}) % ${list.length} ${list.map((item, index) => `WHEN ${index} THEN '${item}'`).join(' ')} END)`;

@@ -128,7 +128,7 @@ export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): 
         store.listInstances(),
         health.report(),
         store.operationsCounts(now() - FAILED_DELIVERY_WINDOW_MS),
-        store.countQueuedJobs(now()),
+        store.countWaitingJobs(now()),
         store.ledgerIntegrity(),
       ]);
       const body = html`<h2>Instances</h2>
@@ -142,7 +142,7 @@ export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): 
         ${endpointsTable(reports)}
         <h2>Jobs and webhooks</h2>
         <dl class="facts" data-testid="backlog">
-          <dt>Queued</dt><dd>${counts.queuedJobs}${queued.size > 0 ? ` (${[...queued].map(([kind, count]) => `${kind}: ${count}`).join(', ')} due)` : ''}</dd>
+          <dt>Queued</dt><dd>${counts.queuedJobs}${queued.size > 0 ? ` (${[...queued].map(([kind, waiting]) => `${kind}: ${waiting.queued} queued, ${waiting.parked} parked between steps`).join('; ')})` : ''}</dd>
           <dt>Running</dt><dd>${counts.runningJobs}</dd>
           <dt>Webhook deliveries given up (24 h)</dt><dd>${counts.failedWebhookDeliveries === 0 ? '0' : html`<span class="bad">${counts.failedWebhookDeliveries}</span>`}</dd>
           <dt>Webhook deliveries retrying</dt><dd>${counts.retryingWebhookDeliveries}</dd>

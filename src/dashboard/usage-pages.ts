@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatUsd, type Picos } from '../core/money.ts';
-import { UsageQueryTimeout, type UsageFigures, type UsageRow } from '../storage/usage.ts';
+import { USAGE_DIMENSIONS, UsageQueryTimeout, type UsageFigures, type UsageRow } from '../storage/usage.ts';
 import { USAGE_GRAINS } from '../storage/usage-rollups.ts';
 import { sendPage, viewerGet, type Dashboard } from './context.ts';
 import type { Viewer } from './guard.ts';
@@ -14,7 +14,6 @@ import { html, type Html } from './html.ts';
 import { notice, page } from './layout.ts';
 import { usageCsv } from './usage-csv.ts';
 import { DIMENSION_LABELS, ENDPOINT_FAMILIES, STATUSES, usageView, viewSearch, type UsageView } from './usage-view.ts';
-import { USAGE_DIMENSIONS } from '../storage/usage.ts';
 
 /** Groups drawn apart in a chart; the rest are summed as "other" (the breakdown table lists each). */
 const CHARTED_GROUPS = 8;
@@ -35,7 +34,7 @@ const ZERO: UsageFigures = {
   cacheSavings: 0n,
 };
 
-export function addFigures(a: UsageFigures, b: UsageFigures): UsageFigures {
+function addFigures(a: UsageFigures, b: UsageFigures): UsageFigures {
   return {
     requests: a.requests + b.requests,
     inputTokens: a.inputTokens + b.inputTokens,
@@ -95,8 +94,9 @@ function seriesTable(
   rows: readonly UsageRow[],
   shape: Breakdown,
   value: (figures: UsageFigures) => number | bigint,
-  show: (value: number | bigint) => string,
+  unit: 'USD' | '',
 ): Html {
+  const show = unit === 'USD' ? usdShown : countShown;
   const columns: (string | null)[] = [...shape.charted];
   const hasOther = shape.groups.length > columns.length;
   const cells = new Map<number, Map<string | null, number | bigint>>();
@@ -114,7 +114,7 @@ function seriesTable(
   return html`<figure class="usage-chart">
     <div class="chart-box" hidden><canvas id="${id}-chart" role="img" aria-label="${caption}: a chart of the table below"></canvas></div>
     <div class="table-scroll" tabindex="0" role="region" aria-label="${caption}: table">
-    <table id="${id}" data-chart="${id}-chart" data-unit="${show === usdShown ? 'USD' : ''}">
+    <table id="${id}" data-chart="${id}-chart" data-unit="${unit}">
       <caption>${caption}</caption>
       <thead><tr><th scope="col">${view.query.grain === 'day' ? 'Day (UTC)' : 'Hour (UTC)'}</th>${headers.map(
         (header) => html`<th scope="col" class="num" data-series>${header}</th>`,
@@ -277,9 +277,9 @@ export function registerUsagePages(app: FastifyInstance, dashboard: Dashboard): 
       ${rows.length === 0 ? notice('ok', 'No usage in this view.') : ''}
       ${totals(shape.total)}
       <section aria-labelledby="usage-spend-title"><h2 id="usage-spend-title">Spend</h2>
-        ${seriesTable('usage-spend-table', `Spend per ${per} (USD)`, view, rows, shape, (figures) => figures.cost, usdShown)}</section>
+        ${seriesTable('usage-spend-table', `Spend per ${per} (USD)`, view, rows, shape, (figures) => figures.cost, 'USD')}</section>
       <section aria-labelledby="usage-requests-title"><h2 id="usage-requests-title">Requests</h2>
-        ${seriesTable('usage-requests-table', `Requests per ${per}`, view, rows, shape, (figures) => figures.requests, countShown)}</section>
+        ${seriesTable('usage-requests-table', `Requests per ${per}`, view, rows, shape, (figures) => figures.requests, '')}</section>
       <section aria-labelledby="usage-tokens-title"><h2 id="usage-tokens-title">Tokens</h2>${tokensTable(view, rows)}</section>
       <section aria-labelledby="usage-breakdown-title"><h2 id="usage-breakdown-title">Breakdown</h2>${breakdownTable(view, shape)}</section>`;
     return render(request, reply, viewer, view, body);

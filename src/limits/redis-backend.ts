@@ -17,7 +17,7 @@ import type { Redis } from 'ioredis';
 import type { LimitName } from '../core/errors.ts';
 import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
 import { WINDOW_MS } from './gcra.ts';
-import { connectRedis } from './redis-connection.ts';
+import { connected, connectRedis } from './redis-connection.ts';
 import { type Batch, ScriptBatches } from './script-batch.ts';
 
 /**
@@ -237,6 +237,11 @@ export class RedisBackend implements LimitBackend {
       if (check.tokensPerMinute !== undefined) operation += `,${batch.key(this.#keysOf(check).tpm)},${check.tokensPerMinute}`;
     }
     return batch.send(operation);
+  }
+
+  /** Resolves once the connection is up, or has failed (redis-connection.ts). */
+  connected(): Promise<void> {
+    return connected(this.#redis);
   }
 
   async close(): Promise<void> {

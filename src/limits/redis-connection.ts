@@ -21,3 +21,23 @@ export function connectRedis<Commands>(url: string, name: string, lua: string): 
   redis.defineCommand(name, { lua });
   return redis as Redis & Commands;
 }
+
+/**
+ * Resolves once `redis` is connected, or at its first failure to connect: a server that starts
+ * serving before its connection is up would fail its first checks (the connection never queues),
+ * and one whose Redis is away starts anyway, its failure mode deciding.
+ */
+export function connected(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const settle = () => {
+      redis.off('ready', settle);
+      redis.off('error', settle);
+      redis.off('end', settle);
+      resolve();
+    };
+    redis.on('ready', settle);
+    redis.on('error', settle);
+    redis.on('end', settle);
+  });
+}

@@ -13,7 +13,7 @@
  * breaker, with the reason the attempt before it did not serve; its trace context goes upstream.
  * With an attempt log (attempt-log.ts), each attempt is written down for the request log row.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import type { StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
@@ -29,7 +29,7 @@ export interface AttemptContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
   readonly signal: AbortSignal;
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly health?: EndpointHealth;
   /** The call's span and the capability called, when tracing is on. */
   readonly trace?: { readonly call: CallTrace; readonly capability: string };

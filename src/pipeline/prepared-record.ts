@@ -51,6 +51,7 @@ export interface PreparedCallRecord<Request> {
 
 export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T>): PreparedCallRecord<T['request']> {
   const { payer } = prepared;
+  const traceparent = prepared.trace?.traceparent;
   return {
     kind: prepared.kind.name,
     requestId: prepared.requestId,
@@ -66,7 +67,7 @@ export function preparedCallRecord<T extends KindTypes>(prepared: PreparedCall<T
     reservationId: prepared.hold.reservation.id,
     createdAt: prepared.createdAt,
     ...(prepared.tokenChecks ? { tokenChecks: prepared.tokenChecks } : {}),
-    ...(prepared.trace?.traceparent !== undefined && { traceparent: prepared.trace.traceparent }),
+    ...(traceparent !== undefined && { traceparent }),
   };
 }
 
@@ -77,7 +78,7 @@ export interface ResumeOptions {
   readonly signal: AbortSignal;
 }
 
-/** The call of a record, ready for `completePrepared` (or a kind's own runner). */
+/** The call of a record, ready for a metered call (Pipeline.meteredCall). */
 export async function resumePrepared<T extends KindTypes>(
   pipeline: Pipeline,
   kind: OutputKind<T>,
@@ -95,10 +96,8 @@ export async function resumePrepared<T extends KindTypes>(
     const endpoint = pipeline.catalog.route(record.modelId, key);
     if (endpoint) attempts.push(endpoint);
   }
-  if (attempts.length === 0) {
-    await hold.release();
-    throw errors.plannedRoutesGone(record.modelId);
-  }
+  // The hold stays as it is: whoever ends the work releases it (./metered-call.ts, on the order of an end).
+  if (attempts.length === 0) throw errors.plannedRoutesGone(record.modelId);
   const { payer } = record;
   const startedAt = performance.now();
   const trace = pipeline.tracing?.job({

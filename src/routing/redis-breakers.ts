@@ -13,7 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { RedisBackendOptions } from '../limits/redis-backend.ts';
-import { connectRedis } from '../limits/redis-connection.ts';
+import { connected, connectRedis } from '../limits/redis-connection.ts';
 import { ScriptBatches } from '../limits/script-batch.ts';
 import { type BreakerSettings, type BreakerState, type BreakerView, WINDOW_BUCKETS } from './breaker.ts';
 import type { BreakerBackend, ProbeClaim } from './breaker-backend.ts';
@@ -168,6 +168,11 @@ export class RedisBreakers implements BreakerBackend {
   read(keys: readonly string[]): Promise<BreakerView[]> {
     const batch = this.#batches.current();
     return Promise.all(keys.map((key) => batch.call(`g,${batch.key(this.#prefix + key)}`, (answer) => viewOf(answer as string))));
+  }
+
+  /** Resolves once the connection is up, or has failed (redis-connection.ts). */
+  connected(): Promise<void> {
+    return connected(this.#redis);
   }
 
   async close(): Promise<void> {

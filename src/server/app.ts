@@ -19,6 +19,7 @@ import { registerServiceRoutes } from './service-routes.ts';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
 import { registerHomePage } from './home-page.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './settings.ts';
+import { sharedSerializers, sharedValidators } from './schema-compilers.ts';
 import { installRequestTracing } from '../http/request-tracing.ts';
 
 /** A route module registers its own routes; it receives the shared dependencies. */
@@ -57,7 +58,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
     bodyLimit: options.bodyLimit ?? 5 * 1024 * 1024,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Validation is strict everywhere: a number sent as "100" is a 400, never coerced.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: true } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, useDefaults: true }, plugins: [sharedValidators] },
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
     // Requests arriving while the server drains get the envelope from error-handling.ts instead.
     return503OnClosing: false,
     forceCloseConnections: options.drainOnClose ? 'idle' : true,
@@ -75,6 +77,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installConnectionGuard(app.server, limits, deps.metrics);
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('limitTicket', null);
+  app.decorateRequest('handedToCore', false);
   installRequestIds(app);
   installRequestTracing(app, deps.tracing);
   installBodyParsers(app);

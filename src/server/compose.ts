@@ -238,6 +238,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     throw error;
   }
 
+  // Counted limits and breakers checked before their connection is up would fail open or closed.
+  await Promise.all([limitBackend?.connected(), breakerBackend?.connected()]);
   // Route modules have registered their kinds of job: this instance's workers start.
   deps.jobs.runner.start();
   store.reportVitals(instanceVitals(deps.jobs, now));

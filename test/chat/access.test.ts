@@ -21,7 +21,7 @@ describe('model resolution and fallback models', () => {
   after(() => gateway.close());
 
   const post = (body: Record<string, unknown>, key = gateway.apiKey) =>
-    call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: { messages: user, ...body } });
+    call(gateway.app, 'POST', '/v1/chat/completions', { key, json: { messages: user, ...body } });
   const notFound = async (body: Record<string, unknown>, key?: string) =>
     assertError(await post(body, key), { status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
 
@@ -76,7 +76,7 @@ describe('insufficient credit', () => {
 
   test('402 insufficient_quota_error when the worst case cannot be reserved; nothing moves', async () => {
     const snapshot = await ledger(gateway);
-    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+    const response = await call(gateway.app, 'POST', '/v1/chat/completions', {
       key: gateway.apiKey,
       json: { model: 'gateway/atlas-4-5', messages: user },
     });
@@ -85,7 +85,7 @@ describe('insufficient credit', () => {
   });
 
   test('a request whose worst case fits is served', async () => {
-    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+    const response = await call(gateway.app, 'POST', '/v1/chat/completions', {
       key: gateway.apiKey,
       // About 8 prompt tokens at the dearest input rate of the three routes plus one output token.
       json: { model: 'gateway/atlas-4-5', messages: user, max_tokens: 1 },
@@ -94,7 +94,7 @@ describe('insufficient credit', () => {
   });
 
   test('a free model needs no credit', async () => {
-    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { model: 'quill-free', messages: user } });
+    const response = await call(gateway.app, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { model: 'quill-free', messages: user } });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-gateway-cost-usd'), '0');
   });
@@ -119,7 +119,7 @@ describe('organization keys spend the organization’s credit', () => {
   }
   const entries = (owner: OwnerRef) => gateway.store.listEntries(owner);
   const chat = (key: string) =>
-    call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: { model: 'gateway/atlas-4-5', messages: user, max_tokens: 16 } });
+    call(gateway.app, 'POST', '/v1/chat/completions', { key, json: { model: 'gateway/atlas-4-5', messages: user, max_tokens: 16 } });
 
   test('a completion is charged to the organization, not to its member account', async () => {
     const { owner, member, key } = await organizationWithMember('10');
@@ -157,7 +157,7 @@ describe('consent', () => {
     const gateway = await startGateway({ consent: { communitySupply: true, trainingUse: true } });
     try {
       for (const model of ['gateway/ember-3-1-8b', 'gateway/meridian-2']) {
-        const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { model, messages: user } });
+        const response = await call(gateway.app, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { model, messages: user } });
         assert.equal(response.status, 200, response.text);
       }
     } finally {

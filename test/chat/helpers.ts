@@ -112,18 +112,21 @@ export function flushRequestLog(gateway: TestGateway): Promise<void> {
   return pipelineFor(gateway.deps).flush();
 }
 
-/** Polls until `check` passes (a settlement that runs after the client saw the end of a stream). */
-export async function eventually<T>(check: () => Promise<T>, attempts = 200): Promise<T> {
-  let lastError: unknown;
-  for (let attempt = 0; attempt < attempts; attempt++) {
+/**
+ * Polls until `check` passes (a settlement that runs after the client saw the end of a stream), or
+ * throws its last failure after `timeoutMs`: a bound in time rather than in tries, and a generous
+ * one, so that a busy machine only makes it take longer.
+ */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
     try {
       return await check();
     } catch (error) {
-      lastError = error;
+      if (Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
-  throw lastError;
 }
 
 /** USD per million tokens → pico-USD per token (exact for up to six decimals). */

@@ -146,7 +146,7 @@ describe('chat completions request validation', () => {
 
   for (const [description, body, param, code] of INVALID) {
     test(`400 for ${description} (param ${param})`, async () => {
-      const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: body });
+      const response = await call(gateway.app, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: body });
       assertError(response, { status: 400, type: 'invalid_request_error', code, param });
     });
   }
@@ -159,7 +159,7 @@ describe('chat completions request validation', () => {
 
   test('the limits themselves are accepted: 1000 messages, 1000 parts, 4 stops, 512 tools, 5 models, n = 1, max_tokens 200000 capped by the route', async () => {
     const ok = async (body: Record<string, unknown>) => {
-      const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { ...base, ...body } });
+      const response = await call(gateway.app, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { ...base, ...body } });
       assert.equal(response.status, 200, response.text);
     };
     await ok({ messages: Array.from({ length: 1000 }, () => user()) });
@@ -169,23 +169,23 @@ describe('chat completions request validation', () => {
     await ok({ models: ['a', 'b', 'c', 'd', 'e'], provider: { sort: 'latency', only: ['x'], order: ['y'], ignore: ['z'] } });
     await ok({ temperature: 0, top_p: 1, presence_penalty: -2, frequency_penalty: 2, seed: 42, user: 'u-1', gateway: { cache: 'off', cache_ttl: '1h' } });
     // 200000 is a valid value for the field; this route allows 64000, so the route rejects it.
-    const capped = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { ...base, max_tokens: 200000 } });
+    const capped = await call(gateway.app, 'POST', '/v1/chat/completions', { key: gateway.apiKey, json: { ...base, max_tokens: 200000 } });
     assertError(capped, { status: 400, type: 'invalid_request_error', code: 'unsupported_parameter', param: 'max_tokens' });
   });
 
   test('an unauthenticated request is a 401 before its body is looked at', async () => {
-    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { json: { nonsense: true } });
+    const response = await call(gateway.app, 'POST', '/v1/chat/completions', { json: { nonsense: true } });
     assertError(response, { status: 401, type: 'authentication_error' });
   });
 
   test('a key without the chat scope is a 403', async () => {
     const key = await gateway.createKey({ scopes: ['models:read'] });
-    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: base });
+    const response = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: base });
     assertError(response, { status: 403, type: 'permission_error' });
   });
 
   test('malformed JSON is a 400', async () => {
-    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+    const response = await call(gateway.app, 'POST', '/v1/chat/completions', {
       key: gateway.apiKey,
       headers: { 'content-type': 'application/json' },
       body: '{"model":',

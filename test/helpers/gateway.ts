@@ -161,7 +161,15 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
 function resolveConfig(config: GatewayConfig | string | undefined): GatewayConfig {
   if (typeof config === 'string') return parseConfig(config);
   if (config) return validateConfig(structuredClone(config));
-  return loadConfigFile(DEMO_CONFIG_PATH);
+  return structuredClone(demoConfig());
+}
+
+let demo: GatewayConfig | undefined;
+
+/** The built-in demo catalog, read once per test file (parsing its YAML is a good part of a start). */
+function demoConfig(): GatewayConfig {
+  demo ??= loadConfigFile(DEMO_CONFIG_PATH);
+  return demo;
 }
 
 interface TestStorage {

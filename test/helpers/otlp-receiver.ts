@@ -65,7 +65,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     protobufBodies,
-    async waitForSpans(select, count, timeoutMs = 20_000) {
+    async waitForSpans(select, count, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = spans.filter(select);

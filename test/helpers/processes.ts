@@ -3,7 +3,7 @@
  * project's pinned one), collecting their output, with a deadline so a hung child fails the test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -15,8 +15,14 @@ export interface Finished {
   readonly stderr: string;
 }
 
+/**
+ * How long a child may take to start or finish before it counts as hung: far longer than any takes
+ * on an idle machine, so that a busy one only makes the test slower.
+ */
+export const HUNG_AFTER_MS = 120_000;
+
 /** Runs to completion (killed after `timeoutMs`), in the project's folder unless `cwd` names another. */
-export function runProcess(args: readonly string[], env: Record<string, string>, timeoutMs = 30_000, cwd = PROJECT_ROOT): Promise<Finished> {
+export function runProcess(args: readonly string[], env: Record<string, string>, timeoutMs = HUNG_AFTER_MS, cwd = PROJECT_ROOT): Promise<Finished> {
   const child = spawnProject(args, env, cwd);
   let stdout = '';
   let stderr = '';
@@ -57,7 +63,7 @@ export function startProcess(args: readonly string[], env: Record<string, string
     child,
     exited,
     output: () => stdout + stderr,
-    async waitFor(pattern, timeoutMs = 30_000) {
+    async waitFor(pattern, timeoutMs = HUNG_AFTER_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const match = stdout.match(pattern);
@@ -79,9 +85,13 @@ export function startProcess(args: readonly string[], env: Record<string, string
   };
 }
 
-/** Only what the child needs from our environment: a predictable, offline setup. */
+/**
+ * Only what the child needs from our environment: a predictable, offline setup. The compile cache
+ * `npm test` sets (package.json) changes nothing a child does, only how soon it starts.
+ */
 function spawnProject(args: readonly string[], env: Record<string, string>, cwd = PROJECT_ROOT): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  if (process.env.NODE_COMPILE_CACHE !== undefined) base.NODE_COMPILE_CACHE = resolvePath(process.env.NODE_COMPILE_CACHE);
   // A relative script path is the project's, whatever folder the process runs in.
   const [script, ...rest] = args;
   const resolved = script !== undefined && cwd !== PROJECT_ROOT && !script.startsWith('-') ? [join(PROJECT_ROOT, script), ...rest] : args;

@@ -7,9 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
+import { endpoint, eventually, model, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
+import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
 import { deleteRedisKeys, LIMIT_SETUPS, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 
 const CHUNK_DELAY_MS = 40;
@@ -32,7 +33,7 @@ for (const [engine, counters] of LIMIT_SETUPS) {
 
     test('a burst over requests_per_minute gets exactly the limit; the others a 429 that says when to retry', async () => {
       const key = await gateway.createKey({ limits: { requests_per_minute: 5 } });
-      const answers = await Promise.all(Array.from({ length: 12 }, () => call(gateway.baseUrl, 'GET', '/v1/models', { key })));
+      const answers = await Promise.all(Array.from({ length: 12 }, () => call(gateway.app, 'GET', '/v1/models', { key })));
       const admitted = answers.filter((answer) => answer.status === 200);
       assert.equal(admitted.length, 5);
       for (const answer of answers.filter((answer) => answer.status !== 200)) {
@@ -49,74 +50,76 @@ for (const [engine, counters] of LIMIT_SETUPS) {
 
     test('every keyed endpoint counts, free ones included; a refused chat holds and charges nothing', async () => {
       const key = await gateway.createKey({ limits: { requests_per_minute: 3 } });
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/models', { key })).status, 200);
-      const counted = await call(gateway.baseUrl, 'POST', '/v1/messages/count_tokens', {
+      assert.equal((await call(gateway.app, 'GET', '/v1/models', { key })).status, 200);
+      const counted = await call(gateway.app, 'POST', '/v1/messages/count_tokens', {
         key,
         json: { model: 'gateway/limited', messages: [{ role: 'user', content: 'hi' }] },
       });
       assert.equal(counted.status, 200, counted.text);
       const owner = { kind: 'account', id: gateway.account.id } as const;
       const before = await gateway.store.getBalance(owner);
-      assert.equal((await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat() })).status, 200);
+      assert.equal((await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat() })).status, 200);
       const afterOne = await gateway.store.getBalance(owner);
       assert.ok(afterOne.balance < before.balance, 'the admitted chat is charged');
-      const refused = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat() });
+      const refused = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat() });
       assertError(refused, { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
       assert.deepEqual(await gateway.store.getBalance(owner), afterOne);
       // The other keys of the account are not limited by this one's counters.
-      const free = await call(gateway.baseUrl, 'GET', '/v1/models', { key: gateway.apiKey });
+      const free = await call(gateway.app, 'GET', '/v1/models', { key: gateway.apiKey });
       assert.equal(free.status, 200);
       assert.equal(free.headers.get('x-ratelimit-limit-requests'), null, 'a key without limits gets no headers');
     });
 
     test('concurrent_requests: a background response hands its slot to its job, whose end frees it', async () => {
       const key = await gateway.createKey({ limits: { concurrent_requests: 1 } });
-      const submitted = await call(gateway.baseUrl, 'POST', '/v1/responses', {
+      const submitted = await call(gateway.app, 'POST', '/v1/responses', {
         key,
         json: { model: 'gateway/limited', input: 'In the background.', background: true },
       });
       assert.equal(submitted.status, 200, submitted.text);
-      let polled = submitted;
-      for (let i = 0; i < 100 && !['completed', 'failed', 'incomplete', 'cancelled'].includes(polled.body.status); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        polled = await call(gateway.baseUrl, 'GET', `/v1/responses/${submitted.body.id}`, { key });
-        // A poll while the job runs is refused: the job holds the key's one slot.
-        if (polled.status === 429) polled = { ...polled, body: { status: 'in_progress' } };
-      }
-      assert.equal(polled.body.status, 'completed');
+      const polled = await untilEnded(
+        async () => {
+          const answer = await call(gateway.app, 'GET', `/v1/responses/${submitted.body.id}`, { key });
+          // A poll while the job runs is refused: the job holds the key's one slot.
+          return answer.status === 429 ? { status: 'in_progress' } : answer.body;
+        },
+        RESPONSE_RUNNING,
+        'the background response',
+      );
+      assert.equal(polled.status, 'completed');
       // Its end freed the slot (else the key would stay blocked for the job's lifetime).
-      let answer = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
-      for (let i = 0; i < 50 && answer.status === 429; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        answer = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
-      }
-      assert.equal(answer.status, 200, answer.text);
+      await eventually(async () => {
+        const answer = await call(gateway.app, 'GET', '/v1/models', { key });
+        assert.equal(answer.status, 200, answer.text);
+      });
     });
 
     test('tokens_per_minute: the tokens of a background response are counted when its job settles', async () => {
+      const startedAt = Date.now();
       const limits = { tokens_per_minute: 60 };
       const key = await gateway.createKey({ limits });
-      const submitted = await call(gateway.baseUrl, 'POST', '/v1/responses', {
+      const submitted = await call(gateway.app, 'POST', '/v1/responses', {
         key,
         json: { model: 'gateway/limited', input: 'Count my tokens.', background: true },
       });
       assert.equal(submitted.status, 200, submitted.text);
-      let polled = submitted;
-      for (let i = 0; i < 100 && polled.body.status !== 'completed'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        polled = await call(gateway.baseUrl, 'GET', `/v1/responses/${submitted.body.id}`, { key });
-      }
-      assert.equal(polled.body.status, 'completed', polled.text);
-      const used = polled.body.usage.total_tokens as number;
+      const polled = await untilEnded(
+        async () => (await call(gateway.app, 'GET', `/v1/responses/${submitted.body.id}`, { key })).body,
+        RESPONSE_RUNNING,
+        'the background response',
+      );
+      assert.equal(polled.status, 'completed', JSON.stringify(polled));
+      const used = polled.usage.total_tokens as number;
       const keyId = (await gateway.store.listKeys()).find((record) => JSON.stringify(record.limits) === JSON.stringify(limits))!.id;
       // The settlement counts the tokens a moment after the job's end is visible.
-      let tokens = (await gateway.deps.limiter.usage('key', keyId, limits)).find((counter) => counter.limit === 'tokens_per_minute')!;
-      for (let i = 0; i < 50 && tokens.remaining === 60; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        tokens = (await gateway.deps.limiter.usage('key', keyId, limits)).find((counter) => counter.limit === 'tokens_per_minute')!;
-      }
-      // 60 per minute drain one a second: the few seconds of this test give back a few at most.
-      assert.ok(tokens.remaining >= 60 - used && tokens.remaining <= 60 - used + 5, `remaining ${tokens.remaining} after ${used} tokens`);
+      const tokens = await eventually(async () => {
+        const counter = (await gateway.deps.limiter.usage('key', keyId, limits)).find((each) => each.limit === 'tokens_per_minute')!;
+        assert.notEqual(counter.remaining, 60, 'the settled tokens are counted');
+        return counter;
+      });
+      // 60 per minute drain one a second: what drained is at most the seconds this test took.
+      const drained = Math.ceil((Date.now() - startedAt) / 1000);
+      assert.ok(tokens.remaining >= 60 - used && tokens.remaining <= 60 - used + drained, `remaining ${tokens.remaining} after ${used} tokens in ${drained} s`);
     });
 
     test('concurrent_requests: streams hold their slot until they end', async () => {
@@ -130,18 +133,13 @@ for (const [engine, counters] of LIMIT_SETUPS) {
       );
       const opened = await Promise.all(streams);
       for (const response of opened) assert.equal(response.status, 200);
-      const third = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
+      const third = await call(gateway.app, 'GET', '/v1/models', { key });
       assertError(third, { status: 429, type: 'rate_limit_error', code: 'concurrent_requests_exceeded' });
       assert.ok(Number(third.headers.get('retry-after')) >= 1);
       await Promise.all(opened.map((response) => response.text()));
       // The slot is freed as the response ends, a moment after the client has read it.
-      let answer = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
-      for (let i = 0; i < 50 && answer.status === 429; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        answer = await call(gateway.baseUrl, 'GET', '/v1/models', { key });
-      }
-      assert.equal(answer.status, 200);
-      const refusals = await call(gateway.baseUrl, 'GET', '/metrics');
+      await eventually(async () => assert.equal((await call(gateway.app, 'GET', '/v1/models', { key })).status, 200));
+      const refusals = await call(gateway.app, 'GET', '/metrics');
       assert.match(refusals.text, /gateway_limit_refusals_total\{limit="concurrent_requests"\} [1-9]/);
     });
   });

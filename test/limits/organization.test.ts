@@ -22,7 +22,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       gateway = await startGateway({ config, engine, adminKey: ADMIN_KEY });
     });
     after(() => gateway?.close());
-    const admin = (method: string, path: string, json?: unknown) => call(gateway.baseUrl, method, `/admin/v1${path}`, { key: ADMIN_KEY, json });
+    const admin = (method: string, path: string, json?: unknown) => call(gateway.app, method, `/admin/v1${path}`, { key: ADMIN_KEY, json });
 
     test("an organization's requests per minute are shared by all its keys", async () => {
       const created = await admin('POST', '/organizations', { name: 'Limited org', limits: { requests_per_minute: 4 } });
@@ -30,7 +30,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(created.body.limits, { requests_per_minute: 4 });
       const organization = created.body.id as string;
       const keys = await Promise.all([0, 1].map(async () => (await admin('POST', '/keys', { organization_id: organization })).body.key as string));
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call(gateway.baseUrl, 'GET', '/v1/models', { key: keys[i % 2] })));
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call(gateway.app, 'GET', '/v1/models', { key: keys[i % 2] })));
       assert.equal(answers.filter((answer) => answer.status === 200).length, 4);
       for (const answer of answers.filter((answer) => answer.status !== 200)) {
         assertError(answer, { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
@@ -39,7 +39,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       // Removing the limit frees both keys at once.
       const patched = await admin('PATCH', `/organizations/${organization}`, { limits: null });
       assert.equal(patched.body.limits, null);
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/models', { key: keys[0] })).status, 200);
+      assert.equal((await call(gateway.app, 'GET', '/v1/models', { key: keys[0] })).status, 200);
     });
 
     test("an organization's spend cap holds over all its keys together", async () => {
@@ -47,7 +47,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await admin('POST', `/organizations/${organization}/credit`, { amount_usd: '5' });
       const keys = await Promise.all([0, 1, 2].map(async () => (await admin('POST', '/keys', { organization_id: organization })).body.key as string));
       const answers = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key: keys[i % 3], json: chat })),
+        Array.from({ length: 30 }, (_, i) => call(gateway.app, 'POST', '/v1/chat/completions', { key: keys[i % 3], json: chat })),
       );
       assert.ok(answers.some((answer) => answer.status === 200));
       for (const answer of answers.filter((answer) => answer.status !== 200)) {
@@ -63,19 +63,19 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     test("a key's limits are replaced with PATCH and apply to its next request", async () => {
       const created = await admin('POST', '/keys', { account_id: gateway.account.id, limits: { requests_per_minute: 100 } });
       const { id, key } = created.body as { id: string; key: string };
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/models', { key })).headers.get('x-ratelimit-limit-requests'), '100');
+      assert.equal((await call(gateway.app, 'GET', '/v1/models', { key })).headers.get('x-ratelimit-limit-requests'), '100');
       const patched = await admin('PATCH', `/keys/${id}`, { limits: { requests_per_minute: 1, spend_per_day_usd: '2.50' } });
       assert.equal(patched.status, 200, patched.text);
       assert.deepEqual(patched.body.limits, { requests_per_minute: 1, spend_per_day_usd: '2.50' });
       assert.deepEqual((await admin('GET', `/keys/${id}`)).body.limits, { requests_per_minute: 1, spend_per_day_usd: '2.50' });
       // The bucket already holds one request: with a limit of one, the next waits.
-      assertError(await call(gateway.baseUrl, 'GET', '/v1/models', { key }), { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
+      assertError(await call(gateway.app, 'GET', '/v1/models', { key }), { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
       // GET shows where each limit stands: the requests counter, and the day's spend from the ledger.
-      await call(gateway.baseUrl, 'PATCH', `/admin/v1/keys/${id}`, {
+      await call(gateway.app, 'PATCH', `/admin/v1/keys/${id}`, {
         key: ADMIN_KEY,
         json: { limits: { requests_per_minute: 60, spend_per_day_usd: '2.50', concurrent_requests: 3 } },
       });
-      const chatted = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+      const chatted = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat });
       assert.equal(chatted.status, 200, chatted.text);
       const shown = (await admin('GET', `/keys/${id}`)).body.usage;
       assert.equal(shown.requests_per_minute.limit, 60);

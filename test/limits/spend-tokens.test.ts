@@ -45,7 +45,7 @@ for (const [engine, counters] of LIMIT_SETUPS) {
       test(`${field}: a burst of 40 never spends past the cap; the refused get 429 ${code}`, async () => {
         const cap = '0.001';
         const key = await gateway.createKey({ limits: { [field]: cap } });
-        const answers = await Promise.all(Array.from({ length: 40 }, () => call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat })));
+        const answers = await Promise.all(Array.from({ length: 40 }, () => call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat })));
         const admitted = answers.filter((answer) => answer.status === 200);
         assert.ok(admitted.length >= 1);
         const refused = answers.filter((answer) => answer.status !== 200);
@@ -64,15 +64,15 @@ for (const [engine, counters] of LIMIT_SETUPS) {
     test('the spend cap holds to the last pico-USD once reached, and a refusal changes no balance', async () => {
       const key = await gateway.createKey({ limits: { spend_limit_usd: '0.0003' } });
       const owner = { kind: 'account', id: gateway.account.id } as const;
-      let answer = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+      let answer = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat });
       let served = 0;
       while (answer.status === 200 && served < 50) {
         served += 1;
-        answer = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+        answer = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat });
       }
       assertError(answer, { status: 429, type: 'rate_limit_error', code: 'spend_limit_exceeded' });
       const balance = await gateway.store.getBalance(owner);
-      const again = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+      const again = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat });
       assert.equal(again.status, 429);
       assert.deepEqual(await gateway.store.getBalance(owner), balance);
       const charged = await chargedTo(await keyIdOf(key));
@@ -83,7 +83,7 @@ for (const [engine, counters] of LIMIT_SETUPS) {
 
     test('tokens_per_minute: pre-checked with the prompt, counted at settlement, with the token headers', async () => {
       const key = await gateway.createKey({ limits: { tokens_per_minute: 60 } });
-      const first = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+      const first = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat });
       assert.equal(first.status, 200, first.text);
       assert.equal(first.headers.get('x-ratelimit-limit-tokens'), '60');
       assert.equal(first.headers.get('x-ratelimit-remaining-tokens'), '60', 'nothing was counted before this call');
@@ -92,7 +92,7 @@ for (const [engine, counters] of LIMIT_SETUPS) {
       const statuses: number[] = [];
       let last = first;
       for (let i = 0; i < 10 && last.status === 200; i++) {
-        last = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', { key, json: chat });
+        last = await call(gateway.app, 'POST', '/v1/chat/completions', { key, json: chat });
         statuses.push(last.status);
       }
       assertError(last, { status: 429, type: 'rate_limit_error', code: 'tokens_per_minute_exceeded' });
@@ -100,7 +100,7 @@ for (const [engine, counters] of LIMIT_SETUPS) {
       const admitted = 1 + statuses.filter((status) => status === 200).length;
       assert.ok(admitted * used >= 60 - used && (admitted - 1) * used < 60, `admitted ${admitted} of ${used} tokens each`);
       // A free endpoint is not refused for tokens.
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/models', { key })).status, 200);
+      assert.equal((await call(gateway.app, 'GET', '/v1/models', { key })).status, 200);
     });
   });
 }

@@ -19,6 +19,7 @@ import { createLogger, createRuntime } from '../../src/server/compose.ts';
 import { REQUEST_LOG_LIFETIME_MS, requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { BLOB_SWEEP_BATCH, runMaintenance } from '../../src/storage/maintenance.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
+import { eventually } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call, type JsonResponse } from '../helpers/http.ts';
 
@@ -26,11 +27,7 @@ const MODEL = 'gateway/atlas-4-5';
 
 /** Waits until an instance finds a stored request that another instance answered (its row is written in a batch). */
 async function eventuallyStored(baseUrl: string, key: string, id: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if ((await call(baseUrl, 'GET', `/v1/outputs/${id}`, { key })).status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.fail(`${id} was never found by the other instance`);
+  await eventually(async () => assert.equal((await call(baseUrl, 'GET', `/v1/outputs/${id}`, { key })).status, 200, `${id} is found by the other instance`));
 }
 
 /** A GET whose path goes out exactly as written (no dot-segment resolution), read as JSON. */
@@ -52,7 +49,7 @@ function rawGet(url: string): Promise<JsonResponse> {
     request.on('error', reject);
   });
 }
-const silent = { info() {}, warn() {}, error() {} };
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`stored outputs (${engine})`, () => {

@@ -15,7 +15,7 @@ describe('admin API switched off', () => {
         ['POST', '/admin/v1/keys'],
         ['GET', `/admin/v1/accounts/${gateway.account.id}`],
       ] as const) {
-        assertError(await call(gateway.baseUrl, method, path, { key: gateway.apiKey }), {
+        assertError(await call(gateway.app, method, path, { key: gateway.apiKey }), {
           status: 404,
           type: 'invalid_request_error',
           code: 'not_found',
@@ -30,7 +30,7 @@ describe('admin API switched off', () => {
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`admin API (${engine})`, () => {
     let gateway: TestGateway;
-    const admin = (method: string, path: string, json?: unknown) => call(gateway.baseUrl, method, path, { key: ADMIN_KEY, json });
+    const admin = (method: string, path: string, json?: unknown) => call(gateway.app, method, path, { key: ADMIN_KEY, json });
 
     before(async () => {
       gateway = await startGateway({ engine, adminKey: ADMIN_KEY, routes: ROUTES_WITH_PROBES });
@@ -38,21 +38,21 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     after(() => gateway.close());
 
     test('customer keys never open the admin API and the admin key never opens /v1', async () => {
-      assertError(await call(gateway.baseUrl, 'GET', '/admin/v1/accounts', { key: gateway.apiKey }), {
+      assertError(await call(gateway.app, 'GET', '/admin/v1/accounts', { key: gateway.apiKey }), {
         status: 401,
         type: 'authentication_error',
         code: 'invalid_api_key',
       });
-      assertError(await call(gateway.baseUrl, 'GET', '/admin/v1/accounts', { headers: { 'x-api-key': ADMIN_KEY } }), {
+      assertError(await call(gateway.app, 'GET', '/admin/v1/accounts', { headers: { 'x-api-key': ADMIN_KEY } }), {
         status: 401,
         type: 'authentication_error',
         code: 'missing_api_key',
       });
-      assertError(await call(gateway.baseUrl, 'GET', '/admin/v1/accounts', { key: `${ADMIN_KEY}x` }), {
+      assertError(await call(gateway.app, 'GET', '/admin/v1/accounts', { key: `${ADMIN_KEY}x` }), {
         status: 401,
         type: 'authentication_error',
       });
-      assertError(await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: ADMIN_KEY }), {
+      assertError(await call(gateway.app, 'GET', '/v1/probe/chat', { key: ADMIN_KEY }), {
         status: 401,
         type: 'authentication_error',
         code: 'invalid_api_key',
@@ -91,7 +91,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(key.body.display_prefix, key.body.key.slice(0, 12));
       assert.deepEqual(key.body.scopes, ['chat']);
       assert.equal(key.body.allowed_models, null);
-      const probe = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      const probe = await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key });
       assert.equal(probe.status, 200);
       assert.deepEqual(probe.body.owner, { kind: 'account', id: account.body.id });
       assert.equal(probe.body.rate, '1150000/1000000');
@@ -103,7 +103,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(listed.body.data[0].key, undefined, 'the plaintext is shown once only');
 
       const orgKey = await admin('POST', '/admin/v1/keys', { organization_id: organization.body.id });
-      const orgProbe = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: orgKey.body.key });
+      const orgProbe = await call(gateway.app, 'GET', '/v1/probe/chat', { key: orgKey.body.key });
       assert.deepEqual(orgProbe.body.owner, { kind: 'organization', id: organization.body.id });
       assert.deepEqual(orgProbe.body.consent, { communitySupply: true, trainingUse: false });
     });
@@ -111,7 +111,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     test('a consent or rate change applies to the next request of an existing key', async () => {
       const account = await admin('POST', '/admin/v1/accounts', { name: 'Consent' });
       const key = await admin('POST', '/admin/v1/keys', { account_id: account.body.id });
-      const before = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      const before = await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key });
       assert.deepEqual(before.body.consent, { communitySupply: false, trainingUse: false });
 
       const patched = await admin('PATCH', `/admin/v1/accounts/${account.body.id}`, { training_use: true, rate: 2 });
@@ -120,19 +120,19 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(patched.body.community_supply, false);
       assert.equal(patched.body.rate, '2');
       assert.equal(patched.body.balance_usd, '0');
-      const afterPatch = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      const afterPatch = await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key });
       assert.deepEqual(afterPatch.body.consent, { communitySupply: false, trainingUse: true });
       assert.equal(afterPatch.body.rate, '2000000/1000000');
 
       const reset = await admin('PATCH', `/admin/v1/accounts/${account.body.id}`, { rate: null });
       assert.equal(reset.body.rate, null);
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key })).body.rate, '1/1');
+      assert.equal((await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key })).body.rate, '1/1');
     });
 
     test('an organization’s consent or rate change applies to the next request of its existing key', async () => {
       const organization = await admin('POST', '/admin/v1/organizations', { name: 'Org consent' });
       const key = await admin('POST', '/admin/v1/keys', { organization_id: organization.body.id });
-      const before = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      const before = await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key });
       assert.deepEqual(before.body.consent, { communitySupply: false, trainingUse: false });
       assert.equal(before.body.rate, '1/1');
 
@@ -145,7 +145,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal(patched.body.training_use, false);
       assert.equal(patched.body.rate, '1.5');
       assert.equal(patched.body.balance_usd, '0');
-      const afterPatch = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key });
+      const afterPatch = await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key });
       assert.deepEqual(afterPatch.body.owner, { kind: 'organization', id: organization.body.id });
       assert.deepEqual(afterPatch.body.consent, { communitySupply: true, trainingUse: false });
       assert.equal(afterPatch.body.rate, '1500000/1000000');
@@ -153,7 +153,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const reset = await admin('PATCH', `/admin/v1/organizations/${organization.body.id}`, { rate: null });
       assert.equal(reset.body.rate, null);
       assert.equal(reset.body.community_supply, true, 'fields left out are kept');
-      assert.equal((await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: key.body.key })).body.rate, '1/1');
+      assert.equal((await call(gateway.app, 'GET', '/v1/probe/chat', { key: key.body.key })).body.rate, '1/1');
 
       assertError(await admin('PATCH', '/admin/v1/organizations/org_missing', { training_use: true }), {
         status: 404,
@@ -252,7 +252,7 @@ describe('configured default rate', () => {
     const config = loadConfigFile(DEMO_CONFIG_PATH);
     const gateway = await startGateway({ config: { ...config, billing: { ...config.billing, default_rate: 1.25 } }, routes: ROUTES_WITH_PROBES });
     try {
-      const probe = await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
+      const probe = await call(gateway.app, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
       assert.equal(probe.body.rate, '1250000/1000000');
     } finally {
       await gateway.close();

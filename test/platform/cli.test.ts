@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '../chat/helpers.ts';
 import { call } from '../helpers/http.ts';
 import { runCli } from '../../src/cli/run.ts';
 import { PROJECT_ROOT, runProcess, startProcess } from '../helpers/processes.ts';
@@ -192,12 +193,7 @@ describe('CLI and a running server share the database', () => {
       const before = await call(baseUrl, 'GET', '/v1/models', { key: key.key });
       assert.equal(before.status, 200, before.text);
       await gatewayInProcess('keys', 'revoke', key.id);
-      let status = 200;
-      for (let attempt = 0; attempt < 100 && status === 200; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        status = (await call(baseUrl, 'GET', '/v1/models', { key: key.key })).status;
-      }
-      assert.equal(status, 401);
+      await eventually(async () => assert.equal((await call(baseUrl, 'GET', '/v1/models', { key: key.key })).status, 401));
     } finally {
       await server.stop();
     }

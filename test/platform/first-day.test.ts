@@ -14,7 +14,7 @@ import { DEMO_CONFIG_PATH, loadConfigFile, loadServedConfig } from '../../src/co
 import { webhookSettings } from '../../src/webhooks/settings.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
-import { runProcess, startProcess } from '../helpers/processes.ts';
+import { HUNG_AFTER_MS, runProcess, startProcess } from '../helpers/processes.ts';
 
 let folder: string;
 before(async () => {
@@ -89,7 +89,7 @@ describe('the gateway command run from another folder', () => {
   test('finds no database there, says where it looked, and creates none', async () => {
     const elsewhere = join(folder, 'elsewhere');
     await mkdir(elsewhere);
-    const result = await runProcess(['bin/gateway.js', 'accounts', 'list'], {}, 30_000, elsewhere);
+    const result = await runProcess(['bin/gateway.js', 'accounts', 'list'], {}, HUNG_AFTER_MS, elsewhere);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /no gateway database found \(looked for .*elsewhere\/data\/gateway\.sqlite/);
     assert.match(result.stderr, /GATEWAY_DATA_DIR/);
@@ -100,7 +100,7 @@ describe('the gateway command run from another folder', () => {
     const install = join(folder, 'install');
     const prepared = await runProcess(['bin/gateway.js', 'accounts', 'create', 'Acme', '--json'], { GATEWAY_DATA_DIR: join(install, 'data') });
     assert.equal(prepared.code, 0, prepared.stderr);
-    const listed = await runProcess(['bin/gateway.js', 'accounts', 'list', '--json'], {}, 30_000, install);
+    const listed = await runProcess(['bin/gateway.js', 'accounts', 'list', '--json'], {}, HUNG_AFTER_MS, install);
     assert.equal(listed.code, 0, listed.stderr);
     assert.deepEqual(
       JSON.parse(listed.stdout).data.map((account: { name: string }) => account.name),

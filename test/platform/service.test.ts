@@ -12,18 +12,18 @@ describe('service endpoints (no API key needed)', () => {
   after(() => gateway.close());
 
   test('GET /healthz checks the store', async () => {
-    const response = await call(gateway.baseUrl, 'GET', '/healthz');
+    const response = await call(gateway.app, 'GET', '/healthz');
     assert.equal(response.status, 200);
     assert.deepEqual(response.body, { status: 'ok', store: 'sqlite' });
     assert.match(response.headers.get('x-gateway-request-id') ?? '', /^req_/);
   });
 
   test('GET /metrics counts requests by route pattern and status, not by raw URL', async () => {
-    await call(gateway.baseUrl, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
-    await call(gateway.baseUrl, 'GET', '/v1/probe/chat');
-    for (let index = 0; index < 3; index++) await call(gateway.baseUrl, 'GET', `/no/such/path/${index}`);
-    await call(gateway.baseUrl, 'GET', '/admin/v1/accounts/acct_any', { key: 'admin-secret-for-tests' });
-    const response = await call(gateway.baseUrl, 'GET', '/metrics');
+    await call(gateway.app, 'GET', '/v1/probe/chat', { key: gateway.apiKey });
+    await call(gateway.app, 'GET', '/v1/probe/chat');
+    for (let index = 0; index < 3; index++) await call(gateway.app, 'GET', `/no/such/path/${index}`);
+    await call(gateway.app, 'GET', '/admin/v1/accounts/acct_any', { key: 'admin-secret-for-tests' });
+    const response = await call(gateway.app, 'GET', '/metrics');
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
     const metrics = response.text;
@@ -37,7 +37,7 @@ describe('service endpoints (no API key needed)', () => {
   });
 
   test('GET /openapi.json: OpenAPI 3.1, version 1.0.0, /v1 routes with their schemas and the key schemes', async () => {
-    const response = await call(gateway.baseUrl, 'GET', '/openapi.json');
+    const response = await call(gateway.app, 'GET', '/openapi.json');
     assert.equal(response.status, 200);
     const document = response.body;
     assert.equal(document.openapi, '3.1.0');

@@ -274,6 +274,22 @@ describe('tracing over OTLP', () => {
     assert.equal(spans.attempts[0].attributes['gateway.attempt.outcome'], 'abandoned');
   });
 
+  test('a stream the upstream breaks off: the span ends, failed, with the error', async () => {
+    const context = clientContext();
+    first.enqueue({ kind: 'stream-error', afterEvents: 3 });
+    const stream = await openai(context.traceparent).chat.completions.create({ model: TRACED, stream: true, messages: [{ role: 'user', content: PROMPT }] });
+    await assert.rejects(async () => {
+      for await (const _chunk of stream);
+    });
+    const spans = await spansOf(context.traceId);
+    assert.equal(spans.server.attributes['gateway.request.status'], 'failed');
+    assert.equal(typeof spans.server.attributes['error.type'], 'string');
+    assert.equal(spans.server.statusCode, 2, 'the server span is an error');
+    assert.equal(spans.server.attributes['http.response.status_code'], 200, 'the stream had started');
+    assert.ok(Number(spans.server.attributes['gateway.cost.usd']) > 0, 'charged for what it delivered');
+    assert.equal(spans.attempts[0].attributes['gateway.attempt.outcome'], 'failed');
+  });
+
   for (const stream of [false, true]) {
     test(`messages${stream ? ', streamed' : ''}`, async () => {
       const context = clientContext();
@@ -354,6 +370,20 @@ describe('tracing over OTLP', () => {
     assert.equal(attributes['gateway.request.status'], 'completed');
     assert.equal(typeof attributes['gen_ai.usage.input_tokens'], 'number');
     assertServedAttempt(spans.attempts[0], 'sim-first', 'generate_content');
+    assertNoSecrets(spans);
+  });
+
+  test('embeddings', async () => {
+    const context = clientContext();
+    const { data, response } = await openai(context.traceparent).embeddings.create({ model: 'gateway/atlas-embed-1', input: PROMPT }).withResponse();
+    const spans = await spansOf(context.traceId);
+    assertTree(context, spans);
+    const attributes = spans.server.attributes;
+    assert.equal(attributes['gen_ai.operation.name'], 'embeddings');
+    assert.equal(attributes['gen_ai.request.model'], 'gateway/atlas-embed-1');
+    assert.equal(attributes['gen_ai.usage.input_tokens'], data.usage.prompt_tokens);
+    assert.equal(attributes['gateway.cost.usd'], response.headers.get('x-gateway-cost-usd'));
+    assertServedAttempt(spans.attempts[0], 'sim-first', 'embeddings');
     assertNoSecrets(spans);
   });
 

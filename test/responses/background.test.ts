@@ -63,10 +63,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     const cancel = (id: string, key = gateway.apiKey) => call(gateway.baseUrl, 'POST', `/v1/responses/${id}/cancel`, { key });
     const statusOf = async (id: string) => (await get(id)).body.status as string;
     const ended = (id: string) => untilEnded(async () => (await get(id)).body, RESPONSE_RUNNING, `response ${id}`, { intervalMs: 10 });
-    const upstreamSaw = async (count: number) => {
-      for (let poll = 0; poll < 2_000 && upstream.requests.length < count; poll++) await sleep(5);
-      assert.equal(upstream.requests.length, count, 'the upstream calls made');
-    };
+    const upstreamSaw = (count: number) => eventually(async () => assert.equal(upstream.requests.length, count, 'the upstream calls made'));
     const metrics = async () => (await fetch(`${gateway.baseUrl}/metrics`)).text();
 
     test('the queued object comes at once, as JSON even with stream: true; an Idempotency-Key replays it and queues nothing more', async () => {

@@ -17,7 +17,7 @@ describe('endpoint health reports', () => {
   before(async () => {
     gateway = await startGateway({ adminKey: ADMIN_KEY });
     for (const stream of [false, true]) {
-      const answer = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+      const answer = await call(gateway.app, 'POST', '/v1/chat/completions', {
         key: gateway.apiKey,
         json: { model: 'gateway/quill-1-free', stream, messages: [{ role: 'user', content: 'hello' }] },
       });
@@ -27,7 +27,7 @@ describe('endpoint health reports', () => {
   after(() => gateway.close());
 
   test('GET /admin/v1/endpoints lists every endpoint of the config, with what was observed of the one used', async () => {
-    const listed = await call(gateway.baseUrl, 'GET', '/admin/v1/endpoints', { key: ADMIN_KEY });
+    const listed = await call(gateway.app, 'GET', '/admin/v1/endpoints', { key: ADMIN_KEY });
     assert.equal(listed.status, 200, listed.text);
     assert.deepEqual(listed.body.data.map((row: { id: string }) => row.id).sort(), [...new Set(endpointKeys(gateway.deps.config))].sort());
     const used = listed.body.data.find((row: { id: string }) => row.id === 'sim-first:sim-quill-1');
@@ -39,11 +39,11 @@ describe('endpoint health reports', () => {
     assert.equal(used.last_error, null);
     const unused = listed.body.data.find((row: { id: string }) => row.id === 'sim-first:sim-reel-3');
     assert.deepEqual({ state: unused.state, latency: unused.latency_ms, retry: unused.retry_in_ms }, { state: 'closed', latency: null, retry: null });
-    assert.equal((await call(gateway.baseUrl, 'GET', '/admin/v1/endpoints', { key: gateway.apiKey })).status, 401, 'never with a customer key');
+    assert.equal((await call(gateway.app, 'GET', '/admin/v1/endpoints', { key: gateway.apiKey })).status, 401, 'never with a customer key');
   });
 
   test('/metrics has each breaker’s state and the attempts by outcome', async () => {
-    const metrics = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
+    const metrics = (await call(gateway.app, 'GET', '/metrics')).text;
     assert.match(metrics, /gateway_breaker_state\{endpoint="sim-first:sim-quill-1"\} 0/);
     assert.match(metrics, /gateway_upstream_attempts_total\{endpoint="sim-first:sim-quill-1",outcome="success"\} 2/);
   });

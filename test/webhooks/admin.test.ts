@@ -12,7 +12,7 @@ const PUBLIC_URL = 'https://93.184.216.34/hooks/gateway';
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`admin API: webhooks (${engine})`, () => {
     let gateway: TestGateway;
-    const admin = (method: string, path: string, json?: unknown) => call(gateway.baseUrl, method, path, { key: ADMIN_KEY, json });
+    const admin = (method: string, path: string, json?: unknown) => call(gateway.app, method, path, { key: ADMIN_KEY, json });
 
     before(async () => {
       gateway = await startGateway({ engine, adminKey: ADMIN_KEY });
@@ -132,7 +132,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     });
 
     test('a customer key opens none of it', async () => {
-      assertError(await call(gateway.baseUrl, 'GET', '/admin/v1/webhooks', { key: gateway.apiKey }), {
+      assertError(await call(gateway.app, 'GET', '/admin/v1/webhooks', { key: gateway.apiKey }), {
         status: 401,
         type: 'authentication_error',
         code: 'invalid_api_key',
@@ -150,7 +150,7 @@ describe('admin API: webhooks with webhooks.allow_private_addresses', () => {
 
   test('loopback and private URLs are accepted', async () => {
     for (const url of ['http://127.0.0.1:9000/hook', 'http://localhost/hook', 'http://10.1.2.3/']) {
-      const created = await call(gateway.baseUrl, 'POST', '/admin/v1/webhooks', { key: ADMIN_KEY, json: { account_id: gateway.account.id, url } });
+      const created = await call(gateway.app, 'POST', '/admin/v1/webhooks', { key: ADMIN_KEY, json: { account_id: gateway.account.id, url } });
       assert.equal(created.status, 200, created.text);
     }
   });

@@ -24,7 +24,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-test('the receiver of docs/webhooks.md verifies a delivery and refuses a forged one', { timeout: 60_000 }, async () => {
+test('the receiver of docs/webhooks.md verifies a delivery and refuses a forged one', { timeout: 180_000 }, async () => {
   assert.ok(receiverCode, 'docs/webhooks.md has the receiver');
   const gateway = await startGateway({
     adminKey: 'admin',

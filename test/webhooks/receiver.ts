@@ -46,7 +46,7 @@ export async function startReceiver(script: Script = () => 200): Promise<Receive
     url: `http://127.0.0.1:${port}/hook`,
     port,
     received,
-    waitFor(count, timeoutMs = 10_000) {
+    waitFor(count, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (received.length < count) return;

@@ -51,7 +51,7 @@ describe('a job that ends wakes the webhook dispatcher', () => {
       json: { model: 'gateway/reel-loop', prompt: 'a loop' },
     });
     assert.equal(video.status, 200, video.text);
-    const received = await receiver.waitFor(2, 10_000);
+    const received = await receiver.waitFor(2);
     const events = received.map(
       (request) => new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as { type: string; data: { id: string } },
     );

@@ -11,7 +11,7 @@
  * its connection to the database) loses its holds; its requests then settle to nothing (settle
  * finds no open reservation) and go uncharged, never charged twice.
  */
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { InstanceStore, InstanceVitals } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 import { releaseOpenReservations } from './ledger.ts';
@@ -97,7 +97,7 @@ export async function startHeartbeat(
   instanceId: string,
   options: HeartbeatOptions,
   now: () => number,
-  logger: StorageLogger,
+  logger: Logger,
   vitals: VitalsSource,
 ): Promise<Heartbeat> {
   await beatDatabase.query(BEAT, [instanceId, vitalsJson(vitals)]);

@@ -5,7 +5,7 @@
 import { errors } from '../../core/errors.ts';
 import type { Row } from '../rows.ts';
 import { UsageQueryTimeout, usageRowFrom, usageStatement, type UsageStore } from '../usage.ts';
-import type { PostgresDatabase } from './database.ts';
+import { isConnectionFailure, type PostgresDatabase } from './database.ts';
 
 /** SQLSTATE query_canceled: what statement_timeout ends a statement with. */
 const QUERY_CANCELED = '57014';
@@ -15,7 +15,7 @@ export async function dashboardQuery(database: PostgresDatabase, text: string, v
     return (await database.pool.query<Row>(text, values as unknown[])).rows;
   } catch (error) {
     if ((error as { code?: unknown }).code === QUERY_CANCELED) throw new UsageQueryTimeout('the query ran past its time limit');
-    if ((error as { code?: unknown }).code === undefined) throw errors.storageUnavailable(error);
+    if (isConnectionFailure(error)) throw errors.storageUnavailable(error);
     throw error;
   }
 }

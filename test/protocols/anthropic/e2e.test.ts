@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { formatUsd } from '../../../src/core/money.ts';
+import { eventually } from '../../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
 import {
@@ -286,12 +287,11 @@ async function waitForCharge(
   owner: { kind: 'account'; id: string },
   known: ReadonlySet<string>,
 ): Promise<bigint> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  return eventually(async () => {
     const charge = (await gateway.store.listEntries(owner)).find((entry) => entry.kind === 'charge' && !known.has(entry.id));
-    if (charge !== undefined) return charge.amount;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('no charge was recorded');
+    assert.ok(charge, 'a charge is recorded');
+    return charge.amount;
+  });
 }
 
 describe('messages over anthropic: as faithful as a pass-through', () => {

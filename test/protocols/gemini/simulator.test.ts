@@ -136,7 +136,7 @@ describe('gemini protocol ⇄ simulator', () => {
     assert.equal(cut.at(-1)?.type, 'error');
   });
 
-  test('an answer whose body goes silent after its headers: a retryable timeout once timeout_ms passes, plain or streamed', { timeout: 10_000 }, async () => {
+  test('an answer whose body goes silent after its headers: a retryable timeout once timeout_ms passes, plain or streamed', { timeout: 60_000 }, async () => {
     const impatient = simulatorEndpoint({ kind: 'gemini', base_url: sim.baseUrl, timeout_ms: 200 }, 'gemini-sim');
     sim.enqueue({ kind: 'stall', afterEvents: 0 }, { kind: 'stall', afterEvents: 2 });
     await assert.rejects(geminiProtocol.complete(request({}), impatient, context), { status: 502, code: 'upstream_timeout', retryable: true });

@@ -1,0 +1,46 @@
+/**
+ * Route schemas compiled once per process. Fastify compiles every route's validators and response
+ * serializers for each app it builds, which is most of the time an app takes to start. The schemas
+ * are module constants and every app is built with the same options (app.ts), so an app built after
+ * the first (the tests build one per gateway, hundreds in a run) takes the functions compiled for
+ * the first rather than compiling them again.
+ */
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import type { Ajv } from 'ajv';
+import type { FastifyServerOptions } from 'fastify';
+
+type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
+type Serializer = ReturnType<ReturnType<SerializerFactory>>;
+
+const validators = new WeakMap<object, ReturnType<Ajv['compile']>>();
+
+/**
+ * An Ajv plugin (Fastify's `ajv.plugins`): the app's Ajv answers a schema object that any app's Ajv
+ * compiled before with the same function. A plugin rather than a validator compiler of our own, so
+ * that Fastify still prepares each route's schemas itself (it lower-cases header names only for
+ * its own compiler).
+ */
+export function sharedValidators(ajv: Ajv): Ajv {
+  const compile = ajv.compile.bind(ajv);
+  ajv.compile = ((schema: object, meta?: boolean) => {
+    let validate = validators.get(schema);
+    if (validate === undefined) validators.set(schema, (validate = compile(schema, meta)));
+    return validate;
+  }) as Ajv['compile'];
+  return ajv;
+}
+
+const serializerFactory = SerializerSelector();
+const serializers = new WeakMap<object, Serializer>();
+
+/** Fastify's serializer factory, answering a response schema object it compiled before with the same function. */
+export const sharedSerializers: SerializerFactory = (externalSchemas, options) => {
+  const compile = serializerFactory(externalSchemas, options);
+  return (route) => {
+    const schema = route.schema;
+    if (typeof schema !== 'object' || schema === null) return compile(route);
+    let serializer = serializers.get(schema);
+    if (serializer === undefined) serializers.set(schema, (serializer = compile(route)));
+    return serializer;
+  };
+};
