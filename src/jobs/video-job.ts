@@ -143,8 +143,7 @@ function videoOperation(deps: VideoJobDeps, job: JobRecord): OperationDriver<Vid
       return { routeKey: started.endpoint.key, operation: started.result };
     },
     async look(call, endpoint, checkpoint, signal) {
-      // A look at the operation is no attempt of the request: its row keeps the call that started it.
-      const attempt = { ...call.attemptContext(signal, [endpoint]), attemptLog: undefined };
+      const attempt = call.attemptContext(signal, [endpoint]);
       const { result: state } = await completeWithFallback(attempt, (route, callContext) =>
         call.protocolFor(endpoint).poll(checkpoint.operation, route, callContext),
       );
