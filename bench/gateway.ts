@@ -34,6 +34,8 @@ export interface RunningGateway extends BenchAccount {
   readonly limitCounters: 'memory' | 'redis';
   /** Its admin API key (the dashboard workload makes a user with it). */
   readonly adminKey: string;
+  /** Makes one more funded account with its keys, through the admin API. */
+  newAccount(name: string): Promise<BenchAccount>;
   /** Removes the temporary data directory; call after the process has stopped. */
   cleanup(): void;
 }
@@ -101,9 +103,10 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     });
     const origin = `http://127.0.0.1:${port}`;
     await waitForHttp(`${origin}/healthz`, child, options.timeoutMs);
-    const account = options.account ?? (await provisionKeys(origin, adminKey));
+    const newAccount = (name: string) => provisionKeys(origin, adminKey, name);
+    const account = options.account ?? (await newAccount('bench'));
     const dataDir = options.databaseUrl === undefined ? join(workDir, 'data') : null;
-    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', adminKey, cleanup };
+    return { ...account, child, origin, dataDir, limitCounters: options.redisUrl ? 'redis' : 'memory', adminKey, newAccount, cleanup };
   } catch (error) {
     cleanup();
     throw error;
@@ -140,8 +143,8 @@ const UNREACHED_LIMITS = {
 };
 
 /** A funded account with an unrestricted key and a key with every limit set, through the admin API. */
-async function provisionKeys(origin: string, adminKey: string): Promise<BenchAccount> {
-  const account = await admin<{ id: string }>(origin, adminKey, '/accounts', { name: 'bench' });
+async function provisionKeys(origin: string, adminKey: string, name: string): Promise<BenchAccount> {
+  const account = await admin<{ id: string }>(origin, adminKey, '/accounts', { name });
   await admin(origin, adminKey, `/accounts/${account.id}/credit`, { amount_usd: CREDIT_USD, note: 'benchmark' });
   const key = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench' });
   const limited = await admin<{ key: string }>(origin, adminKey, '/keys', { account_id: account.id, name: 'bench-limited', limits: UNREACHED_LIMITS });

@@ -3,6 +3,7 @@
  * the two baselines of the same run (the bare proxy and the upstream called directly), and the
  * bars of docs/performance.md checked against them.
  */
+import type { LongOperationsResult } from './long-operations.ts';
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
@@ -268,6 +269,8 @@ export function formatReport(results: BenchResults): string {
     out.push(title, table(header, rows), '');
   }
 
+  if (results.longOperations !== undefined && results.longOperations !== null) out.push(...longOperationsSection(results.longOperations));
+
   out.push(
     'Bars',
     table(
@@ -506,4 +509,30 @@ function scaleOutSection(measured: Measured<ScaleOutResult>): string[] {
     ),
     '',
   ];
+}
+
+function longOperationsSection(measured: Measured<LongOperationsResult>): string[] {
+  const title = 'long operations (gateway, default job slots: video generations of a minute in flight beside background responses)';
+  if (!measured.ok) return [title, `error: ${measured.error}`, ''];
+  const value = measured.value;
+  const mb = (bytes: number | null) => (bytes === null ? '—' : (bytes / 2 ** 20).toFixed(0));
+  const rows = [
+    ['videos in flight (seconds each)', `${value.videos} (${value.videoSeconds} s), submitted in ${value.submitSeconds.toFixed(1)} s`],
+    [
+      'background responses alone: queued → completed p50 / p99',
+      `${value.responsesAlone.p50Ms} / ${value.responsesAlone.p99Ms} ms (${value.responsesAlone.count})`,
+    ],
+    ['the same with the videos in flight', `${value.responsesWithVideos.p50Ms} / ${value.responsesWithVideos.p99Ms} ms (${value.responsesWithVideos.count})`],
+    [
+      `another account's response behind a backlog of ${value.backlog} × 500 ms`,
+      `${value.otherAccountMs} ms (the backlog drained in ${value.backlogSeconds.toFixed(1)} s)`,
+    ],
+    [
+      'video steps (start or look) in the quiet window',
+      `${value.windowSteps}, ${value.cpuMicrosPerStep === null ? '—' : value.cpuMicrosPerStep.toFixed(0)} µs CPU each`,
+    ],
+    ['RSS with the videos in flight / peak', `${mb(value.rssBytesWithVideos)} / ${mb(value.peakRssBytes)} MB`],
+    ['every video ended after', `${value.videosEndedSeconds.toFixed(1)} s, ${value.videosNotCompleted} not completed`],
+  ];
+  return [title, table(['measure', 'value'], rows), ''];
 }

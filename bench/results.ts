@@ -1,4 +1,5 @@
 /** The shape of bench/results/latest.json: everything one run measured, in absolute figures. */
+import type { LongOperationsResult } from './long-operations.ts';
 import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { JobsResult } from './jobs.ts';
@@ -85,6 +86,8 @@ export interface BenchResults {
   readonly backgroundJobs: Measured<JobsResult> | null;
   /** Video jobs submitted and completed per second, and their CPU (gateway only; docs/video.md). */
   readonly videoJobs?: Measured<JobsResult> | null;
+  /** Video generations of a minute in flight beside background responses (bench/long-operations.ts). */
+  readonly longOperations?: Measured<LongOperationsResult> | null;
   /** What key limits cost on chat, A/B on one gateway (bench/limits-ab.ts). */
   readonly limitsAb?: Measured<LimitsAbResult> | null;
   /** One busy account on PostgreSQL (one and two instances) against the embedded store. */

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { gatewayMissing, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
 import { measureJobs, RESPONSE_JOB_ROUTES, VIDEO_JOB_ROUTES, type JobRoutes, type JobsResult } from './jobs.ts';
 import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
+import { measureLongOperations, type LongOperationsResult } from './long-operations.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
@@ -382,6 +383,37 @@ async function runJobs(services: Services, routes: JobRoutes, body: (index: numb
   return measured;
 }
 
+/**
+ * Video generations of a real minute in flight beside background responses, on a gateway of its
+ * own (fresh store, default job slots) started beside the main one.
+ */
+async function runLongOperations(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<LongOperationsResult>> {
+  if (services.gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
+  const measured = await attempt(async () => {
+    const gateway = await startGateway(group, {
+      repoRoot,
+      upstreamOrigin: services.upstreamOrigin,
+      firstGapMs: options.durations.firstGapMs,
+      holdMs: options.durations.holdMs,
+      cpuProfileDir: undefined,
+      dataRoot: options.dataRoot,
+      timeoutMs: START_TIMEOUT_MS,
+      redisUrl: undefined,
+    });
+    cleanups.push(gateway.cleanup);
+    try {
+      const sizes = options.quick
+        ? { videos: 200, backlog: 100, responses: 100, windowSeconds: 5 }
+        : { videos: 2_000, backlog: 1_000, responses: 200, windowSeconds: 20 };
+      return await measureLongOperations(gateway, { ...sizes, timeoutMs: 6 * 60_000 }, progress);
+    } finally {
+      await group.stop(gateway.child);
+    }
+  });
+  if (!measured.ok) progress(`long operations: ${measured.error}`);
+  return measured;
+}
+
 async function startServices(group: ProcessGroup, options: BenchOptions, notes: string[]): Promise<Services> {
   const upstream = group.start({
     name: 'upstream simulator',
@@ -499,6 +531,7 @@ async function main(): Promise<void> {
     const backgroundJobs = options.jobsTest ? await runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000) : null;
     const limitsAb = options.limitsTest ? await runLimitsAb(services, options) : null;
     const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
+    const longOperations = options.videosTest ? await runLongOperations(group, services, options) : null;
     const scaleOut = options.scaleTest ? await runScaleOut(group, services, options) : null;
     const dashboardLists = options.dashboardTest
       ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
@@ -534,6 +567,7 @@ async function main(): Promise<void> {
       concurrentStreams,
       backgroundJobs,
       videoJobs,
+      longOperations,
       limitsAb,
       scaleOut,
       dashboardLists,

@@ -15,6 +15,7 @@
  *   /first/{ms}/v1/…    the opening events up to the first text at once, the rest {ms} later
  *                       (time to first byte: what a client waits for is the first text)
  *   /hold/{ms}/v1/…     one event every {ms} (many long-lived open streams)
+ *   /delay/{ms}/v1/…    the whole answer {ms} after the request (slow background work)
  * Routes are matched on the end of the path, so a base URL with or without `/v1` both work.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -33,7 +34,11 @@ const UPSTREAM_MODEL = 'bench-upstream';
 const words = Array.from({ length: STREAM_CHUNKS }, (_, index) => `word${index} `);
 const fullText = words.join('');
 
-type Pace = { readonly kind: 'burst' } | { readonly kind: 'first'; readonly ms: number } | { readonly kind: 'hold'; readonly ms: number };
+type Pace =
+  | { readonly kind: 'burst' }
+  | { readonly kind: 'first'; readonly ms: number }
+  | { readonly kind: 'hold'; readonly ms: number }
+  | { readonly kind: 'delay'; readonly ms: number };
 
 const sse = (data: unknown, event?: string): Buffer => Buffer.from(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
 
@@ -184,13 +189,13 @@ const countTokens = Buffer.from(JSON.stringify({ input_tokens: PROMPT_TOKENS }))
 const notFound = Buffer.from(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error', param: null, code: null } }));
 const badRequest = Buffer.from(JSON.stringify({ error: { message: 'the body is not JSON', type: 'invalid_request_error', param: null, code: null } }));
 
-const PACED_PREFIX = /^\/(first|hold)\/(\d+)(?=\/)/;
+const PACED_PREFIX = /^\/(first|hold|delay)\/(\d+)(?=\/)/;
 
 function paceOf(path: string): { pace: Pace; rest: string } {
   const match = PACED_PREFIX.exec(path);
   if (match === null) return { pace: { kind: 'burst' }, rest: path };
   const ms = Number(match[2]);
-  const pace: Pace = match[1] === 'first' ? { kind: 'first', ms } : { kind: 'hold', ms };
+  const pace: Pace = { kind: match[1] as 'first' | 'hold' | 'delay', ms };
   return { pace, rest: path.slice(match[0].length) };
 }
 
@@ -204,6 +209,7 @@ function sendStream(response: ServerResponse, stream: StreamEvents, pace: Pace):
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   switch (pace.kind) {
     case 'burst':
+    case 'delay':
       response.end(Buffer.concat(events));
       return;
     case 'first': {
@@ -282,7 +288,8 @@ export function startUpstream(options: { readonly port: number; readonly delayMs
     readBody(request).then(
       (body) => {
         if (rest.endsWith('/models') ? request.method !== 'GET' : request.method !== 'POST') return sendJson(response, 404, notFound);
-        if (options.delayMs > 0) setTimeout(() => answer(rest, pace, body, response), options.delayMs);
+        const delayMs = options.delayMs + (pace.kind === 'delay' ? pace.ms : 0);
+        if (delayMs > 0) setTimeout(() => answer(rest, pace, body, response), delayMs);
         else answer(rest, pace, body, response);
       },
       () => response.destroy(),

@@ -4,7 +4,8 @@
  * with it, and the route's scope is checked against the key's scope list.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import { errors } from '../core/errors.ts';
 import { UNIT_RATE, type RateMultiplier } from '../core/money.ts';
 import type { ApiKeyRecord, Store } from '../storage/store.ts';
@@ -21,7 +22,7 @@ export interface AuthenticatorOptions {
   readonly pollIntervalMs?: number;
   /** How long an unknown or revoked key is remembered. Default 1 s. */
   readonly negativeTtlMs?: number;
-  readonly logger?: FastifyBaseLogger;
+  readonly logger?: Logger;
   readonly now?: () => number;
 }
 

@@ -73,7 +73,8 @@ export interface UpstreamVideo {
 
 /** What one look at an operation tells. */
 export type OperationState =
-  | { readonly status: 'running' }
+  /** Still going; `retryAfterMs` when the provider said how long to wait before the next look (Retry-After). */
+  | { readonly status: 'running'; readonly retryAfterMs?: number }
   | { readonly status: 'succeeded'; readonly video: UpstreamVideo }
   /** The upstream reports the generation failed (a GatewayError says how, for the job's `error`). */
   | { readonly status: 'failed'; readonly error: GatewayError }

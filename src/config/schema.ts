@@ -340,8 +340,10 @@ export const GatewayConfig = Type.Object(
     jobs: Type.Optional(
       Type.Object(
         {
-          /** How many jobs one instance runs at once. */
+          /** How many background responses (and other jobs that hold a slot to their end) one instance runs at once. */
           concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+          /** How many steps of long operations (a video's start, or one look at it) one instance runs at once. */
+          operation_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
           /** How long a worker's claim on a job lasts without a heartbeat before another instance may take it over (seconds). */
           lease_seconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3600 })),
           /** How often an idle instance looks for queued jobs (milliseconds). */

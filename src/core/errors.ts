@@ -59,6 +59,8 @@ export const CODE_STATUSES = {
   upstream_timeout: [502],
   // 503: the provider said it is overloaded; 502: it could not be reached, or the call was cancelled.
   upstream_unavailable: [502, 503],
+  // A long operation (a video generation) that the provider itself cancelled.
+  cancelled_upstream: [409],
   storage_unavailable: [503],
   internal_error: [500],
 } as const satisfies Readonly<Record<string, readonly ErrorStatus[]>>;
@@ -487,6 +489,12 @@ export const errors = {
   })),
   /** The client went away, so there is nothing to fall back to. */
   upstreamCancelled: entry((cause: unknown) => ({ code: 'upstream_unavailable', status: 502, message: 'The upstream request was cancelled.', cause })),
+  /** A long operation the provider cancelled on its side (a video job ends `cancelled`, uncharged). */
+  operationCancelledUpstream: entry(() => ({
+    code: 'cancelled_upstream',
+    status: 409,
+    message: 'The upstream provider cancelled the operation; nothing was charged.',
+  })),
   upstreamNoAnswer: entry((cause: unknown) => ({
     code: 'upstream_timeout',
     status: 502,

@@ -1,6 +1,6 @@
 /** Canonical references named as the images and videos APIs write them (one namer for both). */
 import type { ImageParam } from '../canonical/index.ts';
-import type { ParamNamer, ParamRef } from '../policy/violation.ts';
+import { mediaParamNamer, type ParamNamer } from '../policy/violation.ts';
 
 const FIELD_NAMES: Readonly<Record<ImageParam, string>> = {
   n: 'n',
@@ -13,28 +13,18 @@ const FIELD_NAMES: Readonly<Record<ImageParam, string>> = {
   prompt: 'prompt',
 };
 
-export const mediaParamNames: ParamNamer = {
-  name(ref: ParamRef): string {
-    switch (ref.kind) {
-      case 'image-field':
-        return FIELD_NAMES[ref.field];
-      // The canonical names of video parameters are the API's (`duration`, `pricingVariant`).
-      case 'video-field':
-        return ref.field;
-      case 'extra-body':
-        return `extra_body.${ref.path}`;
-      // Text and embedding references never come from an image or video request.
-      case 'embedding-field':
-      case 'field':
-      case 'tool-strict':
-      case 'tool-input-examples':
-      case 'response-format-strict':
-      case 'image':
-        return 'body';
-      default: {
-        const unreachable: never = ref;
-        return unreachable;
-      }
+export const mediaParamNames: ParamNamer = mediaParamNamer((ref) => {
+  switch (ref.kind) {
+    case 'image-field':
+      return FIELD_NAMES[ref.field];
+    // The canonical names of video parameters are the API's (`duration`, `pricingVariant`).
+    case 'video-field':
+      return ref.field;
+    case 'extra-body':
+      return `extra_body.${ref.path}`;
+    default: {
+      const unreachable: never = ref;
+      return unreachable;
     }
-  },
-};
+  }
+});

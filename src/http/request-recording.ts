@@ -6,18 +6,17 @@
  */
 import type { FastifyReply, FastifyRequest, onErrorHookHandler } from 'fastify';
 import type { AuthContext } from '../auth/context.ts';
-import { GatewayError } from '../core/errors.ts';
-import type { Outcome, Pipeline } from '../pipeline/pipeline.ts';
-import { requestLogRecord } from '../pipeline/request-log.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
+import type { RequestEnd } from '../pipeline/request-log.ts';
 import { toGatewayError } from './error-mapping.ts';
 
 /**
  * A route's onError hook: the row of an authenticated request refused before the pipeline saw it.
- * Failures the pipeline recorded itself are not recorded twice.
+ * A request handed to the core (http/call-input.ts) has its row written there, whatever failed.
  */
 export function rejectionRecorder(pipeline: Pipeline, route: string, now: () => number): onErrorHookHandler {
   return (request, reply, error, done) => {
-    if (!(error instanceof GatewayError && pipeline.hasRecorded(error))) {
+    if (!request.handedToCore) {
       // The error handler has not set the reply's status yet; the envelope's error has it.
       const answered = toGatewayError(error, request);
       recordAnswered(pipeline, now, request, reply, route, { status: 'failed', httpStatus: answered.status, errorCode: answered.code });
@@ -33,21 +32,19 @@ export function recordAnswered(
   request: FastifyRequest,
   reply: FastifyReply,
   route: string,
-  outcome: Pick<Outcome, 'status' | 'httpStatus' | 'errorCode' | 'output'>,
+  end: Pick<RequestEnd, 'status' | 'httpStatus' | 'errorCode' | 'output'>,
 ): void {
   const auth = request.auth as AuthContext | null;
   if (auth === null) return;
   const body = request.body as { stream?: unknown } | null | undefined;
-  pipeline.recordRow(
-    requestLogRecord({
-      requestId: request.gatewayRequestId,
-      owner: auth.owner,
-      keyId: auth.key.id,
-      route,
-      stream: typeof body === 'object' && body !== null && body.stream === true,
-      createdAt: now() - Math.round(reply.elapsedTime),
-      durationMs: reply.elapsedTime,
-      ...outcome,
-    }),
-  );
+  pipeline.recordRequest({
+    requestId: request.gatewayRequestId,
+    owner: auth.owner,
+    keyId: auth.key.id,
+    route,
+    stream: typeof body === 'object' && body !== null && body.stream === true,
+    createdAt: now() - Math.round(reply.elapsedTime),
+    durationMs: reply.elapsedTime,
+    ...end,
+  });
 }

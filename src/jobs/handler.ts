@@ -18,18 +18,26 @@ export interface JobHandler {
   /** The client-visible object of a cancelled job. */
   cancelled(job: JobRecord): unknown;
   /**
-   * Records a job that ended without its run recording it: cancelled (before or while it ran), or
-   * failed when taken over or resumed without its hold or routes. Its request log row is written
-   * once: a row the run writes too keeps the first.
+   * Records a job that ended without its run recording it: cancelled (before or while it ran),
+   * failed when taken over or resumed without its hold or routes, or ended by a worker that died
+   * before its row (finished by the runner's reconciliation, from the job's recorded cost). Its
+   * request log row is written once: a row the run writes too keeps the first.
    */
-  recordEnd(job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void;
+  recordEnd(job: JobRecord, status: EndedJobStatus, error: GatewayError | null): void;
   /**
-   * True when a job of this kind that is stopped mid-run stays as it is and whoever claims it next
-   * resumes it from its checkpoint (a video job following its operation): a stopping instance hands
-   * such jobs back at once rather than waiting for them.
+   * How the runner schedules the kind's jobs (docs/jobs.md, "Scheduling"):
+   * - `call`: a job holds one of the `jobs.concurrency` slots from its claim to its end (a
+   *   background response's upstream call);
+   * - `operation`: start-and-poll work that goes on upstream without a worker (a video generation).
+   *   Each claim runs one short step (the start, or one look at the operation) in one of the
+   *   `jobs.operation_steps` step slots, and the job is parked between steps (`JobContext.park`).
+   *   A stopping instance hands a step back at once; whoever claims the job next resumes it from
+   *   its checkpoint.
    */
-  readonly resumable?: boolean;
+  readonly schedule: JobSchedule;
 }
+
+export type JobSchedule = 'call' | 'operation';
 
 export interface JobContext {
   /**
@@ -47,6 +55,11 @@ export interface JobContext {
    * (JSON), while this worker holds the job. False when it has moved on.
    */
   checkpoint(state: unknown): Promise<boolean>;
+  /**
+   * Ends this step of an `operation` job: records its checkpoint, gives its lease (and slot) back
+   * and parks it until `at`, when any instance may claim its next step. False when it had moved on.
+   */
+  park(at: number, checkpoint: unknown): Promise<boolean>;
   /**
    * Ends the job with its client-visible object (and, for `completed` or `incomplete`, the cost it
    * is to be charged), while this worker still holds it. False when it had moved on (a cancel won),

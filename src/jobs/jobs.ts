@@ -2,7 +2,7 @@
  * Background jobs as the routes see them (docs/jobs.md): submit one, find one of the caller's,
  * cancel one. The work itself is done by the runner of whichever instance claims it.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import type { Registry } from 'prom-client';
 import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type NewJob, type OwnerRef } from '../storage/store.ts';
 import { JobRunner, type RunnerStore } from './runner.ts';
@@ -18,7 +18,7 @@ export class Jobs {
   readonly #now: () => number;
   readonly runner: JobRunner;
 
-  constructor(options: { store: RunnerStore; settings: JobSettings; logger: FastifyBaseLogger; metrics: Registry; now: () => number }) {
+  constructor(options: { store: RunnerStore; settings: JobSettings; logger: Logger; metrics: Registry; now: () => number }) {
     this.#store = options.store;
     this.#now = options.now;
     this.runner = new JobRunner(options);

@@ -5,15 +5,15 @@
  * queued one, the rendering of a result, and the failed and cancelled ones.
  */
 import { asGatewayError } from '../routing/fallback.ts';
-import { GatewayError } from '../core/errors.ts';
+import type { GatewayError } from '../core/errors.ts';
 import type { CallableKindTypes, KindTypes, MeteredRequest, OutputKind } from '../pipeline/kind.ts';
-import { requestLogRecord } from '../pipeline/request-log.ts';
 import type { Pipeline, PreparedCall } from '../pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared, type PreparedCallRecord } from '../pipeline/prepared-record.ts';
 import type { CallInput, RenderResult } from '../pipeline/types.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { EndedJobStatus, JobKind, JobRecord } from '../storage/store.ts';
 import type { JobContext, JobHandler } from './handler.ts';
+import { jobGate, type JobEnds } from './job-gate.ts';
 import type { Jobs } from './jobs.ts';
 
 /** What a metered job stores: the prepared call and whatever the dialect needs to name its fields again. */
@@ -31,14 +31,10 @@ export interface MeteredJobKind<T extends KindTypes> {
 }
 
 /** A metered job completed by one protocol call (a background response): its objects at each step. */
-export interface MeteredJobPresenter<T extends CallableKindTypes, Body> extends MeteredJobKind<T> {
+export interface MeteredJobPresenter<T extends CallableKindTypes, Body> extends MeteredJobKind<T>, JobEnds<Body> {
   /** The dialect's names for the request's fields, from what `submitMetered` stored as `context`. */
   names(context: unknown): ParamNamer;
   render: RenderResult<T, Body>;
-  /** How a rendered result ends the job (a text cut short by its token limit is `incomplete`). */
-  ended(body: Body): Exclude<EndedJobStatus, 'cancelled'>;
-  failed(job: JobRecord, error: GatewayError): unknown;
-  cancelled(job: JobRecord): unknown;
 }
 
 /**
@@ -68,34 +64,62 @@ export async function submitMetered<T extends KindTypes>(
       expiresAt: prepared.createdAt + lifetimeMs,
     });
   } catch (error) {
-    throw await pipeline.fail(prepared, error);
+    throw await pipeline.meteredCall(prepared).fail(error);
   }
 }
 
 /**
  * The request log row of a metered job that ended without its run recording it (JobHandler.recordEnd):
- * who asked for what, when, and how it ended; nothing was charged.
+ * who asked for what, when, and how it ended, with the cost its end recorded (none for a failed or
+ * cancelled job). A job whose worker died after its end has no meter left: its row carries the
+ * cost and the object, not the token counts.
  */
-export function recordMeteredJobEnd(pipeline: Pipeline, job: JobRecord, status: 'cancelled' | 'failed', error: GatewayError | null): void {
+export function recordMeteredJobEnd(pipeline: Pipeline, job: JobRecord, status: EndedJobStatus, error: GatewayError | null): void {
   const call = (job.payload as Partial<MeteredPayload<MeteredRequest>> | null)?.call;
   // A job without a prepared call (made by hand in a test or a tool) has no request to record.
   if (!call) return;
-  pipeline.recordRow(
-    requestLogRecord({
-      requestId: call.requestId,
-      owner: call.payer.owner,
-      keyId: call.payer.keyId,
-      route: call.route,
-      stream: call.request.stream,
-      createdAt: call.createdAt,
-      durationMs: Math.max(0, pipeline.now() - call.createdAt),
-      modelId: call.modelId,
-      status,
-      // 499 as for any request whose client went away first: nothing was answered or charged.
-      httpStatus: status === 'cancelled' ? 499 : (error?.status ?? 500),
-      errorCode: error?.code ?? null,
-    }),
-  );
+  const answered = status === 'completed' || status === 'incomplete';
+  pipeline.recordRequest({
+    requestId: call.requestId,
+    owner: call.payer.owner,
+    keyId: call.payer.keyId,
+    route: call.route,
+    stream: call.request.stream,
+    createdAt: call.createdAt,
+    durationMs: Math.max(0, pipeline.now() - call.createdAt),
+    modelId: call.modelId,
+    status,
+    // 499 as for any request whose client went away first: nothing was answered or charged.
+    httpStatus: answered ? 200 : status === 'cancelled' ? 499 : (error?.status ?? 500),
+    errorCode: error?.code ?? null,
+    ...(answered ? { cost: job.cost ?? 0n, output: call.request.store === false ? undefined : job.result } : {}),
+  });
+}
+
+/**
+ * Resumes a job's prepared call; undefined when it cannot run (its hold is gone, or its routes left
+ * the config): then the job is ended as failed first, and only then is its hold released and its
+ * row recorded, as for any end (pipeline/metered-call.ts).
+ */
+export async function resumeJobCall<T extends KindTypes>(
+  pipeline: Pipeline,
+  output: OutputKind<T>,
+  job: JobRecord,
+  context: JobContext,
+  names: ParamNamer,
+  failed: (job: JobRecord, error: GatewayError) => unknown,
+): Promise<PreparedCall<T> | undefined> {
+  const payload = job.payload as MeteredPayload<T['request']>;
+  try {
+    return await resumePrepared(pipeline, output, payload.call, { names, signal: context.signal });
+  } catch (error) {
+    const failure = asGatewayError(error);
+    if (await context.end('failed', failed(job, failure))) {
+      if (job.reservationId !== null) await pipeline.ledger.release(job.reservationId);
+      recordMeteredJobEnd(pipeline, job, 'failed', failure);
+    }
+    return undefined;
+  }
 }
 
 export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: Pipeline, presenter: MeteredJobPresenter<T, Body>): JobHandler {
@@ -104,33 +128,19 @@ export function meteredJobHandler<T extends CallableKindTypes, Body>(pipeline: P
     failed: presenter.failed,
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(pipeline, job, status, error),
+    // One upstream call, holding its slot to the end.
+    schedule: 'call',
     async run(job, context) {
       const payload = job.payload as MeteredPayload<T['request']>;
-      let prepared: PreparedCall<T>;
-      try {
-        prepared = await resumePrepared(pipeline, presenter.output, payload.call, { names: presenter.names(payload.context), signal: context.signal });
-      } catch (error) {
-        // Its hold is gone or its routes left the config: it ends without having run.
-        const failure = asGatewayError(error);
-        if (await context.end('failed', presenter.failed(job, failure))) recordMeteredJobEnd(pipeline, job, 'failed', failure);
-        return;
-      }
+      const prepared = await resumeJobCall(pipeline, presenter.output, job, context, presenter.names(payload.context), presenter.failed);
+      if (prepared === undefined) return;
       // Moved on (cancelled, or taken over) before anything was sent: its hold is someone else's now.
       if (!(await context.dispatch())) return;
       try {
-        await pipeline.completePrepared(prepared, presenter.render, {
-          admit: (body, cost) => context.end(presenter.ended(body), body, cost),
-          amend: (body) => context.amend(body),
-        });
-      } catch (error) {
-        await context.end('failed', presenter.failed(job, failureOf(error, context)));
+        await pipeline.meteredCall(prepared, jobGate(job, context, presenter)).complete(presenter.render);
+      } catch {
+        // Ended, released and recorded by the call (or by whoever won the job).
       }
     },
   };
-}
-
-/** An aborted job fails with the abort's reason (the instance stopping), not with the cancelled upstream call. */
-function failureOf(error: unknown, context: JobContext): GatewayError {
-  const reason: unknown = context.signal.aborted ? context.signal.reason : undefined;
-  return reason instanceof GatewayError ? reason : asGatewayError(error);
 }

@@ -1,8 +1,12 @@
 /**
  * The job workers of one instance (docs/jobs.md). Every instance runs one runner; any of them may
  * run any job:
- * - it claims queued jobs (and jobs whose lease lapsed) while it has free slots, at most
- *   `concurrency` at once, looking again every poll interval or at once when woken by a submission;
+ * - it claims queued jobs (and due parked ones, and jobs whose lease lapsed) while it has free
+ *   slots, looking again every poll interval, at once when woken by a submission or a free slot,
+ *   and when a step it parked is due. Jobs of `call` kinds hold one of `concurrency` slots to their
+ *   end; `operation` jobs hold one of `operationSteps` slots for one short step at a time and are
+ *   parked in between (handler.ts, JobSchedule). Within each pool the kinds take turns, so that no
+ *   kind starves another at any slot count; the store ranks owners (store.ts, claimJob);
  * - it renews the leases of the jobs it runs every heartbeat, in one statement; a job missing from
  *   the renewal was cancelled or taken over, and its upstream call is aborted;
  * - a job taken over after its work was sent upstream is failed and its hold released, never run
@@ -10,15 +14,15 @@
  *   checkpoint to go on from (a video's upstream operation): then it is resumed; one taken over
  *   before anything was sent is run;
  * - ended jobs whose hold is still open (their instance died between ending and charging) are
- *   charged or released according to how they ended.
+ *   charged or released according to how they ended, and their request log row written.
  * Each job's credit hold is held in the job's name: no instance's death releases it (storage/store.ts,
  * HoldOwner).
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { errors } from '../core/errors.ts';
-import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore } from '../storage/store.ts';
-import type { JobContext, JobHandler } from './handler.ts';
+import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore, type WaitingJobs } from '../storage/store.ts';
+import type { JobContext, JobHandler, JobSchedule } from './handler.ts';
 import type { JobSettings } from './settings.ts';
 
 export type RunnerStore = JobStore & Pick<LedgerStore, 'settle' | 'release'> & { readonly instanceId: string };
@@ -33,10 +37,23 @@ interface RunningJob {
   readonly done: Promise<void>;
 }
 
+/** The slots of one schedule and the kinds that share them, taken in turn from `next`. */
+interface SlotPool {
+  readonly capacity: number;
+  readonly kinds: JobKind[];
+  next: number;
+  running: number;
+}
+
+/** Whether a run ended the job's work here, or parked it for a later step. */
+interface RunOutcome {
+  parked: boolean;
+}
+
 export interface RunnerOptions {
   readonly store: RunnerStore;
   readonly settings: JobSettings;
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly metrics: Registry;
   readonly now: () => number;
 }
@@ -45,11 +62,15 @@ export class JobRunner {
   readonly #options: RunnerOptions;
   readonly #handlers = new Map<JobKind, JobHandler>();
   readonly #running = new Map<string, RunningJob>();
+  readonly #pools: Record<JobSchedule, SlotPool>;
+  /** Wakes for the steps this instance parked, each at its due time. */
+  readonly #dueTimers = new Set<NodeJS.Timeout>();
   readonly #metrics: ReturnType<typeof runnerMetrics>;
   #started = false;
   #stopping = false;
   #filling: Promise<void> | null = null;
-  #refill = false;
+  /** Pools to claim into: a pool that found nothing claimable is looked at again only when woken. */
+  readonly #wanted = new Set<SlotPool>();
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #reconcileTimer: NodeJS.Timeout | undefined;
@@ -59,6 +80,10 @@ export class JobRunner {
   constructor(options: RunnerOptions) {
     this.#options = options;
     this.#metrics = runnerMetrics(options, () => this.#running);
+    this.#pools = {
+      call: { capacity: options.settings.concurrency, kinds: [], next: 0, running: 0 },
+      operation: { capacity: options.settings.operationSteps, kinds: [], next: 0, running: 0 },
+    };
   }
 
   /** This instance's worker id: the lease owner of the jobs it runs. */
@@ -73,9 +98,11 @@ export class JobRunner {
   register(handler: JobHandler): void {
     if (this.#handlers.has(handler.kind)) throw new Error(`a handler for ${handler.kind} jobs is already registered`);
     this.#handlers.set(handler.kind, handler);
+    this.#pools[handler.schedule].kinds.push(handler.kind);
     // Every series exists from the start, at zero, so that a rate over it has a base.
     for (const outcome of ['retried', 'resumed', 'failed']) this.#metrics.takenOver.inc({ kind: handler.kind, outcome }, 0);
     for (const status of ENDED_JOB_STATUSES) this.#metrics.ended.inc({ kind: handler.kind, status }, 0);
+    this.#metrics.claimed.inc({ kind: handler.kind }, 0);
   }
 
   /**
@@ -110,19 +137,19 @@ export class JobRunner {
 
   /** Looks for claimable jobs now (a submission on this instance calls it). */
   wake(): void {
+    this.#wakePools(Object.values(this.#pools));
+  }
+
+  #wakePools(pools: readonly SlotPool[]): void {
     if (!this.#started || this.#stopping) return;
-    if (this.#filling) {
-      this.#refill = true;
-      return;
-    }
+    for (const pool of pools) this.#wanted.add(pool);
+    // A fill under way takes the pools added meanwhile.
+    if (this.#filling) return;
     this.#filling = this.#fill()
       .catch((error: unknown) => this.#options.logger.error({ err: error }, 'claiming jobs failed'))
       .finally(() => {
         this.#filling = null;
-        if (this.#refill) {
-          this.#refill = false;
-          this.wake();
-        }
+        if (this.#wanted.size > 0) this.#wakePools([]);
       });
   }
 
@@ -132,15 +159,18 @@ export class JobRunner {
   }
 
   /**
-   * Stops claiming and hands resumable jobs back at once (their leases cleared, so that another
-   * instance claims them now); lets the others finish for up to `drainMs`, then aborts the rest:
-   * they end as failed (and are not charged), since another instance cannot resume an upstream call.
+   * Stops claiming and hands the steps of operations back at once (their leases cleared, so that
+   * another instance claims them now; parked ones need nothing); lets the others finish for up to
+   * `drainMs`, then aborts the rest: they end as failed (and are not charged), since another
+   * instance cannot resume an upstream call.
    */
   async stop(drainMs: number): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
     clearInterval(this.#pollTimer);
     clearInterval(this.#reconcileTimer);
+    for (const timer of this.#dueTimers) clearTimeout(timer);
+    this.#dueTimers.clear();
     await this.#filling;
     await this.#handBack();
     const running = [...this.#running.values()];
@@ -160,10 +190,10 @@ export class JobRunner {
     await this.#beating;
   }
 
-  /** Stops the resumable jobs and clears their leases (a job that moved on meanwhile is left alone). */
+  /** Stops the steps of operations and clears their leases (a job that moved on meanwhile is left alone). */
   async #handBack(): Promise<void> {
     const { store, now, logger } = this.#options;
-    const resumable = [...this.#running.entries()].filter(([, job]) => this.#handlers.get(job.kind)?.resumable === true);
+    const resumable = [...this.#running.entries()].filter(([, job]) => this.#handlers.get(job.kind)?.schedule === 'operation');
     for (const [, job] of resumable) job.controller.abort(errors.shuttingDown());
     await Promise.all(
       resumable.map(async ([id, job]) => {
@@ -178,40 +208,71 @@ export class JobRunner {
     );
   }
 
-  /** Claims jobs into the free slots, one kind after another so that no kind starves another. */
+  /**
+   * Claims jobs into the free slots of the wanted pools, one job per pool in turn, until each is full
+   * or has nothing claimable (it is then looked at again when woken: a submission, a freed slot of
+   * its own, a due step, or the poll interval).
+   */
   async #fill(): Promise<void> {
-    const { store, settings, now } = this.#options;
-    let claimedAny = true;
-    while (claimedAny && !this.#stopping) {
-      claimedAny = false;
-      for (const kind of this.#handlers.keys()) {
-        if (this.#running.size >= settings.concurrency || this.#stopping) return;
-        const at = now();
-        const job = await store.claimJob(kind, this.worker, at, at + settings.leaseMs);
-        if (job) {
-          claimedAny = true;
-          this.#begin(job);
-        }
+    while (this.#wanted.size > 0 && !this.#stopping) {
+      const pools = [...this.#wanted];
+      this.#wanted.clear();
+      for (const pool of pools) {
+        if (pool.running < pool.capacity && !this.#stopping && (await this.#claimInto(pool))) this.#wanted.add(pool);
       }
     }
   }
 
-  #begin(job: JobRecord): void {
+  /** Claims one job into the pool, trying its kinds from the one after the kind claimed last: no kind starves another. */
+  async #claimInto(pool: SlotPool): Promise<boolean> {
+    const { store, settings, now } = this.#options;
+    for (let tried = 0; tried < pool.kinds.length; tried++) {
+      const index = (pool.next + tried) % pool.kinds.length;
+      const at = now();
+      const job = await store.claimJob(pool.kinds[index], this.worker, at, at + settings.leaseMs);
+      if (job) {
+        this.#metrics.claimed.inc({ kind: job.kind });
+        pool.next = (index + 1) % pool.kinds.length;
+        this.#begin(job, pool);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  #begin(job: JobRecord, pool: SlotPool): void {
     const controller = new AbortController();
-    const done = this.#run(job, controller)
+    const outcome: RunOutcome = { parked: false };
+    pool.running += 1;
+    const done = this.#run(job, controller, outcome)
       .catch((error: unknown) => this.#options.logger.error({ err: error, jobId: job.id }, 'job runner failure'))
       .finally(() => {
         this.#running.delete(job.id);
-        this.jobFinished(job);
-        // A slot is free: look for the next job at once rather than at the next poll.
-        this.wake();
+        pool.running -= 1;
+        if (!outcome.parked) this.jobFinished(job);
+        // A slot is free: look for the next job of its pool at once rather than at the next poll.
+        this.#wakePools([pool]);
       });
     this.#running.set(job.id, { kind: job.kind, controller, done });
   }
 
-  async #run(job: JobRecord, controller: AbortController): Promise<void> {
+  /** Wakes this runner when a step it parked is due (another instance may claim it first: any may). */
+  #wakeAt(at: number): void {
+    if (this.#stopping) return;
+    const timer = setTimeout(
+      () => {
+        this.#dueTimers.delete(timer);
+        this.#wakePools([this.#pools.operation]);
+      },
+      Math.max(0, at - this.#options.now()),
+    );
+    timer.unref();
+    this.#dueTimers.add(timer);
+  }
+
+  async #run(job: JobRecord, controller: AbortController, outcome: RunOutcome): Promise<void> {
     const handler = this.handlerFor(job.kind);
-    const context = this.#context(job, controller.signal);
+    const context = this.#context(job, controller.signal, outcome);
     if (job.dispatchedAt !== null && job.checkpoint === null) {
       // Taken over after its work was sent upstream, with nothing to go on from: ended without a charge, never sent twice.
       this.#metrics.takenOver.inc({ kind: job.kind, outcome: 'failed' });
@@ -234,13 +295,20 @@ export class JobRunner {
     await handler.run(job, context);
   }
 
-  #context(job: JobRecord, signal: AbortSignal): JobContext {
+  #context(job: JobRecord, signal: AbortSignal, outcome: RunOutcome): JobContext {
     const { store, now } = this.#options;
     const worker = this.worker;
     return {
       signal,
       dispatch: async () => (await store.transitionJob(job.id, ['in_progress'], { dispatchedAt: now(), now: now() }, worker)) !== null,
       checkpoint: async (state) => (await store.transitionJob(job.id, ['in_progress'], { checkpoint: state, now: now() }, worker)) !== null,
+      park: async (at, state) => {
+        const parked = await store.transitionJob(job.id, ['in_progress'], { checkpoint: state, leaseUntil: null, nextAttemptAt: at, now: now() }, worker);
+        if (parked === null) return false;
+        outcome.parked = true;
+        this.#wakeAt(at);
+        return true;
+      },
       end: async (status: EndedJobStatus, result: unknown, cost) => {
         const ended = await store.transitionJob(job.id, ['in_progress'], { status, result, cost, leaseUntil: null, now: now() }, worker);
         if (ended) this.#metrics.ended.inc({ kind: job.kind, status });
@@ -290,6 +358,8 @@ export class JobRunner {
         const charge = (job.status === 'completed' || job.status === 'incomplete') && job.cost !== null;
         if (charge) await store.settle(reservationId, job.cost!);
         else await store.release(reservationId);
+        // Its worker died before its row too (pipeline/metered-call.ts): the row is the job's end.
+        this.#handlers.get(job.kind)?.recordEnd(job, job.status as EndedJobStatus, null);
         finished += 1;
         logger.warn({ jobId: job.id, status: job.status, charged: charge ? String(job.cost) : '0' }, 'finished the credit hold of an ended job');
       }
@@ -302,20 +372,35 @@ export class JobRunner {
 
 function runnerMetrics(options: RunnerOptions, running: () => ReadonlyMap<string, RunningJob>) {
   const registers = [options.metrics];
-  new Gauge({
-    name: 'gateway_jobs_queued',
-    help: 'Background jobs waiting for a worker, by kind (all instances: the backlog).',
-    labelNames: ['kind'],
-    registers,
-    async collect() {
-      this.reset();
-      try {
-        for (const [kind, count] of await options.store.countQueuedJobs(options.now())) this.set({ kind }, count);
-      } catch (error) {
-        options.logger.warn({ err: error }, 'counting queued jobs failed');
-      }
-    },
-  });
+  // One count serves both gauges of a scrape: the registry collects its metrics at once.
+  let counting: Promise<Map<JobKind, WaitingJobs>> | null = null;
+  const waiting = () => {
+    counting ??= options.store.countWaitingJobs(options.now()).finally(() => {
+      counting = null;
+    });
+    return counting;
+  };
+  const waitingGauge = (name: string, help: string, count: (jobs: WaitingJobs) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['kind'],
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          for (const [kind, jobs] of await waiting()) this.set({ kind }, count(jobs));
+        } catch (error) {
+          options.logger.warn({ err: error }, 'counting waiting jobs failed');
+        }
+      },
+    });
+  waitingGauge('gateway_jobs_queued', 'Background jobs waiting for a worker, by kind (all instances: the backlog).', (jobs) => jobs.queued);
+  waitingGauge(
+    'gateway_jobs_parked',
+    'Long operations (video jobs) parked between two steps, holding no worker, by kind (all instances).',
+    (jobs) => jobs.parked,
+  );
   new Gauge({
     name: 'gateway_jobs_running',
     help: 'Background jobs this instance is running, by kind.',
@@ -327,6 +412,12 @@ function runnerMetrics(options: RunnerOptions, running: () => ReadonlyMap<string
     },
   });
   return {
+    claimed: new Counter({
+      name: 'gateway_jobs_claimed_total',
+      help: 'Claims this instance made, by kind: a job run to its end, or one step of an operation (a start, a look).',
+      labelNames: ['kind'],
+      registers,
+    }),
     ended: new Counter({
       name: 'gateway_jobs_ended_total',
       help: 'Background jobs this instance ended, by kind and final status.',

@@ -4,8 +4,10 @@
 import type { GatewayConfig } from '../config/schema.ts';
 
 export interface JobSettings {
-  /** Jobs one instance runs at once. */
+  /** Jobs of `call` kinds (background responses) one instance runs at once. */
   readonly concurrency: number;
+  /** Steps of `operation` jobs (a video's start, or one look at its operation) one instance runs at once. */
+  readonly operationSteps: number;
   /** How long a claim lasts without a heartbeat before another instance may take the job over. */
   readonly leaseMs: number;
   /** How often an idle instance looks for queued jobs. */
@@ -20,6 +22,8 @@ export interface JobSettings {
 }
 
 export const DEFAULT_JOB_CONCURRENCY = 16;
+/** A step is one short upstream call: a few slots keep thousands of parked operations moving. */
+export const DEFAULT_OPERATION_STEPS = 16;
 export const DEFAULT_LEASE_SECONDS = 30;
 export const DEFAULT_POLL_INTERVAL_MS = 500;
 /** A cancel on another instance reaches the upstream call within this (the spec asks for a second). */
@@ -31,6 +35,7 @@ export function jobSettings(config: GatewayConfig): JobSettings {
   const leaseMs = (config.jobs?.lease_seconds ?? DEFAULT_LEASE_SECONDS) * 1000;
   return {
     concurrency: config.jobs?.concurrency ?? DEFAULT_JOB_CONCURRENCY,
+    operationSteps: config.jobs?.operation_steps ?? DEFAULT_OPERATION_STEPS,
     leaseMs,
     pollIntervalMs: config.jobs?.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS,
     heartbeatMs: Math.min(HEARTBEAT_MS, Math.floor(leaseMs / 3)),

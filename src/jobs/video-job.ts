@@ -1,31 +1,34 @@
 /**
  * Video jobs (docs/video.md): submitted like any metered job (validated, quoted and held in the
- * request, the hold in the job's name; ./metered-job.ts), then driven by a worker through the
- * route's video protocol:
+ * request, the hold in the job's name; ./metered-job.ts), then driven by a worker as the
+ * start-and-poll driver of a metered call (pipeline/operation.ts, pipeline/metered-call.ts):
  * 1. `start` the upstream operation (falling back to the next route while nothing was accepted),
  *    after recording the dispatch, and record the operation as the job's checkpoint at once: a
  *    worker taking the job over after a crash polls that operation instead of starting a second,
  *    paid, generation (a crash between the upstream's acceptance and the checkpoint fails the job
  *    without a charge, as for any job sent upstream);
- * 2. `poll` it with doubling waits; a transient failure is looked at again later, an operation not
- *    done within the timeout is given up;
+ * 2. look at it, one look per step of the job (runner.ts): between looks the job is parked, holding
+ *    no worker, with doubling waits, or longer when the provider asks for it (Retry-After); a
+ *    transient failure is looked at again later, an operation not done within the timeout is given
+ *    up;
  * 3. on success, copy the file into the blob store (dated from the job, so that it is swept when
- *    the job expires), end the job with its object and cost, then charge the seconds delivered; an
- *    upstream failure or cancellation releases the whole hold.
+ *    the job expires); then the metered call ends it in its one order: the job's end with its
+ *    object and cost (compare-and-set), the charge of the seconds delivered, the amended object,
+ *    the request log row. An upstream failure or cancellation ends the job, releases the whole
+ *    hold and records the row, in that order.
  * An instance stopping, or a worker losing its lease, leaves the job as it is: the next worker
- * resumes it from the checkpoint. A job is always ended before its hold is finished, so that a
- * worker that lost the job meanwhile never finishes a hold that is no longer its own (a hold left
- * open by a crash after the end is finished by the runner's reconciliation).
+ * resumes it from the checkpoint (each step goes on from it in any case).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { OperationState, VideoOperation } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import { completeWithFallback } from '../pipeline/attempts.ts';
+import { crashPoint } from '../core/crash-point.ts';
 import { VIDEO_OUTPUT, type VideoMeter, type VideoTypes } from '../pipeline/kinds/video.ts';
+import type { MeteredCall } from '../pipeline/metered-call.ts';
+import type { OperationDriver, OperationLook, StartedOperation } from '../pipeline/operation.ts';
 import type { Pipeline, PreparedCall } from '../pipeline/pipeline.ts';
-import { resumePrepared } from '../pipeline/prepared-record.ts';
 import type { Settlement } from '../pipeline/types.ts';
 import { videoDuration } from '../policy/videos.ts';
 import type { ParamNamer } from '../policy/violation.ts';
@@ -33,7 +36,8 @@ import type { VideoCall } from '../protocols/video-protocol.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { JobRecord } from '../storage/store.ts';
 import type { JobContext, JobHandler } from './handler.ts';
-import { recordMeteredJobEnd, type MeteredJobKind, type MeteredPayload } from './metered-job.ts';
+import { jobGate } from './job-gate.ts';
+import { recordMeteredJobEnd, resumeJobCall, type MeteredJobKind } from './metered-job.ts';
 import type { VideoJobSettings } from './video-settings.ts';
 
 /** A delivered file of a video job, as its object describes it. */
@@ -55,11 +59,11 @@ export interface VideoJobPresenter extends MeteredJobKind<VideoTypes> {
   cancelled(job: JobRecord): unknown;
 }
 
-/** What the job records once the upstream accepted the work. */
-interface VideoCheckpoint {
-  /** The route (`<provider>:<upstream model>`) whose protocol started the operation. */
-  readonly routeKey: string;
+/** What the job records once the upstream accepted the work: the route that did, and its operation. */
+interface VideoCheckpoint extends StartedOperation {
   readonly operation: VideoOperation;
+  /** The job's last wait between two looks (the next doubles it); absent before the first. */
+  readonly waitMs?: number;
 }
 
 export interface VideoJobDeps {
@@ -75,59 +79,78 @@ export function videoJobHandler(deps: VideoJobDeps, presenter: VideoJobPresenter
     failed: presenter.failed,
     cancelled: presenter.cancelled,
     recordEnd: (job, status, error) => recordMeteredJobEnd(deps.pipeline, job, status, error),
-    run: (job, context) => runVideoJob(deps, presenter, job, context),
-    // Stopped, it keeps its checkpoint: another instance goes on following the operation.
-    resumable: true,
+    run: (job, context) => runVideoStep(deps, presenter, job, context),
+    // Started, then looked at now and then: a step at a time, parked in between.
+    schedule: 'operation',
   };
 }
 
-async function runVideoJob(deps: VideoJobDeps, presenter: VideoJobPresenter, job: JobRecord, context: JobContext): Promise<void> {
+/** One step of a video job: start its operation (and look at it at once), or look at it again. */
+async function runVideoStep(deps: VideoJobDeps, presenter: VideoJobPresenter, job: JobRecord, context: JobContext): Promise<void> {
   const { pipeline } = deps;
-  const payload = job.payload as MeteredPayload<VideoTypes['request']>;
-  let prepared: PreparedCall<VideoTypes>;
-  try {
-    prepared = await resumePrepared(pipeline, VIDEO_OUTPUT, payload.call, { names: presenter.names, signal: context.signal });
-  } catch (error) {
-    // Its hold is gone or its routes left the config: it ends without having run.
-    const failure = asGatewayError(error);
-    if (await context.end('failed', presenter.failed(job, failure))) recordMeteredJobEnd(pipeline, job, 'failed', failure);
-    return;
-  }
+  const prepared = await resumeJobCall(pipeline, VIDEO_OUTPUT, job, context, presenter.names, presenter.failed);
+  if (prepared === undefined) return;
+  const call = pipeline.meteredCall(prepared, jobGate(job, context, { ...presenter, ended: () => 'completed' }));
+  const driver = videoOperation(deps, job);
   let endpoint: RouteEndpoint | undefined;
   try {
     let checkpoint = job.checkpoint as VideoCheckpoint | null;
     if (checkpoint === null) {
       // Moved on before anything was sent: its hold is someone else's now.
       if (!(await context.dispatch())) return;
-      checkpoint = await startOperation(pipeline, prepared);
+      checkpoint = await driver.start(call);
       if (!(await context.checkpoint(checkpoint))) return;
     }
     endpoint = pipeline.catalog.route(prepared.modelId, checkpoint.routeKey);
     if (!endpoint) throw errors.plannedRoutesGone(prepared.modelId);
-    const ended = await followOperation(deps, prepared, job, endpoint, checkpoint.operation, context);
-    if (ended.status === 'failed') throw ended.error;
-    if (ended.status === 'cancelled') {
-      if (!(await context.end('cancelled', presenter.cancelled(job)))) return;
-      await prepared.hold.release();
-      pipeline.record(prepared, { status: 'cancelled', httpStatus: 409, endpoint, errorCode: 'cancelled_upstream' });
+    const ended = await lookAtOperation(deps, driver, call, job, endpoint, checkpoint, context);
+    if (ended.status === 'running') {
+      await context.park(deps.now() + ended.waitMs, { ...checkpoint, waitMs: ended.waitMs });
       return;
     }
-    await deliver(deps, presenter, prepared, job, endpoint, ended.files, context);
+    if (ended.status === 'failed') throw ended.error;
+    if (ended.status === 'cancelled') throw errors.operationCancelledUpstream();
+    crashPoint('attempted');
+    const served = endpoint;
+    const files = ended.delivered;
+    const metered = call.meter(served, driver.meter(call, served, files));
+    const delivered = files.map((file) => ({ ...file, seconds: metered.meter.seconds }));
+    const charged = await call.charge(metered, (settlement) => presenter.completed(job, delivered, settlement));
+    // Moved on (taken over) meanwhile: the job, and its hold, are another worker's now.
+    if (charged === undefined) return;
+    await call.record({
+      status: 'completed',
+      httpStatus: 200,
+      ...call.settled(served, charged.settlement),
+      output: charged.body,
+      blobKeys: files.map((file) => file.key),
+    });
   } catch (error) {
     // Stopping, or the lease lost: the job stays as it is, and whoever runs it next resumes it.
     if (context.signal.aborted) return;
-    // Ended first, then released: a job that moved on meanwhile is no longer this worker's to release.
-    const failure = pipeline.failure(prepared, error);
-    if (await context.end('failed', presenter.failed(job, failure))) await pipeline.fail(prepared, failure, endpoint);
+    await call.fail(error, endpoint);
   }
 }
 
-/** Starts the operation on the first route that accepts it. */
-async function startOperation(pipeline: Pipeline, prepared: PreparedCall<VideoTypes>): Promise<VideoCheckpoint> {
-  const started = await completeWithFallback(pipeline.attemptContext(prepared, prepared.signal), (route, callContext) =>
-    pipeline.protocolFor(prepared, route).start(videoCall(prepared, route), route, callContext),
-  );
-  return { routeKey: started.endpoint.key, operation: started.result };
+/** The video capability's operation as the start-and-poll driver of a metered call. */
+function videoOperation(deps: VideoJobDeps, job: JobRecord): OperationDriver<VideoTypes, VideoCheckpoint, readonly DeliveredVideoFile[]> {
+  return {
+    async start(call) {
+      const { prepared } = call;
+      const started = await completeWithFallback(call.attemptContext(), (route, callContext) =>
+        call.protocolFor(route).start(videoCall(prepared, route), route, callContext),
+      );
+      return { routeKey: started.endpoint.key, operation: started.result };
+    },
+    async look(call, endpoint, checkpoint, signal) {
+      const attempt = call.attemptContext(signal, [endpoint]);
+      const { result: state } = await completeWithFallback(attempt, (route, callContext) =>
+        call.protocolFor(endpoint).poll(checkpoint.operation, route, callContext),
+      );
+      return lookOf(deps, call.prepared, job, endpoint, state);
+    },
+    meter: (call, endpoint, files) => VIDEO_OUTPUT.meter(call.prepared.request, { seconds: files[0].seconds }, endpoint),
+  };
 }
 
 function videoCall(prepared: PreparedCall<VideoTypes>, endpoint: RouteEndpoint): VideoCall {
@@ -136,61 +159,65 @@ function videoCall(prepared: PreparedCall<VideoTypes>, endpoint: RouteEndpoint):
   return { request, durationSeconds: videoDuration(request, endpoint), ...(variantMeta ? { variantMeta } : {}) };
 }
 
-type OperationEnd =
-  | { readonly status: 'succeeded'; readonly files: readonly DeliveredVideoFile[] }
-  | { readonly status: 'cancelled' }
-  /** The upstream reported the generation failed: final, whatever its error would mean for a call. */
-  | { readonly status: 'failed'; readonly error: GatewayError };
+/** What one look found: the operation's end, or how long to wait before the next look. */
+type Look = Exclude<OperationLook<readonly DeliveredVideoFile[]>, { readonly status: 'running' }> | { readonly status: 'running'; readonly waitMs: number };
 
 /**
- * Looks at the operation until it ends, and copies a finished video into the job's outputs. A
- * transient failure of a look or of the download is tried again at the next look.
+ * Looks at the operation once. A transient failure of the look or of the download is looked at
+ * again later; an operation whose next look would come after its deadline is given up.
  */
-async function followOperation(
+async function lookAtOperation(
   deps: VideoJobDeps,
-  prepared: PreparedCall<VideoTypes>,
+  driver: OperationDriver<VideoTypes, VideoCheckpoint, readonly DeliveredVideoFile[]>,
+  call: MeteredCall<VideoTypes>,
   job: JobRecord,
   endpoint: RouteEndpoint,
-  operation: VideoOperation,
+  checkpoint: VideoCheckpoint,
   context: JobContext,
-): Promise<OperationEnd> {
-  const { pipeline, settings, now } = deps;
-  const protocol = pipeline.protocolFor(prepared, endpoint);
-  const attempt = pipeline.attemptContext({ ...prepared, attempts: [endpoint] }, context.signal);
-  const deadline = job.createdAt + settings.timeoutMs;
-  let wait = settings.pollIntervalMs;
-  for (;;) {
-    try {
-      const { result: state } = await completeWithFallback(attempt, (route, callContext) => protocol.poll(operation, route, callContext));
-      const ended = await settledState(deps, prepared, job, endpoint, state);
-      if (ended) return ended;
-    } catch (error) {
-      const failure = asGatewayError(error);
-      if (!failure.retryable || context.signal.aborted) throw failure;
-      // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
-      pipeline.logger.warn(
-        { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
-        'looking at a video operation failed; looking again later',
-      );
-    }
-    if (now() + wait > deadline) {
-      throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);
-    }
-    await sleep(wait, undefined, { signal: context.signal });
-    wait = Math.min(wait * 2, settings.maxPollIntervalMs);
+): Promise<Look> {
+  const { settings, now } = deps;
+  let askedMs: number | undefined;
+  try {
+    const look = await driver.look(call, endpoint, checkpoint, context.signal);
+    if (look.status !== 'running') return look;
+    askedMs = look.retryAfterMs;
+  } catch (error) {
+    const failure = asGatewayError(error);
+    if (!failure.retryable || context.signal.aborted) throw failure;
+    askedMs = failure.retryAfterSeconds === undefined ? undefined : failure.retryAfterSeconds * 1000;
+    // The cause says what failed (a malformed answer carries its body, cut short: protocols/wire-schema.ts).
+    call.logger.warn(
+      { jobId: job.id, provider: endpoint.provider.id, status: failure.status, code: failure.code, err: failure.cause },
+      'looking at a video operation failed; looking again later',
+    );
   }
+  const waitMs = nextWait(settings, checkpoint.waitMs, askedMs);
+  if (now() + waitMs > job.createdAt + settings.timeoutMs) {
+    throw errors.upstreamTimedOut(`the video operation did not finish within ${Math.round(settings.timeoutMs / 1000)} s`, false);
+  }
+  return { status: 'running', waitMs };
 }
 
-async function settledState(
+/**
+ * The wait before the next look: the first poll interval, then each wait doubled up to the
+ * maximum; never shorter than the provider asked for (it may ask for longer than the maximum).
+ */
+export function nextWait(settings: VideoJobSettings, lastMs: number | undefined, askedMs: number | undefined): number {
+  const backoff = lastMs === undefined ? settings.pollIntervalMs : Math.min(lastMs * 2, settings.maxPollIntervalMs);
+  return Math.max(backoff, askedMs ?? 0);
+}
+
+/** One look's answer; a finished video is copied into the job's outputs first. */
+async function lookOf(
   deps: VideoJobDeps,
   prepared: PreparedCall<VideoTypes>,
   job: JobRecord,
   endpoint: RouteEndpoint,
   state: OperationState,
-): Promise<OperationEnd | undefined> {
+): Promise<OperationLook<readonly DeliveredVideoFile[]>> {
   switch (state.status) {
     case 'running':
-      return undefined;
+      return { status: 'running', ...(state.retryAfterMs === undefined ? {} : { retryAfterMs: state.retryAfterMs }) };
     case 'failed':
       return { status: 'failed', error: state.error };
     case 'cancelled':
@@ -202,34 +229,9 @@ async function settledState(
         { name, contentType: video.contentType, bytes: await video.fetch(), datedAt: job.createdAt },
       ]);
       const seconds = video.durationSeconds ?? videoDuration(prepared.request, endpoint);
-      return { status: 'succeeded', files: [{ name, contentType: video.contentType, seconds, size: stored.size, key: stored.key }] };
+      return { status: 'succeeded', delivered: [{ name, contentType: video.contentType, seconds, size: stored.size, key: stored.key }] };
     }
   }
-}
-
-/** Ends the job with its object and cost, then charges the seconds delivered. */
-async function deliver(
-  deps: VideoJobDeps,
-  presenter: VideoJobPresenter,
-  prepared: PreparedCall<VideoTypes>,
-  job: JobRecord,
-  endpoint: RouteEndpoint,
-  files: readonly DeliveredVideoFile[],
-  context: JobContext,
-): Promise<void> {
-  const { pipeline } = deps;
-  const meter = VIDEO_OUTPUT.meter(prepared.request, { seconds: files[0].seconds }, endpoint);
-  const cost = pipeline.price(prepared, endpoint, meter);
-  const delivered = files.map((file) => ({ ...file, seconds: meter.seconds }));
-  const expected = pipeline.expected(prepared, meter, cost);
-  const body = presenter.completed(job, delivered, expected);
-  // Moved on (taken over) meanwhile: the job, and its hold, are another worker's now.
-  if (!(await context.end('completed', body, expected.charged))) return;
-  const settlement = await pipeline.settle(prepared, meter, cost);
-  const answer = settlement.charged === expected.charged ? body : presenter.completed(job, delivered, settlement);
-  if (answer !== body) await context.amend(answer);
-  const blobKeys = files.map((file) => file.key);
-  pipeline.record(prepared, { status: 'completed', httpStatus: 200, endpoint, ...pipeline.settled(prepared, settlement), output: answer, blobKeys });
 }
 
 const EXTENSIONS: Readonly<Record<string, string>> = { 'video/mp4': 'mp4', 'video/webm': 'webm', 'video/quicktime': 'mov' };

@@ -9,7 +9,7 @@
  * `rate_limits.on_backend_failure` decides: `open` admits the request with a warning in the log and
  * a metric, `closed` answers 503 `limits_unavailable`.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import { Counter, type Registry } from 'prom-client';
 import type { AuthContext } from '../auth/context.ts';
 import { errors } from '../core/errors.ts';
@@ -24,7 +24,7 @@ export interface LimiterOptions {
   readonly onBackendFailure: BackendFailureMode;
   /** How long a concurrent-requests slot outlives an instance that died holding it. */
   readonly leaseTtlMs: number;
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly metrics: Registry;
 }
 

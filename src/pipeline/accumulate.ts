@@ -29,11 +29,11 @@ type PartBuilder =
     };
 
 export class StreamAccumulator {
-  private readonly parts = new Map<number, PartBuilder>();
-  private citations: Citation[] = [];
-  private logprobs: ContentLogprob[] = [];
-  private providerResponseId: string | undefined;
-  private providerModel: string | undefined;
+  readonly #parts = new Map<number, PartBuilder>();
+  #citations: Citation[] = [];
+  #logprobs: ContentLogprob[] = [];
+  #providerResponseId: string | undefined;
+  #providerModel: string | undefined;
   /** The provider's latest (cumulative) usage, when it reported any. */
   usage: Usage | undefined;
   /** The latest usage object as the provider sent it. */
@@ -43,32 +43,32 @@ export class StreamAccumulator {
   observe(event: StreamEvent): void {
     switch (event.type) {
       case 'start':
-        this.providerResponseId = event.providerResponseId;
-        this.providerModel = event.providerModel;
+        this.#providerResponseId = event.providerResponseId;
+        this.#providerModel = event.providerModel;
         return;
       case 'text-start':
-        this.parts.set(event.index, { kind: 'text', chunks: [] });
+        this.#parts.set(event.index, { kind: 'text', chunks: [] });
         return;
       case 'text-delta':
-        this.chunksOf(event.index, 'text')?.push(event.text);
-        if (event.logprobs) this.logprobs.push(...event.logprobs);
+        this.#chunksOf(event.index, 'text')?.push(event.text);
+        if (event.logprobs) this.#logprobs.push(...event.logprobs);
         return;
       case 'text-end':
-        if (event.citations) this.citations.push(...event.citations);
+        if (event.citations) this.#citations.push(...event.citations);
         return;
       case 'reasoning-start':
-        this.parts.set(event.index, { kind: 'reasoning', chunks: [], redacted: event.redacted === true });
+        this.#parts.set(event.index, { kind: 'reasoning', chunks: [], redacted: event.redacted === true });
         return;
       case 'reasoning-delta':
-        this.chunksOf(event.index, 'reasoning')?.push(event.text);
+        this.#chunksOf(event.index, 'reasoning')?.push(event.text);
         return;
       case 'reasoning-end': {
-        const part = this.parts.get(event.index);
+        const part = this.#parts.get(event.index);
         if (part?.kind === 'reasoning' && event.signature) part.signature = event.signature;
         return;
       }
       case 'tool-call-start':
-        this.parts.set(event.index, {
+        this.#parts.set(event.index, {
           kind: 'tool_call',
           id: event.id,
           name: event.name,
@@ -78,7 +78,7 @@ export class StreamAccumulator {
         });
         return;
       case 'tool-call-delta':
-        this.chunksOf(event.index, 'tool_call')?.push(event.argumentsDelta);
+        this.#chunksOf(event.index, 'tool_call')?.push(event.argumentsDelta);
         return;
       case 'tool-call-end':
         return;
@@ -99,8 +99,8 @@ export class StreamAccumulator {
     }
   }
 
-  private chunksOf(index: number, kind: PartBuilder['kind']): string[] | undefined {
-    const part = this.parts.get(index);
+  #chunksOf(index: number, kind: PartBuilder['kind']): string[] | undefined {
+    const part = this.#parts.get(index);
     return part?.kind === kind ? part.chunks : undefined;
   }
 
@@ -108,7 +108,7 @@ export class StreamAccumulator {
   streamedOutput(): StreamedOutput {
     const output: string[] = [];
     const reasoning: string[] = [];
-    for (const part of this.parts.values()) {
+    for (const part of this.#parts.values()) {
       if (part.kind === 'reasoning') reasoning.push(...part.chunks);
       else if (part.kind === 'tool_call') output.push(part.name, ...part.chunks);
       else output.push(...part.chunks);
@@ -118,8 +118,8 @@ export class StreamAccumulator {
 
   result(finish: Finish, usage: Usage = this.usage ?? ZERO_USAGE): CanonicalResult {
     const content: AssistantContentPart[] = [];
-    for (const index of [...this.parts.keys()].sort((a, b) => a - b)) {
-      const part = this.parts.get(index)!;
+    for (const index of [...this.#parts.keys()].sort((a, b) => a - b)) {
+      const part = this.#parts.get(index)!;
       switch (part.kind) {
         case 'text':
           content.push({ type: 'text', text: part.chunks.join('') });
@@ -149,14 +149,14 @@ export class StreamAccumulator {
       }
     }
     return {
-      providerResponseId: this.providerResponseId,
-      providerModel: this.providerModel,
+      providerResponseId: this.#providerResponseId,
+      providerModel: this.#providerModel,
       content,
       finish,
       usage,
       webSearch: this.webSearch,
-      ...(this.citations.length ? { citations: this.citations } : {}),
-      ...(this.logprobs.length ? { logprobs: this.logprobs } : {}),
+      ...(this.#citations.length ? { citations: this.#citations } : {}),
+      ...(this.#logprobs.length ? { logprobs: this.#logprobs } : {}),
     };
   }
 }

@@ -12,7 +12,7 @@
  * With tracing, each attempt has its span, a child of the call's, told the same outcome as the
  * breaker, with the reason the attempt before it did not serve; its trace context goes upstream.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import type { StreamBatch } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayError } from '../core/errors.ts';
@@ -27,7 +27,7 @@ export interface AttemptContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly requestId: string;
   readonly signal: AbortSignal;
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly health?: EndpointHealth;
   /** The call's span and the capability called, when tracing is on. */
   readonly trace?: { readonly call: CallTrace; readonly capability: string };

@@ -77,7 +77,7 @@ export interface ResumeOptions {
   readonly signal: AbortSignal;
 }
 
-/** The call of a record, ready for `completePrepared` (or a kind's own runner). */
+/** The call of a record, ready for a metered call (Pipeline.meteredCall). */
 export async function resumePrepared<T extends KindTypes>(
   pipeline: Pipeline,
   kind: OutputKind<T>,
@@ -95,10 +95,8 @@ export async function resumePrepared<T extends KindTypes>(
     const endpoint = pipeline.catalog.route(record.modelId, key);
     if (endpoint) attempts.push(endpoint);
   }
-  if (attempts.length === 0) {
-    await hold.release();
-    throw errors.plannedRoutesGone(record.modelId);
-  }
+  // The hold stays as it is: whoever ends the work releases it (./metered-call.ts, on the order of an end).
+  if (attempts.length === 0) throw errors.plannedRoutesGone(record.modelId);
   const { payer } = record;
   const trace = pipeline.tracing?.job({
     requestId: record.requestId,

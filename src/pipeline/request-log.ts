@@ -13,13 +13,13 @@
  * Failed writes, held rows and dropped rows are counted in /metrics and logged.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Usage } from '../canonical/index.ts';
 import { cacheWritesByLifetime, ZERO_USAGE } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
-import type { StorageLogger } from '../storage/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { OwnerRef, RequestLogRecord, RequestLogStore, RequestStatus } from '../storage/store.ts';
+import type { LoggedUsage } from './kind.ts';
 
 /** Request history is kept for 24 hours (docs/operations.md, "Request history"). */
 export const REQUEST_LOG_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -31,8 +31,8 @@ export const MAX_HELD_ROWS = 10_000;
 export const MAX_ROW_ATTEMPTS = 3;
 export const RETRY_INTERVAL_MS = 1_000;
 
-/** What a row records; what a request never reached (a model, a route, usage, a cost) may be left out. */
-export interface RequestFacts {
+/** Who made a request, and when: known as it arrives, whatever becomes of it. */
+export interface RequestOrigin {
   readonly requestId: string;
   readonly owner: OwnerRef;
   readonly keyId: string;
@@ -40,28 +40,34 @@ export interface RequestFacts {
   readonly stream: boolean;
   readonly createdAt: number;
   readonly durationMs: number;
-  readonly firstByteMs?: number | null;
+  /** The model that was selected; absent or null when selection failed or never ran. */
   readonly modelId?: string | null;
-  readonly endpoint?: RouteEndpoint;
+}
+
+/** How a request ended; what it never reached (a route, usage, a cost) is left out. */
+export interface RequestEnd {
   readonly status: RequestStatus;
   readonly httpStatus: number;
-  readonly usage?: Usage;
-  /** The usage object as the provider reported it (RequestLogRecord.providerUsage). */
-  readonly providerUsage?: Readonly<Record<string, unknown>>;
-  readonly searchUnits?: number;
-  readonly images?: number;
-  readonly videoSeconds?: number;
+  readonly endpoint?: RouteEndpoint;
+  /** The usage columns of what was metered (OutputKind.logged). */
+  readonly logged?: LoggedUsage;
+  /** The reference cost the cache reads saved, at the payer's rate (billing/cost.ts). */
   readonly cacheSavings?: Picos;
   readonly cost?: Picos;
+  /** What the upstream reported beyond the hold, not charged. */
   readonly overHold?: Picos;
   readonly errorCode?: string | null;
   readonly output?: unknown;
   /** Blob keys of the request's stored files (Outputs.storeOutputFiles). */
   readonly blobKeys?: readonly string[];
+  readonly firstByteMs?: number | null;
 }
 
+/** Everything a request log row records: the one type every row is built from. */
+export type RequestFacts = RequestOrigin & RequestEnd;
+
 export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
-  const usage = facts.usage ?? ZERO_USAGE;
+  const usage = facts.logged?.usage ?? ZERO_USAGE;
   return {
     id: facts.requestId,
     owner: facts.owner,
@@ -80,9 +86,9 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     cacheWrite1hTokens: usage.cacheWrite1hTokens === undefined ? null : cacheWritesByLifetime(usage).oneHour,
     outputTokens: usage.outputTokens,
     reasoningTokens: usage.reasoningTokens,
-    searchUnits: facts.searchUnits ?? 0,
-    images: facts.images ?? 0,
-    videoSeconds: facts.videoSeconds ?? 0,
+    searchUnits: facts.logged?.searchUnits ?? 0,
+    images: facts.logged?.images ?? 0,
+    videoSeconds: facts.logged?.videoSeconds ?? 0,
     cacheSavings: facts.cacheSavings ?? 0n,
     cost: facts.cost ?? 0n,
     overHold: facts.overHold ?? 0n,
@@ -93,7 +99,7 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     output: facts.output ?? null,
     blobKeys: facts.blobKeys ?? [],
     expiresAt: facts.createdAt + REQUEST_LOG_LIFETIME_MS,
-    providerUsage: facts.providerUsage ?? null,
+    providerUsage: facts.logged?.providerUsage ?? null,
   };
 }
 
@@ -157,43 +163,43 @@ function isStoreUnavailable(error: unknown): boolean {
 
 export class RequestLogWriter {
   /** Rows not tried yet. */
-  private queue: RequestLogRecord[] = [];
+  #queue: RequestLogRecord[] = [];
   /** Rows a write failed for, waiting for the next try. */
-  private held: PendingRow[] = [];
+  #held: PendingRow[] = [];
   /** Rows taken by the write under way and not yet written, held or dropped. */
-  private writingRows = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  #writingRows = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> = Promise.resolve();
   /** The round queued behind `writing` and not started yet, and whether it is to take the held rows. */
-  private next: Promise<void> | undefined;
-  private nextTakesHeld = false;
+  #next: Promise<void> | undefined;
+  #nextTakesHeld = false;
   /** Rows dropped over MAX_HELD_ROWS since that was last logged. */
-  private overflowed = 0;
+  #overflowed = 0;
   /** Whether the last write found the store unavailable: an outage is logged once, not per write. */
-  private storeAway = false;
-  private readonly store: RequestLogStore;
-  private readonly logger: StorageLogger;
-  private readonly metrics: RequestLogMetrics;
+  #storeAway = false;
+  readonly #store: RequestLogStore;
+  readonly #logger: Logger;
+  readonly #metrics: RequestLogMetrics;
 
-  constructor(store: RequestLogStore, logger: StorageLogger, metrics: Registry) {
-    this.store = store;
-    this.logger = logger;
-    this.metrics = requestLogMetrics(metrics);
+  constructor(store: RequestLogStore, logger: Logger, metrics: Registry) {
+    this.#store = store;
+    this.#logger = logger;
+    this.#metrics = requestLogMetrics(metrics);
   }
 
   add(record: RequestLogRecord): void {
-    if (this.queue.length + this.held.length + this.writingRows >= MAX_HELD_ROWS) {
-      this.dropped('overflow');
-      this.overflowed++;
+    if (this.#queue.length + this.#held.length + this.#writingRows >= MAX_HELD_ROWS) {
+      this.#dropped('overflow');
+      this.#overflowed++;
       return;
     }
-    this.queue.push(record);
-    if (this.queue.length >= MAX_BATCH) {
-      void this.schedule(false);
-    } else if (!this.timer) {
-      this.timer = setTimeout(() => void this.schedule(false), FLUSH_INTERVAL_MS);
-      this.timer.unref();
+    this.#queue.push(record);
+    if (this.#queue.length >= MAX_BATCH) {
+      void this.#schedule(false);
+    } else if (!this.#timer) {
+      this.#timer = setTimeout(() => void this.#schedule(false), FLUSH_INTERVAL_MS);
+      this.#timer.unref();
     }
   }
 
@@ -202,7 +208,7 @@ export class RequestLogWriter {
    * the store, held for another try, or dropped.
    */
   flush(): Promise<void> {
-    return this.schedule(true);
+    return this.#schedule(true);
   }
 
   /**
@@ -211,74 +217,74 @@ export class RequestLogWriter {
    * for earlier ones, and each takes the rows present when it starts, so that the rows waiting
    * behind a slow write stay counted in the queue.
    */
-  private schedule(withHeld: boolean): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+  #schedule(withHeld: boolean): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     if (withHeld) {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = undefined;
-      this.nextTakesHeld = true;
+      clearTimeout(this.#retryTimer);
+      this.#retryTimer = undefined;
+      this.#nextTakesHeld = true;
     }
-    this.next ??= this.writing.then(() => {
-      const takesHeld = this.nextTakesHeld;
-      this.next = undefined;
-      this.nextTakesHeld = false;
-      return this.round(takesHeld);
+    this.#next ??= this.#writing.then(() => {
+      const takesHeld = this.#nextTakesHeld;
+      this.#next = undefined;
+      this.#nextTakesHeld = false;
+      return this.#round(takesHeld);
     });
-    this.writing = this.next;
-    return this.next;
+    this.#writing = this.#next;
+    return this.#next;
   }
 
-  private async round(withHeld: boolean): Promise<void> {
-    if (this.overflowed > 0) {
-      this.logger.error({ rows: this.overflowed, cap: MAX_HELD_ROWS }, 'request log rows dropped: too many rows were waiting for the store');
-      this.overflowed = 0;
+  async #round(withHeld: boolean): Promise<void> {
+    if (this.#overflowed > 0) {
+      this.#logger.error({ rows: this.#overflowed, cap: MAX_HELD_ROWS }, 'request log rows dropped: too many rows were waiting for the store');
+      this.#overflowed = 0;
     }
-    const rows: PendingRow[] = withHeld ? this.takeHeld() : [];
-    for (const record of this.queue) rows.push({ record, refusals: 0 });
-    this.queue = [];
+    const rows: PendingRow[] = withHeld ? this.#takeHeld() : [];
+    for (const record of this.#queue) rows.push({ record, refusals: 0 });
+    this.#queue = [];
     // A row the store refused before goes alone, so that it costs no other row a second try.
     const batches: PendingRow[][] = rows.filter((row) => row.refusals > 0).map((row) => [row]);
     const fresh = rows.filter((row) => row.refusals === 0);
     for (let start = 0; start < fresh.length; start += MAX_BATCH) batches.push(fresh.slice(start, start + MAX_BATCH));
-    this.writingRows = rows.length;
+    this.#writingRows = rows.length;
     for (const [index, batch] of batches.entries()) {
-      if ((await this.write(batch)) === 'unavailable') {
-        this.hold(batches.slice(index + 1).flat());
+      if ((await this.#write(batch)) === 'unavailable') {
+        this.#hold(batches.slice(index + 1).flat());
         break;
       }
     }
-    if (this.held.length > 0 && !this.retryTimer) {
-      this.retryTimer = setTimeout(() => void this.schedule(true), RETRY_INTERVAL_MS);
-      this.retryTimer.unref();
+    if (this.#held.length > 0 && !this.#retryTimer) {
+      this.#retryTimer = setTimeout(() => void this.#schedule(true), RETRY_INTERVAL_MS);
+      this.#retryTimer.unref();
     }
   }
 
-  private async write(batch: readonly PendingRow[]): Promise<WriteOutcome> {
+  async #write(batch: readonly PendingRow[]): Promise<WriteOutcome> {
     try {
-      await this.store.recordRequests(batch.map((row) => row.record));
-      this.writingRows -= batch.length;
-      if (this.storeAway) this.logger.info({ held: this.held.length }, 'request log writes resumed');
-      this.storeAway = false;
+      await this.#store.recordRequests(batch.map((row) => row.record));
+      this.#writingRows -= batch.length;
+      if (this.#storeAway) this.#logger.info({ held: this.#held.length }, 'request log writes resumed');
+      this.#storeAway = false;
       return 'done';
     } catch (error) {
       if (isStoreUnavailable(error)) {
-        this.failed('unavailable');
-        if (!this.storeAway)
-          this.logger.error({ err: error, rows: batch.length }, 'request log write failed: the store is unavailable; rows are held for another try');
-        this.storeAway = true;
-        this.hold(batch);
+        this.#failed('unavailable');
+        if (!this.#storeAway)
+          this.#logger.error({ err: error, rows: batch.length }, 'request log write failed: the store is unavailable; rows are held for another try');
+        this.#storeAway = true;
+        this.#hold(batch);
         return 'unavailable';
       }
-      this.failed('refused');
+      this.#failed('refused');
       if (batch.length === 1) {
-        this.refused(batch[0], error);
+        this.#refused(batch[0], error);
         return 'done';
       }
-      this.logger.warn({ err: error, rows: batch.length }, 'request log batch refused; writing its rows one by one');
+      this.#logger.warn({ err: error, rows: batch.length }, 'request log batch refused; writing its rows one by one');
       for (const [index, row] of batch.entries()) {
-        if ((await this.write([row])) === 'unavailable') {
-          this.hold(batch.slice(index + 1));
+        if ((await this.#write([row])) === 'unavailable') {
+          this.#hold(batch.slice(index + 1));
           return 'unavailable';
         }
       }
@@ -286,37 +292,37 @@ export class RequestLogWriter {
     }
   }
 
-  private refused(row: PendingRow, error: unknown): void {
+  #refused(row: PendingRow, error: unknown): void {
     const refusals = row.refusals + 1;
     const details = { err: error, requestId: row.record.id, refusals };
     if (refusals < MAX_ROW_ATTEMPTS) {
-      this.logger.warn(details, 'request log row refused by the store; it will be tried again');
-      this.hold([{ record: row.record, refusals }]);
+      this.#logger.warn(details, 'request log row refused by the store; it will be tried again');
+      this.#hold([{ record: row.record, refusals }]);
       return;
     }
-    this.writingRows -= 1;
-    this.dropped('refused');
-    this.logger.error(details, 'request log row dropped: the store refused it on every try');
+    this.#writingRows -= 1;
+    this.#dropped('refused');
+    this.#logger.error(details, 'request log row dropped: the store refused it on every try');
   }
 
-  private failed(reason: WriteFailure): void {
-    this.metrics.failedWrites.inc({ reason });
+  #failed(reason: WriteFailure): void {
+    this.#metrics.failedWrites.inc({ reason });
   }
 
-  private dropped(reason: DropReason): void {
-    this.metrics.droppedRows.inc({ reason });
+  #dropped(reason: DropReason): void {
+    this.#metrics.droppedRows.inc({ reason });
   }
 
-  private hold(rows: readonly PendingRow[]): void {
-    for (const row of rows) this.held.push(row);
-    this.writingRows -= rows.length;
-    this.metrics.heldRows.inc(rows.length);
+  #hold(rows: readonly PendingRow[]): void {
+    for (const row of rows) this.#held.push(row);
+    this.#writingRows -= rows.length;
+    this.#metrics.heldRows.inc(rows.length);
   }
 
-  private takeHeld(): PendingRow[] {
-    const rows = this.held;
-    this.held = [];
-    this.metrics.heldRows.dec(rows.length);
+  #takeHeld(): PendingRow[] {
+    const rows = this.#held;
+    this.#held = [];
+    this.#metrics.heldRows.dec(rows.length);
     return rows;
   }
 }

@@ -20,6 +20,8 @@ import { StreamAccumulator } from './accumulate.ts';
 import { openStreamWithFallback, type OpenedStream } from './attempts.ts';
 import { HoldWatch } from './hold-watch.ts';
 import { TEXT, textMeter, type TextCall, type TextSettlement, type TextTypes } from './kinds/text.ts';
+import { crashPoint } from '../core/crash-point.ts';
+import type { MeteredCall } from './metered-call.ts';
 import type { Pipeline, PreparedCall } from './pipeline.ts';
 import type { CallInput, RenderResult } from './types.ts';
 
@@ -44,7 +46,9 @@ export async function streamText<Body>(pipeline: Pipeline, input: CallInput<Text
   return streamPrepared(pipeline, await pipeline.prepare(TEXT, input), render);
 }
 
+/** The streaming driver of a metered call (./metered-call.ts): the call settles and records what the stream delivered. */
 export async function streamPrepared<Body>(pipeline: Pipeline, prepared: PreparedCall<TextTypes>, render: RenderResult<TextTypes, Body>): Promise<StreamRun> {
+  const metered = pipeline.meteredCall(prepared);
   // The run aborts the upstream itself when its consumer stops early, not only on disconnect.
   // Not AbortSignal.any: a composite signal with an abort listener is held by the runtime until
   // it aborts, and with it the whole finished stream (one leak per streamed request).
@@ -59,14 +63,15 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   const signal = upstream.signal;
   prepared.trace?.expectRecord();
   try {
-    const opened = await openStreamWithFallback(pipeline.attemptContext(prepared, signal), (endpoint, context) =>
-      pipeline.protocolFor(prepared, endpoint).stream(prepared.request, endpoint, context),
+    const opened = await openStreamWithFallback(metered.attemptContext(signal), (endpoint, context) =>
+      metered.protocolFor(endpoint).stream(prepared.request, endpoint, context),
     );
+    crashPoint('attempted');
     return new PipelineStream({
       pipeline,
-      prepared,
+      metered,
       opened,
-      call: pipeline.servedCall(prepared, opened.endpoint),
+      call: metered.servedCall(opened.endpoint),
       render,
       signal,
       abortUpstream: () => upstream.abort(),
@@ -74,13 +79,13 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
     });
   } catch (error) {
     pipeline.streamsCut?.removeEventListener('abort', onCut);
-    throw await pipeline.fail(prepared, error);
+    throw await metered.fail(error);
   }
 }
 
 interface PipelineStreamInput<Body> {
   readonly pipeline: Pipeline;
-  readonly prepared: PreparedCall<TextTypes>;
+  readonly metered: MeteredCall<TextTypes>;
   readonly opened: OpenedStream;
   readonly call: TextCall;
   readonly render: RenderResult<TextTypes, Body>;
@@ -98,14 +103,14 @@ type Ending =
 export class PipelineStream<Body> implements StreamRun {
   readonly call: TextCall;
   readonly events: AsyncIterable<StreamBatch>;
-  private settled: TextSettlement | undefined;
-  private readonly input: PipelineStreamInput<Body>;
-  private readonly accumulator = new StreamAccumulator();
-  private firstByteMs: number | null = null;
+  #settled: TextSettlement | undefined;
+  readonly #input: PipelineStreamInput<Body>;
+  readonly #accumulator = new StreamAccumulator();
+  #firstByteMs: number | null = null;
   /** Set when the events start being consumed, or when the run is abandoned before that. */
-  private started = false;
+  #started = false;
   /** Set once a batch was handed to the client's response: its status line (200) has gone out. */
-  private delivered = false;
+  #delivered = false;
   readonly #holdWatch: HoldWatch;
   /** Fires shortly before the hold expires: a stream still running then is ended and settled. */
   readonly #holdDeadline: NodeJS.Timeout;
@@ -115,35 +120,36 @@ export class PipelineStream<Body> implements StreamRun {
   #settling: Promise<void> | undefined;
 
   constructor(input: PipelineStreamInput<Body>) {
-    this.input = input;
+    this.#input = input;
     this.call = input.call;
-    const { pipeline, prepared, opened } = input;
+    const { pipeline, metered, opened } = input;
+    const { prepared } = metered;
     this.#holdWatch = new HoldWatch({
       maxOutputTokens: maxOutputTokens(prepared.request, opened.endpoint),
       hold: prepared.hold.reservation.amount,
       promptTokens: () => prepared.estimate.tokens,
-      price: (usage) => pipeline.price(prepared, opened.endpoint, textMeter(prepared.request, opened.endpoint, usage, undefined, false)),
+      price: (usage) => metered.price(opened.endpoint, textMeter(prepared.request, opened.endpoint, usage, undefined, false)),
     });
     const lifetime = prepared.hold.reservation.expiresAt - pipeline.now();
     this.#holdDeadline = setTimeout(() => void this.#outliveHold(), Math.max(0, lifetime - settleMargin(lifetime)));
     this.#holdDeadline.unref();
     // One generator: the events can be consumed once, so the request is settled and logged once.
-    this.events = this.run();
+    this.events = this.#run();
     // A generator that never started runs no `finally`: a client gone before the first event was
     // read would leave the reservation open until it expires. Settle it now instead.
-    input.signal.addEventListener('abort', () => void this.abandonUnstarted(), { once: true });
+    input.signal.addEventListener('abort', () => void this.#abandonUnstarted(), { once: true });
   }
 
   get settlement(): TextSettlement | undefined {
-    return this.settled;
+    return this.#settled;
   }
 
-  private async abandonUnstarted(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
+  async #abandonUnstarted(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
     clearTimeout(this.#holdDeadline);
-    await this.cancel();
-    this.log({ kind: 'cancelled' });
+    await this.#cancel();
+    this.#log({ kind: 'cancelled' });
   }
 
   /**
@@ -155,45 +161,45 @@ export class PipelineStream<Body> implements StreamRun {
     if (this.#settling) return;
     const error = errors.streamOutlivedHold();
     this.#outlived = error;
-    this.input.abortUpstream();
-    await this.finish({ kind: 'failed', error });
+    this.#input.abortUpstream();
+    await this.#finish({ kind: 'failed', error });
   }
 
   /** Stops the upstream and bills what was used. */
-  private async cancel(): Promise<void> {
-    this.input.abortUpstream();
-    await this.input.opened.stream.close();
-    await this.finish({ kind: 'cancelled' });
+  async #cancel(): Promise<void> {
+    this.#input.abortUpstream();
+    await this.#input.opened.stream.close();
+    await this.#finish({ kind: 'cancelled' });
   }
 
-  private async *run(): AsyncGenerator<StreamBatch> {
-    if (this.started) return;
-    this.started = true;
-    const { opened, signal } = this.input;
+  async *#run(): AsyncGenerator<StreamBatch> {
+    if (this.#started) return;
+    this.#started = true;
+    const { opened, signal } = this.#input;
     let ending: Ending | undefined;
     try {
       let pending: StreamBatch | undefined = opened.firstEvents;
       while (pending !== undefined) {
         const batch = new BatchCollector();
         for (const event of pending) {
-          this.accumulator.observe(event);
+          this.#accumulator.observe(event);
           this.#holdWatch.observe(event);
           if (event.type === 'finish') ending = { kind: 'finished', finish: event.finish };
           else if (event.type === 'error') ending = { kind: 'failed', error: event.error };
-          else this.firstByteMs ??= performance.now() - this.input.prepared.startedAt;
+          else this.#firstByteMs ??= performance.now() - this.#input.metered.prepared.startedAt;
           batch.push(event);
         }
         // An upstream that went on past what the hold pays for is read no further (./hold-watch.ts).
-        if (!ending && this.#holdWatch.exhausted(this.accumulator.usage)) {
+        if (!ending && this.#holdWatch.exhausted(this.#accumulator.usage)) {
           const error = errors.holdExhausted();
           ending = { kind: 'failed', error };
           batch.push({ type: 'error', error });
         }
         // Settled before the terminal event is handed out, so that a dialect can render the charge.
-        if (ending) await this.finish(ending);
+        if (ending) await this.#finish(ending);
         const events = batch.take();
         if (events !== undefined) {
-          this.delivered = true;
+          this.#delivered = true;
           yield events;
         }
         if (ending) return;
@@ -219,47 +225,49 @@ export class PipelineStream<Body> implements StreamRun {
       if (!ending) {
         // The consumer stopped (client gone) or the upstream was aborted.
         ending = { kind: 'cancelled' };
-        await this.cancel();
+        await this.#cancel();
       } else {
         await opened.stream.close();
       }
-      this.log(ending);
+      this.#log(ending);
     }
   }
 
   /** Settles once: from the provider's usage when the stream finished, else from what was produced. */
-  private finish(ending: Ending): Promise<void> {
+  #finish(ending: Ending): Promise<void> {
     this.#settling ??= this.#settle(ending);
     return this.#settling;
   }
 
   async #settle(ending: Ending): Promise<void> {
-    const { pipeline, prepared, opened } = this.input;
-    const accumulator = this.accumulator;
+    const { metered, opened } = this.#input;
+    const { prepared } = metered;
+    const accumulator = this.#accumulator;
     const succeeded = ending.kind === 'finished';
     const usage =
       succeeded && accumulator.usage ? accumulator.usage : usageOfUnfinishedStream(accumulator.usage, prepared.estimate.tokens, accumulator.streamedOutput());
     try {
       const meter = textMeter(prepared.request, opened.endpoint, usage, accumulator.webSearch, succeeded, accumulator.reportedUsage);
-      this.settled = await pipeline.settle(prepared, meter, pipeline.price(prepared, opened.endpoint, meter));
+      // A stream has no gate: what it delivered is charged (a client gone mid-stream pays for what it was sent).
+      this.#settled = await metered.settle(metered.meter(opened.endpoint, meter));
     } catch (error) {
       // The ledger is unreachable: the reservation stays open and expires; the client still gets its stream.
-      pipeline.logger.error({ err: error, requestId: prepared.requestId }, 'stream settlement failed');
+      metered.logger.error({ err: error, requestId: prepared.requestId }, 'stream settlement failed');
     }
   }
 
   /** The error a stopping server cut the stream with, when that is why its upstream was aborted. */
   #cutReason(): GatewayError | undefined {
-    const cut = this.input.pipeline.streamsCut;
-    return cut !== undefined && this.input.signal.reason === cut.reason ? (cut.reason as GatewayError) : undefined;
+    const cut = this.#input.pipeline.streamsCut;
+    return cut !== undefined && this.#input.signal.reason === cut.reason ? (cut.reason as GatewayError) : undefined;
   }
 
-  private log(ending: Ending): void {
-    const { pipeline, prepared, opened, render, call } = this.input;
-    this.input.ended();
+  #log(ending: Ending): void {
+    const { metered, opened, render, call } = this.#input;
+    this.#input.ended();
     // The endpoint's health (routing/endpoint-health.ts): a stream is judged by how it ended. One
     // that outlived its hold says nothing of the endpoint: its client may have been the slow one.
-    if (ending.kind === 'finished') opened.record?.succeeded(this.accumulator.usage?.outputTokens);
+    if (ending.kind === 'finished') opened.record?.succeeded(this.#accumulator.usage?.outputTokens);
     else if (ending.kind === 'failed' && ending.error !== this.#outlived) opened.record?.failed(ending.error, false);
     else opened.record?.abandoned();
     if (ending.kind === 'failed') {
@@ -267,9 +275,9 @@ export class PipelineStream<Body> implements StreamRun {
       // what failed (a malformed event carries its body, cut short: protocols/wire-schema.ts); the
       // prompt and the credentials are never in it.
       const { endpoint } = opened;
-      pipeline.logger.warn(
+      metered.logger.warn(
         {
-          requestId: prepared.requestId,
+          requestId: metered.prepared.requestId,
           provider: endpoint.provider.id,
           upstreamModel: endpoint.upstreamModel,
           status: ending.error.status,
@@ -279,19 +287,19 @@ export class PipelineStream<Body> implements StreamRun {
         'stream failed after it had started',
       );
     }
-    const settlement = this.settled;
+    const settlement = this.#settled;
     const finish: Finish = ending.kind === 'finished' ? ending.finish : { reason: 'error', raw: ending.kind === 'cancelled' ? 'cancelled' : ending.error.code };
-    const output = settlement ? render(this.accumulator.result(finish, settlement.usage), call, settlement) : null;
-    pipeline.record(prepared, {
+    const output = settlement ? render(this.#accumulator.result(finish, settlement.usage), call, settlement) : null;
+    void metered.record({
       status: ending.kind === 'finished' ? (ending.finish.reason === 'length' ? 'incomplete' : 'completed') : ending.kind === 'failed' ? 'failed' : 'cancelled',
       // 200 once the stream had started: the client received that status line, whatever came later.
       // 499 when the client left before anything was sent (docs/operations.md, "Logs").
-      httpStatus: this.delivered ? 200 : 499,
+      httpStatus: this.#delivered ? 200 : 499,
       endpoint: opened.endpoint,
-      ...(settlement && pipeline.settled(prepared, settlement)),
+      ...(settlement && metered.settled(opened.endpoint, settlement)),
       errorCode: ending.kind === 'failed' ? ending.error.code : null,
       output,
-      firstByteMs: this.firstByteMs,
+      firstByteMs: this.#firstByteMs,
     });
   }
 }

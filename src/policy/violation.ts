@@ -9,7 +9,14 @@ import { GatewayError } from '../core/errors.ts';
 /** Request fields policy can reject: the protocol-level parameters plus a few request-wide ones. */
 export type PolicyField = CanonicalParam | 'maxOutputTokens' | 'stream' | 'messages';
 
-export type ParamRef =
+/** A provider option inside `extra_body`, as `<group>.<key>` (text, image and video requests). */
+export interface ExtraBodyRef {
+  readonly kind: 'extra-body';
+  readonly path: string;
+}
+
+/** The references a text request (chat, messages, responses) can produce. */
+export type TextParamRef =
   | { readonly kind: 'field'; readonly field: PolicyField }
   /** `strict: true` on the function tool at this index of `request.tools`. */
   | { readonly kind: 'tool-strict'; readonly toolIndex: number }
@@ -19,14 +26,32 @@ export type ParamRef =
   | { readonly kind: 'response-format-strict' }
   /** An image part: canonical message index, part index, and the index inside a tool result. */
   | { readonly kind: 'image'; readonly messageIndex: number; readonly partIndex: number; readonly innerIndex?: number }
-  /** A provider option inside `extra_body`, as `<group>.<key>`. */
-  | { readonly kind: 'extra-body'; readonly path: string }
+  | ExtraBodyRef;
+
+/** The references an image or video request can produce (their APIs share one namer). */
+export type MediaParamRef =
   /** A parameter of an image request. */
   | { readonly kind: 'image-field'; readonly field: ImageParam }
   /** A parameter of a video request. */
   | { readonly kind: 'video-field'; readonly field: VideoParam }
-  /** A parameter of an embeddings request; `index` names one input of `input`. */
-  | { readonly kind: 'embedding-field'; readonly field: EmbeddingParam; readonly index?: number };
+  | ExtraBodyRef;
+
+/** The references an embeddings request can produce; `index` names one input of `input`. */
+export type EmbeddingParamRef = { readonly kind: 'embedding-field'; readonly field: EmbeddingParam; readonly index?: number };
+
+/** A rejected parameter of any kind of request, in canonical terms. */
+export type ParamRef = TextParamRef | MediaParamRef | EmbeddingParamRef;
+
+const TEXT_REF_KINDS = [
+  'field',
+  'tool-strict',
+  'tool-input-examples',
+  'response-format-strict',
+  'image',
+  'extra-body',
+] as const satisfies readonly TextParamRef['kind'][];
+const MEDIA_REF_KINDS = ['image-field', 'video-field', 'extra-body'] as const satisfies readonly MediaParamRef['kind'][];
+const EMBEDDING_REF_KINDS = ['embedding-field'] as const satisfies readonly EmbeddingParamRef['kind'][];
 
 export interface PolicyViolation {
   readonly ref: ParamRef;
@@ -40,6 +65,20 @@ export interface PolicyViolation {
 export interface ParamNamer {
   name(ref: ParamRef): string;
 }
+
+/**
+ * A namer that names only the references of its own kind of request; a reference of another kind
+ * (which such a request never produces) is named `body`, so that no dialect spells out another
+ * kind's parameters.
+ */
+function namerOf<Ref extends ParamRef>(kinds: readonly Ref['kind'][], name: (ref: Ref) => string): ParamNamer {
+  const own = new Set<ParamRef['kind']>(kinds);
+  return { name: (ref) => (own.has(ref.kind) ? name(ref as Ref) : 'body') };
+}
+
+export const textParamNamer = (name: (ref: TextParamRef) => string): ParamNamer => namerOf(TEXT_REF_KINDS, name);
+export const mediaParamNamer = (name: (ref: MediaParamRef) => string): ParamNamer => namerOf(MEDIA_REF_KINDS, name);
+export const embeddingParamNamer = (name: (ref: EmbeddingParamRef) => string): ParamNamer => namerOf(EMBEDDING_REF_KINDS, name);
 
 export const fieldRef = (field: PolicyField): ParamRef => ({ kind: 'field', field });
 

@@ -8,6 +8,7 @@ import type { OperationState, UpstreamVideo } from '../canonical/index.ts';
 import { strictBase64 } from '../core/base64.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import { getStream, type JsonCallOptions } from './transport/json-call.ts';
+import { parseRetryAfter, type UpstreamHeaders } from './transport/upstream-errors.ts';
 
 export const DEFAULT_VIDEO_TYPE = 'video/mp4';
 
@@ -58,6 +59,13 @@ function withDuration(file: VideoFile, durationSeconds: number | undefined): Vid
 export function deliverable(parsed: ParsedOperation, download: JsonCallOptions, origin: string): OperationState {
   if (parsed.status !== 'succeeded') return parsed;
   return { status: 'succeeded', video: upstreamVideo(parsed.file, download, origin) };
+}
+
+/** A running operation with the wait its look's answer asked for (Retry-After), if any: the job honours it. */
+export function withAskedWait<State extends { readonly status: string }>(state: State, headers: UpstreamHeaders): State | OperationState {
+  if (state.status !== 'running') return state;
+  const seconds = parseRetryAfter(headers);
+  return seconds === undefined ? state : { status: 'running', retryAfterMs: seconds * 1000 };
 }
 
 /** The options of a call to `url`: the provider's key headers only when the URL is on its `origin`. */

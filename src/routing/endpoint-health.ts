@@ -9,7 +9,7 @@
  * attempts and by a read of every endpoint each `refreshMs`. Only a probe asks the backend before
  * its attempt, so a healthy request awaits nothing here.
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../core/logger.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -56,7 +56,7 @@ export interface EndpointHealthOptions {
   readonly backend: BreakerBackend;
   /** Every endpoint key of the config (`<provider>:<upstream model>`), reported even before its first attempt. */
   readonly endpoints: readonly string[];
-  readonly logger: FastifyBaseLogger;
+  readonly logger: Logger;
   readonly metrics: Registry;
   readonly now?: () => number;
   readonly refreshMs?: number;
@@ -66,7 +66,7 @@ export class EndpointHealth {
   readonly #settings: BreakerSettings;
   readonly #backend: BreakerBackend;
   readonly #endpoints: readonly string[];
-  readonly #logger: FastifyBaseLogger;
+  readonly #logger: Logger;
   readonly #now: () => number;
   readonly #views = new Map<string, KnownView>();
   readonly #stats = new Map<string, EndpointStats>();

@@ -77,6 +77,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions): Promise
   installConnectionGuard(app.server, limits, deps.metrics);
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.decorateRequest('limitTicket', null);
+  app.decorateRequest('handedToCore', false);
   installRequestIds(app);
   installRequestTracing(app, deps.tracing);
   installBodyParsers(app);

@@ -6,7 +6,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { BlobStore } from './blobs.ts';
-import type { StorageLogger } from './logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -28,7 +28,7 @@ export interface MaintenanceOptions {
   readonly intervalMs: number;
   /** Milliseconds since the epoch; replaceable in tests. */
   readonly now: () => number;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly blobs?: MaintainedBlobs;
 }
 
@@ -64,7 +64,7 @@ export async function sweepBlobs(blobs: MaintainedBlobs, now: number): Promise<n
 }
 
 /** One pass: every step runs even when an earlier one fails; failures are logged, never thrown. */
-export async function runMaintenance(store: MaintenanceStore, now: number, logger: StorageLogger, blobs?: MaintainedBlobs): Promise<void> {
+export async function runMaintenance(store: MaintenanceStore, now: number, logger: Logger, blobs?: MaintainedBlobs): Promise<void> {
   const steps: (readonly [string, () => Promise<number>])[] = STEPS.map(([step, run]) => [step, () => run(store, now)] as const);
   if (blobs) steps.push(['delete expired output files', () => sweepBlobs(blobs, now)]);
   for (const [step, run] of steps) {

@@ -4,11 +4,9 @@
  * before it is returned.
  */
 import { join } from 'node:path';
-import { silentLogger, type StorageLogger } from './logger.ts';
+import { silentLogger, type Logger } from '../core/logger.ts';
 import type { HeartbeatOptions } from './postgres/instances.ts';
 import type { Store } from './store.ts';
-
-export type { StorageLogger } from './logger.ts';
 
 export const SQLITE_FILE_NAME = 'gateway.sqlite';
 
@@ -35,7 +33,7 @@ export interface OpenStoreOptions {
   readonly schema?: string;
   /** PostgreSQL only: connections in the pool (default 10). */
   readonly poolSize?: number;
-  readonly logger?: StorageLogger;
+  readonly logger?: Logger;
   /** The clock for creation times; replaceable in tests. */
   readonly now?: () => number;
 }

@@ -15,6 +15,7 @@ import type {
   Consent,
   HoldOwner,
   IdempotencyBegin,
+  JobKind,
   JobRecord,
   KeyLimits,
   LedgerEntry,
@@ -27,6 +28,7 @@ import type {
   SettleOutcome,
   UsageSummaryRow,
   WebhookAttemptOutcome,
+  WaitingJobs,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEvent,
@@ -450,7 +452,17 @@ export function jobFromRow(row: Row): JobRecord {
     dispatchedAt: nullableInteger(row.dispatched_at),
     cost: row.cost === null || row.cost === undefined ? null : bigintValue(row.cost),
     checkpoint: row.checkpoint === null || row.checkpoint === undefined ? null : json(row.checkpoint),
+    nextAttemptAt: nullableInteger(row.next_attempt_at),
   };
+}
+
+/** The columns of a count of waiting jobs by kind (both engines; grouped by kind). */
+export const WAITING_COUNTS = `kind,
+  SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued,
+  SUM(CASE WHEN status = 'in_progress' AND next_attempt_at IS NOT NULL THEN 1 ELSE 0 END) AS parked`;
+
+export function waitingJobs(rows: readonly Row[]): Map<JobKind, WaitingJobs> {
+  return new Map(rows.map((row) => [text(row.kind) as JobKind, { queued: Number(row.queued), parked: Number(row.parked) }]));
 }
 
 export function webhookEndpointFromRow(row: Row): WebhookEndpoint {

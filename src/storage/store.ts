@@ -423,9 +423,14 @@ export interface JobRecord {
    * checkpoint when it has one, and failed when it has none.
    */
   readonly checkpoint: unknown;
+  /**
+   * When the next step of a parked job is due (a start-and-poll job between two looks at its
+   * operation: in progress, without a lease); null otherwise.
+   */
+  readonly nextAttemptAt: number | null;
 }
 
-export type NewJob = Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt' | 'dispatchedAt' | 'cost' | 'checkpoint'>;
+export type NewJob = Omit<JobRecord, 'leaseOwner' | 'leaseUntil' | 'attempts' | 'updatedAt' | 'dispatchedAt' | 'cost' | 'checkpoint' | 'nextAttemptAt'>;
 
 export interface JobPatch {
   readonly status?: JobStatus;
@@ -436,7 +441,14 @@ export interface JobPatch {
   readonly dispatchedAt?: number;
   readonly cost?: Picos;
   readonly checkpoint?: unknown;
+  /** Parks the job until then (with `leaseUntil: null`): claimable again once it is due. */
+  readonly nextAttemptAt?: number;
   readonly now: number;
+}
+
+export interface WaitingJobs {
+  readonly queued: number;
+  readonly parked: number;
 }
 
 export interface JobStore {
@@ -444,8 +456,11 @@ export interface JobStore {
   createJob(job: NewJob): Promise<JobRecord>;
   getJob(id: string): Promise<JobRecord | null>;
   /**
-   * Leases the oldest queued job of a kind (or an in-progress one whose lease expired or was
-   * cleared), never one past its expiresAt; null when none.
+   * Leases a claimable job of a kind: queued, parked and due, or in progress with a lease that
+   * expired or was cleared; never one past its expiresAt; null when none. Of the owners with
+   * claimable jobs, the one with the fewest jobs of the kind under a live lease (on any instance)
+   * goes first, then the oldest job: one owner's backlog does not hold another's jobs back. A
+   * claim counts as an attempt unless the job was parked (a due step of its operation).
    */
   claimJob(kind: JobKind, worker: string, now: number, leaseUntil: number): Promise<JobRecord | null>;
   /**
@@ -470,8 +485,8 @@ export interface JobStore {
    * that ended them died before settling or releasing. Oldest first, at most `limit`.
    */
   endedJobsHoldingCredit(endedBefore: number, limit: number): Promise<JobRecord[]>;
-  /** Queued jobs by kind (the backlog); kinds without any are absent. */
-  countQueuedJobs(now: number): Promise<Map<JobKind, number>>;
+  /** Queued jobs (the backlog) and parked ones (operations between two steps) by kind; kinds without either are absent. */
+  countWaitingJobs(now: number): Promise<Map<JobKind, WaitingJobs>>;
   deleteExpiredJobs(now: number): Promise<number>;
 }
 

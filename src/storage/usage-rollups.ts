@@ -29,6 +29,9 @@ export type UsageMeasure = (typeof USAGE_MEASURES)[number];
 /** The key columns besides the period; '' stands for none (a NULL would never match ON CONFLICT). */
 export const USAGE_KEY_COLUMNS = ['owner_kind', 'owner_id', 'key_id', 'model', 'provider', 'route', 'status'] as const;
 
+/** The request log columns a rollup reads (a request counts as one of `requests`). */
+export const ROLLED_UP_COLUMNS = ['created_at', ...USAGE_KEY_COLUMNS, ...USAGE_MEASURES.filter((measure) => measure !== 'requests')] as const;
+
 /**
  * PostgreSQL: statements that add the request rows of `source` (a table or a CTE with the request
  * log's columns) into both rollups, as `WITH`-able parts ending in a plain INSERT. Rows are added in

@@ -14,7 +14,7 @@
  * overlap, so any number of them may run, and one that dies leaves its claims to lapse.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { StorageLogger } from '../storage/logger.ts';
+import type { Logger } from '../core/logger.ts';
 import type { ClaimedWebhookDelivery, Store, WebhookAttemptOutcome } from '../storage/store.ts';
 import type { Resolver } from './addresses.ts';
 import { jobEvent } from './events.ts';
@@ -22,7 +22,7 @@ import { retryDelayMs } from './retry.ts';
 import { createWebhookSender } from './sender.ts';
 import type { WebhookSettings } from './settings.ts';
 
-export type WebhookLogger = StorageLogger & { debug(details: object, message: string): void };
+export type WebhookLogger = Logger & { debug(details: object, message: string): void };
 
 type DispatcherStore = Pick<Store, 'unannouncedJobs' | 'announceJob' | 'claimWebhookDeliveries' | 'completeWebhookAttempt' | 'countPendingWebhookDeliveries'>;
 

@@ -143,12 +143,15 @@ for (const engine of ['sqlite', 'postgres'] as const) {
               modelId: model,
               status: 'completed',
               httpStatus: 200,
-              usage: {
-                inputTokens: 800 + index * 13,
-                outputTokens: 300 + index * 7,
-                cacheReadTokens: (index % 5) * 200,
-                cacheWriteTokens: 0,
-                reasoningTokens: index % 50,
+              logged: {
+                searchUnits: 0,
+                usage: {
+                  inputTokens: 800 + index * 13,
+                  outputTokens: 300 + index * 7,
+                  cacheReadTokens: (index % 5) * 200,
+                  cacheWriteTokens: 0,
+                  reasoningTokens: index % 50,
+                },
               },
               cost: BigInt(2_000_000_000 + (index % 7) * 900_000_000 + (index % 3) * 1_500_000_000),
               cacheSavings: BigInt((index % 5) * 200 * 2_700_000),

@@ -49,7 +49,7 @@ function rawGet(url: string): Promise<JsonResponse> {
     request.on('error', reject);
   });
 }
-const silent = { info() {}, warn() {}, error() {} };
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`stored outputs (${engine})`, () => {

@@ -18,6 +18,8 @@ import { withIdempotency } from '../../src/http/idempotency.ts';
 import { rejectionRecorder } from '../../src/http/request-recording.ts';
 import type { RouteModule } from '../../src/http/route-module.ts';
 import type { OutputKind } from '../../src/pipeline/kind.ts';
+import type { ChargeGate } from '../../src/pipeline/metered-call.ts';
+import type { OperationDriver } from '../../src/pipeline/operation.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared } from '../../src/pipeline/prepared-record.ts';
 import { fieldRef, type ParamNamer } from '../../src/policy/violation.ts';
@@ -220,19 +222,24 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal((await newCharges(gateway, before)).length, 1);
     });
 
-    test('a prepared call stored as data is completed later by another pipeline, once', async () => {
-      const before = await ledger(gateway);
+    /** A widget call prepared in the core, as a job's submission does, without HTTP. */
+    async function prepareWidgets(count: number, modelId = 'gateway/widgets') {
       const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({
         headers: { authorization: `Bearer ${gateway.apiKey}` },
       } as FastifyRequest);
-      const prepared = await core.prepare(WIDGETS, {
-        request: { model: 'gateway/widgets', fallbackModels: [], stream: false, count: 2 },
+      return core.prepare(WIDGETS, {
+        request: { model: modelId, fallbackModels: [], stream: false, count },
         names,
         auth,
         requestId: timeOrderedId('req'),
         route: 'widgets',
         signal: new AbortController().signal,
       });
+    }
+
+    test('a prepared call stored as data is completed later by another pipeline, once', async () => {
+      const before = await ledger(gateway);
+      const prepared = await prepareWidgets(2);
       // The hold is the worst case over the plan: two widgets at the dearer route's price.
       assert.equal((await ledger(gateway)).balance.reserved, usdToPicos('0.5'));
       const stored = JSON.parse(JSON.stringify(preparedCallRecord(prepared)));
@@ -240,7 +247,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const worker = new Pipeline(gateway.deps, { protocols });
       try {
         const resumed = await resumePrepared(worker, WIDGETS, stored, { names, signal: new AbortController().signal });
-        const completed = await worker.completePrepared(resumed, (result) => result.widgets);
+        const completed = await worker.meteredCall(resumed).complete((result) => result.widgets);
         assert.deepEqual(completed.body, ['widget-0', 'widget-1']);
         assert.equal(completed.settlement.charged, usdToPicos('0.5'));
         assert.equal((await ledger(gateway)).balance.reserved, 0n);
@@ -250,6 +257,85 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       } finally {
         await worker.close();
       }
+    });
+
+    test('a start-and-poll operation of this kind: started, looked at until done, then admitted, charged and recorded once, in that order', async () => {
+      const before = await ledger(gateway);
+      const prepared = await prepareWidgets(3);
+      // The operation, as an upstream would run it: done at the third look, one widget short.
+      let looks = 0;
+      const driver: OperationDriver<WidgetTypes, { readonly routeKey: string; readonly ticket: string }, readonly string[]> = {
+        start: async (call) => ({ routeKey: call.prepared.attempts.at(-1)!.key, ticket: 'op-1' }),
+        look: async () => (++looks < 3 ? { status: 'running', retryAfterMs: 1 } : { status: 'succeeded', delivered: ['widget-0', 'widget-1'] }),
+        meter: (_call, _endpoint, delivered) => ({ widgets: delivered.length }),
+      };
+      const steps: string[] = [];
+      const gate: ChargeGate<readonly string[]> = {
+        admit: async (_body, cost) => {
+          // The end is admitted before anything is charged.
+          steps.push(`admit ${cost} with ${(await newCharges(gateway, before)).length} charges`);
+          return true;
+        },
+        amend: async () => {
+          steps.push('amend');
+        },
+      };
+      const call = core.meteredCall(prepared, gate);
+      const checkpoint = await driver.start(call);
+      const endpoint = gateway.deps.catalog.route(prepared.modelId, checkpoint.routeKey)!;
+      let look = await driver.look(call, endpoint, checkpoint, prepared.signal);
+      while (look.status === 'running') look = await driver.look(call, endpoint, checkpoint, prepared.signal);
+      assert.equal(look.status, 'succeeded');
+      const metered = call.meter(endpoint, driver.meter(call, endpoint, look.delivered));
+      const charged = await call.charge(metered, () => look.delivered);
+      assert.ok(charged);
+      await call.record({ status: 'completed', httpStatus: 200, ...call.settled(endpoint, charged.settlement), output: charged.body });
+      await call.record({ status: 'failed', httpStatus: 500 });
+      assert.deepEqual(steps, [`admit ${usdToPicos('0.5')} with 0 charges`]);
+      assert.deepEqual(
+        (await newCharges(gateway, before)).map((entry) => entry.amount),
+        [usdToPicos('0.5')],
+      );
+      await core.flush();
+      const row = await gateway.store.getRequest(prepared.requestId);
+      assert.equal(row?.status, 'completed', 'the first record is the row; a second changes nothing');
+      assert.equal(row?.cost, usdToPicos('0.5'));
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+    });
+
+    test('a gate that refuses (the work moved on): nothing charged, nothing released, no row', async () => {
+      const before = await ledger(gateway);
+      const prepared = await prepareWidgets(1);
+      const call = core.meteredCall(prepared, { admit: async () => false, amend: async () => {} });
+      await assert.rejects(
+        call.complete((result) => result.widgets),
+        { status: 409, code: 'invalid_state' },
+      );
+      assert.deepEqual(await newCharges(gateway, before), []);
+      // The hold is whoever won's to finish.
+      assert.equal((await ledger(gateway)).balance.reserved, prepared.hold.reservation.amount);
+      await core.flush();
+      assert.equal(await gateway.store.getRequest(prepared.requestId), null);
+      await prepared.hold.release();
+    });
+
+    test('a failure with a gate: its end is admitted while the hold is still open, then released, then recorded', async () => {
+      const prepared = await prepareWidgets(1);
+      const ends: string[] = [];
+      const call = core.meteredCall(prepared, {
+        admit: async () => true,
+        amend: async () => {},
+        refuse: async (end) => {
+          ends.push(`${end.status} ${end.error.code} with ${(await ledger(gateway)).balance.reserved} held`);
+          return true;
+        },
+      });
+      const failure = await call.fail(errors.upstreamOverloaded('busy', true, undefined));
+      assert.equal(failure.status, 503);
+      assert.deepEqual(ends, [`failed upstream_unavailable with ${prepared.hold.reservation.amount} held`]);
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+      await core.flush();
+      assert.equal((await gateway.store.getRequest(prepared.requestId))?.status, 'failed');
     });
   });
 }

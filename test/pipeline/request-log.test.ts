@@ -53,7 +53,7 @@ function scriptedStore(fail: (records: readonly RequestLogRecord[]) => Failure) 
 function recordingLogger() {
   const entries: Array<{ level: string; message: string; details: Record<string, unknown> }> = [];
   const log = (level: string) => (details: object, message: string) => void entries.push({ level, message, details: details as Record<string, unknown> });
-  return { entries, logger: { info: log('info'), warn: log('warn'), error: log('error') } };
+  return { entries, logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } };
 }
 
 function row(marker = 'plain'): RequestLogRecord {

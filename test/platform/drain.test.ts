@@ -90,11 +90,14 @@ async function startWork(server: Server, key: string): Promise<Running> {
     json: { model: 'gateway/reel-3-lite', prompt: 'a lighthouse', duration: 5 },
   });
   assert.equal(video.status, 200, video.text);
-  // Both jobs are claimed: running on this instance.
+  // Both jobs are under way: the response running on this instance, the video's operation started
+  // (a step of it running, or the job parked until its next look).
   await untilEnded(
     async () => {
       const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
-      const both = /gateway_jobs_running\{kind="response"\} 1/.test(metrics) && /gateway_jobs_running\{kind="video"\} 1/.test(metrics);
+      const both =
+        /gateway_jobs_running\{kind="response"\} 1/.test(metrics) &&
+        (/gateway_jobs_running\{kind="video"\} 1/.test(metrics) || /gateway_jobs_parked\{kind="video"\} 1/.test(metrics));
       return { status: both ? 'running' : 'waiting' };
     },
     ['waiting'],

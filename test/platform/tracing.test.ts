@@ -373,6 +373,20 @@ describe('tracing over OTLP', () => {
     assertNoSecrets(spans);
   });
 
+  test('embeddings', async () => {
+    const context = clientContext();
+    const { data, response } = await openai(context.traceparent).embeddings.create({ model: 'gateway/atlas-embed-1', input: PROMPT }).withResponse();
+    const spans = await spansOf(context.traceId);
+    assertTree(context, spans);
+    const attributes = spans.server.attributes;
+    assert.equal(attributes['gen_ai.operation.name'], 'embeddings');
+    assert.equal(attributes['gen_ai.request.model'], 'gateway/atlas-embed-1');
+    assert.equal(attributes['gen_ai.usage.input_tokens'], data.usage.prompt_tokens);
+    assert.equal(attributes['gateway.cost.usd'], response.headers.get('x-gateway-cost-usd'));
+    assertServedAttempt(spans.attempts[0], 'sim-first', 'embeddings');
+    assertNoSecrets(spans);
+  });
+
   test("background response: the job's span, linked to the creating request's, with its attempt", async () => {
     const context = clientContext();
     const created = await openai(context.traceparent).responses.create({ model: TRACED, input: PROMPT, background: true });

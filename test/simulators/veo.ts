@@ -80,7 +80,11 @@ export async function startVeoSimulator({ apiKey, runningPolls = 2 }: VideoSimul
     const operation = operations.get(name);
     if (!operation) return reply.json(404, googleErrorBody(404, `Operation ${name} not found`));
     operation.looks++;
-    if (operation.prompt.includes('[stuck]') || operation.looks <= runningPolls) return reply.json(200, { name });
+    if (operation.prompt.includes('[stuck]') || operation.looks <= runningPolls) {
+      // `[retry-after=N]` in the prompt: a running operation asks for N seconds before the next look.
+      const wait = /\[retry-after=(\d+)\]/.exec(operation.prompt)?.[1];
+      return reply.json(200, { name }, wait === undefined ? undefined : { 'retry-after': wait });
+    }
     reply.json(200, { name, done: true, ...outcome(operation) });
   }
 

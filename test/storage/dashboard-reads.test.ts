@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { silentLogger } from '../../src/storage/logger.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { openPostgresDatabase } from '../../src/storage/postgres/database.ts';
 import { dashboardQuery } from '../../src/storage/postgres/usage.ts';
 import { MEMORY_DATABASE, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';

@@ -8,7 +8,7 @@ import { WEBHOOK_DELIVERY_LIFETIME_MS } from '../../src/storage/rows.ts';
 function recordingLogger() {
   const entries: { level: string; details: object; message: string }[] = [];
   const log = (level: string) => (details: object, message: string) => void entries.push({ level, details, message });
-  return { entries, logger: { info: log('info'), warn: log('warn'), error: log('error') } };
+  return { entries, logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } };
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {

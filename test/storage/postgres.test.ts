@@ -3,14 +3,17 @@
  * required: when it is unreachable these tests fail rather than skip.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { GatewayError } from '../../src/core/errors.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
-import { openStore } from '../../src/storage/open-store.ts';
+import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 import { assertLedgerConsistent, MINUTE } from './contract/context.ts';
@@ -57,6 +60,56 @@ describe('postgres specifics', () => {
   test('both engines know the same migrations', () => {
     const outline = (migrations: typeof SQLITE_MIGRATIONS) => migrations.map(({ version, name }) => ({ version, name }));
     assert.deepEqual(outline(POSTGRES_MIGRATIONS), outline(SQLITE_MIGRATIONS));
+  });
+
+  /**
+   * What only PostgreSQL needs: the blob store in the database (SQLite keeps blobs in a folder) and
+   * the instances' heartbeats (one SQLite file has one server).
+   */
+  const POSTGRES_ONLY_TABLES = ['blobs', 'blob_chunks', 'instances'];
+
+  test('both engines, migrated, have the same tables with the same columns, nullable alike', async () => {
+    // `table.column` with `NOT NULL` where the column refuses nulls (a primary key always does).
+    const sqliteDir = await mkdtemp(join(tmpdir(), 'gateway-parity-'));
+    const schema = newSchema();
+    try {
+      await (await openStore({ dataDir: sqliteDir })).close();
+      await (await openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 1 })).close();
+      const file = new DatabaseSync(join(sqliteDir, SQLITE_FILE_NAME), { readOnly: true });
+      const sqliteColumns: string[] = [];
+      try {
+        const tables = file.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
+        for (const { name } of tables) {
+          for (const column of file.prepare(`PRAGMA table_info(${name})`).all() as { name: string; notnull: number; pk: number }[]) {
+            sqliteColumns.push(`${name}.${column.name}${column.notnull || column.pk ? ' NOT NULL' : ''}`);
+          }
+        }
+      } finally {
+        file.close();
+      }
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      let postgresColumns: string[];
+      try {
+        const { rows } = await client.query(`SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_schema = $1`, [schema]);
+        postgresColumns = rows.map((row) => `${row.table_name}.${row.column_name}${row.is_nullable === 'NO' ? ' NOT NULL' : ''}`);
+      } finally {
+        await client.end();
+      }
+      const shared = (columns: string[]) => columns.filter((column) => !POSTGRES_ONLY_TABLES.includes(column.split('.')[0])).sort();
+      const onlyIn = (these: string[], those: string[]) => these.filter((column) => !those.includes(column));
+      assert.deepEqual(
+        { postgresOnly: onlyIn(shared(postgresColumns), sqliteColumns), sqliteOnly: onlyIn(sqliteColumns, postgresColumns) },
+        { postgresOnly: [], sqliteOnly: [] },
+      );
+      for (const table of POSTGRES_ONLY_TABLES)
+        assert.ok(
+          postgresColumns.some((column) => column.startsWith(`${table}.`)),
+          `${table} exists`,
+        );
+    } finally {
+      await rm(sqliteDir, { recursive: true, force: true });
+    }
   });
 
   test('schema names are plain identifiers', async () => {
@@ -155,7 +208,7 @@ describe('postgres specifics', () => {
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
     try {
       const warnings: string[] = [];
-      const logger = { info() {}, error() {}, warn: (_details: object, message: string) => void warnings.push(message) };
+      const logger = { debug() {}, info() {}, error() {}, warn: (_details: object, message: string) => void warnings.push(message) };
       const url = new URL(TEST_DATABASE_URL);
       url.host = `127.0.0.1:${proxy.port}`;
       const store = await openStore({ databaseUrl: url.href, dataDir, schema: contractSchema, poolSize: 1, logger });

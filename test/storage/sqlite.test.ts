@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { timeOrderedId } from '../../src/core/ids.ts';
 import { REQUEST_LOG_LIFETIME_MS, requestLogRecord } from '../../src/pipeline/request-log.ts';
-import { silentLogger } from '../../src/storage/logger.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { GROUP_COMMIT_MS, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
 import { EXPIRY_BATCH_ROWS } from '../../src/storage/sqlite/expiry.ts';
 import { openSqliteStore } from '../../src/storage/sqlite/store.ts';

@@ -1,8 +1,8 @@
 /**
  * Video jobs across process deaths and instances, as real server processes over the Veo simulator
- * (docs/video.md, "Restarts and failures"): a server is killed with kill -9 while its job's
- * operation is being polled (the upstream unreachable at that moment, so the job cannot end before
- * the kill); then the next server on the SQLite file, or a second instance on the same PostgreSQL
+ * (docs/video.md, "Restarts and failures"): a server is killed with kill -9 while a step of its job
+ * holds the job's lease in the middle of a look at the operation (the look hanging upstream, so the
+ * job cannot end before the kill); then the next server on the SQLite file, or a second instance on the same PostgreSQL
  * once the dead one's lease lapsed, resumes polling the same operation from the job's checkpoint.
  * Each ends with one upstream generation, one charge of the delivered seconds, nothing held, and
  * the ledger balanced to the last unit.
@@ -67,21 +67,23 @@ after(async () => {
 });
 
 /**
- * Submits a job and returns once its operation was started and is being polled (so its checkpoint
- * is written), with the upstream then unreachable: the job cannot end until it comes back.
+ * Submits a job and returns once a step of it holds its lease in the middle of a look at the
+ * operation (started, its checkpoint written, the look hanging upstream): a kill now leaves the job
+ * under a lease that lapses (or that the next server on the SQLite file clears) before anyone goes on.
  */
-async function submitAndStrand(server: Server, key: string, prompt: string): Promise<string> {
+async function submitMidLook(server: Server, key: string, prompt: string): Promise<string> {
   const startedBefore = veo.started.length;
+  // The start is answered; the look that follows it at once hangs.
+  veo.enqueue({ kind: 'normal' }, { kind: 'delay', ms: 30_000 });
   const submitted = await submitVideo({ baseUrl: server.baseUrl, apiKey: key }, { model: 'gateway/veo', prompt, duration: 4 });
   assert.equal(submitted.status, 200, submitted.text);
   const deadline = Date.now() + 10_000;
   for (;;) {
     const operation = veo.started[startedBefore]?.id;
     if (operation && veo.requests.some((request) => request.method === 'GET' && request.path.endsWith(operation))) break;
-    if (Date.now() > deadline) assert.fail('the job never polled its operation');
+    if (Date.now() > deadline) assert.fail('the job never looked at its operation');
     await sleep(10);
   }
-  await veo.goOffline();
   return submitted.body.id;
 }
 
@@ -102,10 +104,9 @@ describe('video jobs across crashes and instances', () => {
     let jobId: string;
     try {
       funded = await fundedAccount(first, 'video');
-      jobId = await submitAndStrand(first, funded.key, 'a crash-proof sunset');
+      jobId = await submitMidLook(first, funded.key, 'a crash-proof sunset');
     } finally {
       await first.process.stop('SIGKILL');
-      await veo.goOnline();
     }
     const second = await startServer(configPath, env);
     try {
@@ -135,9 +136,8 @@ describe('video jobs across crashes and instances', () => {
       const startedBefore = veo.started.length;
       try {
         const funded = await fundedAccount(doomed, 'video');
-        const jobId = await submitAndStrand(doomed, funded.key, 'a crash-proof moonrise');
+        const jobId = await submitMidLook(doomed, funded.key, 'a crash-proof moonrise');
         await doomed.process.stop('SIGKILL');
-        await veo.goOnline();
         survivor = await startServer(configPath, env);
         const job = (await endedVideo({ baseUrl: survivor.baseUrl, apiKey: funded.key }, jobId)).body;
         assert.equal(job.status, 'completed', JSON.stringify(job));
@@ -146,7 +146,6 @@ describe('video jobs across crashes and instances', () => {
         const totals = await settledLedger(async () => ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]));
         assertOneCharge(totals, await shownBalance(survivor, funded.accountId));
       } finally {
-        await veo.goOnline();
         await doomed.process.stop('SIGKILL');
         await survivor?.process.stop('SIGTERM');
       }

@@ -157,6 +157,21 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await chargedOnce(gateway, before, '1.6');
     });
 
+    test('Veo: a look that asks for a longer wait (Retry-After) parks the job that long, then it completes, charged once', async () => {
+      const before = await ledger(gateway);
+      const submitted = await submitVideo(gateway, { model: 'gateway/veo', prompt: 'a slow tide [retry-after=1]', duration: 4 });
+      assert.equal(submitted.status, 200, submitted.text);
+      const parked = await eventually(async () => {
+        const job = await gateway.store.getJob(submitted.body.id);
+        assert.ok(job?.nextAttemptAt, 'parked after its first look');
+        return job;
+      });
+      assert.ok(parked.nextAttemptAt! - parked.updatedAt > 900, 'parked for the second asked, not the 20 to 40 ms of the config');
+      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      assert.equal(job.status, 'completed', JSON.stringify(job));
+      await chargedOnce(gateway, before, '1.6');
+    });
+
     const lookCases = [
       { name: 'Veo', model: 'gateway/veo', simulator: () => veo, fault: { kind: 'retype', path: ['done'], value: 'yes' }, charged: '3.2' },
       { name: 'GPU pool', model: 'gateway/pool', simulator: () => pool, fault: { kind: 'retype', path: ['status'], value: 7 }, charged: '0.25' },

@@ -23,6 +23,7 @@ function job(overrides: Partial<JobRecord>): JobRecord {
     dispatchedAt: 1_767_225_000_500,
     cost: 1_000n,
     checkpoint: null,
+    nextAttemptAt: null,
     ...overrides,
   };
 }

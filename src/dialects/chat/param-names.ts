@@ -3,7 +3,7 @@
  * which knows where each canonical piece came from (system messages are hoisted, so message indexes
  * shift; `max_tokens` and `max_completion_tokens` are one canonical field).
  */
-import type { ParamNamer, ParamRef, PolicyField } from '../../policy/violation.ts';
+import { textParamNamer, type ParamNamer, type PolicyField } from '../../policy/violation.ts';
 
 /** The canonical fields a chat body can set, by their chat names; the others keep their canonical name. */
 const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
@@ -39,34 +39,27 @@ export interface ChatOrigins {
 }
 
 export function chatParamNames(origins: ChatOrigins): ParamNamer {
-  return {
-    name(ref: ParamRef): string {
-      switch (ref.kind) {
-        case 'field':
-          if (ref.field === 'maxOutputTokens') return origins.maxTokensField;
-          if (ref.field === 'webSearch') return origins.webSearchTool === undefined ? 'tools' : `tools[${origins.webSearchTool}]`;
-          return FIELD_NAMES[ref.field] ?? ref.field;
-        case 'tool-strict':
-          return `tools[${origins.tools[ref.toolIndex] ?? ref.toolIndex}].function.strict`;
-        // A chat body has no example inputs; the reference is named all the same.
-        case 'tool-input-examples':
-          return `tools[${origins.tools[ref.toolIndex] ?? ref.toolIndex}].function.input_examples`;
-        case 'response-format-strict':
-          return 'response_format.json_schema.strict';
-        case 'image':
-          return `messages[${origins.messages[ref.messageIndex] ?? ref.messageIndex}].content[${ref.partIndex}]`;
-        case 'extra-body':
-          return `extra_body.${ref.path}`;
-        // Image, video and embedding parameters never come from a text request.
-        case 'image-field':
-        case 'embedding-field':
-        case 'video-field':
-          return ref.field;
-        default: {
-          const unreachable: never = ref;
-          return unreachable;
-        }
+  return textParamNamer((ref) => {
+    switch (ref.kind) {
+      case 'field':
+        if (ref.field === 'maxOutputTokens') return origins.maxTokensField;
+        if (ref.field === 'webSearch') return origins.webSearchTool === undefined ? 'tools' : `tools[${origins.webSearchTool}]`;
+        return FIELD_NAMES[ref.field] ?? ref.field;
+      case 'tool-strict':
+        return `tools[${origins.tools[ref.toolIndex] ?? ref.toolIndex}].function.strict`;
+      // A chat body has no example inputs; the reference is named all the same.
+      case 'tool-input-examples':
+        return `tools[${origins.tools[ref.toolIndex] ?? ref.toolIndex}].function.input_examples`;
+      case 'response-format-strict':
+        return 'response_format.json_schema.strict';
+      case 'image':
+        return `messages[${origins.messages[ref.messageIndex] ?? ref.messageIndex}].content[${ref.partIndex}]`;
+      case 'extra-body':
+        return `extra_body.${ref.path}`;
+      default: {
+        const unreachable: never = ref;
+        return unreachable;
       }
-    },
-  };
+    }
+  });
 }

@@ -5,7 +5,7 @@
  */
 import type { CanonicalEmbeddingRequest, EmbeddingInput } from '../../canonical/index.ts';
 import { errors } from '../../core/errors.ts';
-import type { ParamNamer, ParamRef } from '../../policy/violation.ts';
+import { embeddingParamNamer, type ParamNamer } from '../../policy/violation.ts';
 import { fallbackModels, providerPreferences } from '../gateway-options.ts';
 import { MAX_EMBEDDING_INPUTS, type EmbeddingsBody } from './schema.ts';
 
@@ -70,11 +70,7 @@ function mixed() {
  * or one array of token ids).
  */
 function embeddingParamNames(singleInput: boolean): ParamNamer {
-  return {
-    name(ref: ParamRef): string {
-      // Text, image and video references never come from an embeddings request.
-      if (ref.kind !== 'embedding-field') return 'body';
-      return ref.index === undefined || singleInput ? ref.field : `${ref.field}[${ref.index}]`;
-    },
-  };
+  return embeddingParamNamer((ref) => {
+    return ref.index === undefined || singleInput ? ref.field : `${ref.field}[${ref.index}]`;
+  });
 }

@@ -14,7 +14,8 @@ import { withIdempotency } from '../../http/idempotency.ts';
 import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
 import { EMBEDDING } from '../../pipeline/kinds/embedding.ts';
-import { pipelineFor, type ChargeGate, type Pipeline } from '../../pipeline/pipeline.ts';
+import type { ChargeGate } from '../../pipeline/metered-call.ts';
+import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
 import { decodeEmbeddingsRequest } from './decode.ts';
 import { encodeEmbeddings, float32Bytes, type EmbeddingsAnswerBody } from './encode.ts';
 import { EmbeddingsRequest, type EmbeddingsBody } from './schema.ts';
@@ -59,14 +60,14 @@ export async function registerEmbeddingsRoutes(app: FastifyInstance, deps: AppDe
         amend: async () => {},
       };
       const prepared = await pipeline.prepare(EMBEDDING, input);
-      const completed = await pipeline.completePrepared(
-        prepared,
+      const completed = await pipeline.meteredCall(prepared, storeVectors).complete(
         (result, call, settlement) => encodeEmbeddings(result, call.modelId, settlement, decoded.encoding, float32Of(result)),
-        storeVectors,
         // The request log keeps the answer without its vectors, which are in the stored file.
         (body) => ({
-          ...body,
-          data: body.data.map(({ embedding, ...rest }, index) => ({ ...rest, file: VECTORS_FILE, dimensions: float32![index].length / 4 })),
+          output: {
+            ...body,
+            data: body.data.map(({ embedding, ...rest }, index) => ({ ...rest, file: VECTORS_FILE, dimensions: float32![index].length / 4 })),
+          },
         }),
       );
       return sendCompleted(reply, completed);

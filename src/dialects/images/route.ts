@@ -15,7 +15,8 @@ import { withIdempotency } from '../../http/idempotency.ts';
 import { rejectionRecorder } from '../../http/request-recording.ts';
 import type { RouteModule } from '../../http/route-module.ts';
 import { IMAGE } from '../../pipeline/kinds/image.ts';
-import { pipelineFor, type ChargeGate, type Pipeline } from '../../pipeline/pipeline.ts';
+import type { ChargeGate } from '../../pipeline/metered-call.ts';
+import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
 import type { ServedCall } from '../../pipeline/types.ts';
 import { decodeImageEdit, decodeImageGeneration, type DecodedImageRequest } from './decode.ts';
 import { encodeImageResult, type ImageResultBody } from './encode.ts';
@@ -56,11 +57,13 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
     };
     const prepared = await pipeline.prepare(IMAGE, input);
     // The request log keeps each image as the name of its stored file rather than its base64.
-    const recorded = (body: ImageResultBody) => ({
-      ...body,
-      data: body.data.map(({ b64_json, url, ...rest }, index) => ({ ...rest, file: imageFileName(index, delivered!.images[index].mediaType) })),
+    const kept = (body: ImageResultBody) => ({
+      output: {
+        ...body,
+        data: body.data.map(({ b64_json, url, ...rest }, index) => ({ ...rest, file: imageFileName(index, delivered!.images[index].mediaType) })),
+      },
     });
-    return sendCompleted(reply, await pipeline.completePrepared(prepared, render, storeImages, recorded));
+    return sendCompleted(reply, await pipeline.meteredCall(prepared, storeImages).complete(render, kept));
   };
 
   app.post<{ Body: ImageGenerationBody }>(

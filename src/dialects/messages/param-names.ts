@@ -4,7 +4,7 @@
  * per tool, the system prompt outside the conversation as in the wire format), so a reference
  * names its field without a table of origins.
  */
-import type { ParamNamer, ParamRef, PolicyField } from '../../policy/violation.ts';
+import { textParamNamer, type ParamNamer, type PolicyField, type TextParamRef } from '../../policy/violation.ts';
 
 /** The canonical fields a Messages body can set, by their Messages names. */
 const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
@@ -24,33 +24,26 @@ const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
   messages: 'messages',
 };
 
-export const messagesParamNames: ParamNamer = {
-  name(ref: ParamRef): string {
-    switch (ref.kind) {
-      case 'field':
-        // Fields a Messages body cannot set (seed, logprobs, response_format…) keep their canonical name.
-        return FIELD_NAMES[ref.field] ?? ref.field;
-      case 'tool-strict':
-        return `tools[${ref.toolIndex}].strict`;
-      case 'tool-input-examples':
-        return `tools[${ref.toolIndex}].input_examples`;
-      case 'response-format-strict':
-        return 'output_config.format';
-      case 'image': {
-        const block = `messages[${ref.messageIndex}].content[${ref.partIndex}]`;
-        return ref.innerIndex === undefined ? block : `${block}.content[${ref.innerIndex}]`;
-      }
-      case 'extra-body':
-        return `extra_body.${ref.path}`;
-      // Image, video and embedding parameters never come from a text request.
-      case 'image-field':
-      case 'embedding-field':
-      case 'video-field':
-        return ref.field;
-      default: {
-        const unreachable: never = ref;
-        return unreachable;
-      }
+export const messagesParamNames: ParamNamer = textParamNamer((ref: TextParamRef): string => {
+  switch (ref.kind) {
+    case 'field':
+      // Fields a Messages body cannot set (seed, logprobs, response_format…) keep their canonical name.
+      return FIELD_NAMES[ref.field] ?? ref.field;
+    case 'tool-strict':
+      return `tools[${ref.toolIndex}].strict`;
+    case 'tool-input-examples':
+      return `tools[${ref.toolIndex}].input_examples`;
+    case 'response-format-strict':
+      return 'output_config.format';
+    case 'image': {
+      const block = `messages[${ref.messageIndex}].content[${ref.partIndex}]`;
+      return ref.innerIndex === undefined ? block : `${block}.content[${ref.innerIndex}]`;
     }
-  },
-};
+    case 'extra-body':
+      return `extra_body.${ref.path}`;
+    default: {
+      const unreachable: never = ref;
+      return unreachable;
+    }
+  }
+});

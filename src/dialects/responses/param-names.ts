@@ -5,7 +5,7 @@
  * so message indexes shift; a function tool is written in one of two shapes; the reasoning effort in
  * one of two fields.
  */
-import type { ParamNamer, ParamRef, PolicyField } from '../../policy/violation.ts';
+import { textParamNamer, type ParamNamer, type PolicyField } from '../../policy/violation.ts';
 
 /** The canonical fields a Responses body can set, by their Responses names. */
 const FIELD_NAMES: Partial<Record<PolicyField, string>> = {
@@ -31,37 +31,30 @@ export interface ResponsesOrigins {
 }
 
 export function responsesParamNames(origins: ResponsesOrigins): ParamNamer {
-  return {
-    name(ref: ParamRef): string {
-      switch (ref.kind) {
-        case 'field':
-          if (ref.field === 'reasoning') return origins.reasoningField;
-          // Fields a Responses body cannot set (seed, stop, web search…) keep their canonical name.
-          return FIELD_NAMES[ref.field] ?? ref.field;
-        case 'tool-strict': {
-          const origin = origins.tools[ref.toolIndex];
-          if (origin === undefined) return `tools[${ref.toolIndex}].strict`;
-          return origin.nested ? `tools[${origin.index}].function.strict` : `tools[${origin.index}].strict`;
-        }
-        // A Responses body has no example inputs; the reference is named all the same.
-        case 'tool-input-examples':
-          return `tools[${origins.tools[ref.toolIndex]?.index ?? ref.toolIndex}].input_examples`;
-        case 'response-format-strict':
-          return 'text.format';
-        case 'image':
-          return `input[${origins.messages[ref.messageIndex] ?? ref.messageIndex}].content[${ref.partIndex}]`;
-        case 'extra-body':
-          return `extra_body.${ref.path}`;
-        // Image, video and embedding parameters never come from a text request.
-        case 'image-field':
-        case 'embedding-field':
-        case 'video-field':
-          return ref.field;
-        default: {
-          const unreachable: never = ref;
-          return unreachable;
-        }
+  return textParamNamer((ref) => {
+    switch (ref.kind) {
+      case 'field':
+        if (ref.field === 'reasoning') return origins.reasoningField;
+        // Fields a Responses body cannot set (seed, stop, web search…) keep their canonical name.
+        return FIELD_NAMES[ref.field] ?? ref.field;
+      case 'tool-strict': {
+        const origin = origins.tools[ref.toolIndex];
+        if (origin === undefined) return `tools[${ref.toolIndex}].strict`;
+        return origin.nested ? `tools[${origin.index}].function.strict` : `tools[${origin.index}].strict`;
       }
-    },
-  };
+      // A Responses body has no example inputs; the reference is named all the same.
+      case 'tool-input-examples':
+        return `tools[${origins.tools[ref.toolIndex]?.index ?? ref.toolIndex}].input_examples`;
+      case 'response-format-strict':
+        return 'text.format';
+      case 'image':
+        return `input[${origins.messages[ref.messageIndex] ?? ref.messageIndex}].content[${ref.partIndex}]`;
+      case 'extra-body':
+        return `extra_body.${ref.path}`;
+      default: {
+        const unreachable: never = ref;
+        return unreachable;
+      }
+    }
+  });
 }

@@ -29,9 +29,9 @@ export function anthropicWebSearchTool(): AnthropicWebSearchTool {
 /** The searches of one response, fed block by block (whole blocks, or streamed ones once complete). */
 export class WebSearchTally {
   /** The query of each search call not answered yet, by call id. */
-  private readonly pending = new Map<string, string>();
-  private readonly queries: string[] = [];
-  private billed: number | undefined;
+  readonly #pending = new Map<string, string>();
+  readonly #queries: string[] = [];
+  #billed: number | undefined;
 
   /**
    * A whole block (a streamed one once complete); only search calls and their results count.
@@ -41,25 +41,25 @@ export class WebSearchTally {
     if (block.type === 'server_tool_use' && block.name === 'web_search' && block.id != null) {
       const input = block.input;
       const query = typeof input === 'object' && input !== null ? (input as { query?: unknown }).query : undefined;
-      if (typeof query === 'string') this.pending.set(block.id, query);
+      if (typeof query === 'string') this.#pending.set(block.id, query);
       return false;
     }
     // A list of results, even an empty one, means the search ran; an error object that it did not.
-    const query = block.type === 'web_search_tool_result' ? this.pending.get(block.tool_use_id ?? '') : undefined;
+    const query = block.type === 'web_search_tool_result' ? this.#pending.get(block.tool_use_id ?? '') : undefined;
     if (query === undefined || !Array.isArray(block.content)) return false;
-    this.queries.push(query);
+    this.#queries.push(query);
     return true;
   }
 
   /** A final usage: the count the API bills. */
   usage(wire: AnthropicUsageWire | null | undefined): void {
     const billed = wire?.server_tool_use?.web_search_requests;
-    if (typeof billed === 'number') this.billed = billed;
+    if (typeof billed === 'number') this.#billed = billed;
   }
 
   /** Undefined while nothing was searched or billed. */
   info(): WebSearchInfo | undefined {
-    if (this.queries.length === 0 && this.billed === undefined) return undefined;
-    return { queries: [...this.queries], billedQueries: this.billed ?? this.queries.length };
+    if (this.#queries.length === 0 && this.#billed === undefined) return undefined;
+    return { queries: [...this.#queries], billedQueries: this.#billed ?? this.#queries.length };
   }
 }

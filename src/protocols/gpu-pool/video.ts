@@ -9,7 +9,7 @@ import type { RouteEndpoint } from '../../catalog/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import type { CallContext } from '../protocol.ts';
 import { getJson, postJson, type JsonCallOptions } from '../transport/json-call.ts';
-import { deliverable, optionsFor } from '../video-output.ts';
+import { deliverable, optionsFor, withAskedWait } from '../video-output.ts';
 import type { VideoProtocol } from '../video-protocol.ts';
 import { parseQueueError } from './errors.ts';
 import { queueModelPath, queueVideoInput } from './video-request.ts';
@@ -25,8 +25,9 @@ export const gpuPoolVideoProtocol: VideoProtocol = {
     const { status_url: statusUrl, response_url: responseUrl } = operation as QueueOperation;
     const options = callOptions(endpoint, context);
     const origin = baseUrl(endpoint);
-    const state = parseQueueStatus((await getJson(statusUrl, optionsFor(statusUrl, options, origin))).body);
-    if (state.status !== 'completed') return state;
+    const status = await getJson(statusUrl, optionsFor(statusUrl, options, origin));
+    const state = parseQueueStatus(status.body);
+    if (state.status !== 'completed') return withAskedWait(state, status.headers);
     let result: unknown;
     try {
       result = (await getJson(responseUrl, optionsFor(responseUrl, options, origin))).body;

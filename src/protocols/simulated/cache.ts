@@ -19,15 +19,15 @@ const NO_CACHE: CacheOutcome = { cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 export class SimulatedPromptCache {
   /** Prefix hash → expiry (epoch ms); insertion order is age order for eviction. */
-  private readonly entries = new Map<string, number>();
+  readonly #entries = new Map<string, number>();
 
   lookup(prefix: unknown, prefixTokens: number, ttl: '5m' | '1h' = '5m', now = Date.now()): CacheOutcome {
     if (prefixTokens < MIN_CACHEABLE_TOKENS) return NO_CACHE;
     const key = createHash('sha256').update(JSON.stringify(prefix)).digest('base64url');
-    const expiry = this.entries.get(key);
-    this.entries.delete(key);
-    this.entries.set(key, now + TTL_MS[ttl]);
-    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    const expiry = this.#entries.get(key);
+    this.#entries.delete(key);
+    this.#entries.set(key, now + TTL_MS[ttl]);
+    if (this.#entries.size > MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
     return expiry !== undefined && expiry > now
       ? { cacheReadTokens: prefixTokens, cacheWriteTokens: 0 }
       : { cacheReadTokens: 0, cacheWriteTokens: prefixTokens };

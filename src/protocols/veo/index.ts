@@ -8,7 +8,7 @@ import type { RouteEndpoint } from '../../catalog/types.ts';
 import { parseGeminiError } from '../gemini/errors.ts';
 import type { CallContext } from '../protocol.ts';
 import { getJson, postJson, type JsonCallOptions } from '../transport/json-call.ts';
-import { deliverable } from '../video-output.ts';
+import { deliverable, withAskedWait } from '../video-output.ts';
 import type { VideoProtocol } from '../video-protocol.ts';
 import { veoBody } from './request.ts';
 import { parseVeoOperation, veoOperationName } from './response.ts';
@@ -26,7 +26,7 @@ export const veoProtocol: VideoProtocol = {
   async poll(operation, endpoint, context) {
     const options = callOptions(endpoint, context);
     const answer = await getJson(`${baseUrl(endpoint)}/v1beta/${operation.id}`, options);
-    return deliverable(parseVeoOperation(answer.body), options, baseUrl(endpoint));
+    return withAskedWait(deliverable(parseVeoOperation(answer.body), options, baseUrl(endpoint)), answer.headers);
   },
 };
 

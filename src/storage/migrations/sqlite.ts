@@ -507,4 +507,26 @@ CREATE TRIGGER request_log_usage_rollups AFTER INSERT ON request_log BEGIN
 END;
 `,
   },
+  {
+    version: 15,
+    name: 'parked jobs and the turns of owners',
+    // A start-and-poll job (a video) is parked between two looks at its operation: no lease, and the
+    // time its next step is due (src/jobs/runner.ts). Claims rank owners by the jobs they have
+    // running, then by their last claim (job_turns), so that one owner's backlog does not hold
+    // another's jobs back (docs/jobs.md, "Scheduling").
+    sql: `
+ALTER TABLE jobs ADD COLUMN next_attempt_at INTEGER;
+CREATE TABLE job_turns (
+  kind TEXT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  claimed_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, owner_kind, owner_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX jobs_queued ON jobs (kind, created_at) WHERE status = 'queued';
+CREATE INDEX jobs_in_flight ON jobs (kind, next_attempt_at) WHERE status = 'in_progress';
+CREATE INDEX jobs_leased ON jobs (kind, owner_kind, owner_id) WHERE lease_owner IS NOT NULL;
+DROP INDEX jobs_claimable;
+`,
+  },
 ];

@@ -13,7 +13,7 @@
  */
 import pg from 'pg';
 import { errors } from '../../core/errors.ts';
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Row } from '../rows.ts';
 
 const TEXT_TYPES = new Set([
@@ -48,7 +48,7 @@ export interface PostgresConnectionOptions {
   readonly connectionString: string;
   readonly schema: string | null;
   readonly poolSize: number;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   /** Ends any statement running longer (statement_timeout); none when undefined. */
   readonly statementTimeoutMs?: number;
   /** The application_name the server shows for these connections (default `gateway`). */

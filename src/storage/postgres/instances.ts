@@ -11,7 +11,7 @@
  * its connection to the database) loses its holds; its requests then settle to nothing (settle
  * finds no open reservation) and go uncharged, never charged twice.
  */
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 import { releaseOpenReservations } from './ledger.ts';
 
@@ -67,7 +67,7 @@ export async function startHeartbeat(
   instanceId: string,
   options: HeartbeatOptions,
   now: () => number,
-  logger: StorageLogger,
+  logger: Logger,
 ): Promise<Heartbeat> {
   await beatDatabase.query(BEAT, [instanceId]);
   let beating: Promise<void> | null = null;

@@ -1,9 +1,10 @@
 /**
- * Background jobs on PostgreSQL. A claim locks the oldest claimable row with FOR UPDATE SKIP LOCKED,
- * so concurrent claimers on any instance each take a different job without waiting on each other.
+ * Background jobs on PostgreSQL. A claim locks the first claimable row in the claim order (store.ts,
+ * claimJob) with FOR UPDATE SKIP LOCKED, so concurrent claimers on any instance each take a
+ * different job without waiting on each other.
  */
-import { ENDED_JOB_STATUSES, type JobKind, type JobStore } from '../store.ts';
-import { jobFromRow, jsonText } from '../rows.ts';
+import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
+import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 const INSERT: Statement = {
@@ -13,20 +14,39 @@ const INSERT: Statement = {
          RETURNING *`,
 };
 const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs WHERE id = $1' };
-// Claimable: queued, or in progress with a lapsed (or no) lease, and not past its lifetime.
+// Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
+// lifetime. The owner with the fewest jobs of the kind under a live lease (a parked job holds none)
+// goes first, then the owner served longest ago (or never: job_turns, recorded with the claim),
+// then the oldest job.
 const CLAIM: Statement = {
   name: 'gateway_jobs_claim',
-  text: `UPDATE jobs
-         SET status = 'in_progress', lease_owner = $2, lease_until = $4, attempts = attempts + 1, updated_at = $3
-         WHERE id = (
-           SELECT id FROM jobs
-           WHERE kind = $1 AND status IN ('queued', 'in_progress') AND expires_at >= $3
-             AND (status = 'queued' OR lease_until IS NULL OR lease_until < $3)
-           ORDER BY created_at, id
-           LIMIT 1
-           FOR UPDATE SKIP LOCKED
+  text: `WITH running AS (
+           SELECT owner_kind, owner_id, COUNT(*) AS n FROM jobs
+           WHERE kind = $1 AND lease_owner IS NOT NULL AND status = 'in_progress' AND lease_until >= $3
+           GROUP BY owner_kind, owner_id
+         ), claimed AS (
+           UPDATE jobs
+           SET status = 'in_progress', lease_owner = $2, lease_until = $4,
+             attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = $3
+           WHERE id = (
+             SELECT j.id FROM jobs AS j
+               LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
+               LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
+             WHERE j.kind = $1 AND j.expires_at >= $3 AND (
+               j.status = 'queued'
+               OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < $3))
+               OR (j.status = 'in_progress' AND j.next_attempt_at <= $3))
+             ORDER BY COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id
+             LIMIT 1
+             FOR UPDATE OF j SKIP LOCKED
+           )
+           RETURNING *
+         ), turn AS (
+           INSERT INTO job_turns (kind, owner_kind, owner_id, claimed_at)
+           SELECT kind, owner_kind, owner_id, $3 FROM claimed
+           ON CONFLICT (kind, owner_kind, owner_id) DO UPDATE SET claimed_at = GREATEST(job_turns.claimed_at, excluded.claimed_at)
          )
-         RETURNING *`,
+         SELECT * FROM claimed`,
 };
 const TRANSITION: Statement = {
   name: 'gateway_jobs_transition',
@@ -39,6 +59,7 @@ const TRANSITION: Statement = {
            dispatched_at = COALESCE(dispatched_at, $11::bigint),
            cost = COALESCE($12::bigint, cost),
            checkpoint = CASE WHEN $14::boolean THEN $15::json ELSE checkpoint END,
+           next_attempt_at = CASE WHEN $16::boolean THEN $17::bigint ELSE next_attempt_at END,
            updated_at = $10
          WHERE id = $1 AND status = ANY ($2::text[]) AND ($13::text IS NULL OR lease_owner = $13::text)
          RETURNING *`,
@@ -52,7 +73,7 @@ const RENEW: Statement = {
 const RELEASE_LEASES: Statement = {
   name: 'gateway_jobs_release_leases',
   text: `UPDATE jobs SET lease_until = NULL, lease_owner = NULL, updated_at = $2
-         WHERE status = 'in_progress' AND (lease_owner IS NULL OR lease_owner <> $1)`,
+         WHERE status = 'in_progress' AND next_attempt_at IS NULL AND (lease_owner IS NULL OR lease_owner <> $1)`,
 };
 // From the open holds (few, indexed by holder) to their jobs, rather than through every ended job.
 const ENDED_HOLDING: Statement = {
@@ -63,9 +84,9 @@ const ENDED_HOLDING: Statement = {
          ORDER BY jobs.updated_at, jobs.id
          LIMIT $2`,
 };
-const QUEUED_COUNTS: Statement = {
-  name: 'gateway_jobs_queued_counts',
-  text: "SELECT kind, COUNT(*) AS count FROM jobs WHERE status = 'queued' AND expires_at >= $1 GROUP BY kind",
+const WAITING: Statement = {
+  name: 'gateway_jobs_waiting_counts',
+  text: `SELECT ${WAITING_COUNTS} FROM jobs WHERE status IN ('queued', 'in_progress') AND expires_at >= $1 GROUP BY kind`,
 };
 const DELETE_EXPIRED: Statement = { name: 'gateway_jobs_delete_expired', text: 'DELETE FROM jobs WHERE expires_at < $1' };
 
@@ -113,6 +134,8 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
         leaseOwner ?? null,
         patch.checkpoint !== undefined,
         jsonText(patch.checkpoint),
+        patch.nextAttemptAt !== undefined,
+        patch.nextAttemptAt ?? null,
       ];
       const row = (await database.query(TRANSITION, values)).rows[0];
       return row ? jobFromRow(row) : null;
@@ -129,9 +152,8 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
       const { rows } = await database.query(ENDED_HOLDING, [endedBefore, limit, ENDED_JOB_STATUSES]);
       return rows.map(jobFromRow);
     },
-    async countQueuedJobs(now) {
-      const { rows } = await database.query(QUEUED_COUNTS, [now]);
-      return new Map(rows.map((row) => [row.kind as JobKind, Number(row.count)]));
+    async countWaitingJobs(now) {
+      return waitingJobs((await database.query(WAITING, [now])).rows);
     },
     async deleteExpiredJobs(now) {
       return (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;

@@ -3,12 +3,12 @@
  * lock keyed by the schema: when several instances start at once, one migrates and the others wait,
  * then find nothing to do. DDL is transactional in PostgreSQL, so a failed migration changes nothing.
  */
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import { pendingMigrations } from '../migrations/migration.ts';
 import { POSTGRES_MIGRATIONS } from '../migrations/postgres.ts';
 import type { PostgresDatabase } from './database.ts';
 
-export async function migratePostgres(database: PostgresDatabase, logger: StorageLogger, now: number): Promise<void> {
+export async function migratePostgres(database: PostgresDatabase, logger: Logger, now: number): Promise<void> {
   const pending = await database.transaction(async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway.migrate.${database.schema ?? ''}`]);
     // Under the lock: concurrent CREATE SCHEMA IF NOT EXISTS can otherwise fail on a unique index.

@@ -4,7 +4,7 @@
  */
 import { jsonText, REQUEST_LOG_COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow } from '../rows.ts';
 import type { RequestLogRecord, RequestLogStore } from '../store.ts';
-import { postgresRollupInserts } from '../usage-rollups.ts';
+import { postgresRollupInserts, ROLLED_UP_COLUMNS } from '../usage-rollups.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 /**
@@ -20,14 +20,15 @@ const INSERTED = REQUEST_LOG_COLUMNS.map((column) => (column === 'output' ? `(ou
 const ROLLUPS = postgresRollupInserts('inserted');
 
 // A record written twice (a retried batch) keeps its first version, and is added to the usage
-// rollups once: they sum only the rows this statement inserted, in the same commit.
+// rollups once: they sum only the rows this statement inserted (returning only what they read, not
+// the outputs), in the same commit.
 const INSERT: Statement = {
   name: 'gateway_request_log_insert',
   text: `WITH inserted AS (
            INSERT INTO request_log (${REQUEST_LOG_COLUMNS.join(', ')})
            SELECT ${INSERTED.join(', ')} FROM json_populate_recordset(NULL::request_log, $1::json)
            ON CONFLICT (id) DO NOTHING
-           RETURNING *
+           RETURNING ${ROLLED_UP_COLUMNS.join(', ')}
          ), hourly AS (${ROLLUPS.hourly})
          ${ROLLUPS.daily}`,
 };

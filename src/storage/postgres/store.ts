@@ -3,7 +3,7 @@
  * instances may share one database.
  */
 import { timeOrderedId } from '../../core/ids.ts';
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Store } from '../store.ts';
 import { postgresBlobs } from './blobs.ts';
 import { postgresChangeFeed } from './change-feed.ts';
@@ -30,7 +30,7 @@ export interface PostgresStoreOptions {
   /** A schema of its own (created when missing); null uses the server's default search_path. */
   readonly schema: string | null;
   readonly poolSize: number;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly now: () => number;
   /** This store serves requests: it keeps a heartbeat and releases lapsed instances' holds (instances.ts). */
   readonly heartbeat?: HeartbeatOptions;

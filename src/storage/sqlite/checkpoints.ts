@@ -12,7 +12,7 @@
  * one interval writes.
  */
 import { Worker } from 'node:worker_threads';
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { SqliteDatabase } from './database.ts';
 
 const CHECKPOINT_INTERVAL_MS = 1_000;
@@ -34,7 +34,7 @@ export interface BackgroundCheckpointOptions {
   readonly rewindFrames?: number;
 }
 
-export function startBackgroundCheckpoints(database: SqliteDatabase, logger: StorageLogger, options: BackgroundCheckpointOptions = {}): BackgroundCheckpoints {
+export function startBackgroundCheckpoints(database: SqliteDatabase, logger: Logger, options: BackgroundCheckpointOptions = {}): BackgroundCheckpoints {
   database.exec('PRAGMA wal_autocheckpoint = 0');
   const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
     workerData: {

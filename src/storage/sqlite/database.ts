@@ -27,6 +27,7 @@
  *   process; BEGIN IMMEDIATE takes the write lock up front, which keeps it atomic against other
  *   processes too and rules out a failed read-to-write lock upgrade halfway through.
  */
+import { commitBeforeCrash } from '../../core/crash-point.ts';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -119,6 +120,9 @@ export function openSqliteDatabase(file: string, options: SqliteDatabaseOptions 
   else {
     connection = { database: connect(file, options), handles: 1 };
     sharedConnections.set(key, connection);
+    // A test's crash point (core/crash-point.ts) dies after what was decided is on disk, as with a slower crash.
+    const database = connection.database;
+    commitBeforeCrash(() => database.flush());
   }
   const shared = connection;
   let closed = false;

@@ -1,15 +1,26 @@
 /**
- * Background jobs on SQLite. A claim is a single UPDATE of the oldest claimable row; SQLite runs
- * one writer at a time, so two claimers can never take the same job. A job is created in a
+ * Background jobs on SQLite. A claim is a single UPDATE of the first claimable row in the claim
+ * order (store.ts, claimJob); SQLite runs one writer at a time, so two claimers can never take the
+ * same job. A job is created in a
  * transaction of its own, committed before the promise resolves (with the group's pending writes,
  * among them the job's credit hold): a queued job survives a crash right after its answer.
  */
-import { ENDED_JOB_STATUSES, type JobKind, type JobStore } from '../store.ts';
-import { jobFromRow, jsonText, type Row } from '../rows.ts';
+import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
+import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs, type Row } from '../rows.ts';
 import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
 
 const ENDED = ENDED_JOB_STATUSES.map((status) => `'${status}'`).join(', ');
+/** Jobs of the kind under a live lease, by owner (a parked job holds none). */
+const RUNNING_BY_OWNER = `SELECT owner_kind, owner_id, COUNT(*) AS n FROM jobs
+  WHERE kind = :kind AND lease_owner IS NOT NULL AND status = 'in_progress' AND lease_until >= :now
+  GROUP BY owner_kind, owner_id`;
+const CLAIMABLE = `j.kind = :kind AND j.expires_at >= :now AND (
+    j.status = 'queued'
+    OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < :now))
+    OR (j.status = 'in_progress' AND j.next_attempt_at <= :now))`;
+/** Fewest running first, then the owner served longest ago (or never), then the oldest job. */
+const CLAIM_ORDER = 'COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id';
 
 export function sqliteJobs(database: SqliteDatabase): JobStore {
   // Every job statement reads bigints: the cost column may exceed 2^53.
@@ -20,18 +31,26 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
      RETURNING *`,
   );
   const byId = prepare('SELECT * FROM jobs WHERE id = ?');
-  // Claimable: queued, or in progress with a lapsed (or no) lease, and not past its lifetime.
+  // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
+  // lifetime, in the CLAIM_ORDER of owners; the owner's turn is recorded with it (claimJob).
   const claim = prepare(
-    `UPDATE jobs
-     SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until, attempts = attempts + 1, updated_at = :now
+    `WITH running AS (${RUNNING_BY_OWNER})
+     UPDATE jobs
+     SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until,
+       attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = :now
      WHERE id = (
-       SELECT id FROM jobs
-       WHERE kind = :kind AND status IN ('queued', 'in_progress') AND expires_at >= :now
-         AND (status = 'queued' OR lease_until IS NULL OR lease_until < :now)
-       ORDER BY created_at, id
+       SELECT j.id FROM jobs AS j
+         LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
+         LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
+       WHERE ${CLAIMABLE}
+       ORDER BY ${CLAIM_ORDER}
        LIMIT 1
      )
      RETURNING *`,
+  );
+  const takeTurn = prepare(
+    `INSERT INTO job_turns (kind, owner_kind, owner_id, claimed_at) VALUES (:kind, :owner_kind, :owner_id, :now)
+     ON CONFLICT (kind, owner_kind, owner_id) DO UPDATE SET claimed_at = MAX(claimed_at, excluded.claimed_at)`,
   );
   const transition = prepare(
     `UPDATE jobs SET
@@ -43,6 +62,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
        dispatched_at = COALESCE(dispatched_at, :dispatched_at),
        cost = COALESCE(:cost, cost),
        checkpoint = CASE WHEN :set_checkpoint THEN :checkpoint ELSE checkpoint END,
+       next_attempt_at = CASE WHEN :set_next_attempt THEN :next_attempt_at ELSE next_attempt_at END,
        updated_at = :now
      WHERE id = :id AND status IN (SELECT value FROM json_each(:from_statuses))
        AND (:lease_owner IS NULL OR lease_owner = :lease_owner)
@@ -55,7 +75,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
   );
   const releaseLeases = prepare(
     `UPDATE jobs SET lease_until = NULL, lease_owner = NULL, updated_at = :now
-     WHERE status = 'in_progress' AND (lease_owner IS NULL OR lease_owner <> :worker)`,
+     WHERE status = 'in_progress' AND next_attempt_at IS NULL AND (lease_owner IS NULL OR lease_owner <> :worker)`,
   );
   // From the open holds (few) to their jobs, rather than through every ended job.
   const endedHolding = prepare(
@@ -65,7 +85,7 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
      ORDER BY jobs.updated_at, jobs.id
      LIMIT :limit`,
   );
-  const queuedCounts = prepare("SELECT kind, COUNT(*) AS count FROM jobs WHERE status = 'queued' AND expires_at >= ? GROUP BY kind");
+  const waitingCounts = prepare(`SELECT ${WAITING_COUNTS} FROM jobs WHERE status IN ('queued', 'in_progress') AND expires_at >= ? GROUP BY kind`);
   const deleteExpired = expiredRowsDeleter(database, 'jobs');
 
   return {
@@ -94,7 +114,11 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
     },
     async claimJob(kind, worker, now, leaseUntil) {
       const row = claim.get({ kind, worker, now, lease_until: leaseUntil }) as Row | undefined;
-      return row ? jobFromRow(row) : null;
+      if (!row) return null;
+      const job = jobFromRow(row);
+      // In the same group commit as the claim (one writer: nothing comes between the two).
+      takeTurn.run({ kind, owner_kind: job.owner.kind, owner_id: job.owner.id, now });
+      return job;
     },
     async transitionJob(id, from, patch, leaseOwner) {
       if (from.length === 0) return null;
@@ -113,6 +137,8 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
         cost: patch.cost ?? null,
         set_checkpoint: patch.checkpoint === undefined ? 0 : 1,
         checkpoint: jsonText(patch.checkpoint),
+        set_next_attempt: patch.nextAttemptAt === undefined ? 0 : 1,
+        next_attempt_at: patch.nextAttemptAt ?? null,
         now: patch.now,
       }) as Row | undefined;
       return row ? jobFromRow(row) : null;
@@ -130,9 +156,8 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
       database.flush();
       return (endedHolding.all({ ended_before: endedBefore, limit }) as Row[]).map(jobFromRow);
     },
-    async countQueuedJobs(now) {
-      const rows = queuedCounts.all(now) as Row[];
-      return new Map(rows.map((row) => [row.kind as JobKind, Number(row.count)]));
+    async countWaitingJobs(now) {
+      return waitingJobs(waitingCounts.all(now) as Row[]);
     },
     deleteExpiredJobs: deleteExpired,
   };

@@ -3,12 +3,12 @@
  * processes opening the same file at once apply each migration exactly once (the second waits for
  * the first, then finds nothing to do), and a failed migration leaves the file as it was.
  */
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import { pendingMigrations } from '../migrations/migration.ts';
 import { SQLITE_MIGRATIONS } from '../migrations/sqlite.ts';
 import type { SqliteDatabase } from './database.ts';
 
-export function migrateSqlite(database: SqliteDatabase, logger: StorageLogger, now: number): void {
+export function migrateSqlite(database: SqliteDatabase, logger: Logger, now: number): void {
   const applied = database.transaction(() => {
     database.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
   version INTEGER PRIMARY KEY,

@@ -1,7 +1,7 @@
 /**
  * The embedded store: one SQLite file (or an in-memory database for tests), migrated at open.
  */
-import type { StorageLogger } from '../logger.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { LedgerStore, Store } from '../store.ts';
 import { sqliteChangeFeed } from './change-feed.ts';
 import { startBackgroundCheckpoints, type BackgroundCheckpointOptions } from './checkpoints.ts';
@@ -23,7 +23,7 @@ import { sqliteWebhooks } from './webhooks.ts';
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private throwaway database. */
   readonly file: string;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly now: () => number;
   /** Checkpoint from a worker thread instead of inside commits (the server; see checkpoints.ts). */
   readonly backgroundCheckpoints?: boolean;

@@ -3,9 +3,10 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CanonicalRequest, StreamBatch } from '../../../src/canonical/index.ts';
-import { GatewayError } from '../../../src/core/errors.ts';
+import { errors, GatewayError } from '../../../src/core/errors.ts';
 import { openAIChatProtocol } from '../../../src/protocols/openai-chat/index.ts';
 import { openAIResponsesProtocol } from '../../../src/protocols/openai-responses/index.ts';
+import { postJson } from '../../../src/protocols/transport/json-call.ts';
 import { closeUpstreamPools } from '../../../src/protocols/transport/pools.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
 import { collect } from '../helpers.ts';
@@ -221,6 +222,32 @@ describe('http chat protocol over the simulator harness', () => {
     }
     const events = await collect(openAIChatProtocol.stream(request, endpoint(), callContext()));
     assert.equal(events.at(-1)?.type, 'finish');
+  });
+
+  test("an attempt's trace context goes upstream, streamed or not, and with plain JSON calls", async () => {
+    const traceHeaders = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=opaque' };
+    await openAIChatProtocol.complete({ ...request, stream: false }, endpoint(), callContext({ requestId: 'req_traced', traceHeaders }));
+    await collect(openAIChatProtocol.stream(request, endpoint(), callContext({ requestId: 'req_traced', traceHeaders })));
+    // The JSON calls of the image, video and embeddings protocols go through postJson.
+    await postJson(
+      `${sim.baseUrl}/chat/completions`,
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+      {
+        headers: { authorization: 'Bearer sk-test' },
+        signal: new AbortController().signal,
+        correlation: { requestId: 'req_traced', traceHeaders },
+        parseError: (status) => errors.upstreamStatus(status, undefined, false),
+      },
+    );
+    const traced = sim.requests.slice(-3);
+    assert.equal(traced.length, 3);
+    for (const recorded of traced) {
+      assert.equal(recorded.headers.traceparent, traceHeaders.traceparent);
+      assert.equal(recorded.headers.tracestate, traceHeaders.tracestate);
+      assert.equal(recorded.headers['x-request-id'], 'req_traced');
+    }
+    await openAIChatProtocol.complete({ ...request, stream: false }, endpoint(), callContext());
+    assert.equal(sim.requests.at(-1)!.headers.traceparent, undefined, 'none without tracing');
   });
 });
 

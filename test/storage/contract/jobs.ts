@@ -6,11 +6,11 @@ import type { ContractContext } from './context.ts';
 
 const NOW = 50_000_000;
 
-function newJob(overrides: { kind?: JobKind; status?: JobStatus; createdAt?: number; expiresAt?: number } = {}) {
+function newJob(overrides: { kind?: JobKind; status?: JobStatus; createdAt?: number; expiresAt?: number; owner?: string } = {}) {
   return {
     id: timeOrderedId('resp'),
     kind: overrides.kind ?? 'response',
-    owner: { kind: 'account', id: 'acct_jobs' },
+    owner: { kind: 'account', id: overrides.owner ?? 'acct_jobs' },
     keyId: 'key_jobs',
     status: overrides.status ?? 'queued',
     payload: { model: 'model-a', input: [{ role: 'user', content: 'hi' }], max: 2 ** 40 },
@@ -34,6 +34,7 @@ export function jobsContract({ store, peer }: ContractContext): void {
         dispatchedAt: null,
         cost: null,
         checkpoint: null,
+        nextAttemptAt: null,
       });
       const job = newJob();
       const created = await store().createJob(job);
@@ -69,6 +70,63 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.equal(taken?.id, older.id, 'a lapsed lease is claimed again, oldest first');
       assert.equal(taken?.attempts, 2);
       assert.equal(taken?.leaseOwner, 'worker-c');
+    });
+
+    test('claims go to the owner with the fewest jobs under a live lease, on any instance, then the oldest', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const backlog = [];
+      for (let i = 0; i < 6; i++) backlog.push(await store().createJob(newJob({ owner: 'acct_busy', createdAt: NOW + i })));
+      const other = await store().createJob(newJob({ owner: 'acct_quiet', createdAt: NOW + 100 }));
+      const claim = (at: number, via = store()) => via.claimJob('response', 'worker-a', at, at + 1_000);
+      assert.equal((await claim(NOW + 200))?.id, backlog[0].id, 'no one runs anything: the oldest first');
+      assert.equal((await claim(NOW + 200, peer()))?.id, other.id, "the busy owner runs one (claimed by another instance): the other's job next");
+      assert.equal((await claim(NOW + 200))?.id, backlog[1].id);
+      const later = await store().createJob(newJob({ owner: 'acct_quiet', createdAt: NOW + 300 }));
+      assert.equal((await claim(NOW + 201, peer()))?.id, later.id, 'two running against one: the quiet owner again, ahead of the older backlog');
+      assert.equal((await claim(NOW + 2_000))?.id, backlog[0].id, 'lapsed leases count for no one: the oldest claimable first');
+      assert.equal((await store().getJob(backlog[0].id))?.attempts, 2);
+    });
+
+    test('with one slot, owners take turns: each claim goes to the owner served longest ago', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const jobs = [];
+      for (let i = 0; i < 3; i++) jobs.push(await store().createJob(newJob({ owner: 'acct_turn_a', createdAt: NOW + i })));
+      for (let i = 0; i < 2; i++) jobs.push(await store().createJob(newJob({ owner: 'acct_turn_b', createdAt: NOW + 10 + i })));
+      const order: string[] = [];
+      for (let turn = 0; turn < 5; turn++) {
+        const at = NOW + 100 + turn;
+        const claimed = await (turn % 2 === 0 ? store() : peer()).claimJob('response', 'worker-a', at, at + 1_000);
+        assert.ok(claimed);
+        order.push(claimed.owner.id);
+        await store().transitionJob(claimed.id, ['in_progress'], { status: 'completed', leaseUntil: null, now: at }, 'worker-a');
+      }
+      assert.deepEqual(order, ['acct_turn_a', 'acct_turn_b', 'acct_turn_a', 'acct_turn_b', 'acct_turn_a']);
+    });
+
+    test('a parked job is claimed once it is due, without counting an attempt, and keeps its checkpoint', async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const job = await store().createJob(newJob({ kind: 'video' }));
+      await store().claimJob('video', 'worker-a', NOW + 1, NOW + 1_000);
+      const parked = await store().transitionJob(
+        job.id,
+        ['in_progress'],
+        { leaseUntil: null, nextAttemptAt: NOW + 500, checkpoint: { operation: 'op_1' }, now: NOW + 2 },
+        'worker-a',
+      );
+      assert.equal(parked?.status, 'in_progress');
+      assert.equal(parked?.leaseOwner, null);
+      assert.equal(parked?.nextAttemptAt, NOW + 500);
+      assert.equal(await peer().claimJob('video', 'worker-b', NOW + 499, NOW + 2_000), null, 'not due yet');
+      assert.equal(await peer().releaseLeasesHeldElsewhere('worker-b', NOW + 10), 0, 'a parked job holds no lease to release');
+      const due = await peer().claimJob('video', 'worker-b', NOW + 500, NOW + 2_000);
+      assert.equal(due?.id, job.id);
+      assert.equal(due?.attempts, 1, 'a due step is not a takeover');
+      assert.equal(due?.nextAttemptAt, null);
+      assert.equal(due?.leaseOwner, 'worker-b');
+      assert.deepEqual(due?.checkpoint, { operation: 'op_1' });
+      assert.equal(await store().claimJob('video', 'worker-c', NOW + 1_999, NOW + 3_000), null, 'the step holds its lease');
+      const taken = await store().claimJob('video', 'worker-c', NOW + 2_001, NOW + 3_000);
+      assert.equal(taken?.attempts, 2, 'a step whose lease lapsed is taken over');
     });
 
     test('concurrent claimers never take the same job', async () => {
@@ -201,18 +259,20 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.deepEqual((await peer().getReservation(completed.reservation.id))?.holder, { kind: 'job', id: completed.id });
     });
 
-    test('the backlog counts queued jobs by kind', async () => {
+    test('the waiting jobs are counted by kind: queued (the backlog) and parked', async () => {
       await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
       await store().createJob(newJob());
       await store().createJob(newJob());
       await store().createJob(newJob({ kind: 'video' }));
       await store().createJob(newJob({ status: 'in_progress' }));
       await store().createJob(newJob({ expiresAt: NOW - 1 }));
+      const parked = await store().createJob(newJob({ kind: 'video', status: 'in_progress' }));
+      await store().transitionJob(parked.id, ['in_progress'], { leaseUntil: null, nextAttemptAt: NOW + 1_000, now: NOW });
       assert.deepEqual(
-        await peer().countQueuedJobs(NOW),
+        await peer().countWaitingJobs(NOW),
         new Map([
-          ['response', 2],
-          ['video', 1],
+          ['response', { queued: 2, parked: 0 }],
+          ['video', { queued: 1, parked: 1 }],
         ]),
       );
     });

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { timeOrderedId } from '../../../src/core/ids.ts';
 import { JsonText } from '../../../src/core/json-text.ts';
 import { MAX_ROW_ATTEMPTS, RequestLogWriter } from '../../../src/pipeline/request-log.ts';
-import { silentLogger } from '../../../src/storage/logger.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
 import type { OwnerRef, RequestLogRecord, RequestStatus } from '../../../src/storage/store.ts';
 import { metricValue } from '../../helpers/metrics.ts';
 import { newAccount, type ContractContext } from './context.ts';

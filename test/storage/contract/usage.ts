@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { timeOrderedId } from '../../../src/core/ids.ts';
 import type { OwnerRef, Store } from '../../../src/storage/store.ts';
 import type { UsageRow } from '../../../src/storage/usage.ts';
-import { type ContractContext, sum } from './context.ts';
+import { type ContractContext, newAccount, sum } from './context.ts';
 import { record } from './request-log.ts';
 
 const HOUR = 3_600_000;
@@ -144,6 +144,22 @@ export function usageContract({ store, peer }: ContractContext): void {
       );
       const other = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: 'acct_nobody' }, by: null });
       assert.deepEqual(other, []);
+    });
+
+    test('batches of two instances adding to the same rollup rows at once, in opposite orders, all count', async () => {
+      const owner = await newAccount(store(), 'busy');
+      const keys = ['key_a', 'key_b', 'key_c', 'key_d'];
+      const batch = (order: readonly string[]) =>
+        order.map((keyId, index) => record(owner, { id: timeOrderedId('req'), keyId, createdAt: MONTH_START + index * HOUR, cost: 10n }));
+      const writes = Array.from({ length: 20 }, (_, round) =>
+        (round % 2 === 0 ? store() : peer()).recordRequests(batch(round % 2 === 0 ? keys : [...keys].reverse())),
+      );
+      await Promise.all(writes);
+      const rows = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: owner.id }, by: 'key' });
+      assert.deepEqual(
+        rows.map((row) => [row.group, row.requests, row.cost]),
+        keys.map((key) => [key, 20, 200n]),
+      );
     });
 
     test('a key of an organization counts under the organization, and under no account', async () => {
