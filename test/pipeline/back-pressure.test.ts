@@ -11,6 +11,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { chatModelsConfig } from '../simulators/gateway-config.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../simulators/openai-chat.ts';
@@ -93,6 +94,8 @@ describe('back-pressure from a client that does not read', () => {
         `Content-Type: application/json\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
 
+    // Settled only once sending began: on a busy machine the upstream call may not have started yet.
+    await eventually(async () => assert.ok(upstream.bytesSent() > 0, 'the upstream is sending'));
     const sent = await settled(() => upstream.bytesSent());
     assert.ok(upstreamSocket && clientSideSocket, 'both of the gateway’s sockets were seen');
     const upstreamRead = upstreamSocket.bytesRead;

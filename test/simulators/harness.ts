@@ -122,6 +122,10 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
       }
     });
   });
+  // The gateway's client reuses an idle connection until shortly before the server's advertised
+  // keep-alive ends; on a busy machine timers run late and a reused connection can be one the server
+  // is closing (a reset, answered 502). A minute of keep-alive outlasts every test's idle moments.
+  server.keepAliveTimeout = 60_000;
   let accepted = 0;
   /** Bytes written by connections already closed. */
   let closedBytes = 0;
