@@ -185,10 +185,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await page.getByRole('link', { name: /^req_/ }).click();
         await assertAccessible(page);
         // The job runs in steps; its row keeps the calls of the step that ended it: the look that found the video.
-        assert.deepEqual(
-          (await cells(page, 'attempts')).map((row) => [row[1], row[2]]).at(-1),
-          ['sim · sim-clip', 'served'],
-        );
+        assert.deepEqual((await cells(page, 'attempts')).map((row) => [row[1], row[2]]).at(-1), ['sim · sim-clip', 'served']);
         const video = page.getByTestId('video');
         await video.waitFor();
         type Player = { muted: boolean; currentTime: number; duration: number; videoWidth: number; play(): Promise<void>; pause(): void };
