@@ -112,7 +112,10 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
     }
   });
   const cappedBurst = Promise.all(Array.from({ length: 60 }, (_, index) => send(servers[index % (INSTANCES - 1)], capped.key)));
-  const pacedBurst = Promise.all(Array.from({ length: 48 }, (_, index) => send(servers[index % (INSTANCES - 1)], paced.key)));
+  const pacedStartedAt = Date.now();
+  const pacedBurst = Promise.all(Array.from({ length: 48 }, (_, index) => send(servers[index % (INSTANCES - 1)], paced.key))).then(
+    (outcomes) => ({ outcomes, spanMs: Date.now() - pacedStartedAt }),
+  );
 
   // Midway: two streams open on the doomed instance (each holds credit), then kill -9.
   while (load.length < KILL_AFTER && !refusedForCredit) await sleep(20);
@@ -140,7 +143,7 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
 
   t.diagnostic(`the dead instance's holds were back ${returnedAfterMs} ms after the kill (lapse ${LAPSE_SECONDS} s, a beat every ${LAPSE_SECONDS / 3} s)`);
   await Promise.all(workers);
-  const [cappedOutcomes, pacedOutcomes] = await Promise.all([cappedBurst, pacedBurst]);
+  const [cappedOutcomes, { outcomes: pacedOutcomes, spanMs: pacedSpanMs }] = await Promise.all([cappedBurst, pacedBurst]);
   assert.ok(refusedForCredit, `the wallet ran dry within ${MAX_REQUESTS} requests`);
 
   // Then one request at a time until one is refused: what is left is then less than one request's
@@ -190,12 +193,17 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
   const cappedRefusals = answered(cappedOutcomes).filter((answer) => answer.status === 429);
   assert.ok(cappedRefusals.length > 0, 'the cap was reached');
   for (const answer of cappedRefusals) assertError(answer, { status: 429, type: 'rate_limit_error', code: 'spend_limit_exceeded' });
-  // Requests per minute: exactly 12 admitted over the instances (a 402 counts: it was admitted).
+  // Requests per minute over the instances (a 402 counts: it was admitted): the burst of 12 at
+  // once, then one more per 5 s of GCRA's emission interval for as long as the burst lasted (on a
+  // busy machine 48 requests can take longer than one interval). Never more.
   const pacedAnswers = answered(pacedOutcomes);
   assert.equal(pacedAnswers.length, pacedOutcomes.length);
   const pacedLimited = pacedAnswers.filter((answer) => answer.status === 429);
   for (const answer of pacedLimited) assertError(answer, { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
-  assert.equal(pacedAnswers.length - pacedLimited.length, 12);
+  const pacedAdmitted = pacedAnswers.length - pacedLimited.length;
+  const pacedAllowed = 12 + Math.floor(pacedSpanMs / 5_000);
+  t.diagnostic(`requests per minute: ${pacedAdmitted} admitted of 48 over ${pacedSpanMs} ms (at most ${pacedAllowed})`);
+  assert.ok(pacedAdmitted >= 12 && pacedAdmitted <= pacedAllowed, `${pacedAdmitted} admitted, at most ${pacedAllowed}`);
 });
 
 /** Opens a stream on the slow model and reads its first bytes: from then on it holds credit. */
