@@ -113,9 +113,10 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
   });
   const cappedBurst = Promise.all(Array.from({ length: 60 }, (_, index) => send(servers[index % (INSTANCES - 1)], capped.key)));
   const pacedStartedAt = Date.now();
-  const pacedBurst = Promise.all(Array.from({ length: 48 }, (_, index) => send(servers[index % (INSTANCES - 1)], paced.key))).then(
-    (outcomes) => ({ outcomes, spanMs: Date.now() - pacedStartedAt }),
-  );
+  const pacedBurst = Promise.all(Array.from({ length: 48 }, (_, index) => send(servers[index % (INSTANCES - 1)], paced.key))).then((outcomes) => ({
+    outcomes,
+    spanMs: Date.now() - pacedStartedAt,
+  }));
 
   // Midway: two streams open on the doomed instance (each holds credit), then kill -9.
   while (load.length < KILL_AFTER && !refusedForCredit) await sleep(20);
