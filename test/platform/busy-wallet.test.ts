@@ -28,7 +28,7 @@ import {
  * a shared machine can starve one of CPU for seconds: a lapse shorter than such a pause would make
  * a live instance lose its holds (docs/billing.md), which is not what this test is about.
  */
-const LAPSE_SECONDS = 9;
+const LAPSE_SECONDS = 15;
 const INSTANCES = 4;
 /** Requests in flight at once over the four instances, and the most the load sends in all. */
 const CONCURRENCY = 24;
