@@ -618,4 +618,13 @@ CREATE INDEX jobs_time ON jobs (created_at, id);
 ALTER TABLE instances ADD COLUMN vitals TEXT;
 `,
   },
+  {
+    version: 17,
+    name: 'open job kinds',
+    // A job's kind is any kind a handler is registered for (src/jobs/jobs.ts checks it at submission),
+    // not a fixed list.
+    sql: `
+ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
+`,
+  },
 ];
