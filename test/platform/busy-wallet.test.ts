@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { usdToPicos } from '../../src/core/money.ts';
-import { endpoint, model, simulatedConfig } from '../chat/helpers.ts';
+import { endpoint, eventually, model, simulatedConfig } from '../chat/helpers.ts';
 import { assertError, call, type JsonResponse } from '../helpers/http.ts';
 import {
   ADMIN_KEY,
@@ -137,9 +137,12 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
   while ((await openOfDead()) > 0 && Date.now() - killedAt < 3 * (LAPSE_SECONDS + LAPSE_SECONDS / 3) * 1000) await sleep(50);
   assert.equal(await openOfDead(), 0, "the dead instance's holds are released");
   const returnedAfterMs = Date.now() - killedAt;
-  assert.ok(
-    live().some((server) => /released the credit holds of lapsed instances/.test(server.process.output())),
-    `released by a live instance (after ${returnedAfterMs} ms)`,
+  // The release commits before its log line is written: the line is waited for, not raced.
+  await eventually(async () =>
+    assert.ok(
+      live().some((server) => /released the credit holds of lapsed instances/.test(server.process.output())),
+      `released by a live instance (after ${returnedAfterMs} ms)`,
+    ),
   );
 
   t.diagnostic(`the dead instance's holds were back ${returnedAfterMs} ms after the kill (lapse ${LAPSE_SECONDS} s, a beat every ${LAPSE_SECONDS / 3} s)`);
