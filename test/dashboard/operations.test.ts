@@ -1,7 +1,7 @@
 /**
  * The request log, jobs and health pages in headless Chromium, on SQLite and on PostgreSQL: a
  * member opens an image request that fell back (its first endpoint answered 503, the second served)
- * and sees the waterfall, the charge the client was told and the image; a video job's page leads
+ * and sees its canonical request, the waterfall, the charge the client was told and the image; a video job's page leads
  * to its request, whose video plays; cancelling a running background response from its page
  * releases its hold in full and is audited; the operator's integrity panel finds every wallet
  * consistent, then lists the one whose balance was changed by hand in the database. Every page: no
@@ -147,6 +147,9 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           ],
         );
         assert.match(attempts[0]![6]!, /overloaded/, 'why the second endpoint was tried');
+        const asked = (await page.getByTestId('canonical-request').textContent()) ?? '';
+        assert.match(asked, /"prompt": "a lighthouse"/, 'the canonical request is shown');
+        for (const secret of [gateway.apiKey, UPSTREAM_KEY]) assert.ok(!asked.includes(secret), 'no key is kept with the request');
         assert.equal(await page.getByTestId('charged').textContent(), `${cost} USD`);
         const image = page.getByRole('img', { name: /Generated image/ });
         await image.waitFor();

@@ -618,4 +618,12 @@ CREATE INDEX jobs_time ON jobs (created_at, id);
 ALTER TABLE instances ADD COLUMN vitals TEXT;
 `,
   },
+  {
+    version: 17,
+    name: 'the canonical request kept with the stored output',
+    // JSON text, never queried: shown on the dashboard's request page (docs/dashboard.md).
+    sql: `
+ALTER TABLE request_log ADD COLUMN canonical_request TEXT;
+`,
+  },
 ];
