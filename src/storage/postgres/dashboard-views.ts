@@ -2,11 +2,13 @@
 import { createHash } from 'node:crypto';
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
+  endpointFiguresOf,
   jobLineFromRow,
   jobPageQuery,
   ledgerIntegrityQuery,
   operationsCountsFromRow,
   operationsCountsQuery,
+  recentAttemptsQuery,
   requestLineFromRow,
   requestPageQuery,
   timeCursor,
@@ -29,6 +31,7 @@ const CHARGES: Statement = {
   text: `SELECT * FROM ledger_entries WHERE reservation_id = $1 AND kind = 'charge' ORDER BY id`,
 };
 const INTEGRITY: Statement = { name: 'gateway_dashboard_ledger_integrity', text: ledgerIntegrityQuery() };
+const RECENT_ATTEMPTS: Statement = { name: 'gateway_dashboard_recent_attempts', text: recentAttemptsQuery(placeholder) };
 const COUNTS: Statement = { name: 'gateway_dashboard_operations_counts', text: operationsCountsQuery(placeholder) };
 
 /** A prepared statement per distinct text (the filter combinations are few), named by its hash. */
@@ -58,6 +61,9 @@ export function postgresDashboardViews(database: PostgresDatabase): DashboardVie
     },
     async operationsCounts(since) {
       return operationsCountsFromRow((await database.query(COUNTS, [since])).rows[0]!);
+    },
+    async endpointFigures(from, to) {
+      return endpointFiguresOf((await database.query(RECENT_ATTEMPTS, [from, to])).rows);
     },
   };
 }
