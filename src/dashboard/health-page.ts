@@ -10,6 +10,7 @@ import { formatUsd } from '../core/money.ts';
 import type { EndpointReport } from '../routing/endpoint-health.ts';
 import type { EndpointFigures, Percentiles, WalletCheck } from '../storage/dashboard-views.ts';
 import type { InstanceRow, Store } from '../storage/store.ts';
+import { DASHBOARD_STATEMENT_LIMIT_MS, UsageQueryTimeout } from '../storage/usage.ts';
 import { ownerPath, viewerGet, viewerPage, type Dashboard } from './context.ts';
 import { html, type Html } from './html.ts';
 import { noRows, time } from './layout.ts';
@@ -99,7 +100,26 @@ function endpointsTable(reports: readonly EndpointReport[], figures: readonly En
   </table>`;
 }
 
-function integrityPanel(checks: readonly WalletCheck[]): Html {
+/** A read under the dashboard's time limit: what it found, or word that it ran out of time. */
+export type Bounded<T> = { readonly done: true; readonly value: T } | { readonly done: false };
+
+async function bounded<T>(read: Promise<T>): Promise<Bounded<T>> {
+  try {
+    return { done: true, value: await read };
+  } catch (error) {
+    if (error instanceof UsageQueryTimeout) return { done: false };
+    throw error;
+  }
+}
+
+function ranOutOfTime(what: string): Html {
+  return html`<p class="notice error" role="alert" data-testid="${what}-timed-out">The ${what} check ran out of time: it passed the dashboard's limit of ${DASHBOARD_STATEMENT_LIMIT_MS / 1000} s and was stopped, so that it loads neither the database nor the gateway. The rest of the page is current.</p>`;
+}
+
+/** The integrity panel; a ledger too large to sum within the time limit says so and leaves the rest of the page standing. */
+export function integrityPanel(result: Bounded<readonly WalletCheck[]>): Html {
+  if (!result.done) return ranOutOfTime('integrity');
+  const checks = result.value;
   const faulty = checks.filter((check) => check.difference !== 0n || check.credits - check.charges !== check.balance);
   const verdict =
     faulty.length === 0
@@ -135,7 +155,7 @@ export async function healthReads(store: Store, now: number) {
     store.endpointFigures(now - ENDPOINT_WINDOW_MS, now + 1),
     store.operationsCounts(now - FAILED_DELIVERY_WINDOW_MS),
     store.countWaitingJobs(now),
-    store.ledgerIntegrity(),
+    bounded(store.ledgerIntegrity()),
   ]);
   return { database, instances, figures, counts, queued, checks };
 }
