@@ -10,7 +10,7 @@ import { formatUsd } from '../core/money.ts';
 import { isEnded } from '../jobs/jobs.ts';
 import type { MeteredPayload } from '../jobs/metered-job.ts';
 import { JOB_STATES, type JobState } from '../storage/dashboard-views.ts';
-import type { JobKind, JobRecord } from '../storage/store.ts';
+import type { BuiltInJobKind, JobRecord } from '../storage/store.ts';
 import { ownerPath, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
@@ -18,7 +18,7 @@ import { csrfField, json, nextPageLink, noRows, notice, time } from './layout.ts
 import { viewerOwner } from './request-pages.ts';
 
 const PAGE = 50;
-const KINDS: readonly JobKind[] = ['response', 'video'];
+const KINDS: readonly BuiltInJobKind[] = ['response', 'video'];
 
 function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
   if (!value) return undefined;

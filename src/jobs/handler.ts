@@ -5,6 +5,7 @@
 import type { GatewayError } from '../core/errors.ts';
 import type { Picos } from '../core/money.ts';
 import type { EndedJobStatus, JobKind, JobRecord } from '../storage/store.ts';
+import type { CallTrace } from '../telemetry/tracing.ts';
 
 export interface JobHandler {
   readonly kind: JobKind;
@@ -68,4 +69,9 @@ export interface JobContext {
   end(status: EndedJobStatus, result: unknown, cost?: Picos): Promise<boolean>;
   /** Replaces the ended job's object (its charge was capped below the cost). */
   amend(result: unknown): Promise<void>;
+  /**
+   * The span of the call this run resumed (metered-job.ts): when the run ends without recording
+   * the call's row (parked, handed back, or moved on), the runner ends the span, saying why.
+   */
+  traced(trace: CallTrace | undefined): void;
 }

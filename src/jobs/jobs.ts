@@ -28,8 +28,9 @@ export class Jobs {
     return this.runner.settings;
   }
 
-  /** Stores the job durably (its hold with it) and wakes this instance's workers. */
+  /** Stores the job durably (its hold with it) and wakes this instance's workers; its kind must have a handler. */
   async submit(job: NewJob): Promise<JobRecord> {
+    this.runner.handlerFor(job.kind);
     const created = await this.#store.createJob(job);
     this.runner.wake();
     return created;

@@ -111,7 +111,9 @@ export async function resumeJobCall<T extends KindTypes>(
 ): Promise<PreparedCall<T> | undefined> {
   const payload = job.payload as MeteredPayload<T['request']>;
   try {
-    return await resumePrepared(pipeline, output, payload.call, { names, signal: context.signal });
+    const prepared = await resumePrepared(pipeline, output, payload.call, { names, signal: context.signal });
+    context.traced(prepared.trace);
+    return prepared;
   } catch (error) {
     const failure = asGatewayError(error);
     if (await context.end('failed', failed(job, failure))) {

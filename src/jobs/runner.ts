@@ -22,6 +22,7 @@ import type { Logger } from '../core/logger.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { errors } from '../core/errors.ts';
 import { ENDED_JOB_STATUSES, type EndedJobStatus, type JobKind, type JobRecord, type JobStore, type LedgerStore, type WaitingJobs } from '../storage/store.ts';
+import type { CallTrace } from '../telemetry/tracing.ts';
 import type { JobContext, JobHandler, JobSchedule } from './handler.ts';
 import type { JobSettings } from './settings.ts';
 
@@ -45,9 +46,10 @@ interface SlotPool {
   running: number;
 }
 
-/** Whether a run ended the job's work here, or parked it for a later step. */
+/** Whether a run ended the job's work here, or parked it for a later step; and the span of its call. */
 interface RunOutcome {
   parked: boolean;
+  trace: CallTrace | undefined;
 }
 
 export interface RunnerOptions {
@@ -247,11 +249,13 @@ export class JobRunner {
 
   #begin(job: JobRecord, pool: SlotPool): void {
     const controller = new AbortController();
-    const outcome: RunOutcome = { parked: false };
+    const outcome: RunOutcome = { parked: false, trace: undefined };
     pool.running += 1;
     const done = this.#run(job, controller, outcome)
       .catch((error: unknown) => this.#options.logger.error({ err: error, jobId: job.id }, 'job runner failure'))
       .finally(() => {
+        // A run that recorded its call's row ended its span; any other leaves the job to a later run.
+        outcome.trace?.handedBack(outcome.parked ? 'parked' : this.#stopping ? 'stopping' : 'moved_on');
         this.#running.delete(job.id);
         pool.running -= 1;
         if (!outcome.parked) this.jobFinished(job);
@@ -321,6 +325,9 @@ export class JobRunner {
       },
       amend: async (result) => {
         await store.transitionJob(job.id, ['completed', 'incomplete'], { result, now: now() });
+      },
+      traced: (trace) => {
+        outcome.trace = trace;
       },
     };
   }

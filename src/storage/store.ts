@@ -407,7 +407,13 @@ export interface IdempotencyStore {
   deleteExpiredIdempotency(now: number): Promise<number>;
 }
 
-export type JobKind = 'response' | 'video';
+/** The kinds of job the gateway defines itself (their webhook events and dashboard filters name them). */
+export type BuiltInJobKind = 'response' | 'video';
+/**
+ * A job's kind: a built-in one, or any other a handler is registered for. The store takes any name;
+ * a submission of a kind with no handler is refused (jobs/jobs.ts).
+ */
+export type JobKind = BuiltInJobKind | (string & {});
 export type JobStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 export const ENDED_JOB_STATUSES = ['completed', 'incomplete', 'failed', 'cancelled'] as const satisfies readonly JobStatus[];
 export type EndedJobStatus = (typeof ENDED_JOB_STATUSES)[number];

@@ -54,7 +54,7 @@ import type { GatewayError } from '../core/errors.ts';
 import type { RequestLogRecord } from '../storage/store.ts';
 import { GEN_AI, operationName, providerName, recordAttributes } from './attributes.ts';
 import type { TracingSettings } from './settings.ts';
-import type { AttemptTrace, CallTrace, JobCall, RequestTrace, TraceHeaders, Tracing } from './tracing.ts';
+import type { AttemptTrace, CallTrace, HandBackReason, JobCall, RequestTrace, TraceHeaders, Tracing } from './tracing.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -186,6 +186,14 @@ class OtelCallTrace implements RequestTrace {
     if (record.provider !== null && this.#servedBy !== undefined) this.#span.setAttribute(GEN_AI.provider, providerName(this.#servedBy));
     if (record.errorCode !== null) this.#span.setStatus({ code: SpanStatusCode.ERROR });
     this.#awaitingRecord = false;
+    this.#endWhenDone();
+  }
+
+  handedBack(reason: HandBackReason): void {
+    if (this.#ended) return;
+    this.#span.setAttributes({ 'gateway.job.handed_back': true, 'gateway.job.handed_back.reason': reason });
+    this.#awaitingRecord = false;
+    this.#responded = true;
     this.#endWhenDone();
   }
 

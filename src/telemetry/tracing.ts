@@ -28,7 +28,8 @@ export interface Tracing {
   ): RequestTrace;
   /**
    * The span of a job's run of the call a request prepared (a background response, a video),
-   * linked to that request's span by its stored `traceparent`; it ends when the call is recorded.
+   * linked to that request's span by its stored `traceparent`; it ends when the call is recorded,
+   * or when the run leaves the job to a later one unrecorded (`CallTrace.handedBack`).
    */
   job(call: JobCall): CallTrace;
   /** Exports what is still queued and stops (the server's last step). */
@@ -58,7 +59,19 @@ export interface CallTrace {
   attempt(endpoint: RouteEndpoint, capability: string, fallbackReason: string | undefined): AttemptTrace;
   /** The call's request log row: model, tokens, cost, status. */
   recorded(record: RequestLogRecord): void;
+  /**
+   * A job's run ended without the call's row (the job runner tells it): the span ends as handed
+   * back, saying why. Nothing when the row was recorded.
+   */
+  handedBack(reason: HandBackReason): void;
 }
+
+/**
+ * Why a job's run ended without its row: a step of an operation `parked` until its next look, the
+ * instance `stopping` (the job handed to another), or the job `moved_on` under it (cancelled, or
+ * taken over by another worker, which ends it).
+ */
+export type HandBackReason = 'parked' | 'stopping' | 'moved_on';
 
 export interface RequestTrace extends CallTrace {
   /** The response is over (written in full, or its connection closed). */

@@ -4,9 +4,9 @@
  * event, and the `webhook-id` header is the same on every retry.
  */
 import { createHash } from 'node:crypto';
-import type { EndedJobStatus, JobKind, JobRecord, JobStatus, WebhookEvent } from '../storage/store.ts';
+import type { BuiltInJobKind, EndedJobStatus, JobRecord, JobStatus, WebhookEvent } from '../storage/store.ts';
 
-/** The one mapping of a job's kind and end to its event type; an end missing here produces none. */
+/** The one mapping of a job's kind and end to its event type; a kind or an end missing here produces none. */
 const EVENT_TYPES = {
   response: {
     completed: 'response.completed',
@@ -19,9 +19,9 @@ const EVENT_TYPES = {
     failed: 'video.failed',
     cancelled: 'video.cancelled',
   },
-} as const satisfies { readonly [Kind in JobKind]: Partial<Record<EndedJobStatus, string>> };
+} as const satisfies { readonly [Kind in BuiltInJobKind]: Partial<Record<EndedJobStatus, string>> };
 
-type EventTypeOf<Kind extends JobKind> = (typeof EVENT_TYPES)[Kind][keyof (typeof EVENT_TYPES)[Kind]];
+type EventTypeOf<Kind extends BuiltInJobKind> = (typeof EVENT_TYPES)[Kind][keyof (typeof EVENT_TYPES)[Kind]];
 export type WebhookEventType = EventTypeOf<'response'> | EventTypeOf<'video'>;
 
 /** Every event type, in the order of the mapping. */
@@ -33,7 +33,8 @@ export function isWebhookEventType(value: string): value is WebhookEventType {
 
 /** The event type of a job's current status; null while it runs, or for an end no type describes. */
 export function eventTypeOf(job: Pick<JobRecord, 'kind' | 'status'>): WebhookEventType | null {
-  const byStatus: Partial<Record<JobStatus, WebhookEventType>> = EVENT_TYPES[job.kind];
+  if (!Object.hasOwn(EVENT_TYPES, job.kind)) return null;
+  const byStatus: Partial<Record<JobStatus, WebhookEventType>> = EVENT_TYPES[job.kind as BuiltInJobKind];
   return byStatus[job.status] ?? null;
 }
 

@@ -3,7 +3,8 @@
  * handlers defined in this test: kinds that share slots take turns at one slot; an operation's steps
  * park it and give their slot back, so hundreds of operations in flight leave the calls' slots
  * free; one owner's backlog does not hold back another owner's job; a parked step is not claimed
- * before it is due.
+ * before it is due; a step that leaves without its call's row (parked, or handed back by a stopping
+ * instance) ends its call's span.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { JobRunner } from '../../src/jobs/runner.ts';
 import { JOB_LIFETIME_MS } from '../../src/jobs/settings.ts';
 import { openStore } from '../../src/storage/open-store.ts';
 import type { JobKind, JobRecord, NewJob, Store } from '../../src/storage/store.ts';
+import type { CallTrace, HandBackReason } from '../../src/telemetry/tracing.ts';
 import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 
 const silent = pino({ level: 'silent' });
@@ -172,6 +174,42 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await done;
       await runner.stop(0);
       assert.ok(lookedAt >= dueAt, 'the second step ran at or after its due time');
+    });
+
+    test("a run that leaves without its call's row ends the call's span as handed back: parked, then stopping", async () => {
+      await store.deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const reasons: HandBackReason[] = [];
+      const span = (): CallTrace => ({
+        traceparent: undefined,
+        prepared: () => {},
+        expectRecord: () => {},
+        attempt: () => assert.fail('no attempt here'),
+        recorded: () => assert.fail('no row here'),
+        handedBack: (reason) => reasons.push(reason),
+      });
+      let looking: () => void = () => {};
+      const lookStarted = new Promise<void>((resolve) => {
+        looking = resolve;
+      });
+      const operation = handler('test-operation', 'operation', async (job, context) => {
+        context.traced(span());
+        if (job.checkpoint === null) {
+          await context.park(Date.now(), { looks: 1 });
+          return;
+        }
+        // A look still under way when the instance stops: it is handed back.
+        looking();
+        await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      });
+      const runner = runnerOn(store, { concurrency: 1, operationSteps: 1 }, [operation]);
+      const job = await store.createJob(newJob('test-operation', 'acct_traced'));
+      runner.start();
+      await lookStarted;
+      await runner.stop(1_000);
+      assert.deepEqual(reasons, ['parked', 'stopping']);
+      const handedBack = await store.getJob(job.id);
+      assert.equal(handedBack?.status, 'in_progress');
+      assert.equal(handedBack?.leaseUntil, null);
     });
   });
 }

@@ -2,8 +2,9 @@
  * A new kind of output, defined entirely in this test with a scripted protocol, gets everything
  * from the metered-call core without touching it: selection and validation, a credit hold of its
  * own quote, provider fallback, settlement on what was delivered, the request log row with its
- * stored output, Idempotency-Key replays, and a prepared call stored as data and completed later by
- * another pipeline (a job's worker). Run on both stores.
+ * stored output, Idempotency-Key replays, a prepared call stored as data and completed later by
+ * another pipeline (a job's worker), and a start-and-poll job kind of its own, queued, started,
+ * parked and looked at by the job runner, then settled and recorded once. Run on both stores.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -19,15 +20,20 @@ import { rejectionRecorder } from '../../src/http/request-recording.ts';
 import type { RouteModule } from '../../src/http/route-module.ts';
 import type { OutputKind } from '../../src/pipeline/kind.ts';
 import type { ChargeGate } from '../../src/pipeline/metered-call.ts';
-import type { OperationDriver } from '../../src/pipeline/operation.ts';
+import type { OperationDriver, StartedOperation } from '../../src/pipeline/operation.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared } from '../../src/pipeline/prepared-record.ts';
 import { fieldRef, type ParamNamer } from '../../src/policy/violation.ts';
 import { defineCapability, implement, provides } from '../../src/protocols/capability.ts';
-import { errors } from '../../src/core/errors.ts';
+import { errors, type GatewayError } from '../../src/core/errors.ts';
+import type { JobHandler } from '../../src/jobs/handler.ts';
+import { jobGate } from '../../src/jobs/job-gate.ts';
+import { recordMeteredJobEnd, resumeJobCall, submitMetered, type MeteredJobKind } from '../../src/jobs/metered-job.ts';
+import type { JobRecord } from '../../src/storage/store.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, call } from '../helpers/http.ts';
-import { endpoint, ledger, model, newCharges } from '../chat/helpers.ts';
+import { untilEnded } from '../helpers/jobs.ts';
+import { endpoint, ledger, model, newCharges, ownerOf } from '../chat/helpers.ts';
 
 // The kind: "widgets", priced per image, `count` of them per request.
 interface WidgetRequest {
@@ -81,9 +87,75 @@ const WidgetBody = Type.Object(
   { additionalProperties: false },
 );
 
-function widgetRoutes(pipeline: (deps: never) => Pipeline): RouteModule {
+/** The widgets as a job kind of this test's own, unknown to the gateway's schema and code. */
+const WIDGET_JOBS: MeteredJobKind<WidgetTypes> = {
+  jobKind: 'test-widgets',
+  output: WIDGETS,
+  queued: (_prepared, jobId) => ({ id: jobId, status: 'queued' }),
+};
+const widgetJobEnds = {
+  ended: () => 'completed' as const,
+  failed: (job: JobRecord, error: GatewayError) => ({ id: job.id, status: 'failed', code: error.code }),
+  cancelled: (job: JobRecord) => ({ id: job.id, status: 'cancelled' }),
+};
+
+/** A widget operation's checkpoint: the route that accepted it and the looks taken so far. */
+interface WidgetCheckpoint extends StartedOperation {
+  readonly looks: number;
+}
+
+/** The operation, as an upstream would run it: accepted by the plan's first route, done at the third look, one widget short. */
+const widgetOperation: OperationDriver<WidgetTypes, WidgetCheckpoint, readonly string[]> = {
+  start: async (call) => ({ routeKey: call.prepared.attempts[0].key, looks: 0 }),
+  look: async (_call, _endpoint, checkpoint) =>
+    checkpoint.looks + 1 < 3 ? { status: 'running', retryAfterMs: 1 } : { status: 'succeeded', delivered: ['widget-0', 'widget-1'] },
+  meter: (_call, _endpoint, delivered) => ({ widgets: delivered.length }),
+};
+
+/**
+ * The start-and-poll handler of widget jobs: each run is one step (the start, or one look), parked
+ * in between; `steps` tells what each run did.
+ */
+function widgetJobHandler(pipeline: () => Pipeline, steps: string[]): JobHandler {
+  return {
+    kind: WIDGET_JOBS.jobKind,
+    schedule: 'operation',
+    failed: widgetJobEnds.failed,
+    cancelled: widgetJobEnds.cancelled,
+    recordEnd: (job, status, error) => recordMeteredJobEnd(pipeline(), job, status, error),
+    async run(job, context) {
+      const core = pipeline();
+      const prepared = await resumeJobCall(core, WIDGETS, job, context, names, widgetJobEnds.failed);
+      if (prepared === undefined) return;
+      const call = core.meteredCall(prepared, jobGate(job, context, widgetJobEnds));
+      let checkpoint = job.checkpoint as WidgetCheckpoint | null;
+      if (checkpoint === null) {
+        if (!(await context.dispatch())) return;
+        checkpoint = await widgetOperation.start(call);
+        if (!(await context.checkpoint(checkpoint))) return;
+        steps.push('started');
+      }
+      const endpoint = core.catalog.route(prepared.modelId, checkpoint.routeKey)!;
+      const look = await widgetOperation.look(call, endpoint, checkpoint, context.signal);
+      if (look.status === 'running') {
+        const looks = checkpoint.looks + 1;
+        if (await context.park(core.now() + (look.retryAfterMs ?? 0), { ...checkpoint, looks })) steps.push(`parked after look ${looks}`);
+        return;
+      }
+      assert.equal(look.status, 'succeeded');
+      const metered = call.meter(endpoint, widgetOperation.meter(call, endpoint, look.delivered));
+      const charged = await call.charge(metered, () => look.delivered);
+      if (charged === undefined) return;
+      steps.push('settled');
+      await call.record({ status: 'completed', httpStatus: 200, ...call.settled(endpoint, charged.settlement), output: charged.body });
+    },
+  };
+}
+
+function widgetRoutes(pipeline: (deps: never) => Pipeline, jobSteps: string[]): RouteModule {
   return (app, deps) => {
     const core = pipeline(deps as never);
+    deps.jobs.runner.register(widgetJobHandler(() => core, jobSteps));
     app.addHook('onClose', () => core.close());
     app.post<{ Body: Static<typeof WidgetBody> }>(
       '/v1/test/widgets',
@@ -135,12 +207,13 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     const protocols = { simulated: provides(implement(WIDGETS_CAPABILITY, protocol)) };
     let gateway: TestGateway;
     let core: Pipeline;
+    const jobSteps: string[] = [];
     before(async () => {
       gateway = await startGateway({
         engine,
         config,
         creditUsd: '10',
-        routes: [widgetRoutes((deps) => (core = new Pipeline(deps, { protocols })))],
+        routes: [widgetRoutes((deps) => (core = new Pipeline(deps, { protocols })), jobSteps)],
       });
     });
     after(() => gateway.close());
@@ -222,20 +295,79 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal((await newCharges(gateway, before)).length, 1);
     });
 
-    /** A widget call prepared in the core, as a job's submission does, without HTTP. */
-    async function prepareWidgets(count: number, modelId = 'gateway/widgets') {
+    /** The input of a widget call, as a route builds it, without HTTP. */
+    async function widgetInput(count: number, modelId: string) {
       const auth = await (gateway.deps.authenticator as GatewayAuthenticator).authenticate({
         headers: { authorization: `Bearer ${gateway.apiKey}` },
       } as FastifyRequest);
-      return core.prepare(WIDGETS, {
-        request: { model: modelId, fallbackModels: [], stream: false, count },
+      return {
+        request: { model: modelId, fallbackModels: [], stream: false as const, count },
         names,
         auth,
         requestId: timeOrderedId('req'),
         route: 'widgets',
         signal: new AbortController().signal,
-      });
+      };
     }
+
+    /** A widget call prepared in the core, as a job's submission does. */
+    async function prepareWidgets(count: number, modelId = 'gateway/widgets') {
+      return core.prepare(WIDGETS, await widgetInput(count, modelId));
+    }
+
+    test("a start-and-poll job kind of the test's own: queued, started, parked and looked at by the runner, settled and recorded once", async () => {
+      const before = await ledger(gateway);
+      jobSteps.length = 0;
+      const input = await widgetInput(3, 'gateway/short-widgets');
+      const jobId = timeOrderedId('job');
+      // The runner's word that the job's last run is over (a parked step does not count).
+      const finished = new Promise<void>((resolve) => gateway.deps.jobs.runner.onJobFinished((job) => job.id === jobId && resolve()));
+      const queued = await submitMetered(core, gateway.deps.jobs, WIDGET_JOBS, { ...input, jobId, context: null });
+      assert.equal(queued.kind, 'test-widgets');
+      assert.equal(queued.status, 'queued');
+      // Three widgets held at 0.5 USD each.
+      assert.equal((await ledger(gateway)).balance.reserved, usdToPicos('1.5'));
+      const ended = await untilEnded(async () => (await gateway.store.getJob(queued.id))!, ['queued', 'in_progress'], 'the widget job');
+      await finished;
+      assert.equal(ended.status, 'completed');
+      assert.deepEqual(ended.result, ['widget-0', 'widget-1']);
+      assert.deepEqual(jobSteps, ['started', 'parked after look 1', 'parked after look 2', 'settled']);
+      // Parked steps are claimed again without counting as a new attempt.
+      assert.equal(ended.attempts, 1);
+      assert.deepEqual(ended.checkpoint, { routeKey: 'sim:short', looks: 2 });
+      // The two widgets delivered, charged once; nothing left held.
+      assert.deepEqual(
+        (await newCharges(gateway, before)).map((entry) => entry.amount),
+        [usdToPicos('1')],
+      );
+      assert.equal(ended.cost, usdToPicos('1'));
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+      await core.flush();
+      const row = await gateway.store.getRequest(input.requestId);
+      assert.equal(row?.status, 'completed');
+      assert.equal(row?.cost, usdToPicos('1'));
+      assert.equal(row?.upstreamModel, 'short');
+    });
+
+    test('a job of a kind no handler is registered for is refused before it is stored', async () => {
+      const id = timeOrderedId('job');
+      await assert.rejects(
+        gateway.deps.jobs.submit({
+          id,
+          kind: 'unregistered',
+          owner: ownerOf(gateway),
+          keyId: 'key_none',
+          status: 'queued',
+          payload: null,
+          result: null,
+          reservationId: null,
+          createdAt: gateway.deps.now(),
+          expiresAt: gateway.deps.now() + 60_000,
+        }),
+        /no handler for unregistered jobs/,
+      );
+      assert.equal(await gateway.store.getJob(id), null);
+    });
 
     test('a prepared call stored as data is completed later by another pipeline, once', async () => {
       const before = await ledger(gateway);

@@ -3,7 +3,8 @@
  * OTLP/HTTP to a receiver run by the test: the span tree (the client's trace context → the server
  * span → one span per upstream attempt, whose context reaches the upstream as `traceparent`), every
  * GenAI attribute for chat, messages, responses, images and video, streamed and not, a fallback, a
- * stream its client left, and the job span of a video linked to the request that created it.
+ * stream its client left, and the job span of a video linked to the request that created it (the
+ * spans of its steps that parked it ended as handed back).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -429,10 +430,8 @@ describe('tracing over OTLP', () => {
       { intervalMs: 100 },
     );
     assert.equal(video.status, 'completed');
-    const [job] = await receiver.waitForSpans(
-      (span) => span.kind === SPAN_KIND.consumer && span.links.some((link) => link.spanId === request.spanId && link.traceId === context.traceId),
-      1,
-    );
+    // The span of the step that ended the job (the steps before it parked it: the next test).
+    const [job] = await receiver.waitForSpans((span) => linkedJobSpan(span, request) && span.attributes['gateway.job.handed_back'] === undefined, 1);
     assert.equal(job.name, 'job videos.generations');
     assert.equal(job.attributes['gateway.request_id'], request.attributes['gateway.request_id']);
     assert.equal(job.attributes['gen_ai.operation.name'], 'generate_content');
@@ -444,4 +443,30 @@ describe('tracing over OTLP', () => {
     const attempts = await receiver.waitForSpans((span) => span.parentSpanId === job.spanId && span.kind === SPAN_KIND.client, 1);
     assert.ok(attempts.every((attempt) => attempt.attributes['gateway.endpoint'] !== undefined));
   });
+
+  test("a video's parked steps: each step's span ends, handed back, with no row of its own", async () => {
+    const context = clientContext();
+    const submitted = await call(server.baseUrl, 'POST', '/v1/videos/generations', {
+      key,
+      headers: { traceparent: context.traceparent },
+      json: { model: 'gateway/reel-3-lite', prompt: PROMPT, duration: 5 },
+    });
+    assert.equal(submitted.status, 200, submitted.text);
+    const [request] = await receiver.waitForSpans((span) => span.traceId === context.traceId && span.kind === SPAN_KIND.server, 1);
+    // The simulated video takes longer than the first look: that step parks the job.
+    const [parked] = await receiver.waitForSpans((span) => linkedJobSpan(span, request) && span.attributes['gateway.job.handed_back'] === true, 1);
+    assert.equal(parked.name, 'job videos.generations');
+    assert.equal(parked.attributes['gateway.job.handed_back.reason'], 'parked');
+    assert.equal(parked.attributes['gateway.request_id'], request.attributes['gateway.request_id']);
+    assert.equal(parked.attributes['gateway.request.status'], undefined);
+    // The step that ends the job records the row on its own span.
+    const [ended] = await receiver.waitForSpans((span) => linkedJobSpan(span, request) && span.attributes['gateway.request.status'] !== undefined, 1);
+    assert.equal(ended.attributes['gateway.request.status'], 'completed');
+    assert.equal(ended.attributes['gateway.job.handed_back'], undefined);
+  });
 });
+
+/** A job's span linked to the span of the request that created the job. */
+function linkedJobSpan(span: ReceivedSpan, request: ReceivedSpan): boolean {
+  return span.kind === SPAN_KIND.consumer && span.links.some((link) => link.spanId === request.spanId && link.traceId === request.traceId);
+}

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -60,6 +60,61 @@ describe('sqlite specifics', () => {
     await memory.createOrganization({ name: 'ephemeral' });
     assert.equal((await memory.listOrganizations()).length, 1);
     await memory.close();
+  });
+
+  test('opening job kinds rebuilds the jobs table in place: its rows and indexes kept, any kind then stored', async () => {
+    const dir = join(dataDir, 'open-kinds');
+    mkdirSync(dir);
+    const opening = SQLITE_MIGRATIONS.find((migration) => migration.name === 'open job kinds')!;
+    const db = new DatabaseSync(join(dir, SQLITE_FILE_NAME));
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
+    for (const migration of SQLITE_MIGRATIONS.filter((migration) => migration.version < opening.version)) {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)').run(migration.version, migration.name);
+    }
+    db.prepare(
+      `INSERT INTO jobs (id, kind, owner_kind, owner_id, key_id, status, payload, result, created_at, updated_at, expires_at, checkpoint, next_attempt_at)
+       VALUES ('video_before', 'video', 'account', 'acct_1', 'key_1', 'in_progress', '{"a":1}', '{"b":2}', 1, 2, 3, '{"c":3}', 4)`,
+    ).run();
+    const indexesOf = (database: DatabaseSync) =>
+      database
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' ORDER BY name")
+        .all()
+        .map((row) => ({ name: row.name, sql: row.sql }));
+    const indexes = indexesOf(db);
+    db.close();
+
+    const store = await openStore({ dataDir: dir });
+    try {
+      const kept = await store.getJob('video_before');
+      assert.deepEqual(
+        [kept?.kind, kept?.status, kept?.payload, kept?.result, kept?.checkpoint, kept?.nextAttemptAt],
+        ['video', 'in_progress', { a: 1 }, { b: 2 }, { c: 3 }, 4],
+      );
+      const other = await store.createJob({
+        id: 'batch_after',
+        kind: 'batch',
+        owner: { kind: 'account', id: 'acct_1' },
+        keyId: 'key_1',
+        status: 'queued',
+        payload: null,
+        result: null,
+        reservationId: null,
+        createdAt: 5,
+        expiresAt: 6,
+      });
+      assert.equal(other.kind, 'batch');
+    } finally {
+      await store.close();
+    }
+    const upgraded = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { readOnly: true });
+    try {
+      assert.deepEqual(indexesOf(upgraded), indexes);
+      assert.equal(upgraded.prepare('PRAGMA integrity_check').get()?.integrity_check, 'ok');
+      assert.deepEqual(upgraded.prepare('PRAGMA foreign_key_check').all(), []);
+    } finally {
+      upgraded.close();
+    }
   });
 
   test('a database from a newer build is refused', async () => {

@@ -620,6 +620,15 @@ ALTER TABLE instances ADD COLUMN vitals TEXT;
   },
   {
     version: 17,
+    name: 'open job kinds',
+    // A job's kind is any kind a handler is registered for (src/jobs/jobs.ts checks it at submission),
+    // not a fixed list.
+    sql: `
+ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
+`,
+  },
+  {
+    version: 18,
     name: 'the canonical request kept with the stored output',
     // JSON text, never queried: shown on the dashboard's request page (docs/dashboard.md).
     sql: `

@@ -545,6 +545,50 @@ CREATE INDEX jobs_time ON jobs (created_at, id);
   },
   {
     version: 17,
+    name: 'open job kinds',
+    // A job's kind is any kind a handler is registered for (src/jobs/jobs.ts checks it at submission),
+    // not a fixed list. SQLite cannot drop a CHECK in place: the jobs table is rebuilt, inside this
+    // migration's transaction, with every index it had (nothing references it, and it has no trigger).
+    sql: `
+CREATE TABLE jobs_v17 (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  owner_kind TEXT NOT NULL CHECK (owner_kind IN ('account', 'organization')),
+  owner_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled')),
+  payload TEXT,
+  result TEXT,
+  reservation_id TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  lease_owner TEXT,
+  lease_until INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  dispatched_at INTEGER,
+  cost INTEGER CHECK (cost >= 0),
+  announced_at INTEGER,
+  checkpoint TEXT,
+  next_attempt_at INTEGER
+) STRICT;
+INSERT INTO jobs_v17 (id, kind, owner_kind, owner_id, key_id, status, payload, result, reservation_id, created_at, updated_at, expires_at,
+  lease_owner, lease_until, attempts, dispatched_at, cost, announced_at, checkpoint, next_attempt_at)
+SELECT id, kind, owner_kind, owner_id, key_id, status, payload, result, reservation_id, created_at, updated_at, expires_at,
+  lease_owner, lease_until, attempts, dispatched_at, cost, announced_at, checkpoint, next_attempt_at FROM jobs;
+DROP TABLE jobs;
+ALTER TABLE jobs_v17 RENAME TO jobs;
+CREATE INDEX jobs_expiry ON jobs (expires_at);
+CREATE INDEX jobs_unannounced ON jobs (updated_at) WHERE announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled');
+CREATE INDEX jobs_queued ON jobs (kind, created_at) WHERE status = 'queued';
+CREATE INDEX jobs_in_flight ON jobs (kind, next_attempt_at) WHERE status = 'in_progress';
+CREATE INDEX jobs_leased ON jobs (kind, owner_kind, owner_id) WHERE lease_owner IS NOT NULL;
+CREATE INDEX jobs_owner_time ON jobs (owner_kind, owner_id, created_at, id);
+CREATE INDEX jobs_time ON jobs (created_at, id);
+`,
+  },
+  {
+    version: 18,
     name: 'the canonical request kept with the stored output',
     // JSON text, never queried: shown on the dashboard's request page (docs/dashboard.md).
     sql: `

@@ -89,6 +89,12 @@ const WAITING: Statement = {
   text: `SELECT ${WAITING_COUNTS} FROM jobs WHERE status IN ('queued', 'in_progress') AND expires_at >= $1 GROUP BY kind`,
 };
 const DELETE_EXPIRED: Statement = { name: 'gateway_jobs_delete_expired', text: 'DELETE FROM jobs WHERE expires_at < $1' };
+/** An owner's turn at a kind means nothing once it has no job of that kind left: it goes with its last job. */
+const DELETE_IDLE_TURNS: Statement = {
+  name: 'gateway_jobs_delete_idle_turns',
+  text: `DELETE FROM job_turns AS t WHERE NOT EXISTS (
+           SELECT 1 FROM jobs AS j WHERE j.kind = t.kind AND j.owner_kind = t.owner_kind AND j.owner_id = t.owner_id)`,
+};
 
 export function postgresJobs(database: PostgresDatabase): JobStore {
   return {
@@ -156,7 +162,9 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
       return waitingJobs((await database.query(WAITING, [now])).rows);
     },
     async deleteExpiredJobs(now) {
-      return (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;
+      const deleted = (await database.query(DELETE_EXPIRED, [now])).rowCount ?? 0;
+      await database.query(DELETE_IDLE_TURNS, []);
+      return deleted;
     },
   };
 }

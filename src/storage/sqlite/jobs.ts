@@ -87,6 +87,11 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
   );
   const waitingCounts = prepare(`SELECT ${WAITING_COUNTS} FROM jobs WHERE status IN ('queued', 'in_progress') AND expires_at >= ? GROUP BY kind`);
   const deleteExpired = expiredRowsDeleter(database, 'jobs');
+  // An owner's turn at a kind means nothing once it has no job of that kind left: it goes with its last job.
+  const deleteIdleTurns = prepare(
+    `DELETE FROM job_turns WHERE NOT EXISTS (
+       SELECT 1 FROM jobs AS j WHERE j.kind = job_turns.kind AND j.owner_kind = job_turns.owner_kind AND j.owner_id = job_turns.owner_id)`,
+  );
 
   return {
     async createJob(job) {
@@ -159,6 +164,10 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
     async countWaitingJobs(now) {
       return waitingJobs(waitingCounts.all(now) as Row[]);
     },
-    deleteExpiredJobs: deleteExpired,
+    async deleteExpiredJobs(now) {
+      const deleted = await deleteExpired(now);
+      await database.grouped(() => deleteIdleTurns.run());
+      return deleted;
+    },
   };
 }

@@ -103,6 +103,23 @@ export function jobsContract({ store, peer }: ContractContext): void {
       assert.deepEqual(order, ['acct_turn_a', 'acct_turn_b', 'acct_turn_a', 'acct_turn_b', 'acct_turn_a']);
     });
 
+    test("an owner's turn goes with its last job: deleting expired jobs forgets the turns of owners left without one", async () => {
+      await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const kept = await store().createJob(newJob({ owner: 'acct_turn_kept', createdAt: NOW }));
+      const gone = await store().createJob(newJob({ owner: 'acct_turn_gone', createdAt: NOW, expiresAt: NOW + 500 }));
+      // The kept owner was served first, the other last: the kept one's turn comes next while the other's is remembered.
+      assert.equal((await store().claimJob('response', 'worker-a', NOW + 100, NOW + 200))?.id, kept.id);
+      assert.equal((await store().claimJob('response', 'worker-a', NOW + 101, NOW + 200))?.id, gone.id);
+      await store().transitionJob(kept.id, ['in_progress'], { status: 'completed', leaseUntil: null, now: NOW + 102 }, 'worker-a');
+
+      assert.equal(await peer().deleteExpiredJobs(NOW + 1_000), 1);
+      const keptNext = await store().createJob(newJob({ owner: 'acct_turn_kept', createdAt: NOW + 300 }));
+      const goneNext = await store().createJob(newJob({ owner: 'acct_turn_gone', createdAt: NOW + 400 }));
+      // Its turn forgotten, the owner whose jobs all expired counts as never served, ahead of the older job.
+      assert.equal((await store().claimJob('response', 'worker-a', NOW + 2_000, NOW + 3_000))?.id, goneNext.id);
+      assert.equal((await store().claimJob('response', 'worker-a', NOW + 2_001, NOW + 3_000))?.id, keptNext.id);
+    });
+
     test('a parked job is claimed once it is due, without counting an attempt, and keeps its checkpoint', async () => {
       await store().deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
       const job = await store().createJob(newJob({ kind: 'video' }));
