@@ -5,13 +5,14 @@
  * request log's batch insert uses), then the median time of what the dashboard reads, through the
  * store and its dashboard connection: the usage page's view (30 days by day, by model), a filtered
  * view (7 days by hour of one key and model, by status), a month's CSV export (30 days by hour, by
- * key, rendered), and a keyset page of one account's request rows, the newest and one 15 days deep.
+ * key, rendered), and the request log, request and health pages' reads (timeRequestPages).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
+import { healthReads } from '../src/dashboard/health-page.ts';
 import { usageCsv } from '../src/dashboard/usage-csv.ts';
 import type { UsageView } from '../src/dashboard/usage-view.ts';
 import { openStore, SQLITE_FILE_NAME } from '../src/storage/open-store.ts';
@@ -48,10 +49,12 @@ export interface DashboardUsageResult {
   readonly note: string;
 }
 
+/** SQL of one of `list`, chosen by the row number times `salt`. */
+const pick = (list: readonly string[], salt: number) =>
+  `(CASE (i * ${salt}) % ${list.length} ${list.map((item, index) => `WHEN ${index} THEN '${item}'`).join(' ')} END)`;
+
 /** SQL of the i-th generated row's values, in the engine's spelling of a few functions; rows end before `end`. */
 function generated(engine: 'sqlite' | 'postgres', end: number): string {
-  const pick = (list: readonly string[], salt: number) =>
-    `(CASE (i * ${salt}) % ${list.length} ${list.map((item, index) => `WHEN ${index} THEN '${item}'`).join(' ')} END)`;
   const pad = (what: string, prefix: string) => (engine === 'sqlite' ? `printf('${prefix}%04d', ${what})` : `'${prefix}' || lpad((${what})::text, 4, '0')`);
   const status = pick(STATUSES, 7);
   return `${pad('i', 'req_bench_')} || '_' || i, 'account', ${pad(`(i % ${KEYS}) % ${ACCOUNTS}`, 'acct_bench_')}, ${pad(`i % ${KEYS}`, 'key_bench_')},
@@ -59,12 +62,22 @@ function generated(engine: 'sqlite' | 'postgres', end: number): string {
     CASE ${status} WHEN 'failed' THEN 502 WHEN 'cancelled' THEN 499 ELSE 200 END, ${engine === 'sqlite' ? '0' : 'false'},
     100 + i % 900, i % 50, 0, 50 + i % 400, i % 20, 0,
     CASE ${status} WHEN 'failed' THEN 0 WHEN 'cancelled' THEN 0 ELSE 1000000 + i % 5000000 END,
-    NULL, ${end} - (i * ${DAYS * DAY}) / ${ROWS} - 1, 500, 100, NULL, '[]', ${end} + ${DAY}`;
+    NULL, ${end} - (i * ${DAYS * DAY}) / ${ROWS} - 1, 500, 100, NULL, '[]', ${end} + ${DAY},
+    ${attempts(engine, status)}`;
+}
+
+/** A row's upstream attempts as the pipeline writes them: one call, failed (502) or served, of varying times. */
+function attempts(engine: 'sqlite' | 'postgres', status: string): string {
+  const number = (what: string) => (engine === 'sqlite' ? `CAST(${what} AS TEXT)` : `(${what})::text`);
+  const head = `'[{"provider":"' || ${pick(PROVIDERS, 5)} || '","upstreamModel":"upstream","startMs":0,'`;
+  const served = `'"outcome":"served","firstByteMs":' || ${number('40 + i % 200')} || ',"durationMs":' || ${number('300 + i % 900')} || '}]'`;
+  const failed = `'"outcome":"failed","firstByteMs":null,"durationMs":' || ${number('20 + i % 80')} || ',"status":502,"errorCode":"upstream_error","message":"bad gateway"}]'`;
+  return `${head} || CASE ${status} WHEN 'failed' THEN ${failed} ELSE ${served} END`;
 }
 
 const COLUMNS = `id, owner_kind, owner_id, key_id, route, model, provider, upstream_model, status, http_status, stream,
   input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, search_units, cost,
-  error_code, created_at, duration_ms, first_byte_ms, output, blob_keys, expires_at`;
+  error_code, created_at, duration_ms, first_byte_ms, output, blob_keys, expires_at, attempts`;
 
 /** The account the measured pages read, as a member would. */
 const ACCOUNT = 'acct_bench_0003';
@@ -95,8 +108,8 @@ function view(query: UsageQuery): UsageView {
   return { query, fromDay: day(query.from), toDay: day(query.to - DAY), fixed: new Set() };
 }
 
-/** The measured reads; `requestPage` reads a keyset page of the account's request rows before a time. */
-async function timeReads(store: Store, engine: 'sqlite' | 'postgres', end: number, requestPage: (before: number) => Promise<unknown>): Promise<UsageTiming[]> {
+/** The measured reads. */
+async function timeReads(store: Store, engine: 'sqlite' | 'postgres', end: number): Promise<UsageTiming[]> {
   const month: UsageQuery = { grain: 'day', from: end - DAYS * DAY, to: end, filter: {}, by: 'model' };
   const memberMonth: UsageQuery = { ...month, filter: { account: ACCOUNT } };
   const filtered: UsageQuery = { grain: 'hour', from: end - 7 * DAY, to: end, filter: { key: KEY, model: MODELS[3]! }, by: 'status' };
@@ -105,8 +118,7 @@ async function timeReads(store: Store, engine: 'sqlite' | 'postgres', end: numbe
     { engine, what: 'usage page: 30 days by day, by model (operator)', ms: await median(() => store.usage(month)), barMs: PAGE_BAR_MS },
     { engine, what: 'usage page: 30 days by day, by model (a member)', ms: await median(() => store.usage(memberMonth)), barMs: PAGE_BAR_MS },
     { engine, what: 'filtered: 7 days by hour, a key and a model, by status', ms: await median(() => store.usage(filtered)), barMs: PAGE_BAR_MS },
-    { engine, what: 'request rows: first page of an account (keyset, 50)', ms: await median(() => requestPage(end + 1)), barMs: PAGE_BAR_MS },
-    { engine, what: 'request rows: a page 15 days deep (keyset, 50)', ms: await median(() => requestPage(end - 15 * DAY)), barMs: PAGE_BAR_MS },
+    ...(await timeRequestPages(store, engine, end)),
     {
       engine,
       what: 'CSV export: 30 days by hour, by key',
@@ -116,7 +128,32 @@ async function timeReads(store: Store, engine: 'sqlite' | 'postgres', end: numbe
   ];
 }
 
-const PAGE_SQL = `SELECT * FROM request_log WHERE owner_kind = 'account' AND owner_id = '${ACCOUNT}' AND created_at < $1 ORDER BY created_at DESC LIMIT 50`;
+/**
+ * The request log, request and health pages' reads, as the pages make them (src/dashboard): pages of
+ * 50 through the store's dashboard connection, a deep page by its keyset cursor (the time and id of
+ * the last row of the page before, here a row 15 days back), the request page's row, hold and
+ * owner, and the health page's database reads (the endpoints' last hour among them).
+ */
+async function timeRequestPages(store: Store, engine: 'sqlite' | 'postgres', end: number): Promise<UsageTiming[]> {
+  const owner = { kind: 'account', id: ACCOUNT } as const;
+  const page = { limit: 50 };
+  const deep = { after: `${end - 15 * DAY}~req_bench_`, limit: 50 };
+  const timed = async (what: string, read: () => Promise<unknown>): Promise<UsageTiming> => ({ engine, what, ms: await median(read), barMs: PAGE_BAR_MS });
+  const id = (await store.pageRequests({ owner }, deep)).items[0]!.id;
+  return [
+    await timed('request log: first page (operator, every owner)', () => store.pageRequests({}, page)),
+    await timed('request log: first page (a member)', () => store.pageRequests({ owner }, page)),
+    await timed('request log: a page 15 days deep (operator, keyset)', () => store.pageRequests({}, deep)),
+    await timed('request log: a page 15 days deep (a member, keyset)', () => store.pageRequests({ owner }, deep)),
+    await timed('request log: filtered (a member, a model, last 7 days)', () => store.pageRequests({ owner, model: MODELS[3]!, from: end - 7 * DAY }, page)),
+    await timed('request log: filtered (operator, a key, failed)', () => store.pageRequests({ keyId: KEY, status: 'failed' }, page)),
+    await timed('request page: the row, its hold and its owner', async () => {
+      const record = await store.getRequest(id);
+      return Promise.all([store.holdOf({ requestId: id }), store.getAccount(record!.owner.id)]);
+    }),
+    await timed('health page: its database reads (endpoints over the last hour)', () => healthReads(store, Date.now())),
+  ];
+}
 
 async function measureSqlite(end: number, progress: (line: string) => void): Promise<{ fill: number; timings: UsageTiming[] }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-bench-usage-'));
@@ -138,12 +175,9 @@ async function measureSqlite(end: number, progress: (line: string) => void): Pro
     const fill = (performance.now() - started) / 1000;
     progress(`dashboard usage: sqlite filled in ${fill.toFixed(0)} s`);
     const store = await openStore({ dataDir });
-    const reader = new DatabaseSync(file, { readOnly: true });
-    const page = reader.prepare(PAGE_SQL.replace('$1', '?'));
     try {
-      return { fill, timings: await timeReads(store, 'sqlite', end, async (before) => page.all(before)) };
+      return { fill, timings: await timeReads(store, 'sqlite', end) };
     } finally {
-      reader.close();
       await store.close();
     }
   } finally {
@@ -170,7 +204,7 @@ async function measurePostgres(databaseUrl: string, end: number, progress: (line
     progress(`dashboard usage: postgres filled in ${fill.toFixed(0)} s`);
     const store = await openStore({ databaseUrl, dataDir, schema, poolSize: 2 });
     try {
-      return { fill, timings: await timeReads(store, 'postgres', end, (before) => client.query(PAGE_SQL, [before])) };
+      return { fill, timings: await timeReads(store, 'postgres', end) };
     } finally {
       await store.close();
     }
@@ -190,6 +224,6 @@ export async function measureDashboardUsage(databaseUrl: string, progress: (line
     rows: ROWS,
     fillSeconds: { sqlite: sqlite.fill, postgres: postgres.fill },
     timings: [...sqlite.timings, ...postgres.timings],
-    note: 'request rows read by a keyset query over request_log directly (the request log pages are not measured here)',
+    note: "each page's reads through the store, as the page makes them; the HTML is not rendered",
   };
 }

@@ -1,21 +1,24 @@
 /**
  * The operator's health page (docs/dashboard.md, "Health"): the instances with what they report at
- * their heartbeat, the database's and Redis's round trips, each upstream endpoint's circuit and
- * recent figures as this instance observed them, the jobs backlog, failing webhook deliveries, and
- * the ledger's integrity: every wallet checked against its entries and open holds.
+ * their heartbeat, the database's and Redis's round trips, each upstream endpoint's circuit and its
+ * figures over the last hour from the request rows of every instance, the jobs backlog, failing
+ * webhook deliveries, and the ledger's integrity: every wallet checked against its entries and open
+ * holds.
  */
 import type { FastifyInstance } from 'fastify';
 import { formatUsd } from '../core/money.ts';
 import type { EndpointReport } from '../routing/endpoint-health.ts';
-import type { SampleRing } from '../routing/endpoint-stats.ts';
-import type { WalletCheck } from '../storage/dashboard-views.ts';
-import type { InstanceRow } from '../storage/store.ts';
+import type { EndpointFigures, Percentiles, WalletCheck } from '../storage/dashboard-views.ts';
+import type { InstanceRow, Store } from '../storage/store.ts';
+import { DASHBOARD_STATEMENT_LIMIT_MS, UsageQueryTimeout } from '../storage/usage.ts';
 import { ownerPath, viewerGet, viewerPage, type Dashboard } from './context.ts';
 import { html, type Html } from './html.ts';
 import { noRows, time } from './layout.ts';
 
 /** Webhook deliveries that gave up within this window count as failing. */
 const FAILED_DELIVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** The window of the upstream endpoints' figures. */
+const ENDPOINT_WINDOW_MS = 60 * 60 * 1000;
 
 type Probe = { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly error: string };
 
@@ -60,34 +63,63 @@ function instancesTable(instances: readonly InstanceRow[], self: string, now: nu
   </table>`;
 }
 
-function percentilePair(ring: SampleRing): string {
-  const values = ring.percentiles([50, 95]);
-  return values === undefined ? '—' : values.map((value) => Math.round(value)).join(' / ');
+function percentilePair(percentiles: Percentiles | null | undefined): string {
+  return percentiles ? `${percentiles.p50} / ${percentiles.p95}` : '—';
 }
 
-function endpointsTable(reports: readonly EndpointReport[]): Html {
+/**
+ * Every configured endpoint with its circuit, and every endpoint called in the last hour (one since
+ * removed from the config has no circuit), with its figures from the request rows.
+ */
+function endpointsTable(reports: readonly EndpointReport[], figures: readonly EndpointFigures[]): Html {
+  const byKey = new Map(figures.map((line) => [line.endpoint, line]));
+  const circuits = new Map(reports.map((report) => [report.key, report]));
+  const keys = [...new Set([...reports.map((report) => report.key), ...byKey.keys()])];
   return html`<table data-testid="endpoints">
-    <caption>Upstream endpoints: the circuit (shared with Redis) and this instance's recent samples of each (its last 256 attempts)</caption>
-    <thead><tr><th>Endpoint</th><th>Circuit</th><th class="num">Attempts in window</th><th class="num">Error rate</th><th class="num">Latency p50 / p95, ms</th><th class="num">First byte p50 / p95, ms</th><th>Last error</th></tr></thead>
+    <caption>Upstream endpoints over the last hour, from the request log of every instance; the circuit as the breakers hold it (shared with Redis); the last error this instance saw</caption>
+    <thead><tr><th>Endpoint</th><th>Circuit</th><th class="num">Requests</th><th class="num">Error rate</th><th class="num">Latency p50 / p95, ms</th><th class="num">First byte p50 / p95, ms</th><th>Last error</th></tr></thead>
     <tbody>${
-      reports.length === 0
+      keys.length === 0
         ? noRows(7, 'No upstream endpoint is configured.')
-        : reports.map(
-            ({ key, view, stats }) => html`<tr>
+        : keys.map((key) => {
+            const report = circuits.get(key);
+            const line = byKey.get(key);
+            const state = report?.view.state;
+            const lastError = report?.stats.lastError;
+            return html`<tr>
               <td><code>${key}</code></td>
-              <td>${view.state === 'closed' ? 'closed' : html`<span class="bad">${view.state}</span>`}</td>
-              <td class="num">${view.requests}</td>
-              <td class="num">${view.requests === 0 ? '—' : `${Math.round((view.failures / view.requests) * 1000) / 10} %`}</td>
-              <td class="num">${percentilePair(stats.latencyMs)}</td>
-              <td class="num">${percentilePair(stats.firstByteMs)}</td>
-              <td>${stats.lastError ? html`${stats.lastError.code ?? ''} ${stats.lastError.message} (${time(stats.lastError.at)})` : '—'}</td>
-            </tr>`,
-          )
+              <td>${state === undefined ? '— (not configured)' : state === 'closed' ? 'closed' : html`<span class="bad">${state}</span>`}</td>
+              <td class="num">${line?.attempts ?? 0}</td>
+              <td class="num">${line ? `${Math.round((line.failures / line.attempts) * 1000) / 10} %` : '—'}</td>
+              <td class="num">${percentilePair(line?.latencyMs)}</td>
+              <td class="num">${percentilePair(line?.firstByteMs)}</td>
+              <td>${lastError ? html`${lastError.code ?? ''} ${lastError.message} (${time(lastError.at)})` : '—'}</td>
+            </tr>`;
+          })
     }</tbody>
   </table>`;
 }
 
-function integrityPanel(checks: readonly WalletCheck[]): Html {
+/** A read under the dashboard's time limit: what it found, or word that it ran out of time. */
+export type Bounded<T> = { readonly done: true; readonly value: T } | { readonly done: false };
+
+async function bounded<T>(read: Promise<T>): Promise<Bounded<T>> {
+  try {
+    return { done: true, value: await read };
+  } catch (error) {
+    if (error instanceof UsageQueryTimeout) return { done: false };
+    throw error;
+  }
+}
+
+function ranOutOfTime(what: string): Html {
+  return html`<p class="notice error" role="alert" data-testid="${what}-timed-out">The ${what} check ran out of time: it passed the dashboard's limit of ${DASHBOARD_STATEMENT_LIMIT_MS / 1000} s and was stopped, so that it loads neither the database nor the gateway. The rest of the page is current.</p>`;
+}
+
+/** The integrity panel; a ledger too large to sum within the time limit says so and leaves the rest of the page standing. */
+export function integrityPanel(result: Bounded<readonly WalletCheck[]>): Html {
+  if (!result.done) return ranOutOfTime('integrity');
+  const checks = result.value;
   const faulty = checks.filter((check) => check.difference !== 0n || check.credits - check.charges !== check.balance);
   const verdict =
     faulty.length === 0
@@ -115,6 +147,19 @@ function integrityPanel(checks: readonly WalletCheck[]): Html {
     </table>`;
 }
 
+/** What the page reads from the database, all at once (the bench times the same reads). */
+export async function healthReads(store: Store, now: number) {
+  const [database, instances, figures, counts, queued, checks] = await Promise.all([
+    probe(() => store.currentVersion()),
+    store.listInstances(),
+    store.endpointFigures(now - ENDPOINT_WINDOW_MS, now + 1),
+    store.operationsCounts(now - FAILED_DELIVERY_WINDOW_MS),
+    store.countWaitingJobs(now),
+    bounded(store.ledgerIntegrity()),
+  ]);
+  return { database, instances, figures, counts, queued, checks };
+}
+
 export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { store, health, limiter, now } = dashboard.deps;
   viewerGet(
@@ -122,14 +167,10 @@ export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): 
     dashboard,
     '/dashboard/health',
     async (request, reply, viewer) => {
-      const [database, counters, instances, reports, counts, queued, checks] = await Promise.all([
-        probe(() => store.currentVersion()),
+      const [counters, reports, { database, instances, figures, counts, queued, checks }] = await Promise.all([
         limiter.backend.kind === 'redis' ? probe(() => limiter.backend.ping()) : null,
-        store.listInstances(),
         health.report(),
-        store.operationsCounts(now() - FAILED_DELIVERY_WINDOW_MS),
-        store.countWaitingJobs(now()),
-        store.ledgerIntegrity(),
+        healthReads(store, now()),
       ]);
       const body = html`<h2>Instances</h2>
         ${instancesTable(instances, store.instanceId, now())}
@@ -139,7 +180,7 @@ export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): 
           <dt>Redis</dt><dd>${counters === null ? 'not used: limits and circuits are kept in each process' : probeText(counters)}</dd>
         </dl>
         <h2>Upstream endpoints</h2>
-        ${endpointsTable(reports)}
+        ${endpointsTable(reports, figures)}
         <h2>Jobs and webhooks</h2>
         <dl class="facts" data-testid="backlog">
           <dt>Queued</dt><dd>${counts.queuedJobs}${queued.size > 0 ? ` (${[...queued].map(([kind, waiting]) => `${kind}: ${waiting.queued} queued, ${waiting.parked} parked between steps`).join('; ')})` : ''}</dd>

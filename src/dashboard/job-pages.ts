@@ -14,7 +14,7 @@ import type { BuiltInJobKind, JobRecord } from '../storage/store.ts';
 import { ownerPath, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
-import { csrfField, nextPageLink, noRows, notice, time } from './layout.ts';
+import { csrfField, json, nextPageLink, noRows, notice, time } from './layout.ts';
 import { viewerOwner } from './request-pages.ts';
 
 const PAGE = 50;
@@ -33,10 +33,6 @@ function timeline(job: JobRecord): Html {
   else if (job.status === 'in_progress') steps.push(['running', job.updatedAt]);
   if (isEnded(job.status)) steps.push([job.status, job.updatedAt]);
   return html`<ol class="timeline" data-testid="timeline">${steps.map(([label, at]) => html`<li>${label} · ${time(at)}</li>`)}</ol>`;
-}
-
-function json(value: unknown): Html {
-  return html`<pre>${JSON.stringify(value, null, 2)}</pre>`;
 }
 
 export function registerJobPages(app: FastifyInstance, dashboard: Dashboard): void {

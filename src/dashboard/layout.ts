@@ -95,6 +95,11 @@ export function notice(kind: 'ok' | 'error', text: string | Html): Html {
 }
 
 /** The body of a table with no rows: one cell that says so. */
+/** A JSON value as an indented block. */
+export function json(value: unknown, testId?: string): Html {
+  return html`<pre${testId ? html` data-testid="${testId}"` : ''}>${JSON.stringify(value, null, 2)}</pre>`;
+}
+
 export function noRows(columns: number, text: string): Html {
   return html`<tr><td colspan="${columns}" class="hint">${text}</td></tr>`;
 }

@@ -1,8 +1,8 @@
 /**
  * The request log (docs/dashboard.md, "The request log"): every request, filtered and paged by
- * keyset, and a request's page with its attempts, usage, cost, hold and stored output. A member
- * sees their own account's or organization's requests; another owner's request is a 404. Stored
- * files are served here, behind the session, rather than through signed URLs.
+ * keyset, and a request's page with its canonical request, attempts, usage, cost, hold and stored
+ * output. A member sees their own account's or organization's requests; another owner's request is
+ * a 404. Stored files are served here, behind the session, rather than through signed URLs.
  */
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
@@ -13,7 +13,7 @@ import type { OwnerRef, RequestLogRecord, RequestStatus } from '../storage/store
 import { ownerPath, viewerGet, viewerPage, visibleOwner, type Dashboard } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
-import { nextPageLink, noRows, time } from './layout.ts';
+import { json, nextPageLink, noRows, time } from './layout.ts';
 import { costBreakdown, DIALECTS, outputView, waterfall } from './request-view.ts';
 
 const PAGE = 50;
@@ -164,6 +164,12 @@ export function registerRequestPages(app: FastifyInstance, dashboard: Dashboard)
         <dt>Status</dt><dd data-testid="status">${record.status}, HTTP ${record.httpStatus}${record.errorCode ? html`, <code>${record.errorCode}</code>` : ''}</dd>
         <dt>Duration</dt><dd>${record.durationMs} ms${record.firstByteMs === null ? '' : `, first byte after ${record.firstByteMs} ms`}</dd>
       </dl>
+      <h2>Canonical request</h2>
+      ${
+        record.canonicalRequest === null
+          ? html`<p class="hint">Not kept: the client asked that nothing be stored (<code>store: false</code>), or the request was refused before it was read.</p>`
+          : html`<p class="hint">As the gateway read it from the ${DIALECTS[record.route] ?? record.route} request, in its own terms; input files by their size.</p>${json(record.canonicalRequest, 'canonical-request')}`
+      }
       <h2>Upstream attempts</h2>
       ${waterfall(record.attempts, record.durationMs)}
       <h2>Usage</h2>

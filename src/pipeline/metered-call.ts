@@ -46,7 +46,7 @@ import { crashArmedAt, crashPoint } from '../core/crash-point.ts';
 import type { CallableKindTypes, KindTypes } from './kind.ts';
 import { beyondHold } from './over-hold.ts';
 import type { PreparedCall } from './pipeline.ts';
-import type { RequestEnd, RequestFacts } from './request-log.ts';
+import { keptRequest, type RequestEnd, type RequestFacts } from './request-log.ts';
 import { violationError } from './select.ts';
 import type { CompletedCall, RenderResult, ServedCall, Settlement } from './types.ts';
 
@@ -304,6 +304,8 @@ export class MeteredCall<T extends KindTypes> {
         ...end,
         attempts: prepared.attemptLog?.finish(),
         output: prepared.request.store === false ? undefined : end.output,
+        // The output's consent covers the request that produced it (docs/outputs.md).
+        canonicalRequest: prepared.request.store === false ? undefined : keptRequest(prepared.request),
       },
       prepared.trace,
     );

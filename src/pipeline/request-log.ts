@@ -16,6 +16,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { cacheWritesByLifetime, ZERO_USAGE } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { GatewayError } from '../core/errors.ts';
+import { JsonText } from '../core/json-text.ts';
 import type { Picos } from '../core/money.ts';
 import type { Logger } from '../core/logger.ts';
 import type { OwnerRef, RequestLogRecord, RequestLogStore, RequestStatus, UpstreamAttempt } from '../storage/store.ts';
@@ -42,6 +43,8 @@ export interface RequestOrigin {
   readonly durationMs: number;
   /** The model that was selected; absent or null when selection failed or never ran. */
   readonly modelId?: string | null;
+  /** The canonical request (keptRequest), when its output is stored; absent before it was decoded. */
+  readonly canonicalRequest?: JsonText;
 }
 
 /** How a request ended; what it never reached (a route, usage, a cost) is left out. */
@@ -99,11 +102,21 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
     durationMs: Math.round(facts.durationMs),
     firstByteMs: facts.firstByteMs == null ? null : Math.round(facts.firstByteMs),
     output: facts.output ?? null,
+    canonicalRequest: facts.canonicalRequest ?? null,
     blobKeys: facts.blobKeys ?? [],
     attempts: facts.attempts ?? [],
     expiresAt: facts.createdAt + REQUEST_LOG_LIFETIME_MS,
     providerUsage: facts.logged?.providerUsage ?? null,
   };
+}
+
+/**
+ * The canonical request as the request log keeps it: JSON, with the bytes of input files (an image
+ * to edit, a video's first frame) reduced to their size, which says what was sent without keeping
+ * the file a second time. It holds what the client asked for, never a key: keys travel in headers.
+ */
+export function keptRequest(request: unknown): JsonText {
+  return new JsonText(JSON.stringify(request, (_name, value: unknown) => (value instanceof Uint8Array ? { bytes: value.byteLength } : value)));
 }
 
 /** Why a write failed: the store could not be reached, or it refused what it was given. */

@@ -4,10 +4,10 @@
  * filters given become predicates, so each combination is planned for what it asks.
  */
 import { bigintValue, type Row } from './rows.ts';
-import type { JobFilter, JobLine, OperationsCounts, RequestFilter, RequestLine, WalletCheck } from './dashboard-views.ts';
+import type { EndpointFigures, JobFilter, JobLine, OperationsCounts, Percentiles, RequestFilter, RequestLine, WalletCheck } from './dashboard-views.ts';
 import { JOB_STATES } from './dashboard-views.ts';
 import type { PageRequest } from './people.ts';
-import type { JobRecord, OwnerKind, RequestStatus } from './store.ts';
+import type { JobRecord, OwnerKind, RequestStatus, UpstreamAttempt } from './store.ts';
 
 export interface Query {
   readonly text: string;
@@ -185,4 +185,47 @@ export function operationsCountsFromRow(row: Row): OperationsCounts {
     queuedJobs: integer(row.queued),
     runningJobs: integer(row.running),
   };
+}
+
+/**
+ * The attempts of the requests created in [$1, $2): an index range of `request_log (created_at,
+ * id)`, with each row's `attempts` JSON text. They are read in JavaScript (endpointFiguresOf)
+ * rather than by the engines' JSON functions, because PostgreSQL's refuse any JSON holding \u0000
+ * or an unpaired surrogate, which an upstream's error message may carry. `guard` as above.
+ */
+export const recentAttemptsQuery = (placeholder: Placeholder, guard = 'TRUE') =>
+  `SELECT attempts FROM request_log WHERE created_at >= ${placeholder(1)} AND created_at < ${placeholder(2)} AND attempts IS NOT NULL AND ${guard}`;
+
+/** The nearest-rank percentiles of values sorted ascending: the smallest whose rank reaches p % of the count. */
+function percentiles(sorted: readonly number[]): Percentiles | null {
+  if (sorted.length === 0) return null;
+  const at = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return { p50: at(50), p95: at(95) };
+}
+
+/** Each endpoint's calls (skipped attempts made none), failures and percentiles, by endpoint key. */
+export function endpointFiguresOf(rows: readonly Row[]): EndpointFigures[] {
+  const calls = new Map<string, { attempts: number; failures: number; durations: number[]; firstBytes: number[] }>();
+  for (const row of rows) {
+    for (const attempt of JSON.parse(String(row.attempts)) as UpstreamAttempt[]) {
+      if (attempt.outcome === 'skipped') continue;
+      const endpoint = `${attempt.provider}:${attempt.upstreamModel}`;
+      let figures = calls.get(endpoint);
+      if (!figures) calls.set(endpoint, (figures = { attempts: 0, failures: 0, durations: [], firstBytes: [] }));
+      figures.attempts += 1;
+      if (attempt.outcome === 'failed') figures.failures += 1;
+      figures.durations.push(attempt.durationMs);
+      if (attempt.firstByteMs !== null) figures.firstBytes.push(attempt.firstByteMs);
+    }
+  }
+  const ascending = (values: number[]) => values.sort((a, b) => a - b);
+  return [...calls]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([endpoint, figures]) => ({
+      endpoint,
+      attempts: figures.attempts,
+      failures: figures.failures,
+      latencyMs: percentiles(ascending(figures.durations))!,
+      firstByteMs: percentiles(ascending(figures.firstBytes)),
+    }));
 }

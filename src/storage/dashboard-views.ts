@@ -1,7 +1,7 @@
 /**
  * What the dashboard's request log, jobs and health pages read (docs/dashboard.md): keyset pages
- * of requests and jobs under filters, a request's or job's hold with its settlement, and the
- * ledger's integrity. The SQL is shared by both engines; each runs it with its own placeholders.
+ * of requests and jobs under filters, a request's or job's hold with its settlement, the upstream
+ * endpoints' figures over a window, and the ledger's integrity. The SQL is shared by both engines; each runs it with its own placeholders.
  */
 import type { Picos } from '../core/money.ts';
 import type { Page, PageRequest } from './people.ts';
@@ -91,6 +91,24 @@ export interface OperationsCounts {
   readonly runningJobs: number;
 }
 
+/** Nearest-rank percentiles of an endpoint's attempts, in milliseconds. */
+export interface Percentiles {
+  readonly p50: number;
+  readonly p95: number;
+}
+
+/** One upstream endpoint's attempts over a window, as the request rows of every instance recorded them. */
+export interface EndpointFigures {
+  /** `<provider>:<upstream model>`, the key the breakers use. */
+  readonly endpoint: string;
+  /** Calls made (an attempt skipped by an open circuit made none). */
+  readonly attempts: number;
+  readonly failures: number;
+  readonly latencyMs: Percentiles;
+  /** Null when no attempt reached its first byte. */
+  readonly firstByteMs: Percentiles | null;
+}
+
 export interface DashboardViewStore {
   /** Requests newest first under a filter. */
   pageRequests(filter: RequestFilter, page: PageRequest): Promise<Page<RequestLine>>;
@@ -101,4 +119,6 @@ export interface DashboardViewStore {
   /** Every wallet checked against its ledger entries and open reservations, those with a difference first. */
   ledgerIntegrity(): Promise<WalletCheck[]>;
   operationsCounts(since: number): Promise<OperationsCounts>;
+  /** Each upstream endpoint's attempts of the requests made in [from, to), read from their rows' `attempts`. */
+  endpointFigures(from: number, to: number): Promise<EndpointFigures[]>;
 }

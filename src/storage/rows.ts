@@ -154,6 +154,7 @@ export const REQUEST_LOG_COLUMNS = [
   'images',
   'video_seconds',
   'cache_savings',
+  'canonical_request',
 ] as const;
 
 /**
@@ -205,6 +206,7 @@ export function requestColumns(record: RequestLogRecord) {
     images: record.images,
     video_seconds: record.videoSeconds,
     cache_savings: checkAmount('request cache savings', record.cacheSavings, 0n),
+    canonical_request: jsonText(record.canonicalRequest),
   };
 }
 
@@ -414,6 +416,7 @@ export function requestFromRow(row: Row): RequestLogRecord {
     durationMs: integer(row.duration_ms),
     firstByteMs: nullableInteger(row.first_byte_ms),
     output: json(row.output),
+    canonicalRequest: json(row.canonical_request),
     providerUsage: json(row.provider_usage) as RequestLogRecord['providerUsage'],
     blobKeys: json(row.blob_keys) as string[],
     // Rows written before attempts were recorded have none.

@@ -332,6 +332,11 @@ export interface RequestLogRecord {
   /** The stored output (JSON the client received, or a summary for streams); kept 24 h. */
   readonly output: unknown;
   /**
+   * The canonical request as the dialect decoded it (JSON; file bytes reduced to their size), kept
+   * with the output under the same consent (`store` not false) and for as long; null otherwise.
+   */
+  readonly canonicalRequest: unknown;
+  /**
    * The usage object as the provider reported it, in its own field names (the last one of a
    * stream), so that a disputed charge traces back to what the provider said; null when it
    * reported none (a refused request, a stream cut before its usage).

@@ -1,9 +1,10 @@
 /**
  * The request log, jobs and health pages in headless Chromium, on SQLite and on PostgreSQL: a
  * member opens an image request that fell back (its first endpoint answered 503, the second served)
- * and sees the waterfall, the charge the client was told and the image; a video job's page leads
- * to its request, whose video plays; cancelling a running background response from its page
- * releases its hold in full and is audited; the operator's integrity panel finds every wallet
+ * and sees its canonical request, the waterfall, the charge the client was told and the image; a
+ * video job's page leads to its request, whose video plays; cancelling a running background
+ * response from its page releases its hold in full and is audited; the operator's health page shows
+ * each endpoint's last hour from the request rows, and its integrity panel finds every wallet
  * consistent, then lists the one whose balance was changed by hand in the database. Every page: no
  * console error, no serious accessibility violation. With DASHBOARD_SCREENSHOTS=<dir>, the SQLite
  * run saves screenshots.
@@ -147,6 +148,9 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           ],
         );
         assert.match(attempts[0]![6]!, /overloaded/, 'why the second endpoint was tried');
+        const asked = (await page.getByTestId('canonical-request').textContent()) ?? '';
+        assert.match(asked, /"prompt": "a lighthouse"/, 'the canonical request is shown');
+        for (const secret of [gateway.apiKey, UPSTREAM_KEY]) assert.ok(!asked.includes(secret), 'no key is kept with the request');
         assert.equal(await page.getByTestId('charged').textContent(), `${cost} USD`);
         const image = page.getByRole('img', { name: /Generated image/ });
         await image.waitFor();
@@ -255,7 +259,12 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await visit(page, '/dashboard/health');
         assert.match((await page.getByTestId('integrity-verdict').textContent())!, /^All \d+ wallets add up/);
         assert.ok((await cells(page, 'instances')).some((row) => row[0]!.includes('(this one)')));
-        assert.ok((await cells(page, 'endpoints')).some((row) => row[0] === 'pics-down:gpt-image-1'));
+        // The last hour's figures come from the request rows: the image request of the first test
+        // called pics-down (503) and then pics-up (served).
+        const endpoints = new Map((await cells(page, 'endpoints')).map((row) => [row[0], row]));
+        assert.deepEqual(endpoints.get('pics-down:gpt-image-1')?.slice(1, 4), ['closed', '1', '100 %']);
+        assert.deepEqual(endpoints.get('pics-up:gpt-image-1')?.slice(1, 4), ['closed', '1', '0 %']);
+        assert.match(endpoints.get('pics-up:gpt-image-1')![4]!, /^\d+ \/ \d+$/, 'latency p50 / p95');
         await shoot(page, 'health');
 
         // Seven pico-dollars appear in the wallet's balance with no ledger entry behind them.

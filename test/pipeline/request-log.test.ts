@@ -9,7 +9,7 @@ import { after, before, describe, mock, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { errors } from '../../src/core/errors.ts';
 import { timeOrderedId } from '../../src/core/ids.ts';
-import { MAX_HELD_ROWS, RETRY_INTERVAL_MS, RequestLogWriter, requestLogRecord } from '../../src/pipeline/request-log.ts';
+import { keptRequest, MAX_HELD_ROWS, RETRY_INTERVAL_MS, RequestLogWriter, requestLogRecord } from '../../src/pipeline/request-log.ts';
 import type { RequestLogRecord, RequestLogStore } from '../../src/storage/store.ts';
 import { startGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
@@ -219,5 +219,39 @@ describe('request log failures over HTTP', () => {
     await flushRequestLog(gateway);
     assert.ok(await gateway.store.getRequest(requestId!), 'the held row is written once the store is back');
     assert.equal(metricValue(await metricsText(), 'gateway_request_log_rows_held'), 0);
+  });
+});
+
+describe('the canonical request kept with the output', () => {
+  let gateway: Awaited<ReturnType<typeof startGateway>>;
+  before(async () => {
+    gateway = await startGateway({ config: simulatedConfig([model('gateway/echo', [endpoint('sim-echo')])]) });
+  });
+  after(() => gateway.close());
+
+  const chat = async (extra: Record<string, unknown>) => {
+    const response = await call(gateway.baseUrl, 'POST', '/v1/chat/completions', {
+      key: gateway.apiKey,
+      json: { model: 'gateway/echo', messages: [{ role: 'user', content: 'remember the lighthouse' }], ...extra },
+    });
+    assert.equal(response.status, 200, response.text);
+    await flushRequestLog(gateway);
+    return (await gateway.store.getRequest(response.headers.get('x-gateway-request-id')!))!;
+  };
+
+  test('kept, without any key, when the output is; neither with store: false', async () => {
+    const kept = await chat({});
+    const text = JSON.stringify(kept.canonicalRequest);
+    assert.match(text, /remember the lighthouse/);
+    assert.ok(!text.includes(gateway.apiKey), 'no key is kept');
+    assert.notEqual(kept.output, null);
+    const unkept = await chat({ store: false });
+    assert.equal(unkept.canonicalRequest, null);
+    assert.equal(unkept.output, null);
+  });
+
+  test('input file bytes are kept as their size', () => {
+    const kept = keptRequest({ prompt: 'edit', images: [{ data: new Uint8Array(3), mediaType: 'image/png' }] });
+    assert.deepEqual(JSON.parse(kept.text), { prompt: 'edit', images: [{ data: { bytes: 3 }, mediaType: 'image/png' }] });
   });
 });

@@ -90,6 +90,7 @@ test('maintenance releases expired reservations and deletes expired rows on its 
         durationMs: 1,
         firstByteMs: null,
         output: null,
+        canonicalRequest: null,
         blobKeys: [],
         expiresAt: 2_000,
         providerUsage: null,

@@ -627,4 +627,12 @@ ALTER TABLE instances ADD COLUMN vitals TEXT;
 ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
 `,
   },
+  {
+    version: 18,
+    name: 'the canonical request kept with the stored output',
+    // JSON text, never queried: shown on the dashboard's request page (docs/dashboard.md).
+    sql: `
+ALTER TABLE request_log ADD COLUMN canonical_request TEXT;
+`,
+  },
 ];

@@ -587,4 +587,12 @@ CREATE INDEX jobs_owner_time ON jobs (owner_kind, owner_id, created_at, id);
 CREATE INDEX jobs_time ON jobs (created_at, id);
 `,
   },
+  {
+    version: 18,
+    name: 'the canonical request kept with the stored output',
+    // JSON text, never queried: shown on the dashboard's request page (docs/dashboard.md).
+    sql: `
+ALTER TABLE request_log ADD COLUMN canonical_request TEXT;
+`,
+  },
 ];

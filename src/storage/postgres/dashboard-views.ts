@@ -2,11 +2,13 @@
 import { createHash } from 'node:crypto';
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
+  endpointFiguresOf,
   jobLineFromRow,
   jobPageQuery,
   ledgerIntegrityQuery,
   operationsCountsFromRow,
   operationsCountsQuery,
+  recentAttemptsQuery,
   requestLineFromRow,
   requestPageQuery,
   timeCursor,
@@ -16,6 +18,7 @@ import {
 import { pageOf } from '../people-rows.ts';
 import { ledgerEntryFromRow, reservationFromRow } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
+import { dashboardQuery } from './usage.ts';
 
 const placeholder = (position: number) => `$${position}`;
 
@@ -28,7 +31,8 @@ const CHARGES: Statement = {
   name: 'gateway_dashboard_hold_charges',
   text: `SELECT * FROM ledger_entries WHERE reservation_id = $1 AND kind = 'charge' ORDER BY id`,
 };
-const INTEGRITY: Statement = { name: 'gateway_dashboard_ledger_integrity', text: ledgerIntegrityQuery() };
+const INTEGRITY = ledgerIntegrityQuery();
+const RECENT_ATTEMPTS: Statement = { name: 'gateway_dashboard_recent_attempts', text: recentAttemptsQuery(placeholder) };
 const COUNTS: Statement = { name: 'gateway_dashboard_operations_counts', text: operationsCountsQuery(placeholder) };
 
 /** A prepared statement per distinct text (the filter combinations are few), named by its hash. */
@@ -54,10 +58,14 @@ export function postgresDashboardViews(database: PostgresDatabase): DashboardVie
       return pageOf(await run(jobPageQuery(filter, page, placeholder)), page.limit, jobLineFromRow, timeCursor);
     },
     async ledgerIntegrity() {
-      return walletChecks((await database.query(INTEGRITY, [])).rows);
+      // Through the dashboard's query, which reports the time limit as such (the health page says so).
+      return walletChecks(await dashboardQuery(database, INTEGRITY, []));
     },
     async operationsCounts(since) {
       return operationsCountsFromRow((await database.query(COUNTS, [since])).rows[0]!);
+    },
+    async endpointFigures(from, to) {
+      return endpointFiguresOf((await database.query(RECENT_ATTEMPTS, [from, to])).rows);
     },
   };
 }

@@ -5,11 +5,13 @@
  */
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
+  endpointFiguresOf,
   jobLineFromRow,
   jobPageQuery,
   ledgerIntegrityQuery,
   operationsCountsFromRow,
   operationsCountsQuery,
+  recentAttemptsQuery,
   requestLineFromRow,
   requestPageQuery,
   timeCursor,
@@ -49,6 +51,9 @@ export function sqliteDashboardViews(database: SqliteDatabase, reader: SqliteDas
     },
     async operationsCounts(since) {
       return operationsCountsFromRow(counts.get(since) as Row);
+    },
+    async endpointFigures(from, to) {
+      return endpointFiguresOf(await reader.all(recentAttemptsQuery(placeholder, WITHIN_LIMIT), [from, to]));
     },
   };
 }

@@ -4,7 +4,7 @@ import { timeOrderedId } from '../../../src/core/ids.ts';
 import { requestLogRecord } from '../../../src/pipeline/request-log.ts';
 import type { RequestFilter } from '../../../src/storage/dashboard-views.ts';
 import type { PageRequest } from '../../../src/storage/people.ts';
-import type { OwnerRef, Store } from '../../../src/storage/store.ts';
+import type { OwnerRef, Store, UpstreamAttempt } from '../../../src/storage/store.ts';
 import { MINUTE, newAccount, type ContractContext } from './context.ts';
 
 const BASE = 1_700_000_000_000;
@@ -156,6 +156,63 @@ export function dashboardViewsContract({ store, peer }: ContractContext): void {
       );
       const counts = await peer().operationsCounts(0);
       assert.ok(counts.queuedJobs >= 0 && counts.failedWebhookDeliveries >= 0);
+    });
+
+    test('endpoint figures: each endpoint’s calls in a window from the rows’ attempts, nearest-rank percentiles', async () => {
+      const owner = await newAccount(store(), 'figures');
+      // A window of its own: no other test writes rows there.
+      const from = 1_600_000_000_000;
+      const to = from + 60 * MINUTE;
+      const served = (startMs: number, firstByteMs: number, durationMs: number): UpstreamAttempt => ({
+        provider: 'figures-up',
+        upstreamModel: 'm',
+        startMs,
+        outcome: 'served',
+        firstByteMs,
+        durationMs,
+      });
+      const row = (createdAt: number, attempts: UpstreamAttempt[]) =>
+        requestLogRecord({
+          requestId: timeOrderedId('req'),
+          owner,
+          keyId: 'key_figures',
+          route: 'chat',
+          stream: false,
+          createdAt,
+          durationMs: 100,
+          status: 'completed',
+          httpStatus: 200,
+          attempts,
+        });
+      await store().recordRequests([
+        row(from, [
+          {
+            provider: 'figures-down',
+            upstreamModel: 'm',
+            startMs: 0,
+            outcome: 'failed',
+            firstByteMs: null,
+            durationMs: 3,
+            status: 503,
+            errorCode: 'upstream_unavailable',
+            message: 'busy \u0000',
+          },
+          served(4, 7, 40),
+        ]),
+        row(from + MINUTE, [{ provider: 'figures-down', upstreamModel: 'm', startMs: 0, outcome: 'skipped', reason: 'circuit_open' }, served(0, 9, 60)]),
+        row(from + 2 * MINUTE, [served(0, 1, 10)]),
+        row(from + 3 * MINUTE, [served(0, 2, 20)]),
+        row(to - 1, [served(0, 3, 30)]),
+        // Refused before any call, and outside the window: neither counts.
+        row(from + 4 * MINUTE, []),
+        row(to, [served(0, 1, 1)]),
+        row(from - 1, [served(0, 1, 1)]),
+      ]);
+      assert.deepEqual(await peer().endpointFigures(from, to), [
+        { endpoint: 'figures-down:m', attempts: 1, failures: 1, latencyMs: { p50: 3, p95: 3 }, firstByteMs: null },
+        { endpoint: 'figures-up:m', attempts: 5, failures: 0, latencyMs: { p50: 30, p95: 60 }, firstByteMs: { p50: 3, p95: 9 } },
+      ]);
+      assert.deepEqual(await peer().endpointFigures(to + MINUTE, to + 2 * MINUTE), []);
     });
   });
 }

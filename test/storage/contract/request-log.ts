@@ -35,6 +35,7 @@ export function record(owner: OwnerRef, overrides: Partial<RequestLogRecord> = {
     durationMs: 42,
     firstByteMs: 7,
     output: { id: 'chatcmpl-1', choices: [{ message: { role: 'assistant', content: 'hi' } }] },
+    canonicalRequest: { model: 'model-a', messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }], stream: false },
     blobKeys: [],
     attempts: [
       {
@@ -84,6 +85,7 @@ export function requestLogContract({ store, peer }: ContractContext): void {
         errorCode: 'upstream_error',
         firstByteMs: null,
         output: null,
+        canonicalRequest: null,
       });
       const text = record(owner, { output: 'a summary, not JSON' });
       await store().recordRequests([full, failed, text]);
@@ -126,9 +128,14 @@ export function requestLogContract({ store, peer }: ContractContext): void {
       const serialized = record(owner, { output: JsonText.of(hostile) });
       const summary = record(owner, { output: 'summary \u0000 \ud800 \udbff' });
       const beside = record(owner);
-      await store().recordRequests([value, serialized, summary, beside]);
+      // The prompt a model repeated is as hostile in the canonical request kept beside the output.
+      const asked = record(owner, { canonicalRequest: hostile });
+      const askedAsText = record(owner, { canonicalRequest: JsonText.of(hostile) });
+      await store().recordRequests([value, serialized, summary, beside, asked, askedAsText]);
       assert.deepEqual(await peer().getRequest(value.id), value);
       assert.deepEqual(await peer().getRequest(serialized.id), { ...serialized, output: hostile });
+      assert.deepEqual(await peer().getRequest(asked.id), asked);
+      assert.deepEqual(await peer().getRequest(askedAsText.id), { ...askedAsText, canonicalRequest: hostile });
       assert.deepEqual(await peer().getRequest(summary.id), summary);
       assert.deepEqual(await peer().getRequest(beside.id), beside);
     });
