@@ -296,16 +296,18 @@ async function writeAll(handle: FileHandle, chunks: readonly Uint8Array[]): Prom
   }
 }
 
-/** Creates the file a put writes first, and its folder; a sweep may remove an emptied folder meanwhile, so once more then. */
+/**
+ * Creates the file a put writes first. Its folder usually exists (folders are shared by many
+ * blobs): created only when the file cannot be, which also covers a sweep that removed it emptied.
+ */
 async function openTemporary(path: string): Promise<FileHandle> {
-  for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(path), { recursive: true });
-    try {
-      return await open(path, 'wx', 0o600);
-    } catch (error) {
-      if (attempt > 0 || !isMissing(error)) throw error;
-    }
+  try {
+    return await open(path, 'wx', 0o600);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
   }
+  await mkdir(dirname(path), { recursive: true });
+  return open(path, 'wx', 0o600);
 }
 
 function isMissing(error: unknown): boolean {
