@@ -270,7 +270,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           const client = new pg.Client({ connectionString: gateway.storage.databaseUrl });
           await client.connect();
           try {
-            await client.query(`UPDATE "${gateway.storage.schema}".wallets SET balance = balance + $1 WHERE owner_kind = $2 AND owner_id = $3`, [
+            await client.query(`UPDATE wallets SET balance = balance + $1 WHERE owner_kind = $2 AND owner_id = $3`, [
               tampered.toString(),
               owner.kind,
               owner.id,
