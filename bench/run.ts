@@ -19,7 +19,7 @@ import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
 import { measureLongOperations, type LongOperationsResult } from './long-operations.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
-import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
+import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, SCALE_WORKLOADS, type ScaleOutResult } from './scale-out.ts';
 import { measureDashboardLists } from './dashboard-lists.ts';
 import { measureDashboardUsage } from './dashboard-usage.ts';
 import { measureChatBesideDashboard, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
@@ -345,8 +345,9 @@ async function runChatBesideDashboard(services: Services, options: BenchOptions)
 }
 
 /**
- * One busy account on PostgreSQL (BENCH_DATABASE_URL, default the local test database; a schema of
- * its own) and Redis against the embedded store, in gateways of its own beside the main one.
+ * The scale-out path: PostgreSQL (BENCH_DATABASE_URL, default the local test database; a schema of
+ * its own) and Redis, one and two instances, against the embedded store, in gateways of its own
+ * beside the main one (bench/scale-out.ts).
  */
 async function runScaleOut(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<ScaleOutResult>> {
   const measured = await attempt(async () => {
@@ -358,8 +359,13 @@ async function runScaleOut(group: ProcessGroup, services: Services, options: Ben
         upstreamOrigin: services.upstreamOrigin,
         redisUrl,
         databaseUrl: process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL,
-        rounds: options.quick ? 1 : 3,
-        seconds: options.quick ? 1 : options.durations.saturationSeconds,
+        workloads: SCALE_WORKLOADS,
+        // A few seconds per set-up and workload; `node bench/scale-out.ts` takes longer runs.
+        rounds: options.quick ? 1 : 2,
+        seconds: options.quick ? 1 : 3,
+        pacedSeconds: options.quick ? 1 : 3,
+        pacedRate: options.pacedRate,
+        pinned: detectPlacement(options.pin).pinned,
         timeoutMs: START_TIMEOUT_MS,
       },
       () => loadavg()[0],
