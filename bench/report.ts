@@ -8,6 +8,7 @@ import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { BarCheck, BenchResults, Measured, TargetFigures, TargetName, WorkloadResult } from './results.ts';
 import { BUSY_ACCOUNT_WORKLOADS, type ScaleOutResult, UNSTREAMED_WORKLOADS } from './scale-out.ts';
+import { describeRace, type RaceResult } from './race.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
 import type { DashboardUsageResult } from './dashboard-usage.ts';
 import { BESIDE_BAR, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
@@ -229,6 +230,7 @@ export function formatReport(results: BenchResults): string {
   }
 
   if (results.scaleOut !== undefined && results.scaleOut !== null) out.push(...scaleOutSection(results.scaleOut));
+  if (results.race !== undefined && results.race !== null) out.push(...raceSection(results.race));
   if (results.dashboardLists !== undefined && results.dashboardLists !== null) out.push(...dashboardListsSection(results.dashboardLists));
   if (results.dashboardUsage !== undefined && results.dashboardUsage !== null) out.push(...dashboardUsageSection(results.dashboardUsage));
   if (results.chatBesideDashboard !== undefined && results.chatBesideDashboard !== null) out.push(...besideSection(results.chatBesideDashboard));
@@ -376,6 +378,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   bars.push(...scaleOutBars(value(results.scaleOut ?? undefined)));
+  if (results.race) bars.push(...raceBars(results.race));
   const beside = value(results.chatBesideDashboard ?? undefined);
   if (results.chatBesideDashboard) {
     bars.push({
@@ -473,6 +476,54 @@ function mostRoundTrips(workload: ScaleOutResult['workloads'][number]): number |
   if (typeof workload.sequential !== 'string') figures.push(workload.sequential.roundTripsPerRequest);
   const measured = figures.filter((figure) => figure !== null);
   return measured.length === 0 ? null : Math.max(...measured);
+}
+
+/** The race's bars: nothing overspent, the ledger exact, every refusal clean; not met when it could not run. */
+function raceBars(measured: Measured<RaceResult>): BarCheck[] {
+  const race = value(measured);
+  const overspent = race
+    ? Object.entries(race.overspent)
+        .filter(([, over]) => over)
+        .map(([what]) => what)
+    : [];
+  return [
+    {
+      bar: 'race: four instances, one 1 USD wallet, a key of 0.50 USD and N per minute: zero overspend of any',
+      measured: race
+        ? `${overspent.length === 0 ? 'none' : `OVERSPENT: ${overspent.join(', ')}`} (wallet ${race.wallet.balance} pico-USD left; key ${race.limitedKey.charged} of ${race.limitedKey.spendLimit}; ${race.limitedKey.admitted} of ${race.limitedKey.allowed} admitted)`
+        : `not run: ${measured.ok ? '' : measured.error}`,
+      met: race ? overspent.length === 0 : false,
+    },
+    {
+      bar: 'race: the ledger exact to the pico-dollar (one charge per answer, of its stated cost)',
+      measured: race ? (race.ledger === true ? 'exact' : race.ledger) : '—',
+      met: race ? race.ledger === true : false,
+    },
+    {
+      bar: 'race: every refusal a clean 402 or 429',
+      measured: race ? `${race.failures} other answers${race.failureSamples.length > 0 ? `: ${race.failureSamples.join('; ')}` : ''}` : '—',
+      met: race ? race.failures === 0 : false,
+    },
+  ];
+}
+
+function raceSection(measured: Measured<RaceResult>): string[] {
+  const title = 'the race: four instances on PostgreSQL + Redis, one 1 USD wallet, a key of 0.50 USD with a per-minute limit';
+  if (!measured.ok) return [title, `  ! ${measured.error}`, ''];
+  const race = measured.value;
+  const rows = (['limited', 'plain'] as const).flatMap((key) =>
+    Object.entries(race.outcomes[key])
+      .sort(([, a], [, b]) => b - a)
+      .map(([outcome, count]) => [key, outcome, String(count)]),
+  );
+  return [
+    title,
+    `  ${race.placement}; ${race.concurrency} requests at a time; load average ${race.loadAverage[0].toFixed(1)} → ${race.loadAverage[1].toFixed(1)}`,
+    table(['key', 'answer', 'count'], rows),
+    `  ${describeRace(race)}`,
+    ...(race.failures > 0 ? [`  !!! ${race.failures} ANSWERS WERE NEITHER A SUCCESS NOR A CLEAN 402 OR 429: ${race.failureSamples.join('; ')}`] : []),
+    '',
+  ];
 }
 
 function dashboardListsSection(measured: Measured<DashboardListsResult>): string[] {

@@ -20,6 +20,7 @@ import { measureLongOperations, type LongOperationsResult } from './long-operati
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
 import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, SCALE_WORKLOADS, type ScaleOutResult } from './scale-out.ts';
+import { measureRace, RACE_REQUESTS, type RaceResult } from './race.ts';
 import { measureDashboardLists } from './dashboard-lists.ts';
 import { measureDashboardUsage } from './dashboard-usage.ts';
 import { measureChatBesideDashboard, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
@@ -376,6 +377,29 @@ async function runScaleOut(group: ProcessGroup, services: Services, options: Ben
   return measured;
 }
 
+/** The race: four instances on PostgreSQL + Redis for one 1 USD wallet and one key's limits, in gateways of its own. */
+async function runRace(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<RaceResult>> {
+  const measured = await attempt(async () =>
+    measureRace(
+      group,
+      {
+        repoRoot,
+        upstreamOrigin: services.upstreamOrigin,
+        redisUrl: await reachableRedis(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'),
+        databaseUrl: process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL,
+        requests: options.quick ? 2_000 : RACE_REQUESTS,
+        concurrency: 64,
+        requestsPerMinute: 1_000,
+        pinned: detectPlacement(options.pin).pinned,
+        timeoutMs: START_TIMEOUT_MS,
+      },
+      progress,
+    ),
+  );
+  if (!measured.ok) progress(`race: ${measured.error}`);
+  return measured;
+}
+
 async function runJobs(services: Services, routes: JobRoutes, body: (index: number) => string, jobs: number): Promise<Measured<JobsResult>> {
   const gateway = services.gateway;
   if (gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
@@ -539,6 +563,7 @@ async function main(): Promise<void> {
     const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
     const longOperations = options.videosTest ? await runLongOperations(group, services, options) : null;
     const scaleOut = options.scaleTest ? await runScaleOut(group, services, options) : null;
+    const race = options.raceTest ? await runRace(group, services, options) : null;
     const dashboardLists = options.dashboardTest
       ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
       : null;
@@ -576,6 +601,7 @@ async function main(): Promise<void> {
       longOperations,
       limitsAb,
       scaleOut,
+      race,
       dashboardLists,
       dashboardUsage,
       chatBesideDashboard,

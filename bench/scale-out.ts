@@ -205,6 +205,8 @@ export async function measureScaleOut(
     const url = new URL(options.databaseUrl);
     url.searchParams.set('options', `-c search_path=${schema}`);
     url.searchParams.set('application_name', applicationName);
+    // The PostgreSQL instances are one deployment: they count limits in the same Redis keys.
+    const redisPrefix = `gateway-bench:${schema}:`;
     const start = async (databaseUrl?: string, account?: RunningGateway) => {
       const gateway = await startGateway(group, {
         repoRoot: options.repoRoot,
@@ -217,6 +219,7 @@ export async function measureScaleOut(
         redisUrl: options.redisUrl,
         databaseUrl,
         account,
+        redisPrefix: databaseUrl === undefined ? undefined : redisPrefix,
       });
       started.push(gateway);
       return gateway;
@@ -583,7 +586,7 @@ function ledgerVerdict(row: Record<string, unknown> | undefined): string | true 
   return true;
 }
 
-async function checkPostgresLedger(admin: pg.Client, accountId: string): Promise<string | true> {
+export async function checkPostgresLedger(admin: pg.Client, accountId: string): Promise<string | true> {
   return ledgerVerdict((await admin.query(LEDGER_SQL('$1'), [accountId])).rows[0]);
 }
 
