@@ -124,7 +124,18 @@ export interface ScaleWorkloadResult {
    * One request at a time to one instance on PostgreSQL (SEQUENTIAL_SECONDS): round trips per
    * request with nothing to share a commit with, the request path's own count.
    */
-  readonly sequential: { readonly requests: number; readonly roundTripsPerRequest: number | null } | string;
+  readonly sequential:
+    | {
+        readonly requests: number;
+        readonly roundTripsPerRequest: number | null;
+        /**
+         * The same less the idle instance's round trips over the same time (its change-feed and
+         * job polls, heartbeats: what every instance sends whatever its load), so the requests' own;
+         * null for jobs, which the idle instance's workers may take.
+         */
+        readonly ownRoundTripsPerRequest: number | null;
+      }
+    | string;
   /** PostgreSQL (one instance) over the embedded store, and two instances over one, from the medians. */
   readonly postgresOverEmbedded: number;
   readonly twoOverOne: number;
@@ -307,7 +318,11 @@ async function measureWorkload(id: ScaleWorkloadId, setups: Readonly<Record<Setu
     error instanceof Error ? error.message.split('\n')[0] : String(error),
   );
   log(
-    `scale-out · ${id} one at a time · postgres: ${typeof sequential === 'string' ? sequential : `${sequential.requests} requests${trips(sequential.roundTripsPerRequest)}`}`,
+    `scale-out · ${id} one at a time · postgres: ${
+      typeof sequential === 'string'
+        ? sequential
+        : `${sequential.requests} requests${trips(sequential.roundTripsPerRequest)}${sequential.ownRoundTripsPerRequest === null ? '' : ` (${sequential.ownRoundTripsPerRequest.toFixed(2)} less the idle instance's)`}`
+    }`,
   );
   const median = Object.fromEntries(
     SETUPS.map((name) => {
@@ -379,7 +394,14 @@ async function around<T extends { readonly answered: readonly number[] }>(
   jobs: boolean,
   measure: () => Promise<T>,
 ): Promise<
-  T & { readonly instanceMicrosPerRequest: readonly (number | null)[]; readonly cpu: number; readonly roundTrips: number; readonly elapsedMs: number }
+  T & {
+    readonly instanceMicrosPerRequest: readonly (number | null)[];
+    readonly cpu: number;
+    readonly roundTrips: number;
+    /** Of each watched instance. */
+    readonly roundTripsByInstance: readonly number[];
+    readonly elapsedMs: number;
+  }
 > {
   const gateways = setup.watched;
   const cpu = () => gateways.map((gateway) => cpuOf(gateway.child.pid));
@@ -410,6 +432,7 @@ async function around<T extends { readonly answered: readonly number[] }>(
     instanceMicrosPerRequest: setup.loaded.map((gateway, index) => perRequest(used[gateways.indexOf(gateway)] * 1e6, result.answered[index])),
     cpu: used.reduce((sum, each) => sum + each, 0),
     roundTrips: after.reduce((sum, each, index) => sum + each.roundTrips - before[index].roundTrips, 0),
+    roundTripsByInstance: after.map((each, index) => each.roundTrips - before[index].roundTrips),
     elapsedMs,
   };
 }
@@ -451,12 +474,9 @@ async function runSetup(setup: Setup, request: (key: string) => RequestSpec, job
 }
 
 /** One request at a time to the set-up's first instance, for SEQUENTIAL_SECONDS: its round trips per request. */
-async function runSequential(
-  setup: Setup,
-  request: (key: string) => RequestSpec,
-  jobs: boolean,
-): Promise<{ requests: number; roundTripsPerRequest: number | null }> {
+async function runSequential(setup: Setup, request: (key: string) => RequestSpec, jobs: boolean): Promise<Exclude<ScaleWorkloadResult['sequential'], string>> {
   const gateway = setup.loaded[0];
+  const idle = setup.watched.find((each) => !setup.loaded.includes(each));
   const measured = await around(setup, jobs, async () => {
     const result = await runClosedLoop(
       { origin: gateway.origin, request: request(gateway.apiKey) },
@@ -464,7 +484,12 @@ async function runSequential(
     );
     return { answered: [result.completedInRun] };
   });
-  return { requests: measured.answered[0], roundTripsPerRequest: perRequest(measured.roundTrips, measured.answered[0]) };
+  const [loadedTrips, idleTrips] = [gateway, idle].map((each) => (each === undefined ? 0 : measured.roundTripsByInstance[setup.watched.indexOf(each)]));
+  return {
+    requests: measured.answered[0],
+    roundTripsPerRequest: perRequest(measured.roundTrips, measured.answered[0]),
+    ownRoundTripsPerRequest: jobs || idle === undefined ? null : perRequest(loadedTrips - idleTrips, measured.answered[0]),
+  };
 }
 
 /** One paced run of a set-up: request i to instance i mod n, at the rate in all. */
