@@ -37,11 +37,16 @@ import { GATEWAY_MODELS, WORKLOADS } from './workloads.ts';
 /** Where the PostgreSQL set-ups run unless told otherwise (a schema of their own, dropped at the end). */
 export const DEFAULT_BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 export const SCALE_WORKLOADS = ['chat', 'chat-stream', 'messages', 'responses', 'jobs'] as const;
-export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number];
+/**
+ * Also measurable (`--workloads`): chat with a key that has every limit, spend limits included,
+ * whose hold is a transaction of its own (docs/performance.md, "The scale-out path").
+ */
+export const MORE_SCALE_WORKLOADS = ['chat-limited'] as const;
+export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number] | (typeof MORE_SCALE_WORKLOADS)[number];
 /** The workloads of one busy account's bars (issue: a busy account as fast on PostgreSQL). */
 export const BUSY_ACCOUNT_WORKLOADS: readonly ScaleWorkloadId[] = ['chat', 'chat-stream'];
 /** Answered without streaming: the round-trip bar applies to them. */
-export const UNSTREAMED_WORKLOADS: readonly ScaleWorkloadId[] = ['chat', 'messages', 'responses'];
+export const UNSTREAMED_WORKLOADS: readonly ScaleWorkloadId[] = ['chat', 'messages', 'responses', 'chat-limited'];
 const CONNECTIONS = 50;
 
 export type SetupName = 'embedded' | 'postgres' | 'postgres-2';
@@ -55,11 +60,14 @@ const JOB_REQUEST = (key: string): RequestSpec => ({
   body: JSON.stringify({ model: GATEWAY_MODELS.chat, input: 'A background job: say hello.', max_output_tokens: 64, background: true }),
 });
 
-function requestOf(id: ScaleWorkloadId): (key: string) => RequestSpec {
-  if (id === 'jobs') return JOB_REQUEST;
+/** The request a workload sends to an instance, with the key it uses. */
+type RequestOf = (gateway: RunningGateway) => RequestSpec;
+
+function requestOf(id: ScaleWorkloadId): RequestOf {
+  if (id === 'jobs') return (gateway) => JOB_REQUEST(gateway.apiKey);
   const workload = WORKLOADS.find((candidate) => candidate.id === id);
   if (workload === undefined) throw new Error(`no workload ${id}`);
-  return (key) => workload.gateway(key);
+  return (gateway) => workload.gateway(workload.key === 'limited' ? gateway.limitedKey : gateway.apiKey);
 }
 
 /** What pg_stat_activity showed of the gateways' backends, sampled every SAMPLE_MS. */
@@ -440,7 +448,7 @@ async function around<T extends { readonly answered: readonly number[] }>(
 const perRequest = (amount: number, requests: number) => (requests > 0 ? amount / requests : null);
 
 /** One saturation run of a set-up: its connections split over its instances, all at once. */
-async function runSetup(setup: Setup, request: (key: string) => RequestSpec, jobs: boolean, seconds: number, database: Context | null): Promise<SetupRound> {
+async function runSetup(setup: Setup, request: RequestOf, jobs: boolean, seconds: number, database: Context | null): Promise<SetupRound> {
   const sampler = database ? new BackendSampler(database.admin, database.applicationName) : null;
   await sampler?.start();
   // The sampler stops whatever happens: it must not outlive the run, nor query a closed connection.
@@ -449,7 +457,7 @@ async function runSetup(setup: Setup, request: (key: string) => RequestSpec, job
     const results: ClosedLoopResult[] = await Promise.all(
       gateways.map((gateway) =>
         runClosedLoop(
-          { origin: gateway.origin, request: request(gateway.apiKey) },
+          { origin: gateway.origin, request: request(gateway) },
           { connections: CONNECTIONS / gateways.length, durationSeconds: seconds, timeoutMs: seconds * 1000 + 15_000 },
         ),
       ),
@@ -474,12 +482,12 @@ async function runSetup(setup: Setup, request: (key: string) => RequestSpec, job
 }
 
 /** One request at a time to the set-up's first instance, for SEQUENTIAL_SECONDS: its round trips per request. */
-async function runSequential(setup: Setup, request: (key: string) => RequestSpec, jobs: boolean): Promise<Exclude<ScaleWorkloadResult['sequential'], string>> {
+async function runSequential(setup: Setup, request: RequestOf, jobs: boolean): Promise<Exclude<ScaleWorkloadResult['sequential'], string>> {
   const gateway = setup.loaded[0];
   const idle = setup.watched.find((each) => !setup.loaded.includes(each));
   const measured = await around(setup, jobs, async () => {
     const result = await runClosedLoop(
-      { origin: gateway.origin, request: request(gateway.apiKey) },
+      { origin: gateway.origin, request: request(gateway) },
       { connections: 1, durationSeconds: SEQUENTIAL_SECONDS, timeoutMs: SEQUENTIAL_SECONDS * 1000 + 15_000 },
     );
     return { answered: [result.completedInRun] };
@@ -493,17 +501,11 @@ async function runSequential(setup: Setup, request: (key: string) => RequestSpec
 }
 
 /** One paced run of a set-up: request i to instance i mod n, at the rate in all. */
-async function runPacedSetup(
-  setup: Setup,
-  request: (key: string) => RequestSpec,
-  jobs: boolean,
-  options: ScaleOutOptions,
-  database: boolean,
-): Promise<PacedFigures> {
+async function runPacedSetup(setup: Setup, request: RequestOf, jobs: boolean, options: ScaleOutOptions, database: boolean): Promise<PacedFigures> {
   const gateways = setup.loaded;
   const measured = await around(setup, jobs, async () => {
     const result = await runPaced(
-      gateways.map((gateway) => ({ origin: gateway.origin, request: request(gateway.apiKey) })),
+      gateways.map((gateway) => ({ origin: gateway.origin, request: request(gateway) })),
       { rate: options.pacedRate, durationSeconds: options.pacedSeconds, timeoutMs: 30_000 },
     );
     // Requests go round-robin: each instance answered its share.
@@ -641,8 +643,8 @@ async function main(): Promise<void> {
     },
   });
   const workloads = values.workloads.split(',').map((id) => id.trim());
-  for (const id of workloads)
-    if (!(SCALE_WORKLOADS as readonly string[]).includes(id)) throw new Error(`unknown workload ${id}: ${SCALE_WORKLOADS.join(', ')}`);
+  const known: readonly string[] = [...SCALE_WORKLOADS, ...MORE_SCALE_WORKLOADS];
+  for (const id of workloads) if (!known.includes(id)) throw new Error(`unknown workload ${id}: ${known.join(', ')}`);
   const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
   try {
     const { loadavg } = await import('node:os');
