@@ -755,11 +755,13 @@ BEGIN
        AS e (entry_id, charge, reservation_id, request_id, key_id)
   WHERE e.charge > 0;
 
-  -- The holds decided against the slice: each charge is paid out of the slice (the instance never
-  -- lets its holds pass it), so it moves from reserved to spent and the slice shrinks by it.
+  -- The holds decided against the slice: each charge is paid out of the slice, so it moves from
+  -- reserved to spent and the slice shrinks by it. The instance never lets its holds pass its
+  -- slice; should the slice be smaller than it believes (a database crash lost the commit that grew
+  -- it), a charge is capped at what is left of the slice, as a settlement is at the free balance.
   IF v_lease IS NOT NULL THEN
     FOR i IN 1 .. coalesce(array_length(s_ids, 1), 0) LOOP
-      v_charge := CASE WHEN s_costs[i] IS NULL THEN 0 ELSE LEAST(s_costs[i], s_amounts[i]) END;
+      v_charge := CASE WHEN s_costs[i] IS NULL THEN 0 ELSE LEAST(s_costs[i], s_amounts[i], v_lease - v_slice_charged) END;
       v_slice_charged := v_slice_charged + v_charge;
       slice_charges := slice_charges || v_charge;
       part := 'slice';
@@ -768,9 +770,6 @@ BEGIN
       charged := v_charge;
       RETURN NEXT;
     END LOOP;
-    IF v_slice_charged > v_lease THEN
-      RAISE EXCEPTION 'the holds of slice % charge % of its %', l_id, v_slice_charged, v_lease;
-    END IF;
     v_lease := v_lease - v_slice_charged;
     v_balance := v_balance - v_slice_charged;
     v_reserved := v_reserved - v_slice_charged;
