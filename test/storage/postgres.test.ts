@@ -14,6 +14,7 @@ import { GatewayError } from '../../src/core/errors.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
+import type { OwnerRef, Store } from '../../src/storage/store.ts';
 import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 import { assertLedgerConsistent, MINUTE, sum } from './contract/context.ts';
@@ -221,13 +222,23 @@ describe('postgres specifics', () => {
       assert.deepEqual(await openSlices(client, schema, ownerId), [], 'every slice came back');
     }
 
-    test("a busy wallet's holds are decided against the instance's slice: every charge written with its request, the slice back when idle", async () => {
+    /** Two instances with slices on a new schema, an owner on it, and a client beside them. */
+    async function withTwoInstances(run: (context: { first: Store; second: Store; client: pg.Client; schema: string; owner: OwnerRef }) => Promise<void>) {
       const schema = newSchema();
       const [first, second] = await Promise.all([openLeased(schema), openLeased(schema)]);
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       try {
         const owner = { kind: 'account', id: (await first.createAccount({ name: 'leased' })).id } as const;
+        await run({ first, second, client, schema, owner });
+      } finally {
+        await client.end();
+        await Promise.all([first.close(), second.close()]);
+      }
+    }
+
+    test("a busy wallet's holds are decided against the instance's slice: every charge written with its request, the slice back when idle", () =>
+      withTwoInstances(async ({ first, second, client, schema, owner }) => {
         await first.addCredit(owner, 1_000_000_000n);
         const expiresAt = Date.now() + MINUTE;
         const ids: string[] = [];
@@ -271,19 +282,10 @@ describe('postgres specifics', () => {
         assert.equal(new Set(charges.map((entry) => entry.requestId)).size, charges.length);
         assert.equal(1_000_000_000n - final.balance, charged);
         for (const id of ids) assert.notEqual((await second.getReservation(id))?.status, 'open', 'every hold is written closed');
-      } finally {
-        await client.end();
-        await Promise.all([first.close(), second.close()]);
-      }
-    });
+      }));
 
-    test('concurrent holds on two instances with slices out take exactly what the balance affords', async () => {
-      const schema = newSchema();
-      const [first, second] = await Promise.all([openLeased(schema), openLeased(schema)]);
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      try {
-        const owner = { kind: 'account', id: (await first.createAccount({ name: 'leased' })).id } as const;
+    test('concurrent holds on two instances with slices out take exactly what the balance affords', () =>
+      withTwoInstances(async ({ first, second, client, schema, owner }) => {
         const amount = 7_000_000n;
         const balance = 137n * amount + 3_333_333n;
         await first.addCredit(owner, balance);
@@ -318,11 +320,7 @@ describe('postgres specifics', () => {
         const final = await assertLedgerConsistent(first, owner, [...warm, ...reserved.map((reservation) => reservation.id)]);
         const charged = sum(reserved.map((_, index) => (index % 3 === 0 ? amount : 1n)));
         assert.deepEqual(final, { balance: balance - charged, reserved: 0n, available: balance - charged });
-      } finally {
-        await client.end();
-        await Promise.all([first.close(), second.close()]);
-      }
-    });
+      }));
   });
 
   test('a lost database is reported as a retryable storage_unavailable, and idle losses are logged', async () => {

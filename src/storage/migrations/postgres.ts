@@ -651,22 +651,20 @@ CREATE INDEX request_log_key_time ON request_log (key_id, created_at, id);
     // "Credit leases"): a reservation row marked `lease`, held by its instance like any other hold (so
     // the release of a lapsed instance's holds returns it), whose amount follows the slice. A wallet
     // records until when its slices are recalled (on the database's clock): a hold the wallet refused
-    // while slices were out. The group commit is replaced by one that also writes what an instance
-    // decided against its slice (its reservations in their final state and their charges) and grows,
-    // shrinks or returns the slice, in the same transaction.
+    // while slices were out. `gateway_wallet_lease_commit` is the group commit (migration 10) plus what
+    // an instance decided against its slice (those reservations in their final state and their
+    // charges) and the slice's growth, shrinking or return, in the same transaction.
     sql: `
 ALTER TABLE reservations ADD COLUMN lease BOOLEAN NOT NULL DEFAULT false;
 CREATE INDEX reservations_open_lease ON reservations (owner_kind, owner_id) WHERE status = 'open' AND lease;
 ALTER TABLE wallets ADD COLUMN lease_recall_until BIGINT NOT NULL DEFAULT 0;
 
-DROP FUNCTION gateway_wallet_commit(TEXT, TEXT, BIGINT, TEXT[], BIGINT[], TEXT[], TEXT[], TEXT[], BIGINT[], TEXT[], TEXT[], TEXT[], BIGINT[], BIGINT[], TEXT[]);
-
--- Returns one row per part: 'closing' (a reservation row that was open: its amount and charge),
--- 'hold' (granted), 'slice' (a hold decided against the slice, now written: its amount and charge;
--- none when the slice was gone), and always one 'lease' row: the slice's amount after the commit
+-- Returns the rows of gateway_wallet_commit as parts 'closing' (charged set) and 'hold' (charged
+-- NULL); one 'slice' row per hold decided against the slice and written now (its amount and charge;
+-- none when the slice was gone); and always one 'lease' row: the slice's amount after the commit
 -- (NULL: the instance holds none, or it was released under it), what its holds were charged,
 -- whether slices are recalled, and, when a hold was refused, whether slices of the wallet are out.
-CREATE FUNCTION gateway_wallet_commit(
+CREATE FUNCTION gateway_wallet_lease_commit(
   p_owner_kind TEXT, p_owner_id TEXT, p_now BIGINT,
   c_ids TEXT[], c_costs BIGINT[], c_request_ids TEXT[], c_entry_ids TEXT[],
   h_ids TEXT[], h_amounts BIGINT[], h_request_ids TEXT[], h_holder_kinds TEXT[], h_holder_ids TEXT[],
@@ -678,82 +676,36 @@ CREATE FUNCTION gateway_wallet_commit(
 LANGUAGE plpgsql AS $$
 DECLARE
   v_db_now BIGINT := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-  v_balance BIGINT;
-  v_reserved BIGINT;
-  v_recall_until BIGINT;
-  v_start_balance BIGINT;
-  v_start_reserved BIGINT;
-  v_start_recall BIGINT;
   v_lease BIGINT;
-  v_slice_charged BIGINT := 0;
-  v_refused BOOLEAN := false;
+  v_taken BIGINT := 0;
+  v_given BIGINT;
+  v_free BIGINT;
+  v_recall_until BIGINT;
+  v_refused BOOLEAN;
   v_leased BOOLEAN;
-  closed_ids TEXT[];
-  closed_amounts BIGINT[];
-  closed_costs BIGINT[];
-  closed_request_ids TEXT[];
-  closed_key_ids TEXT[];
-  closed_entry_ids TEXT[];
-  charges BIGINT[] := '{}';
-  slice_charges BIGINT[] := '{}';
-  granted INT[] := '{}';
-  v_charge BIGINT;
+  v_costs BIGINT[] := '{}';
 BEGIN
-  -- Reservation rows first, in id order (the closings and the slice), then the wallet row: the order
-  -- every statement of the ledger takes its locks in.
-  PERFORM count(*) FROM (
-    SELECT 1 FROM reservations r
-    WHERE r.id = ANY (array_append(c_ids, l_id)) AND r.status = 'open' AND r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id
-    ORDER BY r.id FOR UPDATE OF r
-  ) AS locked;
-
-  WITH wanted AS (
-    SELECT * FROM unnest(c_ids, c_costs, c_request_ids, c_entry_ids) AS c (id, cost, request_id, entry_id)
-  ), closed AS (
-    UPDATE reservations r
-    SET status = CASE WHEN w.cost IS NULL THEN 'released' ELSE 'settled' END, closed_at = p_now
-    FROM wanted w
-    WHERE r.id = w.id AND r.status = 'open' AND NOT r.lease AND r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id
-    RETURNING r.id, r.amount, w.cost, COALESCE(w.request_id, r.request_id) AS request_id, r.key_id, w.entry_id
-  )
-  SELECT array_agg(closed.id), array_agg(closed.amount), array_agg(closed.cost), array_agg(closed.request_id),
-         array_agg(closed.key_id), array_agg(closed.entry_id)
-  INTO closed_ids, closed_amounts, closed_costs, closed_request_ids, closed_key_ids, closed_entry_ids
-  FROM closed;
-
-  -- The instance's slice, when it still has one: released under it (its instance judged lapsed, or
-  -- the slice expired), it is gone, and so is everything decided against it.
+  -- The slice's row first: reservation rows before the wallet row, the order every statement of
+  -- the ledger takes its locks in. Released under the instance (judged lapsed, or expired), it is
+  -- gone, and so is everything decided against it.
   SELECT r.amount INTO v_lease FROM reservations r
-  WHERE r.id = l_id AND r.status = 'open' AND r.lease AND r.holder_kind = 'instance' AND r.holder_id = l_holder_id;
+  WHERE r.id = l_id AND r.status = 'open' AND r.lease AND r.holder_kind = 'instance' AND r.holder_id = l_holder_id
+    AND r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id
+  FOR UPDATE;
 
-  SELECT w.balance, w.reserved, w.lease_recall_until INTO v_balance, v_reserved, v_recall_until
+  RETURN QUERY
+    SELECT CASE WHEN c.charged IS NULL THEN 'hold' ELSE 'closing' END, c.id, c.amount, c.charged, NULL::boolean, NULL::boolean
+    FROM gateway_wallet_commit(p_owner_kind, p_owner_id, p_now, c_ids, c_costs, c_request_ids, c_entry_ids,
+                               h_ids, h_amounts, h_request_ids, h_holder_kinds, h_holder_ids, h_created_at, h_expires_at, h_key_ids) AS c;
+  -- A hold granted is a row now: fewer rows than holds asked is a refusal.
+  v_refused := coalesce(array_length(h_ids, 1), 0) > (SELECT count(*) FROM reservations r WHERE r.id = ANY (h_ids));
+
+  -- The wallet row is locked by this transaction already (or there is no wallet).
+  SELECT w.balance - w.reserved, w.lease_recall_until INTO v_free, v_recall_until
   FROM wallets w WHERE w.owner_kind = p_owner_kind AND w.owner_id = p_owner_id FOR UPDATE;
   IF NOT FOUND THEN
     RETURN;
   END IF;
-  v_start_balance := v_balance;
-  v_start_reserved := v_reserved;
-  v_start_recall := v_recall_until;
-
-  -- A charge is capped at what its hold plus the free balance cover, as in a single settlement.
-  FOR i IN 1 .. coalesce(array_length(closed_ids, 1), 0) LOOP
-    v_charge := CASE WHEN closed_costs[i] IS NULL THEN 0
-                     ELSE LEAST(closed_costs[i], v_balance - v_reserved + closed_amounts[i]) END;
-    v_balance := v_balance - v_charge;
-    v_reserved := v_reserved - closed_amounts[i];
-    charges := charges || v_charge;
-    part := 'closing';
-    id := closed_ids[i];
-    amount := closed_amounts[i];
-    charged := v_charge;
-    RETURN NEXT;
-  END LOOP;
-
-  INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at, key_id)
-  SELECT e.entry_id, p_owner_kind, p_owner_id, 'charge', e.charge, e.reservation_id, e.request_id, p_now, e.key_id
-  FROM unnest(closed_entry_ids, charges, closed_ids, closed_request_ids, closed_key_ids)
-       AS e (entry_id, charge, reservation_id, request_id, key_id)
-  WHERE e.charge > 0;
 
   -- The holds decided against the slice: each charge is paid out of the slice, so it moves from
   -- reserved to spent and the slice shrinks by it. The instance never lets its holds pass its
@@ -761,18 +713,11 @@ BEGIN
   -- it), a charge is capped at what is left of the slice, as a settlement is at the free balance.
   IF v_lease IS NOT NULL THEN
     FOR i IN 1 .. coalesce(array_length(s_ids, 1), 0) LOOP
-      v_charge := CASE WHEN s_costs[i] IS NULL THEN 0 ELSE LEAST(s_costs[i], s_amounts[i], v_lease - v_slice_charged) END;
-      v_slice_charged := v_slice_charged + v_charge;
-      slice_charges := slice_charges || v_charge;
-      part := 'slice';
-      id := s_ids[i];
-      amount := s_amounts[i];
-      charged := v_charge;
-      RETURN NEXT;
+      v_costs := v_costs || CASE WHEN s_costs[i] IS NULL THEN 0::bigint ELSE LEAST(s_costs[i], s_amounts[i], v_lease - v_taken) END;
+      v_taken := v_taken + v_costs[i];
+      RETURN QUERY SELECT 'slice'::text, s_ids[i], s_amounts[i], v_costs[i], NULL::boolean, NULL::boolean;
     END LOOP;
-    v_lease := v_lease - v_slice_charged;
-    v_balance := v_balance - v_slice_charged;
-    v_reserved := v_reserved - v_slice_charged;
+    v_lease := v_lease - v_taken;
     INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at, key_id)
     SELECT s.id, p_owner_kind, p_owner_id, s.amount, s.request_id, CASE WHEN s.cost IS NULL THEN 'released' ELSE 'settled' END,
            'instance', l_holder_id, s.created_at, s.expires_at, s.closed_at, s.key_id
@@ -780,24 +725,23 @@ BEGIN
          AS s (id, amount, cost, request_id, key_id, created_at, expires_at, closed_at);
     INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at, key_id)
     SELECT e.entry_id, p_owner_kind, p_owner_id, 'charge', e.charge, e.reservation_id, e.request_id, e.closed_at, e.key_id
-    FROM unnest(s_entry_ids, slice_charges, s_ids, s_request_ids, s_key_ids, s_closed_at)
+    FROM unnest(s_entry_ids, v_costs, s_ids, s_request_ids, s_key_ids, s_closed_at)
          AS e (entry_id, charge, reservation_id, request_id, key_id, closed_at)
     WHERE e.charge > 0;
   END IF;
 
   -- The slice grows, shrinks or goes. It grows only in full, only while no recall is in force, and
-  -- only to at most 1/l_share of what the wallet has available besides the other holds and slices.
+  -- only to at most 1/l_share of what the wallet has available beside the other holds and slices.
+  v_given := 0;
   IF l_id IS NOT NULL AND (v_lease IS NOT NULL OR l_new) THEN
     v_lease := coalesce(v_lease, 0);
     IF l_change < 0 THEN
-      v_charge := LEAST(-l_change, v_lease);
-      v_lease := v_lease - v_charge;
-      v_reserved := v_reserved - v_charge;
-    ELSIF l_change > 0 AND v_db_now >= v_recall_until AND l_change <= v_balance - v_reserved
-          AND (v_lease + l_change) * l_share <= v_balance - v_reserved + v_lease THEN
-      v_lease := v_lease + l_change;
-      v_reserved := v_reserved + l_change;
+      v_given := -LEAST(-l_change, v_lease);
+    ELSIF l_change > 0 AND v_db_now >= v_recall_until AND l_change <= v_free
+          AND (v_lease + l_change) * l_share <= v_free + v_lease THEN
+      v_given := l_change;
     END IF;
+    v_lease := v_lease + v_given;
     IF l_new THEN
       IF v_lease > 0 THEN
         INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, key_id, lease)
@@ -813,27 +757,6 @@ BEGIN
     END IF;
   END IF;
 
-  -- Each hold is decided in turn, exactly as if it had come alone.
-  FOR i IN 1 .. coalesce(array_length(h_ids, 1), 0) LOOP
-    IF v_balance - v_reserved >= h_amounts[i] THEN
-      v_reserved := v_reserved + h_amounts[i];
-      granted := granted || i;
-      part := 'hold';
-      id := h_ids[i];
-      amount := h_amounts[i];
-      charged := NULL;
-      RETURN NEXT;
-    ELSE
-      v_refused := true;
-    END IF;
-  END LOOP;
-
-  INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, key_id)
-  SELECT h.id, p_owner_kind, p_owner_id, h.amount, h.request_id, 'open', h.holder_kind, h.holder_id, h.created_at, h.expires_at, h.key_id
-  FROM unnest(h_ids, h_amounts, h_request_ids, h_holder_kinds, h_holder_ids, h_created_at, h_expires_at, h_key_ids)
-       WITH ORDINALITY AS h (id, amount, request_id, holder_kind, holder_id, created_at, expires_at, key_id, n)
-  WHERE h.n = ANY (granted);
-
   -- A hold refused while slices of the wallet are out recalls them: their instances give back what
   -- they do not use, and none grows, until the recall lapses.
   IF v_refused THEN
@@ -845,18 +768,12 @@ BEGIN
     END IF;
   END IF;
 
-  IF v_balance <> v_start_balance OR v_reserved <> v_start_reserved OR v_recall_until <> v_start_recall THEN
-    UPDATE wallets w SET balance = v_balance, reserved = v_reserved, lease_recall_until = v_recall_until
+  IF v_taken <> 0 OR v_given <> 0 OR v_leased THEN
+    UPDATE wallets w SET balance = w.balance - v_taken, reserved = w.reserved - v_taken + v_given, lease_recall_until = v_recall_until
     WHERE w.owner_kind = p_owner_kind AND w.owner_id = p_owner_id;
   END IF;
 
-  part := 'lease';
-  id := l_id;
-  amount := v_lease;
-  charged := v_slice_charged;
-  recalled := v_db_now < v_recall_until;
-  leased := v_leased;
-  RETURN NEXT;
+  RETURN QUERY SELECT 'lease'::text, l_id, v_lease, v_taken, v_db_now < v_recall_until, v_leased;
 END;
 $$;
 `,

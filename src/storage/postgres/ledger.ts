@@ -12,13 +12,14 @@ import {
   bigintValue,
   checkAmount,
   ledgerEntryFromRow,
+  newReservation,
   overflowError,
   ownerNotFound,
   reservationFromRow,
   settleOutcome,
 } from '../rows.ts';
 import { capTimes, firstRefusal, type Spent } from '../spend.ts';
-import type { LedgerStore, OwnerRef, Reservation, ReserveInput } from '../store.ts';
+import type { LedgerStore, OwnerRef, ReserveInput } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 import { WalletCommits } from './wallet-commits.ts';
 import { CreditLeases, IDLE_MS } from './wallet-leases.ts';
@@ -248,17 +249,7 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
       const sliced = slices?.hold(input);
       if (sliced) return sliced;
       const { owner, amount, requestId, expiresAt, holder = { kind: 'instance', id: instanceId }, keyId = null } = input;
-      const reservation: Reservation = {
-        id: timeOrderedId('res'),
-        owner,
-        amount,
-        requestId,
-        keyId,
-        status: 'open',
-        holder,
-        createdAt: now(),
-        expiresAt,
-      };
+      const reservation = newReservation(input, holder, now());
       const request = {
         id: reservation.id,
         amount,

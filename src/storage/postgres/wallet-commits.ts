@@ -17,7 +17,7 @@
  * holds one (wallet-leases.ts): those holds' final rows and charges, and the slice's growth or return.
  */
 import type { Picos } from '../../core/money.ts';
-import { bigintValue } from '../rows.ts';
+import { bigintValue, walletKey } from '../rows.ts';
 import type { OwnerRef } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 import { RECALL_MS, SHARE, type CreditLeases, type LeasePart } from './wallet-leases.ts';
@@ -28,10 +28,10 @@ import { RECALL_MS, SHARE, type CreditLeases, type LeasePart } from './wallet-le
 // — is not held up by the disk. What that risks, and why no promise of the ledger depends on it:
 // docs/billing.md, "One busy wallet".
 const COMMIT: Statement = {
-  name: 'gateway_wallet_commit_leased',
+  name: 'gateway_wallet_lease_commit',
   text: `SELECT part, id, amount, charged, recalled, leased
          FROM set_config('synchronous_commit', 'off', true) AS durability,
-              gateway_wallet_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+              gateway_wallet_lease_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
                                     $16, $17, $18, $19, $20, $21, $22, $23,
                                     $24, $25, $26, $27, $28, $29, $30, $31, $32)`,
 };
@@ -130,7 +130,7 @@ export class WalletCommits {
   }
 
   #queue(owner: OwnerRef): WalletQueue {
-    const key = `${owner.kind}:${owner.id}`;
+    const key = walletKey(owner);
     let queue = this.#queues.get(key);
     if (!queue) {
       queue = { owner, holds: [], closings: [], busy: false };
@@ -204,7 +204,7 @@ export class WalletCommits {
       if (queue.holds.length > 0 || queue.closings.length > 0 || this.leases?.pending(owner)) setImmediate(() => void this.#commit(queue));
       else {
         queue.busy = false;
-        this.#queues.delete(`${owner.kind}:${owner.id}`);
+        this.#queues.delete(walletKey(owner));
       }
     }
   }

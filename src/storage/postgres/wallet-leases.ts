@@ -28,6 +28,7 @@
  */
 import { timeOrderedId } from '../../core/ids.ts';
 import type { Picos } from '../../core/money.ts';
+import { newReservation, walletKey } from '../rows.ts';
 import type { OwnerRef, Reservation, ReserveInput } from '../store.ts';
 
 /** A slice is asked for only after this many holds were open at once on the wallet. */
@@ -127,17 +128,15 @@ export interface CreditLeasesOptions {
   readonly now: () => number;
   /** Asks for a group commit of the wallet (wallet-commits.ts), which then calls `take`. */
   readonly requestCommit: (owner: OwnerRef) => void;
-  /** Calls `wake` once, `delayMs` from now. */
+  /** A timer: `wake` once, after `delayMs` (the idle slices' return). */
   readonly wakeAfter: (delayMs: number, wake: () => void) => void;
 }
 
-const walletKey = (owner: OwnerRef) => `${owner.kind}:${owner.id}`;
-
 export class CreditLeases {
-  readonly #options: CreditLeasesOptions;
-  readonly #wallets = new Map<string, WalletLease>();
   /** The wallet of each hold decided against a slice, by reservation id. */
   readonly #holds = new Map<string, WalletLease>();
+  readonly #wallets = new Map<string, WalletLease>();
+  readonly #options: CreditLeasesOptions;
   #stopping = false;
   #drained: (() => void) | null = null;
 
@@ -158,17 +157,7 @@ export class CreditLeases {
       this.#maybeCommit(lease, now);
       return undefined;
     }
-    const reservation: Reservation = {
-      id: timeOrderedId('res'),
-      owner: input.owner,
-      amount: input.amount,
-      requestId: input.requestId,
-      keyId: input.keyId ?? null,
-      status: 'open',
-      holder: { kind: 'instance', id: this.#options.instanceId },
-      createdAt: now,
-      expiresAt: input.expiresAt,
-    };
+    const reservation = newReservation(input, { kind: 'instance', id: this.#options.instanceId }, now);
     lease.inUse += input.amount;
     lease.holds.set(reservation.id, reservation);
     this.#holds.set(reservation.id, lease);
@@ -283,11 +272,9 @@ export class CreditLeases {
 
   /** The database's answer to the part `take` gave. */
   committed(owner: OwnerRef, outcome: LeaseOutcome): void {
-    const lease = this.#wallets.get(walletKey(owner));
-    const part = lease?.sent;
-    if (!lease || !part) return;
-    lease.sent = null;
-    lease.deducted -= this.#taken(part);
+    const answered = this.#answered(owner);
+    if (!answered) return;
+    const { lease, part } = answered;
     const before = lease.granted ? lease.amount : 0n;
     if (outcome.amount === null) this.#gone(lease);
     else {
@@ -307,11 +294,9 @@ export class CreditLeases {
 
   /** The commit carrying the part failed (rolled back): nothing of it was written. */
   failed(owner: OwnerRef, error: unknown): void {
-    const lease = this.#wallets.get(walletKey(owner));
-    const part = lease?.sent;
-    if (!lease || !part) return;
-    lease.sent = null;
-    lease.deducted -= this.#taken(part);
+    const answered = this.#answered(owner);
+    if (!answered) return;
+    const { lease, part } = answered;
     // A slice asked for may not exist; one that did keeps its amount (the closings were not written,
     // so their charges are still in it).
     if (part.isNew) lease.id = null;
@@ -331,6 +316,16 @@ export class CreditLeases {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
+  }
+
+  /** The part in flight, now answered: what it took from the slice is no longer pending. */
+  #answered(owner: OwnerRef): { lease: WalletLease; part: SentPart } | null {
+    const lease = this.#wallets.get(walletKey(owner));
+    const part = lease?.sent;
+    if (!lease || !part) return null;
+    lease.sent = null;
+    lease.deducted -= this.#taken(part);
+    return { lease, part };
   }
 
   #allReturned(): boolean {
