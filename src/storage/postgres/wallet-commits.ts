@@ -4,11 +4,11 @@
  *
  * Each instance keeps, per wallet, at most one commit in flight. The holds, settlements and
  * releases asked for meanwhile wait for it and then go together in the next one: a single call of
- * `gateway_wallet_commit` (migration 10), one round trip and one transaction that decides them
- * in turn against the wallet row, locked once, and writes that row once. So a wallet costs each
- * instance at most one wallet-row write per commit, however many requests the commit carries, and
- * the requests of a busy wallet no longer queue one by one on its row lock: the lock is taken once
- * per commit by each instance. An idle wallet's operation is sent at once (after the current
+ * `gateway_wallet_lease_commit` (migration 20, around migration 10's `gateway_wallet_commit`), one
+ * round trip and one transaction that decides them in turn against the wallet row, locked once. So
+ * a wallet costs each instance at most a wallet-row write or two per commit, however many requests
+ * the commit carries, and the requests of a busy wallet no longer queue one by one on its row lock:
+ * the lock is taken once per commit by each instance. An idle wallet's operation is sent at once (after the current
  * event-loop turn, so that what the same turn asked for shares it): nothing waits for a timer.
  *
  * The holds made here go in the database's decision: any instance sees them the moment `reserve`
