@@ -188,6 +188,8 @@ export interface ScaleOutOptions {
 const SAMPLE_MS = 50;
 /** The run of one request at a time (a few hundred requests). */
 const SEQUENTIAL_SECONDS = 1;
+/** The longest the ledger may take to be exact once a workload's load is over. */
+const LEDGER_WAIT_MS = 30_000;
 /** The longest the jobs of one run may take to end once submitted. */
 const JOBS_DRAIN_MS = 120_000;
 
@@ -354,12 +356,18 @@ async function measureWorkload(id: ScaleWorkloadId, setups: Readonly<Record<Setu
   const states = samples.reduce((total, sample) => total + sample.states, 0);
   const active = samples.reduce((total, sample) => total + sample.active, 0);
   const lockWaits = samples.reduce((total, sample) => total + sample.lockWaits, 0);
-  // Whatever was still settling when the load stopped has ended a moment later.
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const ledgerExact = {
+  // Whatever was still settling when the load stopped (requests of a paced run given up on, a
+  // credit lease not yet given back) ends within moments: waited for, not raced, up to LEDGER_WAIT_MS.
+  const check = async () => ({
     embedded: checkEmbeddedLedger(setups.embedded.loaded[0]),
     postgres: await checkPostgresLedger(context.admin, setups.postgres.loaded[0].accountId),
-  };
+  });
+  const deadline = Date.now() + LEDGER_WAIT_MS;
+  let ledgerExact = await check();
+  while ((ledgerExact.embedded !== true || ledgerExact.postgres !== true) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    ledgerExact = await check();
+  }
   log(
     `scale-out · ${id} ledger: embedded ${ledgerExact.embedded === true ? 'exact' : ledgerExact.embedded}, PostgreSQL ${ledgerExact.postgres === true ? 'exact' : ledgerExact.postgres}`,
   );
