@@ -20,11 +20,11 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { usdToPicos } from '../src/core/money.ts';
-import { admin, type RunningGateway, startGateway } from './gateway.ts';
+import { admin, type RunningGateway } from './gateway.ts';
 import { placeServers } from './placement.ts';
 import { CORE_LOAD, detectPlacement, type ProcessGroup, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
-import { checkPostgresLedger, DEFAULT_BENCH_DATABASE_URL } from './scale-out.ts';
+import { checkPostgresLedger, DEFAULT_BENCH_DATABASE_URL, startInstance } from './scale-out.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export const RACE_REQUESTS = 10_000;
@@ -109,21 +109,7 @@ export async function measureRace(group: ProcessGroup, options: RaceOptions, log
     // One deployment: the instances count the key's limits in the same Redis keys.
     const redisPrefix = `gateway-bench:${schema}:`;
     for (let index = 0; index < INSTANCES; index++) {
-      started.push(
-        await startGateway(group, {
-          repoRoot: options.repoRoot,
-          upstreamOrigin: options.upstreamOrigin,
-          firstGapMs: 10,
-          holdMs: 400,
-          cpuProfileDir: undefined,
-          dataRoot: undefined,
-          timeoutMs: options.timeoutMs,
-          redisUrl: options.redisUrl,
-          databaseUrl: url.href,
-          account: started[0],
-          redisPrefix,
-        }),
-      );
+      started.push(await startInstance(group, options, { url: url.href, account: started[0], redisPrefix }));
     }
     const [first] = started;
     const post = <T>(path: string, body: unknown) => admin<T>(first.origin, first.adminKey, path, body);

@@ -229,19 +229,7 @@ export async function measureScaleOut(
     // The PostgreSQL instances are one deployment: they count limits in the same Redis keys.
     const redisPrefix = `gateway-bench:${schema}:`;
     const start = async (databaseUrl?: string, account?: RunningGateway) => {
-      const gateway = await startGateway(group, {
-        repoRoot: options.repoRoot,
-        upstreamOrigin: options.upstreamOrigin,
-        firstGapMs: 10,
-        holdMs: 400,
-        cpuProfileDir: undefined,
-        dataRoot: undefined,
-        timeoutMs: options.timeoutMs,
-        redisUrl: options.redisUrl,
-        databaseUrl,
-        account,
-        redisPrefix: databaseUrl === undefined ? undefined : redisPrefix,
-      });
+      const gateway = await startInstance(group, options, databaseUrl === undefined ? undefined : { url: databaseUrl, account, redisPrefix });
       started.push(gateway);
       return gateway;
     };
@@ -285,6 +273,31 @@ export async function measureScaleOut(
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
     await admin.end();
   }
+}
+
+/**
+ * A gateway of the scale-out measurements (and of the race): the bench catalog, on the embedded
+ * store or on `database` — a PostgreSQL URL, the account of an instance already on it, and the
+ * Redis prefix the instances of one deployment share.
+ */
+export function startInstance(
+  group: ProcessGroup,
+  options: Pick<ScaleOutOptions, 'repoRoot' | 'upstreamOrigin' | 'redisUrl' | 'timeoutMs'>,
+  database?: { readonly url: string; readonly account: RunningGateway | undefined; readonly redisPrefix: string },
+): Promise<RunningGateway> {
+  return startGateway(group, {
+    repoRoot: options.repoRoot,
+    upstreamOrigin: options.upstreamOrigin,
+    firstGapMs: 10,
+    holdMs: 400,
+    cpuProfileDir: undefined,
+    dataRoot: undefined,
+    timeoutMs: options.timeoutMs,
+    redisUrl: options.redisUrl,
+    databaseUrl: database?.url,
+    account: database?.account,
+    redisPrefix: database?.redisPrefix,
+  });
 }
 
 const micros = (value: number | null | undefined) => (value === null || value === undefined || Number.isNaN(value) ? '—' : String(Math.round(value)));
