@@ -123,12 +123,13 @@ describe('the scale-out path and the race', () => {
     databaseMicrosPerRequest: roundTrips === null ? null : 150,
     roundTripsPerRequest: roundTrips,
   });
-  const workload = (id: ScaleWorkload['id'], postgresMicros: number, sequentialTrips: number): ScaleWorkload => ({
+  const workload = (id: ScaleWorkload['id'], postgresMicros: number, trips: number): ScaleWorkload => ({
     id,
-    rounds: [{ embedded: setupRound(200, null), postgres: setupRound(postgresMicros, 0.2), 'postgres-2': setupRound(postgresMicros, 0.3) }],
-    median: { embedded: median(200, null), postgres: median(postgresMicros, 0.2), 'postgres-2': median(postgresMicros, 0.3) },
+    rounds: [{ embedded: setupRound(200, null), postgres: setupRound(postgresMicros, 0.2), 'postgres-2': setupRound(postgresMicros, trips) }],
+    median: { embedded: median(200, null), postgres: median(postgresMicros, 0.2), 'postgres-2': median(postgresMicros, trips) },
     paced: { embedded: 'not measured', postgres: 'not measured', 'postgres-2': 'not measured' },
-    sequential: { requests: 300, roundTripsPerRequest: sequentialTrips + 0.1, ownRoundTripsPerRequest: sequentialTrips },
+    // One at a time is printed, not held to the bar.
+    sequential: { requests: 300, roundTripsPerRequest: 3.2, ownRoundTripsPerRequest: 3.05 },
     postgresOverEmbedded: 1,
     twoOverOne: 1,
     lockWaitShare: 0,
@@ -156,7 +157,7 @@ describe('the scale-out path and the race', () => {
     const missed = { ...run([]), scaleOut: { ok: true as const, value: scale([workload('chat', 310, 2), workload('responses', 250, 3.2)]) } };
     assert.equal(bar(missed, 'scale-out: chat CPU').met, false);
     assert.equal(bar(missed, 'scale-out: ≤ 3 database round trips').met, false);
-    assert.match(bar(missed, 'scale-out: ≤ 3 database round trips').measured, /responses 3\.20/);
+    assert.match(bar(missed, 'scale-out: ≤ 3 database round trips').measured, /responses 3\.20 \(one at a time 3\.05, its request log row included\)/);
     assert.equal(bar(run([]), 'scale-out: chat CPU').met, null);
   });
 
