@@ -80,7 +80,8 @@ describe('back-pressure from a client that does not read', () => {
         `Content-Type: application/json\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
 
-    await eventually(async () => assert.ok(upstream.backlogged(), "the upstream's writes are blocked"));
+    // The simulator writes an event at a time: on a busy machine it takes a while to fill the buffers.
+    await eventually(async () => assert.ok(upstream.backlogged(), "the upstream's writes are blocked"), 90_000);
     const sent = upstream.bytesSent();
     assert.ok(upstreamSocket && clientSideSocket, 'both of the gateway’s sockets were seen');
     const upstreamRead = upstreamSocket.bytesRead;
