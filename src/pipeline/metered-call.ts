@@ -274,7 +274,12 @@ export class MeteredCall<T extends KindTypes> {
     if (this.#charged !== undefined) {
       // A failure after the charge (rendering or amending the answer): the charge stands, nothing is
       // released, and the row says what was charged.
-      await this.record({ status: 'failed', httpStatus: failure.status, errorCode: failure.code, ...this.settled(this.#charged.endpoint, this.#charged.settlement) });
+      await this.record({
+        status: 'failed',
+        httpStatus: failure.status,
+        errorCode: failure.code,
+        ...this.settled(this.#charged.endpoint, this.#charged.settlement),
+      });
       return failure;
     }
     const clientGone = this.#clientGone();

@@ -208,7 +208,20 @@ export class Pipeline {
         refuseCap: (cap) => spendLimitError(cap, createdAt),
       });
       const attemptLog = new AttemptLog(startedAt);
-      return { ...input, signalOf: 'client', payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks, attemptLog };
+      return {
+        ...input,
+        signalOf: 'client',
+        payer,
+        createdAt,
+        startedAt,
+        kind,
+        modelId,
+        attempts: selection.attempts,
+        hold,
+        estimate,
+        tokenChecks,
+        attemptLog,
+      };
     } catch (error) {
       const failure = asGatewayError(error);
       this.recordRequest(
