@@ -8,7 +8,7 @@ import type { Page, PageRequest } from './people.ts';
 import type { JobKind, JobRecord, JobStatus, LedgerEntry, OwnerRef, RequestLogRecord, RequestStatus, Reservation } from './store.ts';
 
 export interface RequestFilter {
-  /** Only this owner's requests (a member's view); every owner's when absent. */
+  /** Only this owner's requests (a member's view), an organization's with its accounts'; every owner's when absent. */
   readonly owner?: OwnerRef;
   /** Created at or after (epoch ms). */
   readonly from?: number;
@@ -54,6 +54,7 @@ export const JOB_STATES: Readonly<Record<JobState, readonly JobStatus[]>> = {
 };
 
 export interface JobFilter {
+  /** As RequestFilter's: an organization's jobs with its accounts'. */
   readonly owner?: OwnerRef;
   readonly kind?: JobKind;
   readonly state?: JobState;

@@ -164,6 +164,15 @@ describe('dashboard access and security', () => {
       }
     }
 
+    // The lists show what the detail pages do: an organization's member sees its accounts' requests and jobs.
+    for (const [list, id] of [
+      ['/dashboard/requests', ids.otherRequest!],
+      ['/dashboard/jobs', ids.otherJob!],
+    ]) {
+      assert.match(await (await clients.orgMember!.get(list)).text(), new RegExp(id), `an organization member's ${list}`);
+      assert.doesNotMatch(await (await clients.member!.get(list)).text(), new RegExp(id), `another account's member's ${list}`);
+    }
+
     // Changes aimed at the other account, by a member of another owner: refused, and nothing changes.
     const target = owner('account', ids.other!);
     const posts: [string, Record<string, string>, 'member' | 'operator'][] = [
