@@ -299,7 +299,13 @@ const DIALECT_CPU_MARGIN = 0.1;
  * throughput, because it is the steadier figure between runs and does not depend on the load core.
  */
 function dialectCpuBar(workloads: readonly WorkloadResult[], id: (typeof DIALECT_WORKLOADS)[number]): BarCheck {
-  return cpuRatioBar(workloads, id, 'chat', 1 + DIALECT_CPU_MARGIN, `${id} CPU per request at most ${DIALECT_CPU_MARGIN * 100} % above chat's (gateway, same run)`);
+  return cpuRatioBar(
+    workloads,
+    id,
+    'chat',
+    1 + DIALECT_CPU_MARGIN,
+    `${id} CPU per request at most ${DIALECT_CPU_MARGIN * 100} % above chat's (gateway, same run)`,
+  );
 }
 
 /** One workload's gateway CPU per request at saturation against another's of the same run, met up to `bound` times it. */
