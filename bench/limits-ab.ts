@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { startGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
 import { cpuSeconds, startStandaloneSimulator } from './processes.ts';
+import type { RequestSpec } from './request-spec.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export interface LimitsAbResult {
@@ -40,14 +41,7 @@ export async function measureLimitsAb(
   options: { readonly rounds: number; readonly seconds: number },
   log: (line: string) => void,
 ): Promise<LimitsAbResult> {
-  /** The gateway's CPU per 2xx answer over one saturation run of `key`. */
-  const cpuPerRequest = async (key: string, durationSeconds: number): Promise<number> => {
-    const before = cpuSeconds(gateway.pid)!;
-    const run = await runClosedLoop({ origin: gateway.origin, request: chat.gateway(key) }, { connections: 50, durationSeconds, timeoutMs: 60_000 });
-    const after = cpuSeconds(gateway.pid)!;
-    if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.non2xx} answers were not 2xx, ${run.errors} errors`);
-    return ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
-  };
+  const cpuPerRequest = (key: string, durationSeconds: number) => gatewayCpuPerRequest(gateway, chat.gateway(key), durationSeconds);
   // A gateway just started costs more per request for its first seconds of load.
   for (let i = 0; i < 3; i++) for (const key of [gateway.apiKey, gateway.limitedKey]) await cpuPerRequest(key, 2);
   const rounds: { plain: number; limited: number }[] = [];
@@ -70,6 +64,15 @@ export async function measureLimitsAb(
     medianMicros: (differences[Math.floor(middle)] + differences[Math.ceil(middle)]) / 2,
     meanMicros: differences.reduce((total, value) => total + value, 0) / differences.length,
   };
+}
+
+/** The gateway's CPU per 2xx answer (µs) over one saturation run of 50 connections sending `request`. */
+export async function gatewayCpuPerRequest(gateway: { readonly origin: string; readonly pid: number }, request: RequestSpec, durationSeconds: number): Promise<number> {
+  const before = cpuSeconds(gateway.pid)!;
+  const run = await runClosedLoop({ origin: gateway.origin, request }, { connections: 50, durationSeconds, timeoutMs: 60_000 });
+  const after = cpuSeconds(gateway.pid)!;
+  if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.non2xx} answers were not 2xx, ${run.errors} errors`);
+  return ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
 }
 
 async function main(): Promise<void> {
