@@ -12,7 +12,10 @@ import { WORKLOADS } from './workloads.ts';
 
 export interface BesideRun {
   readonly p99Ms: number;
+  /** The gateway process's CPU per chat request: every thread, the dashboard's reader included. */
   readonly cpuMicrosPerRequest: number;
+  /** The main thread's alone: the event loop that serves chat (and renders the dashboard's pages). */
+  readonly mainThreadMicrosPerRequest: number;
   readonly failed: number;
 }
 
@@ -23,6 +26,7 @@ export interface ChatBesideDashboardResult {
   /** Medians over the rounds of beside ÷ alone. */
   readonly p99Ratio: number;
   readonly cpuRatio: number;
+  readonly mainThreadCpuRatio: number;
 }
 
 /** The bar: with the dashboard beside it, chat p99 and CPU per request within 5 % of the run without. */
@@ -90,11 +94,15 @@ export async function measureChatBesideDashboard(
   const endpoint = { origin: gateway.origin, request: chat.gateway(gateway.apiKey) };
   const paced = async (): Promise<BesideRun> => {
     const before = cpuSeconds(gateway.pid)!;
+    const mainBefore = cpuSeconds(gateway.pid, gateway.pid)!;
     const result = await runPaced(endpoint, { rate: options.rate, durationSeconds: options.seconds, timeoutMs: options.seconds * 1000 + 15_000 });
     const after = cpuSeconds(gateway.pid)!;
+    const mainAfter = cpuSeconds(gateway.pid, gateway.pid)!;
+    const perRequest = (from: typeof before, to: typeof after) => ((to.user + to.system - from.user - from.system) * 1e6) / Math.max(1, result.completed);
     return {
       p99Ms: result.latency?.p99 ?? Number.NaN,
-      cpuMicrosPerRequest: ((after.user + after.system - before.user - before.system) * 1e6) / Math.max(1, result.completed),
+      cpuMicrosPerRequest: perRequest(before, after),
+      mainThreadMicrosPerRequest: perRequest(mainBefore, mainAfter),
       failed: result.failed,
     };
   };
@@ -121,7 +129,7 @@ export async function measureChatBesideDashboard(
     }
     rounds.push({ alone, beside: withDashboard.run, dashboardReads: withDashboard.reads });
     log(
-      `chat beside the dashboard, round ${round + 1}: p99 ${alone.p99Ms.toFixed(2)} → ${withDashboard.run.p99Ms.toFixed(2)} ms, CPU ${alone.cpuMicrosPerRequest.toFixed(0)} → ${withDashboard.run.cpuMicrosPerRequest.toFixed(0)} µs/request, ${withDashboard.reads} dashboard reads`,
+      `chat beside the dashboard, round ${round + 1}: p99 ${alone.p99Ms.toFixed(2)} → ${withDashboard.run.p99Ms.toFixed(2)} ms, CPU ${alone.cpuMicrosPerRequest.toFixed(0)} → ${withDashboard.run.cpuMicrosPerRequest.toFixed(0)} µs/request (main thread ${alone.mainThreadMicrosPerRequest.toFixed(0)} → ${withDashboard.run.mainThreadMicrosPerRequest.toFixed(0)}), ${withDashboard.reads} dashboard reads`,
     );
   }
   return {
@@ -130,5 +138,6 @@ export async function measureChatBesideDashboard(
     rounds,
     p99Ratio: median(rounds.map((round) => round.beside.p99Ms / round.alone.p99Ms)),
     cpuRatio: median(rounds.map((round) => round.beside.cpuMicrosPerRequest / round.alone.cpuMicrosPerRequest)),
+    mainThreadCpuRatio: median(rounds.map((round) => round.beside.mainThreadMicrosPerRequest / round.alone.mainThreadMicrosPerRequest)),
   };
 }

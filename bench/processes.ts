@@ -183,9 +183,13 @@ const CLOCK_TICKS = (() => {
 })();
 
 /** CPU seconds a process has used so far, in user and in kernel mode; null when /proc cannot tell. */
-export function cpuSeconds(pid: number): { readonly user: number; readonly system: number } | null {
+/**
+ * CPU time of a process (all its threads), or with `tid` of one of its threads only (the main
+ * thread's id is the pid: the event loop's own time).
+ */
+export function cpuSeconds(pid: number, tid?: number): { readonly user: number; readonly system: number } | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces: count fields after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };

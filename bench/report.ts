@@ -416,6 +416,11 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
       measured: beside ? `× ${beside.cpuRatio.toFixed(3)}` : '—',
       met: beside ? beside.cpuRatio <= BESIDE_BAR : null,
     });
+    bars.push({
+      bar: "chat's event loop (main thread) CPU per request with dashboard reads beside it within 5 % of without",
+      measured: beside ? `× ${beside.mainThreadCpuRatio.toFixed(3)}` : '—',
+      met: beside ? beside.mainThreadCpuRatio <= BESIDE_BAR : null,
+    });
   }
   for (const timing of value(results.dashboardUsage ?? undefined)?.timings ?? []) {
     bars.push({
@@ -496,17 +501,19 @@ function dashboardUsageSection(measured: Measured<DashboardUsageResult>): string
 function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] {
   if (!measured.ok) return ['chat beside the dashboard', `  ! ${measured.error}`, ''];
   const beside = measured.value;
-  const header = ['round', 'p99 alone ms', 'p99 beside ms', 'CPU alone µs/req', 'CPU beside µs/req', 'dashboard reads'];
+  const header = ['round', 'p99 alone ms', 'p99 beside ms', 'CPU alone µs/req', 'CPU beside µs/req', 'main thread alone', 'main thread beside', 'dashboard reads'];
   const rows = beside.rounds.map((round, index) => [
     String(index + 1),
     round.alone.p99Ms.toFixed(2),
     round.beside.p99Ms.toFixed(2),
     round.alone.cpuMicrosPerRequest.toFixed(0),
     round.beside.cpuMicrosPerRequest.toFixed(0),
+    round.alone.mainThreadMicrosPerRequest.toFixed(0),
+    round.beside.mainThreadMicrosPerRequest.toFixed(0),
     String(round.dashboardReads),
   ]);
   return [
-    `chat at ${beside.rate} req/s, alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of ${beside.seconds} s; medians of beside ÷ alone: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)})`,
+    `chat at ${beside.rate} req/s, alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of ${beside.seconds} s; medians of beside ÷ alone: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)}, main thread CPU ${beside.mainThreadCpuRatio.toFixed(3)})`,
     table(header, rows),
     '',
   ];

@@ -49,12 +49,12 @@ const CATALOG_SECTIONS = ['providers', 'models', 'promotions'];
  * it, so that a newcomer can change one setting without writing a catalog.
  */
 export function loadServedConfig(path: string | undefined): ServedConfig {
-  const demo = readConfigDocument(DEMO_CONFIG_PATH) as Record<string, unknown>;
-  if (path === undefined) return { config: validateConfig(demo), demoCatalog: true };
+  const demo = () => readConfigDocument(DEMO_CONFIG_PATH) as Record<string, unknown>;
+  if (path === undefined) return { config: validateConfig(demo()), demoCatalog: true };
   const document = readConfigDocument(path);
   const operational = document === null || (typeof document === 'object' && !Array.isArray(document) && !CATALOG_SECTIONS.some((name) => name in document));
   if (!operational) return { config: validateConfig(document), demoCatalog: false };
-  return { config: validateConfig({ ...demo, ...(document as Record<string, unknown> | null) }), demoCatalog: true };
+  return { config: validateConfig({ ...demo(), ...(document as Record<string, unknown> | null) }), demoCatalog: true };
 }
 
 function readConfigDocument(path: string): unknown {

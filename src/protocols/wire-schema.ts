@@ -8,7 +8,7 @@
  * falls back), an in-stream error after it; its cause carries the raw body, cut short, for the log.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { errors, type GatewayError } from '../core/errors.ts';
 
 // Types are checked as sent: nothing is coerced, and unknown fields are left alone (partial schemas).
@@ -46,10 +46,15 @@ export class UpstreamBodyMismatch extends Error {
 
 export type WireCheck<T> = (value: unknown) => { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: GatewayError };
 
-/** Compiles a schema once; `what` names the thing in the error ("a response body", "a message_delta event"). */
+/**
+ * Compiles a schema once, on its first check (a process starts without compiling the schemas of
+ * protocols it does not call); `what` names the thing in the error ("a response body", "a
+ * message_delta event").
+ */
 export function wireCheck<S extends TSchema>(schema: S, what: string): WireCheck<Static<S>> {
-  const validate = ajv.compile<Static<S>>(schema);
+  let validate: ValidateFunction<Static<S>> | undefined;
   return (value) => {
+    validate ??= ajv.compile<Static<S>>(schema);
     if (validate(value)) return { ok: true, value };
     const problem = describe(validate.errors?.[0]);
     return {

@@ -29,6 +29,11 @@ export interface OpenStoreOptions {
    * instances whose heartbeat lapsed (postgres/instances.ts). The `gateway` command leaves it out.
    */
   readonly heartbeat?: HeartbeatOptions;
+  /**
+   * PostgreSQL only: busy wallets' holds are decided against slices of credit the instance holds
+   * (postgres/wallet-leases.ts). By default when it keeps a heartbeat.
+   */
+  readonly leases?: boolean;
   /** PostgreSQL only: a schema of its own, created when missing (lowercase letters, digits, `_`). */
   readonly schema?: string;
   /** PostgreSQL only: connections in the pool (default 10). */
@@ -69,5 +74,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     logger,
     now,
     heartbeat: options.heartbeat,
+    leases: options.leases,
   });
 }

@@ -5,6 +5,7 @@
  * COUNT), booleans as 0/1 or true/false, and JSON columns as text in both engines.
  */
 import { errors, type GatewayError } from '../core/errors.ts';
+import { timeOrderedId } from '../core/ids.ts';
 import { JsonText } from '../core/json-text.ts';
 import type { Picos, RateMultiplier } from '../core/money.ts';
 import type {
@@ -26,6 +27,7 @@ import type {
   RequestLogRecord,
   UpstreamAttempt,
   Reservation,
+  ReserveInput,
   SettleOutcome,
   UsageSummaryRow,
   WebhookAttemptOutcome,
@@ -48,6 +50,24 @@ export function checkAmount(what: string, amount: Picos, minimum: bigint): Picos
   }
   return amount;
 }
+
+/** A new open reservation as `reserve` asked for it, with its id drawn now. */
+export function newReservation(input: ReserveInput, holder: HoldOwner, createdAt: number): Reservation {
+  return {
+    id: timeOrderedId('res'),
+    owner: input.owner,
+    amount: input.amount,
+    requestId: input.requestId,
+    keyId: input.keyId ?? null,
+    status: 'open',
+    holder,
+    createdAt,
+    expiresAt: input.expiresAt,
+  };
+}
+
+/** One key per owner, for maps of wallets held in memory. */
+export const walletKey = (owner: OwnerRef): string => `${owner.kind}:${owner.id}`;
 
 export function ownerNotFound(owner: OwnerRef): GatewayError {
   return errors.notFound(owner.kind === 'account' ? 'Account' : 'Organization');

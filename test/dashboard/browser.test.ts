@@ -7,26 +7,19 @@
  * DASHBOARD_SCREENSHOTS=<dir>, the SQLite run saves screenshots of the main pages there.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { call } from '../helpers/http.ts';
-import { assertAccessible, launchBrowser, watchedPage } from '../helpers/browser.ts';
+import { assertAccessible, browserForTests, screenshotter, submitSignIn, watchedPage } from '../helpers/browser.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const ADMIN_KEY = 'admin-secret-for-browser-tests-0123456789';
 const OPERATOR = { email: 'ops@example.com', password: 'correct horse battery staple' };
 const MEMBER = { email: 'dev@example.com', password: 'another long passphrase' };
 const MODEL = 'gateway/atlas-4-5';
-const screenshots = process.env.DASHBOARD_SCREENSHOTS;
-
-let browser: Browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(() => browser?.close());
+const browser = browserForTests();
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`the dashboard in a browser (${engine})`, () => {
@@ -38,9 +31,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     });
     after(() => gateway?.close());
 
-    const shoot = async (page: Page, name: string) => {
-      if (screenshots && engine === 'sqlite') await page.screenshot({ path: join(screenshots, `dashboard-${name}.png`), fullPage: true });
-    };
+    const shoot = screenshotter(engine);
     /** Loads a page, checks it for accessibility. */
     const visit = async (page: Page, path: string) => {
       await page.goto(`${gateway.baseUrl}${path}`);
@@ -48,8 +39,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     };
 
     test('operator and member, from sign-in to a revoked key, with the audit log of every step', async () => {
-      const operatorContext = await browser.newContext();
-      const memberContext = await browser.newContext();
+      const operatorContext = await browser().newContext();
+      const memberContext = await browser().newContext();
       const operator = await watchedPage(operatorContext);
       const member = await watchedPage(memberContext);
       try {
@@ -58,9 +49,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.match(ops.url(), /\/dashboard\/sign-in\?next=%2Fdashboard$/, 'the root leads to the dashboard, which asks for a sign-in');
         await assertAccessible(ops);
         await shoot(ops, 'sign-in');
-        await ops.getByLabel('Email').fill(OPERATOR.email);
-        await ops.getByLabel('Password').fill(OPERATOR.password);
-        await ops.getByRole('button', { name: 'Sign in' }).click();
+        await submitSignIn(ops, OPERATOR);
         await ops.waitForURL(/\/dashboard\/accounts$/);
         await assertAccessible(ops);
 

@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { formatUsd } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
 import { eventually, flushRequestLog } from '../chat/helpers.ts';
-import { assertAccessible, launchBrowser, watchedPage } from '../helpers/browser.ts';
+import { assertAccessible, browserForTests, screenshotter, submitSignIn, watchedPage } from '../helpers/browser.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
@@ -35,13 +35,7 @@ const ADMIN_KEY = 'admin-secret-for-operations-tests-0123456789';
 const OPERATOR = { email: 'ops@example.com', password: 'correct horse battery staple' };
 const MEMBER = { email: 'dev@example.com', password: 'another long passphrase' };
 const UPSTREAM_KEY = 'sk-upstream';
-const screenshots = process.env.DASHBOARD_SCREENSHOTS;
-
-let browser: Browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(() => browser?.close());
+const browser = browserForTests();
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`the request log, jobs and health pages (${engine})`, () => {
@@ -98,17 +92,13 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await Promise.all([down?.close(), up?.close(), chat?.close()]);
     });
 
-    const shoot = async (page: Page, name: string) => {
-      if (screenshots && engine === 'sqlite') await page.screenshot({ path: join(screenshots, `dashboard-${name}.png`), fullPage: true });
-    };
+    const shoot = screenshotter(engine);
     /** A signed-in page of a new browser context; its problems are checked at the end. */
     const signedIn = async (user: { email: string; password: string }) => {
-      const context = await browser.newContext();
+      const context = await browser().newContext();
       const watched = await watchedPage(context);
       await watched.page.goto(`${gateway.baseUrl}/dashboard/sign-in`);
-      await watched.page.getByLabel('Email').fill(user.email);
-      await watched.page.getByLabel('Password').fill(user.password);
-      await watched.page.getByRole('button', { name: 'Sign in' }).click();
+      await submitSignIn(watched.page, user);
       await watched.page.waitForURL(/\/dashboard\/(owners|accounts)/);
       return { ...watched, close: () => context.close() };
     };
@@ -280,7 +270,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           const client = new pg.Client({ connectionString: gateway.storage.databaseUrl });
           await client.connect();
           try {
-            await client.query(`UPDATE "${gateway.storage.schema}".wallets SET balance = balance + $1 WHERE owner_kind = $2 AND owner_id = $3`, [
+            await client.query(`UPDATE wallets SET balance = balance + $1 WHERE owner_kind = $2 AND owner_id = $3`, [
               tampered.toString(),
               owner.kind,
               owner.id,

@@ -6,27 +6,19 @@
  * accessibility violation. With DASHBOARD_SCREENSHOTS=<dir>, the SQLite run saves the page there.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import type { Browser } from 'playwright-core';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { flushRequestLog } from '../chat/helpers.ts';
 import { call } from '../helpers/http.ts';
-import { assertAccessible, launchBrowser, watchedPage } from '../helpers/browser.ts';
+import { assertAccessible, browserForTests, screenshotter, submitSignIn, watchedPage } from '../helpers/browser.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const ADMIN_KEY = 'admin-secret-for-usage-tests-0123456789';
 const MEMBER = { email: 'usage@example.com', password: 'a long usage passphrase' };
 const MODEL = 'gateway/atlas-4-5';
-const screenshots = process.env.DASHBOARD_SCREENSHOTS;
-
-let browser: Browser;
-before(async () => {
-  browser = await launchBrowser();
-});
-after(() => browser?.close());
+const browser = browserForTests();
 
 /** Chat completions with the key; returns the cost of each answer in pico-USD. */
 async function chat(gateway: TestGateway, apiKey: string, prompts: readonly string[]): Promise<bigint[]> {
@@ -47,6 +39,7 @@ function csvRows(text: string): Record<string, string>[] {
 
 for (const engine of ['sqlite', 'postgres'] as const) {
   describe(`usage analytics in a browser (${engine})`, () => {
+    const shoot = screenshotter(engine);
     let gateway: TestGateway;
     before(async () => {
       gateway = await startGateway({ engine, adminKey: ADMIN_KEY });
@@ -72,13 +65,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const spent = costs.reduce((total, cost) => total + cost, 0n);
       assert.ok(spent > 0n);
 
-      const context = await browser.newContext({ acceptDownloads: true });
+      const context = await browser().newContext({ acceptDownloads: true });
       const { page, problems } = await watchedPage(context);
       try {
         await page.goto(`${gateway.baseUrl}/dashboard/sign-in`);
-        await page.getByLabel('Email').fill(MEMBER.email);
-        await page.getByLabel('Password').fill(MEMBER.password);
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await submitSignIn(page, MEMBER);
         await page.getByRole('link', { name: 'Usage' }).click();
         await page.waitForURL(/\/dashboard\/usage$/);
         assert.equal(await page.getByTestId('usage-spend').textContent(), `${formatUsd(spent)} USD`);
@@ -101,7 +92,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           spent,
         );
         await assertAccessible(page);
-        if (screenshots && engine === 'sqlite') await page.screenshot({ path: join(screenshots, 'dashboard-usage-hourly.png'), fullPage: true });
+        await shoot(page, 'usage-hourly');
 
         // The CSV of the view: the pico-USD column sums to the cost of the member's requests.
         const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download this view as CSV' }).click()]);
@@ -126,7 +117,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         );
         assert.deepEqual(problems, []);
 
-        if (screenshots && engine === 'sqlite') {
+        if (shoot.enabled) {
           // Two weeks of made-up traffic on three models, for a screenshot with something to show.
           const day = 86_400_000;
           const rows = Array.from({ length: 14 * 3 * 4 }, (_, index) => {
@@ -160,7 +151,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           await gateway.store.recordRequests(rows);
           await page.goto(`${gateway.baseUrl}/dashboard/usage?by=model`);
           await page.locator('#usage-spend-table-chart').waitFor({ state: 'visible' });
-          await page.screenshot({ path: join(screenshots, 'dashboard-usage.png'), fullPage: true });
+          await shoot(page, 'usage');
         }
       } finally {
         await context.close();

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -15,6 +17,41 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 export async function launchBrowser(): Promise<Browser> {
   // --no-sandbox: the tests run as root in CI containers, where Chromium's sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'], headless: true });
+}
+
+/**
+ * One Chromium for the tests of a file: launched before them, closed after them. Call it at the top
+ * level of the file; the getter is for use inside the tests.
+ */
+export function browserForTests(): () => Browser {
+  let browser: Browser | undefined;
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(() => browser?.close());
+  return () => {
+    assert.ok(browser, 'the browser is launched before the tests run');
+    return browser;
+  };
+}
+
+/**
+ * With DASHBOARD_SCREENSHOTS=<dir>, a full-page screenshot named dashboard-<name>.png, taken in the
+ * SQLite run only (both stores render the same pages).
+ */
+export function screenshotter(engine: 'sqlite' | 'postgres'): ((page: Page, name: string) => Promise<void>) & { readonly enabled: boolean } {
+  const folder = engine === 'sqlite' ? process.env.DASHBOARD_SCREENSHOTS : undefined;
+  const shoot = async (page: Page, name: string) => {
+    if (folder) await page.screenshot({ path: join(folder, `dashboard-${name}.png`), fullPage: true });
+  };
+  return Object.assign(shoot, { enabled: folder !== undefined && folder !== '' });
+}
+
+/** Fills in and sends the sign-in form of the page it is on; the caller waits for where it leads. */
+export async function submitSignIn(page: Page, user: { readonly email: string; readonly password: string }): Promise<void> {
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
 export interface WatchedPage {

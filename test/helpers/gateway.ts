@@ -1,6 +1,6 @@
 /**
  * Starts the real gateway for a test: the same composition as `npm start` (every route, the real
- * store and catalog) on a throwaway SQLite data dir or a fresh PostgreSQL schema, listening on
+ * store and catalog) on a throwaway SQLite data dir or a fresh PostgreSQL database, listening on
  * 127.0.0.1 on a free port, with one funded account and one API key.
  *
  *   const gateway = await startGateway();
@@ -24,9 +24,7 @@ import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/sto
 import type { Resolver } from '../../src/webhooks/addresses.ts';
 import type { RedisBackendOptions } from '../../src/limits/redis-backend.ts';
 
-import { dropSchemas, newSchemaName, schemaUrl, TEST_DATABASE_URL } from './postgres.ts';
-
-export { TEST_DATABASE_URL };
+import { freshDatabase } from './postgres.ts';
 
 export interface StartGatewayOptions {
   /** A config object or YAML text; the built-in demo catalog when omitted. */
@@ -84,7 +82,7 @@ export interface TestGateway {
   /** The environment in which the `gateway` command works on this gateway's database. */
   readonly cliEnv: Record<string, string>;
   /** Where its data is: another instance given these (and another data dir) shares its database. */
-  readonly storage: { readonly dataDir: string; readonly databaseUrl: string | undefined; readonly schema?: string };
+  readonly storage: { readonly dataDir: string; readonly databaseUrl: string | undefined };
   /** Issues another key (for the test account unless `owner` says otherwise); returns the plaintext. */
   createKey(options?: CreateKeyOptions): Promise<string>;
   close(): Promise<void>;
@@ -173,23 +171,23 @@ function demoConfig(): GatewayConfig {
 }
 
 interface TestStorage {
-  readonly settings: { dataDir: string; databaseUrl: string | undefined; schema?: string };
+  readonly settings: { dataDir: string; databaseUrl: string | undefined };
   readonly cliEnv: Record<string, string>;
   dispose(): Promise<void>;
 }
 
-/** A temp data dir (blobs, and the SQLite file) plus, for PostgreSQL, a schema dropped afterwards. */
+/** A temp data dir (blobs, and the SQLite file) plus, for PostgreSQL, a database of its own dropped afterwards. */
 async function testStorage(engine: 'sqlite' | 'postgres'): Promise<TestStorage> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'));
   const removeDir = () => rm(dataDir, { recursive: true, force: true });
   if (engine === 'sqlite') return { settings: { dataDir, databaseUrl: undefined }, cliEnv: { GATEWAY_DATA_DIR: dataDir }, dispose: removeDir };
-  const schema = newSchemaName('test');
+  const database = await freshDatabase();
   return {
-    settings: { dataDir, databaseUrl: TEST_DATABASE_URL, schema },
-    cliEnv: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: schemaUrl(schema) },
+    settings: { dataDir, databaseUrl: database.url },
+    cliEnv: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: database.url },
     async dispose() {
       try {
-        await dropSchemas([schema]);
+        await database.drop();
       } finally {
         await removeDir();
       }

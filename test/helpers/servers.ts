@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
-import { dropSchemas, newSchemaName, schemaUrl, TEST_DATABASE_URL } from './postgres.ts';
+import { freshDatabase } from './postgres.ts';
 import { call } from './http.ts';
 import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from './redis.ts';
 import { startProcess, type RunningProcess } from './processes.ts';
@@ -111,28 +111,26 @@ export function assertLedgerExact(totals: LedgerTotals, shown: ShownBalance): vo
   assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved, available: totals.credits - totals.charges - totals.openHolds });
 }
 
-/** A fresh PostgreSQL schema for server processes to share, and a client that reads it. */
+/** A fresh PostgreSQL database for server processes to share, and a client that reads it. */
 export interface ServerSchema {
-  /** `DATABASE_URL` of the schema: what each server process is given. */
+  /** `DATABASE_URL` of the database: what each server process is given. */
   readonly databaseUrl: string;
-  /** Connected, with the schema on its search path (LEDGER_TOTALS_SQL with `$1`). */
+  /** Connected to it (LEDGER_TOTALS_SQL with `$1`). */
   readonly admin: pg.Client;
-  /** Drops the schema and closes the client. */
+  /** Drops the database and closes the client. */
   drop(): Promise<void>;
 }
 
-export async function serverSchema(prefix: string): Promise<ServerSchema> {
-  const schema = newSchemaName(prefix);
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+export async function serverSchema(): Promise<ServerSchema> {
+  const database = await freshDatabase();
+  const admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.query(`SET search_path TO ${schema}`);
   return {
-    databaseUrl: schemaUrl(schema),
+    databaseUrl: database.url,
     admin,
     async drop() {
       await admin.end();
-      await dropSchemas([schema]);
+      await database.drop();
     },
   };
 }
@@ -165,7 +163,7 @@ export async function startInstances(prefix: string, config: object, count: numb
   const workDir = await mkdtemp(join(tmpdir(), `gateway-${prefix}-`));
   const configPath = join(workDir, 'config.yaml');
   await writeFile(configPath, stringify(config));
-  const database = await serverSchema(prefix);
+  const database = await serverSchema();
   const redisPrefix = testRedisPrefix();
   const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: redisPrefix };
   const servers: Server[] = [];

@@ -12,6 +12,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { GatewayAuthenticator } from '../../src/auth/authenticator.ts';
 import { ZERO_USAGE } from '../../src/canonical/index.ts';
+import type { RouteEndpoint } from '../../src/catalog/types.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { timeOrderedId } from '../../src/core/ids.ts';
@@ -19,7 +20,7 @@ import { withIdempotency } from '../../src/http/idempotency.ts';
 import { rejectionRecorder } from '../../src/http/request-recording.ts';
 import type { RouteModule } from '../../src/http/route-module.ts';
 import type { OutputKind } from '../../src/pipeline/kind.ts';
-import type { ChargeGate } from '../../src/pipeline/metered-call.ts';
+import type { ChargeGate, MeteredCall } from '../../src/pipeline/metered-call.ts';
 import type { OperationDriver, StartedOperation } from '../../src/pipeline/operation.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { preparedCallRecord, resumePrepared } from '../../src/pipeline/prepared-record.ts';
@@ -104,13 +105,25 @@ interface WidgetCheckpoint extends StartedOperation {
   readonly looks: number;
 }
 
-/** The operation, as an upstream would run it: accepted by the plan's first route, done at the third look, one widget short. */
+/** The operation, as an upstream would run it: accepted by the plan's last route, done at the third look, one widget short. */
 const widgetOperation: OperationDriver<WidgetTypes, WidgetCheckpoint, readonly string[]> = {
-  start: async (call) => ({ routeKey: call.prepared.attempts[0].key, looks: 0 }),
+  start: async (call) => ({ routeKey: call.prepared.attempts.at(-1)!.key, looks: 0 }),
   look: async (_call, _endpoint, checkpoint) =>
     checkpoint.looks + 1 < 3 ? { status: 'running', retryAfterMs: 1 } : { status: 'succeeded', delivered: ['widget-0', 'widget-1'] },
   meter: (_call, _endpoint, delivered) => ({ widgets: delivered.length }),
 };
+
+/**
+ * A widget operation's end once the upstream is done: metered on what it delivered, charged once
+ * (false: the call's gate refused), and its row recorded.
+ */
+async function settleWidgets(call: MeteredCall<WidgetTypes>, endpoint: RouteEndpoint, delivered: readonly string[]): Promise<boolean> {
+  const metered = call.meter(endpoint, widgetOperation.meter(call, endpoint, delivered));
+  const charged = await call.charge(metered, () => delivered);
+  if (charged === undefined) return false;
+  await call.record({ status: 'completed', httpStatus: 200, ...call.settled(endpoint, charged.settlement), output: charged.body });
+  return true;
+}
 
 /**
  * The start-and-poll handler of widget jobs: each run is one step (the start, or one look), parked
@@ -143,11 +156,7 @@ function widgetJobHandler(pipeline: () => Pipeline, steps: string[]): JobHandler
         return;
       }
       assert.equal(look.status, 'succeeded');
-      const metered = call.meter(endpoint, widgetOperation.meter(call, endpoint, look.delivered));
-      const charged = await call.charge(metered, () => look.delivered);
-      if (charged === undefined) return;
-      steps.push('settled');
-      await call.record({ status: 'completed', httpStatus: 200, ...call.settled(endpoint, charged.settlement), output: charged.body });
+      if (await settleWidgets(call, endpoint, look.delivered)) steps.push('settled');
     },
   };
 }
@@ -394,13 +403,6 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     test('a start-and-poll operation of this kind: started, looked at until done, then admitted, charged and recorded once, in that order', async () => {
       const before = await ledger(gateway);
       const prepared = await prepareWidgets(3);
-      // The operation, as an upstream would run it: done at the third look, one widget short.
-      let looks = 0;
-      const driver: OperationDriver<WidgetTypes, { readonly routeKey: string; readonly ticket: string }, readonly string[]> = {
-        start: async (call) => ({ routeKey: call.prepared.attempts.at(-1)!.key, ticket: 'op-1' }),
-        look: async () => (++looks < 3 ? { status: 'running', retryAfterMs: 1 } : { status: 'succeeded', delivered: ['widget-0', 'widget-1'] }),
-        meter: (_call, _endpoint, delivered) => ({ widgets: delivered.length }),
-      };
       const steps: string[] = [];
       const gate: ChargeGate<readonly string[]> = {
         admit: async (_body, cost) => {
@@ -413,15 +415,16 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         },
       };
       const call = core.meteredCall(prepared, gate);
-      const checkpoint = await driver.start(call);
+      let checkpoint = await widgetOperation.start(call);
       const endpoint = gateway.deps.catalog.route(prepared.modelId, checkpoint.routeKey)!;
-      let look = await driver.look(call, endpoint, checkpoint, prepared.signal);
-      while (look.status === 'running') look = await driver.look(call, endpoint, checkpoint, prepared.signal);
+      let look = await widgetOperation.look(call, endpoint, checkpoint, prepared.signal);
+      while (look.status === 'running') {
+        checkpoint = { ...checkpoint, looks: checkpoint.looks + 1 };
+        look = await widgetOperation.look(call, endpoint, checkpoint, prepared.signal);
+      }
       assert.equal(look.status, 'succeeded');
-      const metered = call.meter(endpoint, driver.meter(call, endpoint, look.delivered));
-      const charged = await call.charge(metered, () => look.delivered);
-      assert.ok(charged);
-      await call.record({ status: 'completed', httpStatus: 200, ...call.settled(endpoint, charged.settlement), output: charged.body });
+      assert.equal(checkpoint.looks, 2);
+      assert.ok(await settleWidgets(call, endpoint, look.delivered));
       await call.record({ status: 'failed', httpStatus: 500 });
       assert.deepEqual(steps, [`admit ${usdToPicos('0.5')} with 0 charges`]);
       assert.deepEqual(

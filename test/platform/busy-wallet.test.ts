@@ -1,10 +1,12 @@
 /**
- * One busy wallet on four instances (docs/billing.md, "One busy wallet"): four gateway processes on
- * one PostgreSQL schema and one Redis spend one account's 1 USD under a bounded concurrent load
- * until it runs dry, while one instance, holding open streams, is killed with SIGKILL midway. The
- * wallet is never overdrawn, the ledger is exact at the end (every charge names its request, and
- * every answer's cost is charged), the dead instance's holds come back within the lapse plus a
- * beat, and a key's spend limit and requests-per-minute limit are exact across the instances.
+ * One busy wallet on four instances (docs/billing.md, "One busy wallet" and "Credit leases"): four
+ * gateway processes on one PostgreSQL schema and one Redis spend one account's 1 USD under a bounded
+ * concurrent load until it runs dry — first against slices of the wallet each instance holds, then,
+ * near the end of the balance, in the database — while one instance, holding open streams, is
+ * killed with SIGKILL midway. The wallet is never overdrawn, the ledger is exact at the end (every
+ * charge names its request, and every answer's cost is charged), the dead instance's slice and
+ * holds come back within the lapse plus a beat, no credit is left stranded in a live instance's
+ * slice, and a key's spend limit and requests-per-minute limit are exact across the instances.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -92,7 +94,9 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
   const cap = '0.05';
   const capped = await issueKey(accountId, { spend_limit_usd: cap });
   const paced = await issueKey(accountId, { requests_per_minute: 12 });
-  const streaming = await issueKey(accountId);
+  // A key with a spend limit has its holds decided in the database, never in a slice: the streams'
+  // holds are then rows that name the instance holding them (docs/billing.md, "Credit leases").
+  const streaming = await issueKey(accountId, { spend_limit_usd: '1' });
   const doomed = servers[INSTANCES - 1];
   let killed = false;
   const live = () => (killed ? servers.filter((server) => server !== doomed) : servers);
@@ -130,8 +134,8 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
   const killedAt = Date.now();
   abort.abort();
 
-  // Its holds come back within the lapse plus one beat (docs/billing.md); waited for, with room
-  // for a machine busy with the load.
+  // Its holds and its slice come back within the lapse plus one beat (docs/billing.md); waited
+  // for, with room for a machine busy with the load.
   const openOfDead = async () =>
     Number((await database.admin.query("SELECT count(*) FROM reservations WHERE holder_id = $1 AND status = 'open'", [doomedInstance])).rows[0].count);
   while ((await openOfDead()) > 0 && Date.now() - killedAt < 3 * (LAPSE_SECONDS + LAPSE_SECONDS / 3) * 1000) await sleep(50);
@@ -159,6 +163,16 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
     if ('answer' in outcome && outcome.answer.status === 402) break;
   }
   assert.equal(answered(drain).at(-1)?.status, 402);
+
+  // The live instances' slices go back once idle (docs/billing.md, "Credit leases").
+  const openSlices = async () =>
+    Number((await database.admin.query("SELECT count(*) FROM reservations WHERE owner_id = $1 AND lease AND status = 'open'", [accountId])).rows[0].count);
+  const drainedAt = Date.now();
+  while ((await openSlices()) > 0 && Date.now() - drainedAt < 30_000) await sleep(20);
+  assert.equal(await openSlices(), 0, 'every slice went back');
+  const slices = Number((await database.admin.query('SELECT count(*) FROM reservations WHERE owner_id = $1 AND lease', [accountId])).rows[0].count);
+  t.diagnostic(`${slices} slices of the wallet were taken; the last went back ${Date.now() - drainedAt} ms after the last request`);
+  assert.ok(slices > 0, 'the busy wallet was lent out in slices');
 
   // Never overdrawn, exact: credits − charges = balance, nothing held once the load is over.
   const totals = ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]);

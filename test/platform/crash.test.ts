@@ -117,7 +117,7 @@ describe('credit after a crash', () => {
   });
 
   test(`PostgreSQL: a live instance releases the holds of one killed with kill -9 once its heartbeat lapsed (${LAPSE_SECONDS} s here), and keeps its own`, async () => {
-    const database = await serverSchema('test_crash');
+    const database = await serverSchema();
     const { admin } = database;
     const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
     const doomed = await startServer(configPath, env);

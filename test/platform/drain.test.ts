@@ -170,7 +170,7 @@ describe('graceful drain', () => {
   });
 
   test('PostgreSQL: the other instance resumes the handed-back job at once', { timeout: 300_000 }, async () => {
-    const database = await serverSchema('test_drain');
+    const database = await serverSchema();
     const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'pg'), GATEWAY_DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) };
     const first = await startServer(configPath, env);
     let other: Server | undefined;

@@ -146,7 +146,7 @@ describe('background jobs across crashes and instances', () => {
     let database: ServerSchema;
     let env: Record<string, string>;
     before(async () => {
-      database = await serverSchema('test_jobs');
+      database = await serverSchema();
       env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres'), UPSTREAM_KEY };
     });
     after(() => database.drop());

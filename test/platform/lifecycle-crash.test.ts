@@ -272,7 +272,7 @@ describe('a metered call killed at each step boundary', { concurrency: 2 }, () =
   describe('PostgreSQL', () => {
     let database: ServerSchema;
     before(async () => {
-      database = await serverSchema('test_lifecycle_crash');
+      database = await serverSchema();
     });
     after(() => database.drop());
 

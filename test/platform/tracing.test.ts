@@ -409,7 +409,8 @@ describe('tracing over OTLP', () => {
     assert.equal(attempt.traceId, job.traceId);
   });
 
-  test("video: the creating request's span, and the job's span linked to it with its attempts", async () => {
+  /** A video submitted under a client's trace context: the job's id and the creating request's span. */
+  const submitTracedVideo = async () => {
     const context = clientContext();
     const submitted = await call(server.baseUrl, 'POST', '/v1/videos/generations', {
       key,
@@ -418,13 +419,18 @@ describe('tracing over OTLP', () => {
     });
     assert.equal(submitted.status, 200, submitted.text);
     const [request] = await receiver.waitForSpans((span) => span.traceId === context.traceId && span.kind === SPAN_KIND.server, 1);
+    return { id: submitted.body.id as string, context, request };
+  };
+
+  test("video: the creating request's span, and the job's span linked to it with its attempts", async () => {
+    const { id, context, request } = await submitTracedVideo();
     assert.equal(request.parentSpanId, context.spanId);
     assert.equal(request.attributes['gen_ai.operation.name'], 'generate_content');
     assert.equal(request.attributes['gen_ai.request.model'], 'gateway/reel-3-lite');
     assert.equal(request.attributes['http.response.status_code'], 200);
 
     const video = await untilEnded(
-      async () => (await call(server.baseUrl, 'GET', `/v1/videos/generations/${submitted.body.id}`, { key })).body as { status: string },
+      async () => (await call(server.baseUrl, 'GET', `/v1/videos/generations/${id}`, { key })).body as { status: string },
       ['queued', 'processing'],
       'the video job',
       { intervalMs: 100 },
@@ -445,14 +451,7 @@ describe('tracing over OTLP', () => {
   });
 
   test("a video's parked steps: each step's span ends, handed back, with no row of its own", async () => {
-    const context = clientContext();
-    const submitted = await call(server.baseUrl, 'POST', '/v1/videos/generations', {
-      key,
-      headers: { traceparent: context.traceparent },
-      json: { model: 'gateway/reel-3-lite', prompt: PROMPT, duration: 5 },
-    });
-    assert.equal(submitted.status, 200, submitted.text);
-    const [request] = await receiver.waitForSpans((span) => span.traceId === context.traceId && span.kind === SPAN_KIND.server, 1);
+    const { request } = await submitTracedVideo();
     // The simulated video takes longer than the first look: that step parks the job.
     const [parked] = await receiver.waitForSpans((span) => linkedJobSpan(span, request) && span.attributes['gateway.job.handed_back'] === true, 1);
     assert.equal(parked.name, 'job videos.generations');

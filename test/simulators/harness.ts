@@ -88,6 +88,11 @@ export interface Simulator {
    * leave the process before the next): what a reader of its answers could have taken.
    */
   bytesSent(): number;
+  /**
+   * Whether one of its connections holds bytes that the kernel would not take: the reader's socket
+   * buffers are full and the simulator's writes wait. The sign that a reader pushes back.
+   */
+  backlogged(): boolean;
   enqueue(...behaviours: Behaviour[]): void;
   setDefault(behaviour: Behaviour): void;
   /** Drops every connection and stops listening: connections are refused until goOnline(). Nothing the simulator knows is forgotten. */
@@ -155,6 +160,7 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
     abandoned,
     connectionsAccepted: () => accepted,
     bytesSent: () => [...sockets].reduce((total, socket) => total + socket.bytesWritten, closedBytes),
+    backlogged: () => [...sockets].some((socket) => socket.writableLength > 0),
     enqueue: (...behaviours) => queue.push(...behaviours),
     setDefault: (behaviour) => {
       fallback = behaviour;

@@ -4,7 +4,7 @@
  * PostgreSQL: the dashboard pool's statement_timeout), and the reader goes on serving after it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -21,6 +21,14 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Rows enough that reading them all takes longer than a limit already passed. */
 const MANY_ROWS = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) SELECT count(*) AS rows FROM n WHERE ${WITHIN_LIMIT}`;
+
+/** The nice value of each thread of this process, by thread id (Linux; the main thread's id is the pid). */
+function threadNiceValues(): Map<number, number> {
+  // Field 19 of /proc/<pid>/task/<tid>/stat, counted after the parenthesized command name.
+  return new Map(
+    readdirSync('/proc/self/task').map((tid) => [Number(tid), Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])]),
+  );
+}
 
 /** Rows as plain objects (node:sqlite gives null-prototype ones; a worker's arrive cloned). */
 const plain = (rows: readonly object[]) => rows.map((row) => ({ ...row }));
@@ -40,6 +48,14 @@ describe('dashboard reads on SQLite', () => {
         database.exec('INSERT INTO t VALUES (7)');
         assert.deepEqual(plain(await served.all(`SELECT x FROM t WHERE ${WITHIN_LIMIT}`, [])), [{ x: 7n }]);
         assert.deepEqual(plain(await served.all(MANY_ROWS, [])), [{ rows: 100000n }]);
+        if (file !== MEMORY_DATABASE && process.platform === 'linux') {
+          // The reader's thread yields the CPU to the event loop: it alone runs at the lowest priority.
+          const threads = threadNiceValues();
+          assert.deepEqual(
+            [...threads.values()].filter((nice) => nice !== threads.get(process.pid)),
+            [19],
+          );
+        }
       } finally {
         await served.close();
         database.close();

@@ -14,9 +14,10 @@ import { GatewayError } from '../../src/core/errors.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
+import type { OwnerRef, Store } from '../../src/storage/store.ts';
 import { dropSchemas, newSchemaName, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
-import { assertLedgerConsistent, MINUTE } from './contract/context.ts';
+import { assertLedgerConsistent, MINUTE, sum } from './contract/context.ts';
 
 const dataDir = tmpdir();
 const schemas: string[] = [];
@@ -32,10 +33,10 @@ after(() => dropSchemas(schemas));
 const contractSchema = newSchema();
 storeContract(
   'postgres',
-  () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: contractSchema, poolSize: 8 }),
+  () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema: contractSchema, poolSize: 8, leases: true }),
   () => {
     const schema = newSchema();
-    return () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 4 });
+    return () => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 4, leases: true });
   },
 );
 
@@ -202,6 +203,124 @@ describe('postgres specifics', () => {
       await client.end();
       await Promise.all(stores.map((store) => store.close()));
     }
+  });
+
+  describe('credit leases', () => {
+    const openLeased = (schema: string) => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 4, leases: true });
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    /** The open slices of an owner (their rows), read beside the stores. */
+    async function openSlices(client: pg.Client, schema: string, ownerId: string): Promise<bigint[]> {
+      const { rows } = await client.query(`SELECT amount FROM ${schema}.reservations WHERE owner_id = $1 AND lease AND status = 'open'`, [ownerId]);
+      return rows.map((row) => BigInt(row.amount));
+    }
+
+    /** Waits until the owner has no slice out (an idle slice goes back within IDLE_MS; no time is asserted). */
+    async function slicesBack(client: pg.Client, schema: string, ownerId: string): Promise<void> {
+      const deadline = Date.now() + 30_000;
+      while ((await openSlices(client, schema, ownerId)).length > 0 && Date.now() < deadline) await sleep(20);
+      assert.deepEqual(await openSlices(client, schema, ownerId), [], 'every slice came back');
+    }
+
+    /** Two instances with slices on a new schema, an owner on it, and a client beside them. */
+    async function withTwoInstances(run: (context: { first: Store; second: Store; client: pg.Client; schema: string; owner: OwnerRef }) => Promise<void>) {
+      const schema = newSchema();
+      const [first, second] = await Promise.all([openLeased(schema), openLeased(schema)]);
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        const owner = { kind: 'account', id: (await first.createAccount({ name: 'leased' })).id } as const;
+        await run({ first, second, client, schema, owner });
+      } finally {
+        await client.end();
+        await Promise.all([first.close(), second.close()]);
+      }
+    }
+
+    test("a busy wallet's holds are decided against the instance's slice: every charge written with its request, the slice back when idle", () =>
+      withTwoInstances(async ({ first, second, client, schema, owner }) => {
+        await first.addCredit(owner, 1_000_000_000n);
+        const expiresAt = Date.now() + MINUTE;
+        const ids: string[] = [];
+        let charged = 0n;
+        let sawSlice = false;
+        // Waves of concurrent requests on both instances: the first ones are decided in the
+        // database, and show the demand that the slices are then sized to.
+        for (let wave = 0; wave < 12; wave++) {
+          const outcomes = await Promise.all(
+            Array.from({ length: 16 }, async (_, index) => {
+              const instance = index % 2 === 0 ? first : second;
+              const hold = (await instance.reserve({ owner, amount: 10_000n, requestId: `req_${wave}_${index}`, expiresAt }))!;
+              ids.push(hold.id);
+              assert.equal((await instance.getReservation(hold.id))?.status, 'open', 'the instance that made a hold finds it open');
+              // Some cost more than their hold (capped), some nothing, some are released.
+              if (index % 4 === 3) return (await instance.release(hold.id)) ? 'released' : 'not open';
+              return instance.settle(hold.id, index % 4 === 2 ? 25_000n : BigInt(index * 100));
+            }),
+          );
+          for (const [index, outcome] of outcomes.entries()) {
+            if (index % 4 === 3) assert.equal(outcome, 'released');
+            else
+              assert.deepEqual(
+                outcome,
+                index % 4 === 2
+                  ? { charged: 10_000n, released: 0n, shortfall: 15_000n }
+                  : { charged: BigInt(index * 100), released: 10_000n - BigInt(index * 100), shortfall: 0n },
+              );
+            if (typeof outcome === 'object' && outcome !== null) charged += outcome.charged;
+          }
+          if ((await openSlices(client, schema, owner.id)).length > 0) sawSlice = true;
+        }
+        assert.ok(sawSlice, 'the busy wallet was lent out in slices');
+        const { rows } = await client.query(`SELECT count(*) FROM ${schema}.reservations WHERE owner_id = $1 AND lease`, [owner.id]);
+        assert.ok(Number(rows[0].count) >= 1);
+        await slicesBack(client, schema, owner.id);
+        const final = await assertLedgerConsistent(first, owner, ids);
+        assert.equal(final.reserved, 0n);
+        // Every charge names its request, once; together they are what the settlements returned.
+        const charges = (await second.listEntries(owner)).filter((entry) => entry.kind === 'charge');
+        assert.equal(new Set(charges.map((entry) => entry.requestId)).size, charges.length);
+        assert.equal(1_000_000_000n - final.balance, charged);
+        for (const id of ids) assert.notEqual((await second.getReservation(id))?.status, 'open', 'every hold is written closed');
+      }));
+
+    test('concurrent holds on two instances with slices out take exactly what the balance affords', () =>
+      withTwoInstances(async ({ first, second, client, schema, owner }) => {
+        const amount = 7_000_000n;
+        const balance = 137n * amount + 3_333_333n;
+        await first.addCredit(owner, balance);
+        const expiresAt = Date.now() + MINUTE;
+        // Both instances take slices: waves of small holds, released.
+        const warm: string[] = [];
+        for (let wave = 0; wave < 6; wave++) {
+          await Promise.all(
+            Array.from({ length: 12 }, async (_, index) => {
+              const instance = index % 2 === 0 ? first : second;
+              const hold = (await instance.reserve({ owner, amount: amount / 2n, requestId: null, expiresAt }))!;
+              warm.push(hold.id);
+              await instance.release(hold.id);
+            }),
+          );
+        }
+        assert.ok((await openSlices(client, schema, owner.id)).length > 0, 'slices are out');
+
+        // Then more holds than the balance affords, at once: the credit in slices comes back to
+        // whoever needs it.
+        const results = await Promise.all(
+          Array.from({ length: 300 }, (_, index) => (index % 2 === 0 ? first : second).reserve({ owner, amount, requestId: `req_${index}`, expiresAt })),
+        );
+        const reserved = results.filter((reservation) => reservation !== null);
+        assert.equal(reserved.length, 137, 'exactly what the balance affords');
+        const shown = await first.getBalance(owner);
+        assert.equal(shown.balance, balance);
+        assert.equal(shown.available, 3_333_333n, 'nothing stranded in a slice');
+
+        await Promise.all(reserved.map((reservation, index) => (index % 2 === 0 ? first : second).settle(reservation.id, index % 3 === 0 ? amount : 1n)));
+        await slicesBack(client, schema, owner.id);
+        const final = await assertLedgerConsistent(first, owner, [...warm, ...reserved.map((reservation) => reservation.id)]);
+        const charged = sum(reserved.map((_, index) => (index % 3 === 0 ? amount : 1n)));
+        assert.deepEqual(final, { balance: balance - charged, reserved: 0n, available: balance - charged });
+      }));
   });
 
   test('a lost database is reported as a retryable storage_unavailable, and idle losses are logged', async () => {

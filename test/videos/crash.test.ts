@@ -125,7 +125,7 @@ describe('video jobs across crashes and instances', () => {
     let database: ServerSchema;
     let env: Record<string, string>;
     before(async () => {
-      database = await serverSchema('test_video');
+      database = await serverSchema();
       env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres'), VEO_KEY };
     });
     after(() => database.drop());

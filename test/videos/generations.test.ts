@@ -204,6 +204,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       });
       const drawable = await submitVideo(gateway, { model: 'gateway/clip-any-size', prompt: 'even', duration: 1, extra_body: { gpu_pool: { size: '16x16' } } });
       assert.equal((await endedVideo(gateway, drawable.body.id)).body.status, 'completed');
+      // A job is charged after its end: wait for it, so that the next test's ledger starts after it.
+      await chargedOnce(gateway, before, '0.1');
     });
 
     test('a model priced only per variant takes its variant; the default duration applies', async () => {

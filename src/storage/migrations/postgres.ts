@@ -644,4 +644,138 @@ ALTER TABLE request_log ADD COLUMN canonical_request TEXT;
 CREATE INDEX request_log_key_time ON request_log (key_id, created_at, id);
 `,
   },
+  {
+    version: 20,
+    name: 'credit leases',
+    // A busy wallet's slice of credit held by one instance (postgres/wallet-leases.ts, docs/billing.md
+    // "Credit leases"): a reservation row marked `lease`, held by its instance like any other hold (so
+    // the release of a lapsed instance's holds returns it), whose amount follows the slice. A wallet
+    // records until when its slices are recalled (on the database's clock): a hold the wallet refused
+    // while slices were out. `gateway_wallet_lease_commit` is the group commit (migration 10) plus what
+    // an instance decided against its slice (those reservations in their final state and their
+    // charges) and the slice's growth, shrinking or return, in the same transaction.
+    sql: `
+ALTER TABLE reservations ADD COLUMN lease BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX reservations_open_lease ON reservations (owner_kind, owner_id) WHERE status = 'open' AND lease;
+ALTER TABLE wallets ADD COLUMN lease_recall_until BIGINT NOT NULL DEFAULT 0;
+
+-- Returns the rows of gateway_wallet_commit as parts 'closing' (charged set) and 'hold' (charged
+-- NULL); one 'slice' row per hold decided against the slice and written now (its amount and charge;
+-- none when the slice was gone); and always one 'lease' row: the slice's amount after the commit
+-- (NULL: the instance holds none, or it was released under it), what its holds were charged,
+-- whether slices are recalled, and, when a hold was refused, whether slices of the wallet are out.
+CREATE FUNCTION gateway_wallet_lease_commit(
+  p_owner_kind TEXT, p_owner_id TEXT, p_now BIGINT,
+  c_ids TEXT[], c_costs BIGINT[], c_request_ids TEXT[], c_entry_ids TEXT[],
+  h_ids TEXT[], h_amounts BIGINT[], h_request_ids TEXT[], h_holder_kinds TEXT[], h_holder_ids TEXT[],
+  h_created_at BIGINT[], h_expires_at BIGINT[], h_key_ids TEXT[],
+  l_id TEXT, l_new BOOLEAN, l_holder_id TEXT, l_change BIGINT, l_close BOOLEAN, l_expires_at BIGINT, l_share INT, l_recall_ms BIGINT,
+  s_ids TEXT[], s_amounts BIGINT[], s_costs BIGINT[], s_request_ids TEXT[], s_entry_ids TEXT[], s_key_ids TEXT[],
+  s_created_at BIGINT[], s_expires_at BIGINT[], s_closed_at BIGINT[]
+) RETURNS TABLE (part TEXT, id TEXT, amount BIGINT, charged BIGINT, recalled BOOLEAN, leased BOOLEAN)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_db_now BIGINT := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  v_lease BIGINT;
+  v_taken BIGINT := 0;
+  v_given BIGINT;
+  v_free BIGINT;
+  v_recall_until BIGINT;
+  v_refused BOOLEAN;
+  v_leased BOOLEAN;
+  v_costs BIGINT[] := '{}';
+BEGIN
+  -- The slice's row first: reservation rows before the wallet row, the order every statement of
+  -- the ledger takes its locks in. Released under the instance (judged lapsed, or expired), it is
+  -- gone, and so is everything decided against it.
+  SELECT r.amount INTO v_lease FROM reservations r
+  WHERE r.id = l_id AND r.status = 'open' AND r.lease AND r.holder_kind = 'instance' AND r.holder_id = l_holder_id
+    AND r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id
+  FOR UPDATE;
+
+  RETURN QUERY
+    SELECT CASE WHEN c.charged IS NULL THEN 'hold' ELSE 'closing' END, c.id, c.amount, c.charged, NULL::boolean, NULL::boolean
+    FROM gateway_wallet_commit(p_owner_kind, p_owner_id, p_now, c_ids, c_costs, c_request_ids, c_entry_ids,
+                               h_ids, h_amounts, h_request_ids, h_holder_kinds, h_holder_ids, h_created_at, h_expires_at, h_key_ids) AS c;
+  -- A hold granted is a row now: fewer rows than holds asked is a refusal.
+  v_refused := coalesce(array_length(h_ids, 1), 0) > (SELECT count(*) FROM reservations r WHERE r.id = ANY (h_ids));
+
+  -- The wallet row is locked by this transaction already (or there is no wallet).
+  SELECT w.balance - w.reserved, w.lease_recall_until INTO v_free, v_recall_until
+  FROM wallets w WHERE w.owner_kind = p_owner_kind AND w.owner_id = p_owner_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+
+  -- The holds decided against the slice: each charge is paid out of the slice, so it moves from
+  -- reserved to spent and the slice shrinks by it. The instance never lets its holds pass its
+  -- slice; should the slice be smaller than it believes (a database crash lost the commit that grew
+  -- it), a charge is capped at what is left of the slice, as a settlement is at the free balance.
+  IF v_lease IS NOT NULL THEN
+    FOR i IN 1 .. coalesce(array_length(s_ids, 1), 0) LOOP
+      v_costs := v_costs || CASE WHEN s_costs[i] IS NULL THEN 0::bigint ELSE LEAST(s_costs[i], s_amounts[i], v_lease - v_taken) END;
+      v_taken := v_taken + v_costs[i];
+      RETURN QUERY SELECT 'slice'::text, s_ids[i], s_amounts[i], v_costs[i], NULL::boolean, NULL::boolean;
+    END LOOP;
+    v_lease := v_lease - v_taken;
+    INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, closed_at, key_id)
+    SELECT s.id, p_owner_kind, p_owner_id, s.amount, s.request_id, CASE WHEN s.cost IS NULL THEN 'released' ELSE 'settled' END,
+           'instance', l_holder_id, s.created_at, s.expires_at, s.closed_at, s.key_id
+    FROM unnest(s_ids, s_amounts, s_costs, s_request_ids, s_key_ids, s_created_at, s_expires_at, s_closed_at)
+         AS s (id, amount, cost, request_id, key_id, created_at, expires_at, closed_at);
+    INSERT INTO ledger_entries (id, owner_kind, owner_id, kind, amount, reservation_id, request_id, created_at, key_id)
+    SELECT e.entry_id, p_owner_kind, p_owner_id, 'charge', e.charge, e.reservation_id, e.request_id, e.closed_at, e.key_id
+    FROM unnest(s_entry_ids, v_costs, s_ids, s_request_ids, s_key_ids, s_closed_at)
+         AS e (entry_id, charge, reservation_id, request_id, key_id, closed_at)
+    WHERE e.charge > 0;
+  END IF;
+
+  -- The slice grows, shrinks or goes. It grows only in full, only while no recall is in force, and
+  -- only to at most 1/l_share of what the wallet has available beside the other holds and slices.
+  v_given := 0;
+  IF l_id IS NOT NULL AND (v_lease IS NOT NULL OR l_new) THEN
+    v_lease := coalesce(v_lease, 0);
+    IF l_change < 0 THEN
+      v_given := -LEAST(-l_change, v_lease);
+    ELSIF l_change > 0 AND v_db_now >= v_recall_until AND l_change <= v_free
+          AND (v_lease + l_change) * l_share <= v_free + v_lease THEN
+      v_given := l_change;
+    END IF;
+    v_lease := v_lease + v_given;
+    IF l_new THEN
+      IF v_lease > 0 THEN
+        INSERT INTO reservations (id, owner_kind, owner_id, amount, request_id, status, holder_kind, holder_id, created_at, expires_at, key_id, lease)
+        VALUES (l_id, p_owner_kind, p_owner_id, v_lease, NULL, 'open', 'instance', l_holder_id, p_now, l_expires_at, NULL, true);
+      ELSE
+        v_lease := NULL;
+      END IF;
+    ELSIF l_close AND v_lease = 0 THEN
+      UPDATE reservations r SET amount = 0, status = 'released', closed_at = p_now WHERE r.id = l_id;
+      v_lease := NULL;
+    ELSE
+      UPDATE reservations r SET amount = v_lease, expires_at = GREATEST(r.expires_at, l_expires_at) WHERE r.id = l_id;
+    END IF;
+  END IF;
+
+  -- A hold refused while slices of the wallet are out recalls them: their instances give back what
+  -- they do not use, and none grows, until the recall lapses.
+  IF v_refused THEN
+    v_leased := EXISTS (
+      SELECT 1 FROM reservations r WHERE r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id AND r.status = 'open' AND r.lease
+    );
+    IF v_leased THEN
+      v_recall_until := GREATEST(v_recall_until, v_db_now + l_recall_ms);
+    END IF;
+  END IF;
+
+  IF v_taken <> 0 OR v_given <> 0 OR v_leased THEN
+    UPDATE wallets w SET balance = w.balance - v_taken, reserved = w.reserved - v_taken + v_given, lease_recall_until = v_recall_until
+    WHERE w.owner_kind = p_owner_kind AND w.owner_id = p_owner_id;
+  END IF;
+
+  RETURN QUERY SELECT 'lease'::text, l_id, v_lease, v_taken, v_db_now < v_recall_until, v_leased;
+END;
+$$;
+`,
+  },
 ];

@@ -604,4 +604,15 @@ ALTER TABLE request_log ADD COLUMN canonical_request TEXT;
 CREATE INDEX request_log_key_time ON request_log (key_id, created_at, id);
 `,
   },
+  {
+    version: 20,
+    name: 'credit leases',
+    // The columns of PostgreSQL's credit leases (postgres/wallet-leases.ts), unused here: the one
+    // server of a file holds its wallets in memory whole (sqlite/wallet-book.ts). Kept so that the two
+    // schemas stay parallel.
+    sql: `
+ALTER TABLE reservations ADD COLUMN lease INTEGER NOT NULL DEFAULT 0 CHECK (lease IN (0, 1));
+ALTER TABLE wallets ADD COLUMN lease_recall_until INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ];

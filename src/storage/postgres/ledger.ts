@@ -12,15 +12,25 @@ import {
   bigintValue,
   checkAmount,
   ledgerEntryFromRow,
+  newReservation,
   overflowError,
   ownerNotFound,
   reservationFromRow,
   settleOutcome,
 } from '../rows.ts';
 import { capTimes, firstRefusal, type Spent } from '../spend.ts';
-import type { LedgerStore, OwnerRef, Reservation, ReserveInput } from '../store.ts';
+import type { LedgerStore, OwnerRef, ReserveInput } from '../store.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 import { WalletCommits } from './wallet-commits.ts';
+import { CreditLeases, IDLE_MS } from './wallet-leases.ts';
+
+/**
+ * How long, in turn, a hold refused while slices of its wallet were out waits before it is asked
+ * again (the slices are recalled meanwhile: wallet-leases.ts). Together a little longer than an idle
+ * slice takes to come back, so a hold the balance can pay is not refused for credit another
+ * instance's slice held.
+ */
+const RECALL_RETRY_MS = [IDLE_MS / 8, IDLE_MS / 4, IDLE_MS / 2, IDLE_MS, IDLE_MS] as const;
 
 const WALLET: Statement = {
   name: 'gateway_wallet',
@@ -168,16 +178,31 @@ const ENTRIES: Statement = {
   text: 'SELECT * FROM ledger_entries WHERE owner_kind = $1 AND owner_id = $2 ORDER BY id',
 };
 
+export interface PostgresLedger extends LedgerStore {
+  /** Stops taking slices and gives back those held (wallet-leases.ts), waiting at most `waitMs`. */
+  stopLeases(waitMs: number): Promise<void>;
+}
+
 /**
  * `instanceId` holds every reservation this store makes (see instances.ts). Plain holds and the
  * closings of the holds this instance made go through the wallet's group commit
  * (wallet-commits.ts); a capped hold, and the closing of a hold made elsewhere (a job's, taken
- * over by this instance), are single statements.
+ * over by this instance), are single statements. With `leases`, the holds of this instance's own
+ * requests on a busy wallet are decided against its slice of the wallet (wallet-leases.ts).
  */
-export function postgresLedger(database: PostgresDatabase, now: () => number, instanceId: string): LedgerStore {
-  const commits = new WalletCommits(database, now);
+export function postgresLedger(database: PostgresDatabase, now: () => number, instanceId: string, leases = false): PostgresLedger {
+  const commits = new WalletCommits(database, now, instanceId);
+  const slices = leases
+    ? new CreditLeases({
+        instanceId,
+        now,
+        requestCommit: (owner) => commits.poke(owner),
+        wakeAfter: (delayMs, wake) => setTimeout(wake, delayMs).unref(),
+      })
+    : null;
+  commits.leases = slices;
   /** The holds this instance made through the group commit and has not closed: their wallets. */
-  const madeHere = new Map<string, { readonly owner: OwnerRef; readonly amount: Picos; readonly expiresAt: number }>();
+  const madeHere = new Map<string, { readonly owner: OwnerRef; readonly amount: Picos; readonly expiresAt: number; readonly own: boolean }>();
 
   /** Closes a hold of this instance in its wallet's group commit; undefined for a hold made elsewhere. */
   async function closeMadeHere(reservationId: string, cost: bigint | null, requestId: string | null) {
@@ -187,7 +212,7 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
     const charge = cost !== null && cost > made.amount ? made.amount : cost;
     // Forgotten once closed, not before: a second closing meanwhile goes to the same commit.
     const closed = await commits.close(made.owner, { reservationId, cost: charge, requestId, entryId: timeOrderedId('led') });
-    madeHere.delete(reservationId);
+    if (madeHere.delete(reservationId) && made.own) slices?.closedInDatabase(made.owner, made.amount);
     return closed;
   }
 
@@ -221,19 +246,11 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
 
     async reserve(input) {
       checkAmount('reservation', input.amount, 0n);
+      const sliced = slices?.hold(input);
+      if (sliced) return sliced;
       const { owner, amount, requestId, expiresAt, holder = { kind: 'instance', id: instanceId }, keyId = null } = input;
-      const reservation: Reservation = {
-        id: timeOrderedId('res'),
-        owner,
-        amount,
-        requestId,
-        keyId,
-        status: 'open',
-        holder,
-        createdAt: now(),
-        expiresAt,
-      };
-      const granted = await commits.hold(owner, {
+      const reservation = newReservation(input, holder, now());
+      const request = {
         id: reservation.id,
         amount,
         requestId,
@@ -242,9 +259,21 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
         createdAt: reservation.createdAt,
         expiresAt,
         keyId,
-      });
-      if (!granted) return null;
-      madeHere.set(reservation.id, { owner, amount, expiresAt });
+      };
+      for (let attempt = 0; ; attempt++) {
+        const outcome = await commits.hold(owner, request);
+        if (outcome.granted) break;
+        // Refused while slices of the wallet were out: they are recalled (this instance's own too),
+        // and the hold is asked again once they have had the time to come back.
+        if (!outcome.leased || attempt >= RECALL_RETRY_MS.length) return null;
+        slices?.recall(owner);
+        await new Promise((resolve) => setTimeout(resolve, RECALL_RETRY_MS[attempt]));
+        const retried = slices?.hold(input);
+        if (retried) return retried;
+      }
+      const own = holder.kind === 'instance' && holder.id === instanceId;
+      madeHere.set(reservation.id, { owner, amount, expiresAt, own });
+      if (own) slices?.heldInDatabase(owner, amount);
       return reservation;
     },
 
@@ -291,6 +320,11 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
 
     async settle(reservationId, cost, requestId = null) {
       checkAmount('cost', cost, 0n);
+      const sliced = slices?.close(reservationId, cost, requestId);
+      if (sliced) {
+        const written = await sliced;
+        return written && settleOutcome(cost, written.amount, written.charged);
+      }
       const closed = await closeMadeHere(reservationId, cost, requestId);
       if (closed !== undefined) return closed && settleOutcome(cost, closed.amount, closed.charged);
       const values = [reservationId, cost, requestId, now(), timeOrderedId('led')];
@@ -299,6 +333,8 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
     },
 
     async release(reservationId) {
+      const sliced = slices?.close(reservationId, null, null);
+      if (sliced) return (await sliced) !== null;
       const closed = await closeMadeHere(reservationId, null, null);
       if (closed !== undefined) return closed !== null;
       const { rows } = await database.query(RELEASE, [reservationId, now()]);
@@ -306,18 +342,27 @@ export function postgresLedger(database: PostgresDatabase, now: () => number, in
     },
 
     async releaseExpired(at) {
-      for (const [id, made] of madeHere) if (made.expiresAt < at) madeHere.delete(id);
+      for (const [id, made] of madeHere) {
+        if (made.expiresAt < at && madeHere.delete(id) && made.own) slices?.closedInDatabase(made.owner, made.amount);
+      }
+      const inSlices = slices?.releaseExpired(at) ?? 0;
       const { rows } = await database.query(RELEASE_EXPIRED, [at]);
-      return Number(rows[0].released);
+      return inSlices + Number(rows[0].released);
     },
 
     async getReservation(reservationId) {
+      const sliced = slices?.reservation(reservationId);
+      if (sliced) return sliced;
       const row = (await database.query(RESERVATION, [reservationId])).rows[0];
       return row ? reservationFromRow(row) : null;
     },
 
     async listEntries(owner) {
       return (await database.query(ENTRIES, [owner.kind, owner.id])).rows.map(ledgerEntryFromRow);
+    },
+
+    async stopLeases(waitMs) {
+      await slices?.stop(waitMs);
     },
   };
 }

@@ -35,7 +35,15 @@ export interface PostgresStoreOptions {
   readonly now: () => number;
   /** This store serves requests: it keeps a heartbeat and releases lapsed instances' holds (instances.ts). */
   readonly heartbeat?: HeartbeatOptions;
+  /**
+   * Busy wallets' holds are decided against slices of credit this instance holds (wallet-leases.ts);
+   * by default when the store serves requests (has a heartbeat, which returns a dead instance's slices).
+   */
+  readonly leases?: boolean;
 }
+
+/** How long a stopping instance waits for its slices' last holds to close before it stops anyway. */
+const SLICES_RETURN_MS = 5_000;
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const database = openPostgresDatabase(options);
@@ -61,12 +69,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await database.close();
     throw error;
   }
+  const { stopLeases, ...ledger } = postgresLedger(database, options.now, instanceId, options.leases ?? options.heartbeat !== undefined);
   return {
     engine: 'postgres',
     instanceId,
     databaseBlobs: postgresBlobs(database, options.now),
     ...postgresDirectory(database, options.now),
-    ...postgresLedger(database, options.now, instanceId),
+    ...ledger,
     ...postgresRequestLog(database),
     ...postgresIdempotency(database),
     ...postgresJobs(database),
@@ -79,6 +88,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresInstances(database, vitals),
     ...postgresUsage(dashboard),
     async close() {
+      // Slices go back before the heartbeat stops: what is left of them would otherwise wait for a
+      // peer's next beat.
+      await stopLeases(SLICES_RETURN_MS);
       await heartbeat?.stop();
       await beating?.close();
       await dashboard.close();

@@ -1,15 +1,27 @@
 /**
  * Worker thread of the dashboard's reads on SQLite (dashboard-reader.ts): a read-only connection of
  * its own on the database file runs each statement it is sent and posts the rows back, so that a
- * long read costs the server's event loop nothing. Each statement calls `dashboard_within_limit()`
+ * long read costs the server's event loop nothing, at the lowest CPU priority. Each statement calls `dashboard_within_limit()`
  * in its WHERE clause, which throws once the statement has run past its time limit: node:sqlite
  * cannot interrupt a statement, but it stops at the next row it reads.
  *
  * Plain JavaScript, as checkpoint-worker.js: a TypeScript entry point would load the type stripper
  * into this isolate too.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
+
+// The reads yield the CPU to the server's event loop: this thread alone runs at the lowest priority,
+// so that an operator's heavy reads take what the request path leaves rather than an equal share of
+// a busy core. On Linux a thread has a priority of its own, set through its id; elsewhere the
+// thread keeps the server's priority.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 19);
+} catch {
+  // Not Linux: nothing to lower this way.
+}
 
 /** @type {{ file: string, limitMs: number, timedOut: string }} */
 const { file, limitMs, timedOut } = workerData;

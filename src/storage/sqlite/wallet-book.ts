@@ -1,22 +1,4 @@
-/**
- * The SQLite ledger's bookkeeping, with no SQL and no timer of its own: the wallets this process
- * holds in memory, the reservations open on them, the closings and wallet changes still to be
- * written, and when to write a reservation that stays open. The ledger (ledger.ts) gives it a
- * clock, a way to read a wallet row, a way to ask for a write and a way to be woken; it runs the
- * statements that `write` hands it, inside the group commit.
- *
- * What is written, and when:
- * - a reservation closed before it was ever written (most requests) is written once, in its final
- *   state, with its charge; its hold never reaches the wallet row;
- * - a reservation still open WRITE_OPEN_AFTER_MS after it was made (a long stream) is written as
- *   open, with its hold on the wallet row, so that a crash leaves it to be released by the next
- *   server (ledger.ts) and a restarted process could still settle it;
- * - a job's hold is written as open in the next group, whatever its age: the job's record, which
- *   is committed at once, refers to it, and the job outlives the process (docs/jobs.md);
- * - each wallet row receives one change per group with the sum of its changes.
- * The wallet rows never hold more than the balance covers: the CHECKs of the schema stay true.
- */
-import { timeOrderedId } from '../../core/ids.ts';
+import { newReservation, walletKey } from '../rows.ts';
 import type { Balance, HoldOwner, OwnerRef, Reservation, ReserveInput } from '../store.ts';
 
 /** How long a reservation may stay open in memory only before it is written as open. */
@@ -94,8 +76,6 @@ export interface WalletBookOptions {
   readonly wakeAfter: (delayMs: number, wake: () => void) => void;
 }
 
-const walletKey = (owner: OwnerRef) => `${owner.kind}:${owner.id}`;
-
 export class WalletBook {
   readonly #options: WalletBookOptions;
   readonly #wallets = new Map<string, HeldWallet>();
@@ -136,17 +116,7 @@ export class WalletBook {
       if (wallet.holds === 0 && !this.#dirty.has(wallet)) this.#wallets.delete(wallet.key);
       return null;
     }
-    const reservation: Reservation = {
-      id: timeOrderedId('res'),
-      owner: input.owner,
-      amount: input.amount,
-      requestId: input.requestId,
-      keyId: input.keyId ?? null,
-      status: 'open',
-      holder: input.holder ?? this.#options.holder,
-      createdAt: this.#options.now(),
-      expiresAt: input.expiresAt,
-    };
+    const reservation = newReservation(input, input.holder ?? this.#options.holder, this.#options.now());
     wallet.reserved += input.amount;
     wallet.unwritten += input.amount;
     wallet.holds += 1;
