@@ -501,7 +501,16 @@ function dashboardUsageSection(measured: Measured<DashboardUsageResult>): string
 function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] {
   if (!measured.ok) return ['chat beside the dashboard', `  ! ${measured.error}`, ''];
   const beside = measured.value;
-  const header = ['round', 'p99 alone ms', 'p99 beside ms', 'CPU alone µs/req', 'CPU beside µs/req', 'main thread alone', 'main thread beside', 'dashboard reads'];
+  const header = [
+    'round',
+    'p99 alone ms',
+    'p99 beside ms',
+    'CPU alone µs/req',
+    'CPU beside µs/req',
+    'main thread alone',
+    'main thread beside',
+    'dashboard reads',
+  ];
   const rows = beside.rounds.map((round, index) => [
     String(index + 1),
     round.alone.p99Ms.toFixed(2),

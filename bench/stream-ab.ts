@@ -6,11 +6,8 @@
  * median of the rounds' ratios of CPU per request is the figure the bar (at most 1.3×) is read on.
  * `node bench/stream-ab.ts [--rounds=8] [--seconds=2] [--pairs=chat,messages]`.
  */
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startGateway } from './gateway.ts';
-import { gatewayCpuPerRequest } from './limits-ab.ts';
-import { startStandaloneSimulator } from './processes.ts';
+import { gatewayCpuPerRequest, withStandaloneGateway } from './limits-ab.ts';
 import { WORKLOADS, type WorkloadId } from './workloads.ts';
 
 /** Each plain workload and its streamed twin. */
@@ -26,7 +23,6 @@ const median = (values: readonly number[]): number => {
 };
 
 async function main(): Promise<void> {
-  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
   const { values } = parseArgs({
     options: { rounds: { type: 'string', default: '8' }, seconds: { type: 'string', default: '2' }, pairs: { type: 'string', default: 'chat,messages' } },
   });
@@ -37,45 +33,29 @@ async function main(): Promise<void> {
     if (pair === undefined) throw new Error(`unknown pair ${name}; known: ${Object.keys(PAIRS).join(', ')}`);
     return pair;
   });
-  const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
-  try {
-    const gateway = await startGateway(group, {
-      repoRoot,
-      upstreamOrigin,
-      firstGapMs: 10,
-      holdMs: 400,
-      cpuProfileDir: undefined,
-      dataRoot: undefined,
-      timeoutMs: 30_000,
-      redisUrl: undefined,
-    });
-    try {
-      const target = { origin: gateway.origin, pid: gateway.child.pid };
-      const request = (id: WorkloadId) => WORKLOADS.find((workload) => workload.id === id)!.gateway(gateway.apiKey);
-      const cpu = (id: WorkloadId, durationSeconds: number) => gatewayCpuPerRequest(target, request(id), durationSeconds);
-      // A gateway just started costs more per request for its first seconds of load.
-      for (let i = 0; i < 3; i++) for (const pair of pairs) for (const id of [pair.plain, pair.streamed]) await cpu(id, 1);
-      for (const pair of pairs) {
-        const ratios: number[] = [];
-        for (let round = 0; round < rounds; round++) {
-          // Alternate which goes first, so that a drift of the machine weighs on both alike.
-          const order = round % 2 === 0 ? [pair.plain, pair.streamed] : [pair.streamed, pair.plain];
-          const measured = new Map<WorkloadId, number>();
-          for (const id of order) measured.set(id, await cpu(id, seconds));
-          const plain = measured.get(pair.plain)!;
-          const streamed = measured.get(pair.streamed)!;
-          ratios.push(streamed / plain);
-          console.log(`${pair.streamed} A/B round ${round + 1}: ${pair.plain} ${plain.toFixed(1)} µs, ${pair.streamed} ${streamed.toFixed(1)} µs, ${(streamed / plain).toFixed(2)}×`);
-        }
-        console.log(`${pair.streamed} over ${pair.plain}: median ${median(ratios).toFixed(2)}× (bar 1.3×)`);
+  await withStandaloneGateway(undefined, async (gateway) => {
+    const target = { origin: gateway.origin, pid: gateway.child.pid };
+    const request = (id: WorkloadId) => WORKLOADS.find((workload) => workload.id === id)!.gateway(gateway.apiKey);
+    const cpu = (id: WorkloadId, durationSeconds: number) => gatewayCpuPerRequest(target, request(id), durationSeconds);
+    // A gateway just started costs more per request for its first seconds of load.
+    for (let i = 0; i < 3; i++) for (const pair of pairs) for (const id of [pair.plain, pair.streamed]) await cpu(id, 1);
+    for (const pair of pairs) {
+      const ratios: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        // Alternate which goes first, so that a drift of the machine weighs on both alike.
+        const order = round % 2 === 0 ? [pair.plain, pair.streamed] : [pair.streamed, pair.plain];
+        const measured = new Map<WorkloadId, number>();
+        for (const id of order) measured.set(id, await cpu(id, seconds));
+        const plain = measured.get(pair.plain)!;
+        const streamed = measured.get(pair.streamed)!;
+        ratios.push(streamed / plain);
+        console.log(
+          `${pair.streamed} A/B round ${round + 1}: ${pair.plain} ${plain.toFixed(1)} µs, ${pair.streamed} ${streamed.toFixed(1)} µs, ${(streamed / plain).toFixed(2)}×`,
+        );
       }
-    } finally {
-      await group.stopAll();
-      gateway.cleanup();
+      console.log(`${pair.streamed} over ${pair.plain}: median ${median(ratios).toFixed(2)}× (bar 1.3×)`);
     }
-  } finally {
-    await group.stopAll();
-  }
+  });
 }
 
 await main();

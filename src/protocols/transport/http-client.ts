@@ -145,44 +145,61 @@ export async function sendUpstream(call: UpstreamCall): Promise<UpstreamResponse
  * were most of what the upstream call cost per request. Failures as for sendUpstream.
  */
 export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
+  return new Promise((resolve, reject) =>
+    dispatchCall(call, reject, (ended) => {
+      let status = 0;
+      let headers: UpstreamHeaders = {};
+      const chunks: Buffer[] = [];
+      return {
+        onResponseStart(_controller, statusCode, responseHeaders) {
+          status = statusCode;
+          headers = flattenHeaders(responseHeaders);
+        },
+        onResponseData(_controller, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          ended();
+          resolve({ status, headers, text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8') });
+        },
+        onResponseError(_controller, error) {
+          ended();
+          reject(transportError(error, call.signal));
+        },
+      };
+    }),
+  );
+}
+
+/** What reads an answer: every event of undici's dispatch but the request's start. */
+type AnswerHandler = Omit<Dispatcher.DispatchHandler, 'onRequestStart'> & { readonly started?: (controller: Dispatcher.DispatchController) => void };
+
+/**
+ * Dispatches a call under the caller's signal and its total deadline, either of which aborts it (a
+ * call aborted before it starts is rejected at once). `answer` makes the handler of the answer,
+ * which calls `ended` once the answer ended or failed, to stop watching them.
+ */
+function dispatchCall(call: UpstreamCall, reject: (error: GatewayError) => void, answer: (ended: () => void) => AnswerHandler): void {
   const { pool, options, timeouts } = prepareCall(call);
   const deadline = deadlineSignal(call.signal, timeouts.totalMs);
   const { signal } = deadline;
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      deadline.end();
-      reject(transportError(signal.reason, call.signal));
-      return;
-    }
-    let status = 0;
-    let headers: UpstreamHeaders = {};
-    const chunks: Buffer[] = [];
-    let abort: (() => void) | undefined;
-    const stopWatching = () => {
-      deadline.end();
-      if (abort !== undefined) signal.removeEventListener('abort', abort);
-    };
-    pool.dispatch(options, {
-      onRequestStart(controller) {
-        abort = () => controller.abort(signal.reason);
-        signal.addEventListener('abort', abort, { once: true });
-      },
-      onResponseStart(_controller, statusCode, responseHeaders) {
-        status = statusCode;
-        headers = flattenHeaders(responseHeaders);
-      },
-      onResponseData(_controller, chunk) {
-        chunks.push(chunk);
-      },
-      onResponseEnd() {
-        stopWatching();
-        resolve({ status, headers, text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8') });
-      },
-      onResponseError(_controller, error) {
-        stopWatching();
-        reject(transportError(error, call.signal));
-      },
-    });
+  if (signal.aborted) {
+    deadline.end();
+    reject(transportError(signal.reason, call.signal));
+    return;
+  }
+  let abort: (() => void) | undefined;
+  const handler = answer(() => {
+    deadline.end();
+    if (abort !== undefined) signal.removeEventListener('abort', abort);
+  });
+  pool.dispatch(options, {
+    ...handler,
+    onRequestStart(controller) {
+      handler.started?.(controller);
+      abort = () => controller.abort(signal.reason);
+      signal.addEventListener('abort', abort, { once: true });
+    },
   });
 }
 
@@ -221,47 +238,34 @@ const PAUSE_AFTER_BYTES = 64 * 1024;
  * back-pressure. Failures as for sendUpstream.
  */
 export function streamUpstream(call: UpstreamCall): Promise<UpstreamStream> {
-  const { pool, options, timeouts } = prepareCall(call);
-  const deadline = deadlineSignal(call.signal, timeouts.totalMs);
-  const { signal } = deadline;
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      deadline.end();
-      reject(transportError(signal.reason, call.signal));
-      return;
-    }
-    const body = new DispatchedBody();
-    let started = false;
-    let abort: (() => void) | undefined;
-    const stopWatching = () => {
-      deadline.end();
-      if (abort !== undefined) signal.removeEventListener('abort', abort);
-    };
-    pool.dispatch(options, {
-      onRequestStart(controller) {
-        body.controller = controller;
-        abort = () => controller.abort(signal.reason);
-        signal.addEventListener('abort', abort, { once: true });
-      },
-      onResponseStart(_controller, statusCode, responseHeaders) {
-        started = true;
-        resolve({ status: statusCode, headers: flattenHeaders(responseHeaders), body });
-      },
-      onResponseData(_controller, chunk) {
-        body.arrived(chunk);
-      },
-      onResponseEnd() {
-        stopWatching();
-        body.ended();
-      },
-      onResponseError(_controller, error) {
-        stopWatching();
-        const failure = transportError(error, call.signal);
-        if (started) body.failed(failure);
-        else reject(failure);
-      },
-    });
-  });
+  return new Promise((resolve, reject) =>
+    dispatchCall(call, reject, (ended) => {
+      const body = new DispatchedBody();
+      let answered = false;
+      return {
+        started(controller) {
+          body.controller = controller;
+        },
+        onResponseStart(_controller, statusCode, responseHeaders) {
+          answered = true;
+          resolve({ status: statusCode, headers: flattenHeaders(responseHeaders), body });
+        },
+        onResponseData(_controller, chunk) {
+          body.arrived(chunk);
+        },
+        onResponseEnd() {
+          ended();
+          body.ended();
+        },
+        onResponseError(_controller, error) {
+          ended();
+          const failure = transportError(error, call.signal);
+          if (answered) body.failed(failure);
+          else reject(failure);
+        },
+      };
+    }),
+  );
 }
 
 class DispatchedBody implements UpstreamBody {
