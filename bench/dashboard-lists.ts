@@ -6,6 +6,7 @@
  * store as the dashboard reads them. Keyset pages read an index range, so the two sizes should cost
  * about the same (docs/dashboard.md, "Pages").
  */
+import { medianMillis } from './stats.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,18 +57,6 @@ const FILL = {
   ],
 };
 
-async function median(read: () => Promise<unknown>): Promise<number> {
-  await read();
-  const times: number[] = [];
-  for (let index = 0; index < REPEATS; index += 1) {
-    const started = performance.now();
-    await read();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
-
 /** Walks to the middle of a list by cursor: the cursor a deep page starts from. */
 async function middleCursor<T>(pageOf: (page: PageRequest) => Promise<Page<T>>, rows: number): Promise<string | null> {
   let after: string | null = null;
@@ -92,8 +81,8 @@ async function timeLists(store: Store, engine: 'sqlite' | 'postgres', rows: numb
       engine,
       list,
       rows,
-      firstPageMs: await median(() => pageOf({ limit: PAGE })),
-      deepPageMs: await median(() => pageOf({ after: cursor, limit: PAGE })),
+      firstPageMs: await medianMillis(() => pageOf({ limit: PAGE }), REPEATS),
+      deepPageMs: await medianMillis(() => pageOf({ after: cursor, limit: PAGE }), REPEATS),
     });
   }
   return timings;

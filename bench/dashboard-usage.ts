@@ -7,6 +7,7 @@
  * view (7 days by hour of one key and model, by status), a month's CSV export (30 days by hour, by
  * key, rendered), and the request log, request and health pages' reads (timeRequestPages).
  */
+import { medianMillis } from './stats.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,18 +92,6 @@ function accountsSql(engine: 'sqlite' | 'postgres'): string[] {
   );
 }
 
-async function median(read: () => Promise<unknown>): Promise<number> {
-  await read();
-  const times: number[] = [];
-  for (let index = 0; index < REPEATS; index += 1) {
-    const started = performance.now();
-    await read();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
-
 function view(query: UsageQuery): UsageView {
   const day = (millis: number) => new Date(millis).toISOString().slice(0, 10);
   return { query, fromDay: day(query.from), toDay: day(query.to - DAY), fixed: new Set() };
@@ -115,14 +104,19 @@ async function timeReads(store: Store, engine: 'sqlite' | 'postgres', end: numbe
   const filtered: UsageQuery = { grain: 'hour', from: end - 7 * DAY, to: end, filter: { key: KEY, model: MODELS[3]! }, by: 'status' };
   const exported: UsageQuery = { grain: 'hour', from: end - DAYS * DAY, to: end, filter: {}, by: 'key' };
   return [
-    { engine, what: 'usage page: 30 days by day, by model (operator)', ms: await median(() => store.usage(month)), barMs: PAGE_BAR_MS },
-    { engine, what: 'usage page: 30 days by day, by model (a member)', ms: await median(() => store.usage(memberMonth)), barMs: PAGE_BAR_MS },
-    { engine, what: 'filtered: 7 days by hour, a key and a model, by status', ms: await median(() => store.usage(filtered)), barMs: PAGE_BAR_MS },
+    { engine, what: 'usage page: 30 days by day, by model (operator)', ms: await medianMillis(() => store.usage(month), REPEATS), barMs: PAGE_BAR_MS },
+    { engine, what: 'usage page: 30 days by day, by model (a member)', ms: await medianMillis(() => store.usage(memberMonth), REPEATS), barMs: PAGE_BAR_MS },
+    {
+      engine,
+      what: 'filtered: 7 days by hour, a key and a model, by status',
+      ms: await medianMillis(() => store.usage(filtered), REPEATS),
+      barMs: PAGE_BAR_MS,
+    },
     ...(await timeRequestPages(store, engine, end)),
     {
       engine,
       what: 'CSV export: 30 days by hour, by key',
-      ms: await median(async () => usageCsv(view(exported), await store.usage(exported)).length),
+      ms: await medianMillis(async () => usageCsv(view(exported), await store.usage(exported)).length, REPEATS),
       barMs: EXPORT_BAR_MS,
     },
   ];
@@ -138,7 +132,12 @@ async function timeRequestPages(store: Store, engine: 'sqlite' | 'postgres', end
   const owner = { kind: 'account', id: ACCOUNT } as const;
   const page = { limit: 50 };
   const deep = { after: `${end - 15 * DAY}~req_bench_`, limit: 50 };
-  const timed = async (what: string, read: () => Promise<unknown>): Promise<UsageTiming> => ({ engine, what, ms: await median(read), barMs: PAGE_BAR_MS });
+  const timed = async (what: string, read: () => Promise<unknown>): Promise<UsageTiming> => ({
+    engine,
+    what,
+    ms: await medianMillis(read, REPEATS),
+    barMs: PAGE_BAR_MS,
+  });
   const id = (await store.pageRequests({ owner }, deep)).items[0]!.id;
   return [
     await timed('request log: first page (operator, every owner)', () => store.pageRequests({}, page)),

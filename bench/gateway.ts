@@ -55,6 +55,11 @@ export interface GatewayStartOptions {
   readonly databaseUrl?: string;
   /** The account of an instance already running on the same database: no new one is made. */
   readonly account?: BenchAccount;
+  /**
+   * The key prefix in Redis; a fresh one when undefined. Instances of one deployment share theirs,
+   * so that they count the same limits.
+   */
+  readonly redisPrefix?: string;
 }
 
 /** Why the gateway cannot be benchmarked in this checkout, or null when it can. */
@@ -96,7 +101,7 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
         // The embedded store unless a database is given, whatever the environment of the run says.
         DATABASE_URL: options.databaseUrl ?? '',
         REDIS_URL: options.redisUrl ?? '',
-        GATEWAY_REDIS_PREFIX: `gateway-bench:${randomBytes(6).toString('hex')}:`,
+        GATEWAY_REDIS_PREFIX: options.redisPrefix ?? `gateway-bench:${randomBytes(6).toString('hex')}:`,
         LOG_LEVEL: 'warn',
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
       },
@@ -120,7 +125,8 @@ function renderConfig(template: string, options: GatewayStartOptions): string {
     .replaceAll('{{hold_ms}}', String(options.holdMs));
 }
 
-async function admin<T>(origin: string, adminKey: string, path: string, body: unknown): Promise<T> {
+/** POSTs to the admin API of a gateway (its admin key), failing on any answer but a 2xx. */
+export async function admin<T>(origin: string, adminKey: string, path: string, body: unknown): Promise<T> {
   const response = await fetch(`${origin}/admin/v1${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },

@@ -39,6 +39,8 @@ export interface BenchOptions {
   readonly limitsTest: boolean;
   /** One busy account on PostgreSQL against the embedded store (`scale` in `--only`; bench/scale-out.ts). */
   readonly scaleTest: boolean;
+  /** Four instances racing for one wallet and one key's limits (`race` in `--only`; bench/race.ts). */
+  readonly raceTest: boolean;
   /** The dashboard's lists at two sizes on both stores (`dashboard` in `--only`; bench/dashboard-lists.ts). */
   readonly dashboardTest: boolean;
   readonly pin: boolean;
@@ -84,7 +86,7 @@ const QUICK: Durations = {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
   --quick               smoke run of well under a minute (figures only indicative)
-  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits, scale, dashboard
+  --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits, scale, race, dashboard
   --no-pin              do not pin processes to cores with taskset
   --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
   --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
@@ -109,7 +111,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos', 'limits', 'scale', 'dashboard']);
+  const known = new Set<string>([...WORKLOADS.map((workload) => workload.id), 'streams', 'jobs', 'videos', 'limits', 'scale', 'race', 'dashboard']);
   const selected =
     values.only === undefined
       ? [...known]
@@ -128,6 +130,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     videosTest: selected.includes('videos'),
     limitsTest: selected.includes('limits'),
     scaleTest: selected.includes('scale'),
+    raceTest: selected.includes('race'),
     dashboardTest: selected.includes('dashboard'),
     pin: !values['no-pin'],
     upstreamDelayMs: delay,

@@ -6,6 +6,9 @@
  * autocannon's own rate limit is not used for this: it lets each connection send its whole
  * per-second quota back to back at the start of every second, so "500 req/s" would really be a
  * burst of 500 requests followed by silence, and the p99 would measure that burst's queue.
+ *
+ * Given several endpoints (instances of one set-up), request i goes to endpoint i mod n, and the
+ * latencies of all of them make one summary.
  */
 import { Pool } from 'undici';
 import type { Endpoint } from './request-spec.ts';
@@ -22,15 +25,15 @@ export interface PacedResult {
 }
 
 export async function runPaced(
-  endpoint: Endpoint,
+  endpoint: Endpoint | readonly Endpoint[],
   options: { readonly rate: number; readonly durationSeconds: number; readonly timeoutMs: number },
 ): Promise<PacedResult> {
+  const endpoints: readonly Endpoint[] = Array.isArray(endpoint) ? endpoint : [endpoint as Endpoint];
   // Enough connections that a slow answer never delays the next request's departure.
-  const pool = new Pool(endpoint.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 });
+  const pools = endpoints.map((each) => new Pool(each.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 }));
   const samples = new SampleBuffer();
   const total = Math.max(1, Math.round(options.rate * options.durationSeconds));
   const intervalMs = 1000 / options.rate;
-  const { method, path, headers, body } = endpoint.request;
   let sent = 0;
   let completed = 0;
   let failed = 0;
@@ -38,7 +41,8 @@ export async function runPaced(
 
   const fire = () => {
     const sentAt = performance.now();
-    const exchange = pool
+    const { method, path, headers, body } = endpoints[sent % endpoints.length].request;
+    const exchange = pools[sent % pools.length]
       .request({ method, path, headers, body })
       .then(async (response) => {
         await response.body.dump({ limit: Number.MAX_SAFE_INTEGER });
@@ -86,6 +90,6 @@ export async function runPaced(
       latency: summarize(samples.values()),
     };
   } finally {
-    await pool.destroy();
+    await Promise.all(pools.map((pool) => pool.destroy()));
   }
 }

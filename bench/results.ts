@@ -4,6 +4,7 @@ import type { ClosedLoopResult } from './load.ts';
 import type { PacedResult } from './paced.ts';
 import type { JobsResult } from './jobs.ts';
 import type { LimitsAbResult } from './limits-ab.ts';
+import type { RaceResult } from './race.ts';
 import type { ScaleOutResult } from './scale-out.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
 import type { DashboardUsageResult } from './dashboard-usage.ts';
@@ -92,6 +93,8 @@ export interface BenchResults {
   readonly limitsAb?: Measured<LimitsAbResult> | null;
   /** One busy account on PostgreSQL (one and two instances) against the embedded store. */
   readonly scaleOut?: Measured<ScaleOutResult> | null;
+  /** Four instances racing for one 1 USD wallet and one key's limits (bench/race.ts). */
+  readonly race?: Measured<RaceResult> | null;
   /** The dashboard's list pages at two table sizes, on both stores (bench/dashboard-lists.ts). */
   readonly dashboardLists?: Measured<DashboardListsResult> | null;
   /** Usage analytics and request rows over 1,000,000 request rows, on both stores (bench/dashboard-usage.ts). */

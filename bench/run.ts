@@ -19,7 +19,8 @@ import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
 import { measureLongOperations, type LongOperationsResult } from './long-operations.ts';
 import { runClosedLoop } from './load.ts';
 import { parseOptions, type BenchOptions } from './options.ts';
-import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, type ScaleOutResult } from './scale-out.ts';
+import { DEFAULT_BENCH_DATABASE_URL, measureScaleOut, SCALE_WORKLOADS, type ScaleOutResult } from './scale-out.ts';
+import { measureRace, RACE_REQUESTS, type RaceResult } from './race.ts';
 import { measureDashboardLists } from './dashboard-lists.ts';
 import { measureDashboardUsage } from './dashboard-usage.ts';
 import { measureChatBesideDashboard, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
@@ -345,8 +346,9 @@ async function runChatBesideDashboard(services: Services, options: BenchOptions)
 }
 
 /**
- * One busy account on PostgreSQL (BENCH_DATABASE_URL, default the local test database; a schema of
- * its own) and Redis against the embedded store, in gateways of its own beside the main one.
+ * The scale-out path: PostgreSQL (BENCH_DATABASE_URL, default the local test database; a schema of
+ * its own) and Redis, one and two instances, against the embedded store, in gateways of its own
+ * beside the main one (bench/scale-out.ts).
  */
 async function runScaleOut(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<ScaleOutResult>> {
   const measured = await attempt(async () => {
@@ -358,8 +360,13 @@ async function runScaleOut(group: ProcessGroup, services: Services, options: Ben
         upstreamOrigin: services.upstreamOrigin,
         redisUrl,
         databaseUrl: process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL,
-        rounds: options.quick ? 1 : 3,
-        seconds: options.quick ? 1 : options.durations.saturationSeconds,
+        workloads: SCALE_WORKLOADS,
+        // A few seconds per set-up and workload; `node bench/scale-out.ts` takes longer runs.
+        rounds: options.quick ? 1 : 2,
+        seconds: options.quick ? 1 : 3,
+        pacedSeconds: options.quick ? 1 : 3,
+        pacedRate: options.pacedRate,
+        pinned: detectPlacement(options.pin).pinned,
         timeoutMs: START_TIMEOUT_MS,
       },
       () => loadavg()[0],
@@ -367,6 +374,29 @@ async function runScaleOut(group: ProcessGroup, services: Services, options: Ben
     );
   });
   if (!measured.ok) progress(`scale-out: ${measured.error}`);
+  return measured;
+}
+
+/** The race: four instances on PostgreSQL + Redis for one 1 USD wallet and one key's limits, in gateways of its own. */
+async function runRace(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<RaceResult>> {
+  const measured = await attempt(async () =>
+    measureRace(
+      group,
+      {
+        repoRoot,
+        upstreamOrigin: services.upstreamOrigin,
+        redisUrl: await reachableRedis(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'),
+        databaseUrl: process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL,
+        requests: options.quick ? 2_000 : RACE_REQUESTS,
+        concurrency: 64,
+        requestsPerMinute: 1_000,
+        pinned: detectPlacement(options.pin).pinned,
+        timeoutMs: START_TIMEOUT_MS,
+      },
+      progress,
+    ),
+  );
+  if (!measured.ok) progress(`race: ${measured.error}`);
   return measured;
 }
 
@@ -533,6 +563,7 @@ async function main(): Promise<void> {
     const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
     const longOperations = options.videosTest ? await runLongOperations(group, services, options) : null;
     const scaleOut = options.scaleTest ? await runScaleOut(group, services, options) : null;
+    const race = options.raceTest ? await runRace(group, services, options) : null;
     const dashboardLists = options.dashboardTest
       ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
       : null;
@@ -570,6 +601,7 @@ async function main(): Promise<void> {
       longOperations,
       limitsAb,
       scaleOut,
+      race,
       dashboardLists,
       dashboardUsage,
       chatBesideDashboard,

@@ -79,3 +79,16 @@ export class SampleBuffer {
     return this.#values.subarray(0, this.#length);
   }
 }
+
+/** The median time in milliseconds of `repeats` calls of `read`, after one unmeasured call that warms it. */
+export async function medianMillis(read: () => Promise<unknown>, repeats: number): Promise<number> {
+  await read();
+  const times: number[] = [];
+  for (let index = 0; index < repeats; index += 1) {
+    const started = performance.now();
+    await read();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
+import { UNTRUSTED_FILE_POLICY } from '../outputs/outputs.ts';
 import { formatUsd, UNIT_RATE, usdToPicos, type Picos } from '../core/money.ts';
 import type { BlobInfo } from '../storage/blobs.ts';
 import type { RequestFilter } from '../storage/dashboard-views.ts';
@@ -203,7 +204,9 @@ export function registerRequestPages(app: FastifyInstance, dashboard: Dashboard)
     const blob = file ? await outputs.blobs.get(file.key) : null;
     if (!blob) throw errors.notFound('Output file', name);
     reply.header('cache-control', 'private, max-age=300');
+    // The bytes are an upstream's: never sniffed into something else, never run as a page of the dashboard's origin.
     reply.header('x-content-type-options', 'nosniff');
+    reply.header('content-security-policy', UNTRUSTED_FILE_POLICY);
     reply.header('content-length', String(blob.size));
     return reply.type(blob.contentType).send(blob.stream);
   });

@@ -253,22 +253,21 @@ export function registerUsagePages(app: FastifyInstance, dashboard: Dashboard): 
     return sendPage(reply, page(frame, html`${filterForm(view)}${body}`), status);
   }
 
-  viewerGet(app, dashboard, '/dashboard/usage', async (request, reply, viewer) => {
-    const view = usageView(request.query, viewer.user, dashboard.deps.now());
-    let rows: UsageRow[];
+  /** The view's rows, or undefined once the too-long read was answered with `advice` (503). */
+  async function rowsOf(request: FastifyRequest, reply: FastifyReply, viewer: Viewer, view: UsageView, advice: string): Promise<UsageRow[] | undefined> {
     try {
-      rows = await store.usage(view.query);
+      return await store.usage(view.query);
     } catch (error) {
       if (!(error instanceof UsageQueryTimeout)) throw error;
-      return render(
-        request,
-        reply,
-        viewer,
-        view,
-        notice('error', 'This view took too long to read. Choose a shorter period, the view by day, or a filter.'),
-        503,
-      );
+      await render(request, reply, viewer, view, notice('error', advice), 503);
+      return undefined;
     }
+  }
+
+  viewerGet(app, dashboard, '/dashboard/usage', async (request, reply, viewer) => {
+    const view = usageView(request.query, viewer.user, dashboard.deps.now());
+    const rows = await rowsOf(request, reply, viewer, view, 'This view took too long to read. Choose a shorter period, the view by day, or a filter.');
+    if (rows === undefined) return reply;
     const shape = breakdown(rows);
     const per = view.query.grain;
     const body = html`
@@ -287,13 +286,8 @@ export function registerUsagePages(app: FastifyInstance, dashboard: Dashboard): 
 
   viewerGet(app, dashboard, '/dashboard/usage.csv', async (request, reply, viewer) => {
     const view = usageView(request.query, viewer.user, dashboard.deps.now());
-    let rows: UsageRow[];
-    try {
-      rows = await store.usage(view.query);
-    } catch (error) {
-      if (!(error instanceof UsageQueryTimeout)) throw error;
-      return render(request, reply, viewer, view, notice('error', 'This export took too long to read. Choose a shorter period or a filter.'), 503);
-    }
+    const rows = await rowsOf(request, reply, viewer, view, 'This export took too long to read. Choose a shorter period or a filter.');
+    if (rows === undefined) return reply;
     const name = `usage-${view.query.grain}-${view.fromDay}-${view.toDay}.csv`;
     return reply
       .header('content-disposition', `attachment; filename="${name}"`)

@@ -12,6 +12,13 @@ import { isSafeBlobKey, KEY_SEGMENT } from '../storage/blobs.ts';
 import { errors } from '../core/errors.ts';
 import { SIGNED_URL_LIFETIME_MS, signPath } from './signing.ts';
 
+/**
+ * The Content-Security-Policy of every stored file served back (the public output URLs and the
+ * dashboard's downloads): the bytes are an upstream's, so whatever their type says they never run
+ * as a page of the gateway's origin.
+ */
+export const UNTRUSTED_FILE_POLICY = "default-src 'none'; sandbox";
+
 /** One file of a request's output. */
 export interface OutputFile {
   /** The file's name within the request: a plain segment such as `image-0.png` (letters, digits, `.`, `_`, `-`). */

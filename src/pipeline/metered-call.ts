@@ -117,6 +117,8 @@ export class MeteredCall<T extends KindTypes> {
   readonly #services: CallServices;
   readonly #gate: ChargeGate<never> | undefined;
   #recorded = false;
+  /** What was charged, once settled: from then on nothing may release the hold or record the call as uncharged. */
+  #charged: { readonly endpoint: RouteEndpoint; readonly settlement: Settlement<T['meter']> } | undefined;
 
   constructor(services: CallServices, prepared: PreparedCall<T>, gate?: ChargeGate<never>) {
     this.#services = services;
@@ -187,7 +189,7 @@ export class MeteredCall<T extends KindTypes> {
       const metered = this.meter(endpoint, kind.meter(request, attempt.result, endpoint));
       // A client gone before its answer is charged nothing: it received none (docs/billing.md,
       // "Money caps"). The answer arrived all the same, so the check is here, not only in the upstream call.
-      if (this.#gate === undefined && signal.aborted) throw errors.upstreamCancelled(signal.reason);
+      if (this.#clientGone()) throw errors.upstreamCancelled(signal.reason);
       const served = this.servedCall(endpoint);
       call = served;
       charged = await this.charge(metered, (settlement) => render(attempt.result, served, settlement));
@@ -234,6 +236,7 @@ export class MeteredCall<T extends KindTypes> {
     const { prepared } = this;
     const { expected, cost } = metered;
     const charged = await prepared.hold.settle(cost);
+    this.#charged = { endpoint: metered.endpoint, settlement: { ...expected, charged } };
     crashPoint('settled');
     if (prepared.tokenChecks) this.#services.limiter?.countTokens(prepared.tokenChecks, tokensOf(prepared.kind.logged(metered.meter).usage));
     if (expected.overHold > 0n) {
@@ -268,17 +271,33 @@ export class MeteredCall<T extends KindTypes> {
    */
   async fail(error: unknown, endpoint?: RouteEndpoint): Promise<GatewayError> {
     const failure = this.failure(error);
-    const aborted = this.prepared.signal.aborted;
-    const status = aborted || failure.code === 'cancelled_upstream' ? 'cancelled' : 'failed';
+    if (this.#charged !== undefined) {
+      // A failure after the charge (rendering or amending the answer): the charge stands, nothing is
+      // released, and the row says what was charged.
+      await this.record({
+        status: 'failed',
+        httpStatus: failure.status,
+        errorCode: failure.code,
+        ...this.settled(this.#charged.endpoint, this.#charged.settlement),
+      });
+      return failure;
+    }
+    const clientGone = this.#clientGone();
+    const status = clientGone || failure.code === 'cancelled_upstream' ? 'cancelled' : 'failed';
     const refuse = this.#gate?.refuse;
     // Moved on meanwhile: the hold and the row are whoever won's.
-    if (refuse && !(await refuse.call(this.#gate, { status: failure.code === 'cancelled_upstream' ? 'cancelled' : 'failed', error: failure }))) return failure;
+    if (refuse && !(await refuse.call(this.#gate, { status, error: failure }))) return failure;
     if (refuse) crashPoint('admitted');
     await this.prepared.hold.release();
     crashPoint('released');
     // 499: the client closed the connection before the answer (nothing was charged).
-    await this.record({ status, httpStatus: aborted ? 499 : failure.status, endpoint, errorCode: failure.code });
+    await this.record({ status, httpStatus: clientGone ? 499 : failure.status, endpoint, errorCode: failure.code });
     return failure;
+  }
+
+  /** Whether the client went away (a job's signal is not a client's: its end is the job's to say). */
+  #clientGone(): boolean {
+    return this.prepared.signalOf === 'client' && this.prepared.signal.aborted;
   }
 
   /** A failure as the client is told it: a protocol's rejection names the parameter in the dialect's terms. */

@@ -75,8 +75,13 @@ export interface RequestScope<Request extends MeteredRequest> {
   /** The dialect's names for canonical references, for a 400 that names the client's field. */
   readonly names: ParamNamer;
   readonly payer: Payer;
-  /** Aborted when the client goes away (or the job is cancelled). */
+  /** Aborted when the client goes away (or the job is cancelled or handed back). */
   readonly signal: AbortSignal;
+  /**
+   * Whose signal it is: a client's (aborted, the client left and is charged nothing: 499) or a job's
+   * (aborted, the job was cancelled or interrupted, and its end says so).
+   */
+  readonly signalOf: 'client' | 'job';
   readonly createdAt: number;
   /** performance.now() at arrival (or when a job resumed the call), for durations. */
   readonly startedAt: number;
@@ -203,7 +208,20 @@ export class Pipeline {
         refuseCap: (cap) => spendLimitError(cap, createdAt),
       });
       const attemptLog = new AttemptLog(startedAt);
-      return { ...input, payer, createdAt, startedAt, kind, modelId, attempts: selection.attempts, hold, estimate, tokenChecks, attemptLog };
+      return {
+        ...input,
+        signalOf: 'client',
+        payer,
+        createdAt,
+        startedAt,
+        kind,
+        modelId,
+        attempts: selection.attempts,
+        hold,
+        estimate,
+        tokenChecks,
+        attemptLog,
+      };
     } catch (error) {
       const failure = asGatewayError(error);
       this.recordRequest(

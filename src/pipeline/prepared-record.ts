@@ -115,6 +115,7 @@ export async function resumePrepared<T extends KindTypes>(
     names: options.names,
     payer: { owner: payer.owner, keyId: payer.keyId, rate: { numerator: BigInt(payer.rate.numerator), denominator: BigInt(payer.rate.denominator) } },
     signal: options.signal,
+    signalOf: 'job',
     createdAt: record.createdAt,
     startedAt,
     modelId: record.modelId,

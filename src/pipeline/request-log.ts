@@ -26,8 +26,14 @@ import type { LoggedUsage } from './kind.ts';
 export const REQUEST_LOG_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const FLUSH_INTERVAL_MS = 5;
 const MAX_BATCH = 500;
-/** Rows waiting in memory (new and held) beyond which new rows are dropped: about 20 MB of outputs. */
+/** Rows waiting in memory (new and held) beyond which new rows are dropped. */
 export const MAX_HELD_ROWS = 10_000;
+/**
+ * The outputs and canonical requests the waiting rows may keep in memory, in characters of their
+ * JSON text: a row beyond it keeps its facts (what was asked, served and charged) without them.
+ * A prompt may be megabytes, so a count of rows alone does not bound the memory of an outage.
+ */
+export const MAX_HELD_TEXT = 64 * 1024 * 1024;
 /** Tries of a row the store refuses on its own (a failed batch's single-row write is the first). */
 export const MAX_ROW_ATTEMPTS = 3;
 export const RETRY_INTERVAL_MS = 1_000;
@@ -126,10 +132,17 @@ type WriteFailure = (typeof WRITE_FAILURES)[number];
 const DROP_REASONS = ['refused', 'overflow'] as const;
 type DropReason = (typeof DROP_REASONS)[number];
 
+/** The characters of a row's output and canonical request, as the waiting rows' budget counts them. */
+function heldText(record: RequestLogRecord): number {
+  const length = (value: unknown) => (value instanceof JsonText ? value.text.length : typeof value === 'string' ? value.length : 0);
+  return length(record.output) + length(record.canonicalRequest);
+}
+
 interface RequestLogMetrics {
   readonly failedWrites: Counter<'reason'>;
   readonly droppedRows: Counter<'reason'>;
   readonly heldRows: Gauge;
+  readonly outputsLeftOut: Counter;
 }
 
 const metricsByRegistry = new WeakMap<Registry, RequestLogMetrics>();
@@ -154,6 +167,11 @@ function requestLogMetrics(registry: Registry): RequestLogMetrics {
     heldRows: new Gauge({
       name: 'gateway_request_log_rows_held',
       help: 'Request log rows waiting to be written again after a failed write.',
+      registers: [registry],
+    }),
+    outputsLeftOut: new Counter({
+      name: 'gateway_request_log_outputs_left_out_total',
+      help: 'Request log rows kept without their output and canonical request: the rows waiting in memory held as much of them as they may.',
       registers: [registry],
     }),
   };
@@ -192,6 +210,10 @@ export class RequestLogWriter {
   #nextTakesHeld = false;
   /** Rows dropped over MAX_HELD_ROWS since that was last logged. */
   #overflowed = 0;
+  /** Characters of output and canonical request the waiting rows keep (MAX_HELD_TEXT). */
+  #heldText = 0;
+  /** Rows kept without their output over MAX_HELD_TEXT since that was last logged. */
+  #leftOut = 0;
   /** Whether the last write found the store unavailable: an outage is logged once, not per write. */
   #storeAway = false;
   readonly #store: RequestLogStore;
@@ -210,6 +232,14 @@ export class RequestLogWriter {
       this.#overflowed++;
       return;
     }
+    let text = heldText(record);
+    if (this.#heldText + text > MAX_HELD_TEXT) {
+      record = { ...record, output: null, canonicalRequest: null };
+      text = 0;
+      this.#metrics.outputsLeftOut.inc();
+      this.#leftOut++;
+    }
+    this.#heldText += text;
     this.#queue.push(record);
     if (this.#queue.length >= MAX_BATCH) {
       void this.#schedule(false);
@@ -256,6 +286,13 @@ export class RequestLogWriter {
       this.#logger.error({ rows: this.#overflowed, cap: MAX_HELD_ROWS }, 'request log rows dropped: too many rows were waiting for the store');
       this.#overflowed = 0;
     }
+    if (this.#leftOut > 0) {
+      this.#logger.warn(
+        { rows: this.#leftOut, capCharacters: MAX_HELD_TEXT },
+        'request log rows kept without their output: the rows waiting for the store held as much output as they may',
+      );
+      this.#leftOut = 0;
+    }
     const rows: PendingRow[] = withHeld ? this.#takeHeld() : [];
     for (const record of this.#queue) rows.push({ record, refusals: 0 });
     this.#queue = [];
@@ -280,6 +317,7 @@ export class RequestLogWriter {
     try {
       await this.#store.recordRequests(batch.map((row) => row.record));
       this.#writingRows -= batch.length;
+      for (const row of batch) this.#heldText -= heldText(row.record);
       if (this.#storeAway) this.#logger.info({ held: this.#held.length }, 'request log writes resumed');
       this.#storeAway = false;
       return 'done';
@@ -317,6 +355,7 @@ export class RequestLogWriter {
       return;
     }
     this.#writingRows -= 1;
+    this.#heldText -= heldText(row.record);
     this.#dropped('refused');
     this.#logger.error(details, 'request log row dropped: the store refused it on every try');
   }

@@ -25,14 +25,27 @@ export type ParsedOperation = Exclude<OperationState, { readonly status: 'succee
 /** The file of a URL an upstream answered; anything but http(s) is a malformed answer. */
 export function linkedVideo(url: unknown, contentType: string | undefined, durationSeconds?: number): VideoFile {
   if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw errors.malformedUpstream('a video URL that is not http(s)');
-  return withDuration({ url, contentType: contentType ?? DEFAULT_VIDEO_TYPE }, durationSeconds);
+  return withDuration({ url, contentType: videoType(contentType) }, durationSeconds);
 }
 
 /** The file an upstream sent inline as base64, decoded strictly. */
 export function inlineVideo(base64: unknown, contentType: string | undefined, durationSeconds?: number): VideoFile {
   const bytes = typeof base64 === 'string' ? strictBase64(base64) : undefined;
   if (!bytes) throw errors.malformedUpstream('a video that is not valid base64');
-  return withDuration({ bytes, contentType: contentType ?? DEFAULT_VIDEO_TYPE }, durationSeconds);
+  return withDuration({ bytes, contentType: videoType(contentType) }, durationSeconds);
+}
+
+const VIDEO_TYPE = /^video\/[a-z0-9][a-z0-9.+-]{0,63}$/;
+
+/**
+ * The stored file's content type, as the upstream named it: a video type only. The file is served
+ * back with this type, so a `text/html` "video" would be a page of the upstream's making.
+ */
+function videoType(contentType: string | undefined): string {
+  if (contentType === undefined) return DEFAULT_VIDEO_TYPE;
+  const type = contentType.toLowerCase();
+  if (!VIDEO_TYPE.test(type)) throw errors.malformedUpstream('a video whose content type is not a video type');
+  return type;
 }
 
 /**

@@ -7,12 +7,24 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
+import { databaseRoundTrips } from '../storage/round-trips.ts';
 
 /** An unmatched path (404) or a pre-routing failure. */
 const UNMATCHED_ROUTE = 'unmatched';
 
 export function installMetrics(app: FastifyInstance, registry: Registry): void {
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
+  // Read when scraped, like the process metrics above: the count is the process's, kept by the
+  // PostgreSQL client at one increment per statement.
+  new Counter({
+    name: 'gateway_database_round_trips_total',
+    help: 'Statements this process has sent to PostgreSQL (each one round trip), whatever sent them; 0 on the embedded store.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(databaseRoundTrips.count);
+    },
+  });
   const labelNames = ['method', 'route', 'status'] as const;
   type LabelName = (typeof labelNames)[number];
   const requests = new Counter({

@@ -20,7 +20,7 @@ import { errors } from '../core/errors.ts';
 import { formatUsd } from '../core/money.ts';
 import type { AppDeps } from '../http/deps.ts';
 import type { RouteModule } from '../http/route-module.ts';
-import { isPlainSegment, OUTPUT_JSON_NAME, outputFilePath } from '../outputs/outputs.ts';
+import { isPlainSegment, OUTPUT_JSON_NAME, outputFilePath, UNTRUSTED_FILE_POLICY } from '../outputs/outputs.ts';
 import { checkSignature } from '../outputs/signing.ts';
 import { pipelineFor } from '../pipeline/pipeline.ts';
 import type { OwnerRef, RequestLogRecord } from '../storage/store.ts';
@@ -191,7 +191,7 @@ async function sendFile(deps: AppDeps, reply: FastifyReply, id: string, row: Req
   reply.header('cache-control', `private, max-age=${maxAge}`);
   // The bytes are an upstream's: never sniffed into something else, never run as a page.
   reply.header('x-content-type-options', 'nosniff');
-  reply.header('content-security-policy', "default-src 'none'; sandbox");
+  reply.header('content-security-policy', UNTRUSTED_FILE_POLICY);
   if (name === OUTPUT_JSON_NAME) {
     const json = row === null ? null : outputJson(row);
     if (json === null) throw errors.notFound('Output file');

@@ -7,7 +7,7 @@ import { bigintValue, type Row } from './rows.ts';
 import type { EndpointFigures, JobFilter, JobLine, OperationsCounts, Percentiles, RequestFilter, RequestLine, WalletCheck } from './dashboard-views.ts';
 import { JOB_STATES } from './dashboard-views.ts';
 import type { PageRequest } from './people.ts';
-import type { JobRecord, OwnerKind, RequestStatus, UpstreamAttempt } from './store.ts';
+import type { JobRecord, OwnerKind, OwnerRef, RequestStatus, UpstreamAttempt } from './store.ts';
 
 export interface Query {
   readonly text: string;
@@ -55,6 +55,19 @@ class Predicates {
   where(): string {
     return this.#clauses.length === 0 ? '' : `WHERE ${this.#clauses.join(' AND ')}`;
   }
+
+  /** Rows of `owner`; of an organization, its accounts' too (as its members see them everywhere else). */
+  owner(owner: OwnerRef | undefined): void {
+    if (owner?.kind === 'organization') {
+      this.add(
+        "(owner_kind = 'organization' AND owner_id = ? OR owner_kind = 'account' AND owner_id IN (SELECT id FROM accounts WHERE organization_id = ?))",
+        owner.id,
+        owner.id,
+      );
+    } else {
+      this.add('owner_kind = ? AND owner_id = ?', owner?.kind, owner?.id);
+    }
+  }
 }
 
 /**
@@ -64,7 +77,7 @@ class Predicates {
 export function requestPageQuery(filter: RequestFilter, page: PageRequest, placeholder: Placeholder, guard?: string): Query {
   const predicates = new Predicates(placeholder);
   predicates.add(guard ?? '');
-  predicates.add('owner_kind = ? AND owner_id = ?', filter.owner?.kind, filter.owner?.id);
+  predicates.owner(filter.owner);
   predicates.add('id = ?', filter.requestId);
   predicates.add('created_at >= ?', filter.from);
   predicates.add('created_at < ?', filter.to);
@@ -87,7 +100,7 @@ export function requestPageQuery(filter: RequestFilter, page: PageRequest, place
 export function jobPageQuery(filter: JobFilter, page: PageRequest, placeholder: Placeholder, guard?: string): Query {
   const predicates = new Predicates(placeholder);
   predicates.add(guard ?? '');
-  predicates.add('owner_kind = ? AND owner_id = ?', filter.owner?.kind, filter.owner?.id);
+  predicates.owner(filter.owner);
   predicates.add('kind = ?', filter.kind);
   if (filter.state) {
     predicates.add(`status IN (${JOB_STATES[filter.state].map(() => '?').join(', ')})`, ...JOB_STATES[filter.state]);

@@ -5,10 +5,10 @@
  */
 import type { Picos } from '../core/money.ts';
 import type { Page, PageRequest } from './people.ts';
-import type { JobKind, JobRecord, JobStatus, LedgerEntry, OwnerRef, RequestStatus, Reservation } from './store.ts';
+import type { JobKind, JobRecord, JobStatus, LedgerEntry, OwnerRef, RequestLogRecord, RequestStatus, Reservation } from './store.ts';
 
 export interface RequestFilter {
-  /** Only this owner's requests (a member's view); every owner's when absent. */
+  /** Only this owner's requests (a member's view), an organization's with its accounts'; every owner's when absent. */
   readonly owner?: OwnerRef;
   /** Created at or after (epoch ms). */
   readonly from?: number;
@@ -27,22 +27,23 @@ export interface RequestFilter {
 }
 
 /** A request log row as a list shows it: no output, no provider usage. */
-export interface RequestLine {
-  readonly id: string;
-  readonly owner: OwnerRef;
-  readonly keyId: string;
-  readonly route: string;
-  readonly model: string | null;
-  readonly provider: string | null;
-  readonly status: RequestStatus;
-  readonly httpStatus: number;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly cost: Picos;
-  readonly errorCode: string | null;
-  readonly createdAt: number;
-  readonly durationMs: number;
-}
+export type RequestLine = Pick<
+  RequestLogRecord,
+  | 'id'
+  | 'owner'
+  | 'keyId'
+  | 'route'
+  | 'model'
+  | 'provider'
+  | 'status'
+  | 'httpStatus'
+  | 'inputTokens'
+  | 'outputTokens'
+  | 'cost'
+  | 'errorCode'
+  | 'createdAt'
+  | 'durationMs'
+>;
 
 /** Where a job is in its life: waiting for a worker, worked on, or ended. */
 export type JobState = 'queued' | 'running' | 'ended';
@@ -53,6 +54,7 @@ export const JOB_STATES: Readonly<Record<JobState, readonly JobStatus[]>> = {
 };
 
 export interface JobFilter {
+  /** As RequestFilter's: an organization's jobs with its accounts'. */
   readonly owner?: OwnerRef;
   readonly kind?: JobKind;
   readonly state?: JobState;

@@ -115,3 +115,114 @@ describe('bench report', () => {
     assert.doesNotMatch(formatReport({ ...run([]), finishedAt: 'x', bars: [] }), /background responses/);
   });
 });
+
+describe('the scale-out path and the race', () => {
+  type Scale = import('../../bench/scale-out.ts').ScaleOutResult;
+  type ScaleWorkload = Scale['workloads'][number];
+  type Race = import('../../bench/race.ts').RaceResult;
+  const setupRound = (instanceMicros: number, roundTrips: number | null) => ({
+    requestsPerSecond: 1000,
+    failed: 0,
+    databaseMicrosPerRequest: roundTrips === null ? null : 150,
+    gatewayMicrosPerRequest: instanceMicros,
+    instanceMicrosPerRequest: [instanceMicros],
+    roundTripsPerRequest: roundTrips,
+    backends: null,
+  });
+  const median = (instanceMicros: number, roundTrips: number | null) => ({
+    requestsPerSecond: 1000,
+    gatewayMicrosPerRequest: instanceMicros,
+    instanceMicrosPerRequest: [instanceMicros],
+    databaseMicrosPerRequest: roundTrips === null ? null : 150,
+    roundTripsPerRequest: roundTrips,
+  });
+  const workload = (id: ScaleWorkload['id'], postgresMicros: number, trips: number): ScaleWorkload => ({
+    id,
+    rounds: [{ embedded: setupRound(200, null), postgres: setupRound(postgresMicros, 0.2), 'postgres-2': setupRound(postgresMicros, trips) }],
+    median: { embedded: median(200, null), postgres: median(postgresMicros, 0.2), 'postgres-2': median(postgresMicros, trips) },
+    paced: { embedded: 'not measured', postgres: 'not measured', 'postgres-2': 'not measured' },
+    // One at a time is printed, not held to the bar.
+    sequential: { requests: 300, roundTripsPerRequest: 3.2, ownRoundTripsPerRequest: 3.05 },
+    postgresOverEmbedded: 1,
+    twoOverOne: 1,
+    lockWaitShare: 0,
+    lockWaitShareOfActive: 0,
+    ledgerExact: { embedded: true, postgres: true },
+  });
+  const scale = (workloads: readonly ScaleWorkload[]): Scale => ({
+    counters: 'redis',
+    rounds: 1,
+    seconds: 3,
+    pacedSeconds: 3,
+    pacedRate: 500,
+    placement: 'PostgreSQL on CPU 1',
+    loadAverage: [0, 0],
+    workloads,
+    failures: [],
+  });
+  const bar = (results: Run, start: string) => checkBars(results).find((check) => check.bar.startsWith(start))!;
+
+  test("chat's CPU on PostgreSQL against the embedded store's, and the round trips of every non-streamed workload", () => {
+    const met = { ...run([]), scaleOut: { ok: true as const, value: scale([workload('chat', 290, 2), workload('messages', 300, 3)]) } };
+    assert.equal(bar(met, 'scale-out: chat CPU').met, true);
+    assert.match(bar(met, 'scale-out: chat CPU').measured, /^1\.45 × \(290 \/ 200 µs; 2\.20 × with PostgreSQL's own CPU\)$/);
+    assert.equal(bar(met, 'scale-out: ≤ 3 database round trips').met, true);
+    const missed = { ...run([]), scaleOut: { ok: true as const, value: scale([workload('chat', 310, 2), workload('responses', 250, 3.2)]) } };
+    assert.equal(bar(missed, 'scale-out: chat CPU').met, false);
+    assert.equal(bar(missed, 'scale-out: ≤ 3 database round trips').met, false);
+    assert.match(bar(missed, 'scale-out: ≤ 3 database round trips').measured, /responses 3\.20 \(one at a time 3\.05, its request log row included\)/);
+    assert.equal(bar(run([]), 'scale-out: chat CPU').met, null);
+  });
+
+  test('a workload that could not be measured leaves the ledger bar unmet and is printed', () => {
+    const failed = {
+      ...run([]),
+      scaleOut: { ok: true as const, value: { ...scale([workload('chat', 290, 2)]), failures: [{ id: 'jobs' as const, error: 'jobs stuck' }] } },
+    };
+    assert.equal(bar(failed, 'scale-out: the ledger exact').met, false);
+    assert.match(formatReport({ ...failed, finishedAt: 'x', bars: checkBars(failed) }), /! jobs NOT MEASURED: jobs stuck/);
+  });
+
+  const race = (overrides: Partial<Race>): Race => ({
+    instances: 4,
+    requests: 10_000,
+    concurrency: 64,
+    seconds: 40,
+    requestsPerSecond: 250,
+    placement: 'PostgreSQL on CPU 1',
+    loadAverage: [0, 0],
+    outcomes: { limited: { '200': 600, '429 spend_limit_exceeded': 500 }, plain: { '200': 600, '402 insufficient_quota': 400 } },
+    failures: 0,
+    failureSamples: [],
+    wallet: { credited: '1000000000000', charged: '990000000000', balance: '10000000000', answeredCost: '990000000000' },
+    limitedKey: { spendLimit: '500000000000', charged: '495000000000', answeredCost: '495000000000', requestsPerMinute: 1000, admitted: 1100, allowed: 1600 },
+    overspent: { wallet: false, keySpend: false, requestsPerMinute: false },
+    ledger: true,
+    ...overrides,
+  });
+  const raceBars = (value: Race) => checkBars({ ...run([]), race: { ok: true, value } }).filter((check) => check.bar.startsWith('race'));
+
+  test('the race: every promise kept, or each broken one named', () => {
+    assert.deepEqual(
+      raceBars(race({})).map((check) => check.met),
+      [true, true, true],
+    );
+    const broken = raceBars(
+      race({
+        overspent: { wallet: false, keySpend: true, requestsPerMinute: false },
+        ledger: 'charged 2, the answers stated 1',
+        failures: 3,
+        failureSamples: ['plain key: 500 internal_error'],
+      }),
+    );
+    assert.deepEqual(
+      broken.map((check) => check.met),
+      [false, false, false],
+    );
+    assert.match(broken[0].measured, /OVERSPENT: keySpend/);
+    assert.match(broken[2].measured, /500 internal_error/);
+    const notRun = checkBars({ ...run([]), race: { ok: false, error: 'the race needs Redis' } }).filter((check) => check.bar.startsWith('race'));
+    assert.equal(notRun[0].met, false);
+    assert.match(notRun[0].measured, /the race needs Redis/);
+  });
+});

@@ -11,17 +11,22 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import type { RouteEndpoint } from '../../src/catalog/types.ts';
 import type { ProviderConfig } from '../../src/config/schema.ts';
 import { formatUsd, usdToPicos } from '../../src/core/money.ts';
 import { registerChatRoutes } from '../../src/dialects/chat/route.ts';
+import { registerImageRoutes } from '../../src/dialects/images/route.ts';
 import type { AppDeps } from '../../src/http/deps.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { implement, provides } from '../../src/protocols/capability.ts';
-import { CHAT, type ChatProtocol } from '../../src/protocols/protocol.ts';
+import { IMAGES, type ImagesProtocol } from '../../src/protocols/image-protocol.ts';
+import { CHAT, type CallContext, type ChatProtocol } from '../../src/protocols/protocol.ts';
+import { simulatedImagesProtocol } from '../../src/protocols/simulated/images.ts';
 import { simulatedProtocol } from '../../src/protocols/simulated/protocol.ts';
 import type { RequestLogRecord } from '../../src/storage/store.ts';
 import { endpoint, eventually, flushRequestLog, ledger, model, ownerOf, picosPerToken, simulatedConfig } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
+import { imageEndpoint, imageModel } from '../images/helpers.ts';
 import { call } from '../helpers/http.ts';
 import { metricValue } from '../helpers/metrics.ts';
 import { startAnthropicSimulator } from '../simulators/anthropic.ts';
@@ -222,60 +227,79 @@ async function textUntilHoldError(stream: AsyncIterable<OpenAI.Chat.Completions.
   return text;
 }
 
-describe('a client gone before its plain answer was written', () => {
-  let gateway: TestGateway;
-  let called: () => void;
-  const upstreamCalled = new Promise<void>((resolve) => (called = resolve));
-  /** An upstream whose answer was already on its way: it arrives after the client left, whatever the abort. */
-  const lateAnswer: ChatProtocol = {
-    unsupportedParameters: [],
-    async complete(request, route, context) {
-      called();
-      if (!context.signal.aborted) await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
-      return simulatedProtocol.complete(request, route, { ...context, signal: new AbortController().signal });
-    },
-    stream: (request, route, context) => simulatedProtocol.stream(request, route, context),
+/** An upstream whose answer was already on its way: it arrives after the client left, whatever the abort. */
+function lateAnswer<Request, Result>(answer: (request: Request, route: RouteEndpoint, context: CallContext) => Promise<Result>, called: () => void) {
+  return async (request: Request, route: RouteEndpoint, context: CallContext): Promise<Result> => {
+    called();
+    if (!context.signal.aborted) await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+    return answer(request, route, { ...context, signal: new AbortController().signal });
   };
+}
 
-  before(async () => {
-    gateway = await startGateway({
-      config: simulatedConfig([model('gateway/late', [endpoint('late')])]),
-      routes: [
-        (app: FastifyInstance, deps: AppDeps) =>
-          registerChatRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: provides(implement(CHAT, lateAnswer)) } })),
-      ],
+const LATE_CASES = [
+  {
+    what: 'a chat completion',
+    path: '/v1/chat/completions',
+    body: { model: 'gateway/late', messages: [{ role: 'user', content: 'hello' }] },
+    config: simulatedConfig([model('gateway/late', [endpoint('late')])]),
+    routes: (called: () => void) => (app: FastifyInstance, deps: AppDeps) => {
+      const protocol: ChatProtocol = { ...simulatedProtocol, complete: lateAnswer(simulatedProtocol.complete.bind(simulatedProtocol), called) };
+      return registerChatRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: provides(implement(CHAT, protocol)) } }));
+    },
+  },
+  {
+    // An image's files are stored before its charge: the client gone, neither happens.
+    what: 'an image generation',
+    path: '/v1/images/generations',
+    body: { model: 'gateway/late', prompt: 'a late picture', size: '16x16' },
+    config: simulatedConfig([imageModel('gateway/late', [imageEndpoint('late', { limits: { supported_sizes: ['16x16'] } })])]),
+    routes: (called: () => void) => (app: FastifyInstance, deps: AppDeps) => {
+      const protocol: ImagesProtocol = { ...simulatedImagesProtocol, complete: lateAnswer(simulatedImagesProtocol.complete, called) };
+      return registerImageRoutes(app, deps, new Pipeline(deps, { protocols: { simulated: provides(implement(IMAGES, protocol)) } }));
+    },
+  },
+];
+
+for (const late of LATE_CASES) {
+  describe(`a client gone before its plain answer was written: ${late.what}`, () => {
+    let gateway: TestGateway;
+    let called: () => void;
+    const upstreamCalled = new Promise<void>((resolve) => (called = resolve));
+
+    before(async () => {
+      gateway = await startGateway({ config: late.config, routes: [late.routes(() => called())] });
+    });
+    after(() => gateway?.close());
+
+    test('is not charged: the hold is released and the request is logged as refused (499)', async () => {
+      const body = JSON.stringify(late.body);
+      const { hostname, port } = new URL(gateway.baseUrl);
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => {});
+      socket.write(
+        `POST ${late.path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${gateway.apiKey}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await upstreamCalled;
+      socket.destroy();
+      // The row of a request answered with an error status (499) counts as refused, with no cost.
+      const line = await eventually(async () => {
+        await flushRequestLog(gateway);
+        const found = (await gateway.store.usageSummary(ownerOf(gateway), 0)).find((row) => row.model === 'gateway/late');
+        assert.ok(found, 'the request is logged');
+        return found;
+      });
+      assert.deepEqual([line.requests, line.refusedRequests, line.cost], [0, 1, 0n]);
+      const state = await ledger(gateway);
+      assert.equal(state.balance.reserved, 0n, 'nothing held');
+      assert.deepEqual(
+        state.entries.filter((entry) => entry.kind === 'charge'),
+        [],
+        'nothing was charged',
+      );
     });
   });
-  after(() => gateway?.close());
-
-  test('is not charged: the hold is released and the request is logged as refused (499)', async () => {
-    const body = JSON.stringify({ model: 'gateway/late', messages: [{ role: 'user', content: 'hello' }] });
-    const { hostname, port } = new URL(gateway.baseUrl);
-    const socket = connect(Number(port), hostname);
-    socket.on('error', () => {});
-    socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${gateway.apiKey}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-    await upstreamCalled;
-    socket.destroy();
-    // The row of a request answered with an error status (499) counts as refused, with no cost.
-    const line = await eventually(async () => {
-      await flushRequestLog(gateway);
-      const found = (await gateway.store.usageSummary(ownerOf(gateway), 0)).find((row) => row.model === 'gateway/late');
-      assert.ok(found, 'the request is logged');
-      return found;
-    });
-    assert.deepEqual([line.requests, line.refusedRequests, line.cost], [0, 1, 0n]);
-    const state = await ledger(gateway);
-    assert.equal(state.balance.reserved, 0n, 'nothing held');
-    assert.deepEqual(
-      state.entries.filter((entry) => entry.kind === 'charge'),
-      [],
-      'nothing was charged',
-    );
-  });
-});
+}
 
 describe('a stream that outruns its hold', () => {
   let gateway: TestGateway;

@@ -16,6 +16,7 @@ import { timeOrderedId } from '../../src/core/ids.ts';
 import { requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { ALL_ROUTES } from '../../src/server/routes.ts';
 import type { OwnerRef } from '../../src/storage/store.ts';
+import { UsageQueryTimeout } from '../../src/storage/usage.ts';
 import { formPost, sessionClient, signIn, type DashboardClient } from '../helpers/dashboard.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 
@@ -111,6 +112,27 @@ describe('dashboard access and security', () => {
 
   const owner = (kind: string, id: string) => `/dashboard/owners/${kind}/${id}`;
 
+  test('a usage read past its time limit: the page and its export answer 503, saying how to narrow the view', async () => {
+    // The store's own limit is tested in test/storage/dashboard-reads.test.ts; here, what the pages make of it.
+    const store = gateway.store as { usage: typeof gateway.store.usage };
+    const usage = store.usage;
+    store.usage = async () => {
+      throw new UsageQueryTimeout('the query ran past its limit');
+    };
+    try {
+      const page = await clients.member!.get('/dashboard/usage');
+      assert.equal(page.status, 503);
+      assert.match(await page.text(), /This view took too long to read\. Choose a shorter period, the view by day, or a filter\./);
+      const csv = await clients.member!.get('/dashboard/usage.csv');
+      assert.equal(csv.status, 503);
+      assert.match(csv.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(await csv.text(), /This export took too long to read\./);
+    } finally {
+      store.usage = usage;
+    }
+    assert.equal((await clients.member!.get('/dashboard/usage')).status, 200);
+  });
+
   test('every route × role × owner: members reach their own owner (an organization member its accounts too), nothing else', async () => {
     const pages: Record<string, Record<string, number>> = {
       '/dashboard/accounts': { operator: 200, member: 403, otherMember: 403, orgMember: 403 },
@@ -140,6 +162,15 @@ describe('dashboard access and security', () => {
         const text = await response.text();
         if (status !== 200) assert.doesNotMatch(text, /gateway_test/, 'nothing of the owner leaks');
       }
+    }
+
+    // The lists show what the detail pages do: an organization's member sees its accounts' requests and jobs.
+    for (const [list, id] of [
+      ['/dashboard/requests', ids.otherRequest!],
+      ['/dashboard/jobs', ids.otherJob!],
+    ]) {
+      assert.match(await (await clients.orgMember!.get(list)).text(), new RegExp(id), `an organization member's ${list}`);
+      assert.doesNotMatch(await (await clients.member!.get(list)).text(), new RegExp(id), `another account's member's ${list}`);
     }
 
     // Changes aimed at the other account, by a member of another owner: refused, and nothing changes.

@@ -150,6 +150,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           return picture.naturalWidth;
         });
         assert.equal(width, 16, 'the image loaded');
+        // The file is an upstream's bytes: served so that it can never run as a page of the dashboard.
+        const file = await page.request.get((await image.getAttribute('src'))!.replace(/^\//, `${gateway.baseUrl}/`));
+        assert.equal(file.headers()['content-security-policy'], "default-src 'none'; sandbox");
+        assert.equal(file.headers()['x-content-type-options'], 'nosniff');
         await shoot(page, 'request');
         // The filters: by request id, and a status that excludes it.
         await visit(page, `/dashboard/requests?id=${requestId}`);

@@ -438,6 +438,25 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.equal((await ledger(gateway)).balance.reserved, 0n);
     });
 
+    test('a failure after the charge (the answer could not be rendered): the charge stands and the row says so', async () => {
+      const before = await ledger(gateway);
+      const prepared = await prepareWidgets(2);
+      await assert.rejects(
+        core.meteredCall(prepared).complete(() => {
+          throw new Error('the answer could not be rendered');
+        }),
+        { status: 500 },
+      );
+      assert.deepEqual(
+        (await newCharges(gateway, before)).map((entry) => entry.amount),
+        [usdToPicos('0.5')],
+      );
+      assert.equal((await ledger(gateway)).balance.reserved, 0n);
+      await core.flush();
+      const row = await gateway.store.getRequest(prepared.requestId);
+      assert.deepEqual([row?.status, row?.httpStatus, row?.cost], ['failed', 500, usdToPicos('0.5')]);
+    });
+
     test('a gate that refuses (the work moved on): nothing charged, nothing released, no row', async () => {
       const before = await ledger(gateway);
       const prepared = await prepareWidgets(1);

@@ -9,7 +9,7 @@ import { after, before, describe, mock, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { errors } from '../../src/core/errors.ts';
 import { timeOrderedId } from '../../src/core/ids.ts';
-import { keptRequest, MAX_HELD_ROWS, RETRY_INTERVAL_MS, RequestLogWriter, requestLogRecord } from '../../src/pipeline/request-log.ts';
+import { keptRequest, MAX_HELD_ROWS, MAX_HELD_TEXT, RETRY_INTERVAL_MS, RequestLogWriter, requestLogRecord } from '../../src/pipeline/request-log.ts';
 import type { RequestLogRecord, RequestLogStore } from '../../src/storage/store.ts';
 import { startGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
@@ -151,6 +151,32 @@ describe('request log writer', () => {
     writer.add(row());
     await writer.flush();
     assert.equal(written.size, MAX_HELD_ROWS + 1, 'room again once the store took the held rows');
+  });
+
+  test(`the rows waiting keep at most ${MAX_HELD_TEXT} characters of outputs and prompts; rows beyond keep their facts without them`, async () => {
+    let away = true;
+    const { store, written } = scriptedStore(() => (away ? 'unavailable' : undefined));
+    const { entries, logger } = recordingLogger();
+    const registry = new Registry();
+    const writer = new RequestLogWriter(store, logger, registry);
+    // A prompt of 1 MiB per request: the budget holds a few dozen of them.
+    const prompt = 'x'.repeat(1024 * 1024);
+    const rows = Array.from({ length: 80 }, () => ({ ...row(), canonicalRequest: keptRequest({ prompt }) }));
+    for (const record of rows) writer.add(record);
+    await writer.flush();
+    const fitting = Math.floor(MAX_HELD_TEXT / keptRequest({ prompt }).text.length);
+    assert.equal(metricValue(await registry.metrics(), 'gateway_request_log_outputs_left_out_total'), rows.length - fitting);
+    assert.equal(entries.find((entry) => entry.message.startsWith('request log rows kept without their output'))?.details.rows, rows.length - fitting);
+    away = false;
+    await writer.flush();
+    assert.equal(written.size, rows.length, 'every row is written, its facts whole');
+    assert.ok(rows.slice(0, fitting).every((record) => written.get(record.id)?.canonicalRequest !== null));
+    assert.ok(rows.slice(fitting).every((record) => written.get(record.id)?.canonicalRequest === null && written.get(record.id)?.cost === record.cost));
+    // Written, their text leaves the budget: the next rows keep theirs.
+    const next = { ...row(), canonicalRequest: keptRequest({ prompt }) };
+    writer.add(next);
+    await writer.flush();
+    assert.notEqual(written.get(next.id)?.canonicalRequest, null);
   });
 
   test('a refused batch is written row by row; rows after an outage found meanwhile wait instead', async () => {

@@ -284,6 +284,56 @@ describe('postgres specifics', () => {
         for (const id of ids) assert.notEqual((await second.getReservation(id))?.status, 'open', 'every hold is written closed');
       }));
 
+    test("a lapsed instance's slice comes back with its holds; what it decided against the slice and had not written is uncharged", async () => {
+      const schema = newSchema();
+      const heartbeat = { lapseMs: 3_000 };
+      const live = await openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 2, heartbeat });
+      const proxy = await startProxy(new URL(TEST_DATABASE_URL));
+      const url = new URL(TEST_DATABASE_URL);
+      url.host = `127.0.0.1:${proxy.port}`;
+      const lost = await openStore({ databaseUrl: url.href, dataDir, schema, poolSize: 4, heartbeat });
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        const owner = { kind: 'account', id: (await live.createAccount({ name: 'lapse' })).id } as const;
+        await live.addCredit(owner, 1_000_000_000n);
+        const expiresAt = Date.now() + 600_000;
+        // Concurrent requests on the instance to be lost, settled: it takes a slice.
+        for (let wave = 0; wave < 10 && (await openSlices(client, schema, owner.id)).length === 0; wave++) {
+          await Promise.all(
+            Array.from({ length: 8 }, async () => {
+              const hold = (await lost.reserve({ owner, amount: 1_000_000n, requestId: null, expiresAt }))!;
+              await lost.settle(hold.id, 400_000n);
+            }),
+          );
+        }
+        assert.equal((await openSlices(client, schema, owner.id)).length, 1, 'the busy instance holds a slice');
+        // Holds decided against the slice, open when its instance is lost.
+        const inSlice = await Promise.all(Array.from({ length: 3 }, () => lost.reserve({ owner, amount: 1_000_000n, requestId: null, expiresAt })));
+        assert.ok(inSlice.every((hold) => hold !== null));
+        const liveHold = (await live.reserve({ owner, amount: 5_000n, requestId: null, expiresAt }))!;
+        const { rows } = await client.query(
+          `SELECT coalesce(sum(amount), 0) AS charged FROM ${schema}.ledger_entries WHERE owner_id = $1 AND kind = 'charge'`,
+          [owner.id],
+        );
+        const chargedBefore = BigInt(rows[0].charged);
+        await proxy.shutDown();
+
+        const deadline = Date.now() + 30_000;
+        while ((await openSlices(client, schema, owner.id)).length > 0 && Date.now() < deadline) await sleep(50);
+        assert.deepEqual(await openSlices(client, schema, owner.id), [], 'the slice was released with its instance');
+        const balance = await live.getBalance(owner);
+        assert.deepEqual(balance, { balance: 1_000_000_000n - chargedBefore, reserved: 5_000n, available: 1_000_000_000n - chargedBefore - 5_000n });
+        assert.equal((await live.getReservation(liveHold.id))?.status, 'open', "the live instance's hold stays");
+        for (const hold of inSlice) assert.equal(await live.getReservation(hold!.id), null, 'never written: uncharged');
+      } finally {
+        await client.end();
+        await proxy.shutDown();
+        await lost.close();
+        await live.close();
+      }
+    });
+
     test('concurrent holds on two instances with slices out take exactly what the balance affords', () =>
       withTwoInstances(async ({ first, second, client, schema, owner }) => {
         const amount = 7_000_000n;

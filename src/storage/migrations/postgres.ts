@@ -693,12 +693,15 @@ BEGIN
     AND r.owner_kind = p_owner_kind AND r.owner_id = p_owner_id
   FOR UPDATE;
 
-  RETURN QUERY
-    SELECT CASE WHEN c.charged IS NULL THEN 'hold' ELSE 'closing' END, c.id, c.amount, c.charged, NULL::boolean, NULL::boolean
-    FROM gateway_wallet_commit(p_owner_kind, p_owner_id, p_now, c_ids, c_costs, c_request_ids, c_entry_ids,
-                               h_ids, h_amounts, h_request_ids, h_holder_kinds, h_holder_ids, h_created_at, h_expires_at, h_key_ids) AS c;
-  -- A hold granted is a row now: fewer rows than holds asked is a refusal.
-  v_refused := coalesce(array_length(h_ids, 1), 0) > (SELECT count(*) FROM reservations r WHERE r.id = ANY (h_ids));
+  -- A busy wallet's commit often carries its slice alone: the group commit then has nothing to do.
+  IF coalesce(array_length(c_ids, 1), 0) > 0 OR coalesce(array_length(h_ids, 1), 0) > 0 THEN
+    RETURN QUERY
+      SELECT CASE WHEN c.charged IS NULL THEN 'hold' ELSE 'closing' END, c.id, c.amount, c.charged, NULL::boolean, NULL::boolean
+      FROM gateway_wallet_commit(p_owner_kind, p_owner_id, p_now, c_ids, c_costs, c_request_ids, c_entry_ids,
+                                 h_ids, h_amounts, h_request_ids, h_holder_kinds, h_holder_ids, h_created_at, h_expires_at, h_key_ids) AS c;
+    -- A hold granted is a row now: fewer rows than holds asked is a refusal.
+    v_refused := coalesce(array_length(h_ids, 1), 0) > (SELECT count(*) FROM reservations r WHERE r.id = ANY (h_ids));
+  END IF;
 
   -- The wallet row is locked by this transaction already (or there is no wallet).
   SELECT w.balance - w.reserved, w.lease_recall_until INTO v_free, v_recall_until

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { errors } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Row } from '../rows.ts';
+import { databaseRoundTrips } from '../round-trips.ts';
 
 const TEXT_TYPES = new Set([
   20, // int8
@@ -27,6 +28,19 @@ const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     TEXT_TYPES.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
+
+/**
+ * pg's client with every statement counted (round-trips.ts): the pools make their connections from
+ * it, so whatever sends a statement — the store's queries, a transaction's client, BEGIN and
+ * COMMIT — is counted, at the cost of one increment.
+ */
+class CountingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: forwards every overload of pg's query unchanged.
+  override query(...args: unknown[]): any {
+    databaseRoundTrips.count += 1;
+    return (super.query as (...forwarded: unknown[]) => unknown)(...args);
+  }
+}
 
 /** A statement prepared once per connection under its name. */
 export interface Statement {
@@ -63,6 +77,7 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
     throw new RangeError(`schema name ${JSON.stringify(options.schema)} must match ${SCHEMA_NAME}`);
   }
   const pool = new pg.Pool({
+    Client: CountingClient,
     connectionString: options.connectionString,
     max: options.poolSize,
     connectionTimeoutMillis: 10_000,

@@ -109,6 +109,10 @@ describe('gpu-pool video: queue answers', () => {
     assert.ok(detail.status === 'failed' && gatewayError('upstream_error', false, /too long/)(detail.error));
     assert.equal(parseQueueResult({ images: [] }).status, 'failed');
     assert.equal(parseQueueResult({ video: { url: 'file:///etc/passwd' } }).status, 'failed');
+    // The file is served back with its type: a "video" that would be a page of the upstream's making is refused.
+    const page = parseQueueResult({ video: { url: 'https://cdn.example/v.mp4', content_type: 'text/html' } });
+    assert.ok(page.status === 'failed' && /content type/.test(page.error.message));
+    assert.ok(parseQueueResult({ video: { url: 'https://cdn.example/v.webm', content_type: 'Video/WebM' } }).status === 'succeeded');
   });
 });
 

@@ -23,6 +23,33 @@ async function allPages<T>(read: (page: PageRequest) => Promise<{ items: readonl
 
 export function dashboardViewsContract({ store, peer }: ContractContext): void {
   describe('dashboard views', () => {
+    test("requests of an organization: its own and its accounts', never another's", async () => {
+      const organization = await store().createOrganization({ name: 'views-org' });
+      const inside = await store().createAccount({ name: 'views-in-org', organizationId: organization.id });
+      const outside = await newAccount(store(), 'views-outside');
+      const owners: OwnerRef[] = [{ kind: 'organization', id: organization.id }, { kind: 'account', id: inside.id }, outside];
+      const rows = owners.map((owner, index) =>
+        requestLogRecord({
+          requestId: timeOrderedId('req'),
+          owner,
+          keyId: 'key_org',
+          route: 'chat',
+          stream: false,
+          createdAt: BASE + index * 1_000,
+          durationMs: 10,
+          modelId: 'model-a',
+          status: 'completed',
+          httpStatus: 200,
+        }),
+      );
+      await store().recordRequests(rows);
+      const lines = await peer().pageRequests({ owner: owners[0] }, { limit: 10 });
+      assert.deepEqual(
+        lines.items.map((line) => line.id),
+        [rows[1]!.id, rows[0]!.id],
+      );
+    });
+
     test('requests: newest first in keyset pages, under every filter, never another owner’s', async () => {
       const owner = await newAccount(store(), 'views');
       const other = await newAccount(store(), 'views-other');
