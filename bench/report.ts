@@ -323,6 +323,31 @@ function cpuRatioBar(workloads: readonly WorkloadResult[], subject: WorkloadId, 
   };
 }
 
+/** Chat's CPU per request is held to 3× the bare proxy's in the same run (docs/performance.md, "The bars"). */
+const CHAT_CPU_TIMES_BARE = 3;
+/** An image request's CPU, one 256x256 PNG as b64_json (docs/performance.md, "Images at the cost of their bytes"). */
+const IMAGE_CPU_MICROS = 1000;
+
+/** The CPU bars of non-streamed chat (against the bare proxy of the same run) and of an image request. */
+function cpuBars(workloads: readonly WorkloadResult[]): BarCheck[] {
+  const cpu = (id: WorkloadId, target: TargetName) => workloads.find((workload) => workload.id === id)?.targets[target]?.saturationCpu?.microsPerRequest;
+  const chat = cpu('chat', 'gateway');
+  const times = ratio(chat, cpu('chat', 'bare-proxy'));
+  const image = cpu('images', 'gateway');
+  return [
+    {
+      bar: `chat CPU per request ≤ ${CHAT_CPU_TIMES_BARE}× the bare proxy's (same run)`,
+      measured: times === null ? '—' : `${times.toFixed(2)}× (${(chat as number).toFixed(1)} / ${(cpu('chat', 'bare-proxy') as number).toFixed(1)} µs)`,
+      met: times === null ? null : times <= CHAT_CPU_TIMES_BARE,
+    },
+    {
+      bar: `images: CPU per request ≤ ${IMAGE_CPU_MICROS.toLocaleString('en-US')} µs (one 256x256 PNG as b64_json)`,
+      measured: image === undefined ? '—' : `${image.toFixed(0)} µs (${(ratio(image, cpu('images', 'bare-proxy')) ?? Number.NaN).toFixed(1)}× the bare proxy)`,
+      met: image === undefined ? null : image <= IMAGE_CPU_MICROS,
+    },
+  ];
+}
+
 /**
  * Streamed workloads and the plain workload of the same dialect and upstream: a streamed answer
  * costs the gateway at most STREAM_CPU_RATIO times the plain one's CPU in the same run.
@@ -397,6 +422,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
 
   for (const id of DIALECT_WORKLOADS) bars.push(dialectCpuBar(results.workloads, id));
   for (const pair of STREAMED_WORKLOADS) bars.push(streamCpuBar(results.workloads, pair));
+  bars.push(...cpuBars(results.workloads));
 
   const limits = value(results.limitsAb ?? undefined);
   bars.push({

@@ -55,6 +55,11 @@ export interface CanonicalImageRequest {
 /** One delivered image: always its bytes (a protocol downloads an upstream URL; clients never see one). */
 export interface GeneratedImage {
   readonly data: Uint8Array;
+  /**
+   * The standard base64 text of `data`, when the upstream sent exactly that: a `b64_json` answer
+   * carries it as received instead of encoding the bytes again (src/core/base64.ts).
+   */
+  readonly base64?: string;
   readonly mediaType: ImageMediaType;
   /** The prompt as the upstream rewrote it, where it says. */
   readonly revisedPrompt?: string;

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.ts';
-import { UNTRUSTED_FILE_POLICY } from '../outputs/outputs.ts';
+import { outputFileName, UNTRUSTED_FILE_POLICY } from '../outputs/outputs.ts';
 import { formatUsd, UNIT_RATE, usdToPicos, type Picos } from '../core/money.ts';
 import type { BlobInfo } from '../storage/blobs.ts';
 import type { RequestFilter } from '../storage/dashboard-views.ts';
@@ -110,7 +110,7 @@ export function registerRequestPages(app: FastifyInstance, dashboard: Dashboard)
         .filter((key) => !listed.some((file) => file.key === key))
         .map(async (key) => (await outputs.blobs.list(key)).filter((file) => file.key === key)),
     );
-    return new Map([...listed, ...named.flat()].map((file) => [file.key.split('/').at(-1)!, file]));
+    return new Map([...listed, ...named.flat()].map((file) => [outputFileName(file.key), file]));
   }
 
   viewerGet(app, dashboard, '/dashboard/requests', async (request, reply, viewer) => {

@@ -10,6 +10,9 @@ export const COST_HEADER = 'x-gateway-cost-usd';
 /** What Fastify sets for a body it serializes itself; the body arrives serialized. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-export function sendCompleted(reply: FastifyReply, completed: { readonly json: string; readonly settlement: { readonly charged: Picos } }): FastifyReply {
+export function sendCompleted(
+  reply: FastifyReply,
+  completed: { readonly json: string | Buffer; readonly settlement: { readonly charged: Picos } },
+): FastifyReply {
   return reply.header(COST_HEADER, formatUsd(completed.settlement.charged)).type(JSON_CONTENT_TYPE).send(completed.json);
 }

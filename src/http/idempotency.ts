@@ -198,7 +198,9 @@ function pickHeaders(reply: FastifyReply, names: readonly string[]): Record<stri
 
 /** The serialized JSON body when it may be replayed; null for a stream or a body over the limit. */
 function replayableBody(reply: FastifyReply, payload: unknown): string | null {
-  if (typeof payload !== 'string') return null;
+  // A body sent as bytes (an image answer, src/dialects/images/encode.ts) is kept as its text.
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return null;
   if (!String(reply.getHeader('content-type') ?? '').includes('json')) return null;
-  return Buffer.byteLength(payload) <= MAX_REPLAY_BYTES ? payload : null;
+  if (Buffer.byteLength(payload) > MAX_REPLAY_BYTES) return null;
+  return typeof payload === 'string' ? payload : payload.toString('utf8');
 }

@@ -1,7 +1,13 @@
 /**
  * Stored outputs of requests (docs/outputs.md): the files a request produced, kept in the blob
- * store under `outputs/{requestId}/{name}` for as long as its request log row (24 hours), and the
- * signed URLs that serve them without an API key.
+ * store for as long as its request log row (24 hours), and the signed URLs that serve them without
+ * an API key.
+ *
+ * A file's key is `files/{bucket}/{requestId}.{name}`, the bucket being the request id's first
+ * seconds (see `outputBucket`): one folder per two seconds of requests rather than one per request,
+ * since creating a folder cost the folder blob store more CPU than writing an image's bytes
+ * (docs/performance.md, "Images at the cost of their bytes"). Files written before that layout,
+ * `outputs/{requestId}/{name}`, are still read and listed until they expire.
  *
  * Route modules reach this through `AppDeps.outputs`: an image route stores its images with
  * `storeOutputFiles` and answers `response_format: url` with `signedOutputUrl`; GET
@@ -41,13 +47,34 @@ export interface SignedOutputUrl {
  */
 export const OUTPUT_JSON_NAME = 'output.json';
 
-/** The folder of a request's files in the blob store. */
-export function outputPrefix(requestId: string): string {
+/** The key prefix of the files of the layout before `files/` (read until they expire). */
+function legacyPrefix(requestId: string): string {
   return `outputs/${requestId}/`;
+}
+
+/**
+ * The folder of a request's files: its id up to the last three characters of its time (a
+ * time-ordered id's 11 characters count sixteenths of a millisecond in base 32, so the bucket
+ * changes every 2^15 / 16 ms, about 2 seconds; src/core/ids.ts). Any other id is its own bucket
+ * up to the same length.
+ */
+export function outputBucket(requestId: string): string {
+  return requestId.slice(0, requestId.indexOf('_') + 1 + 8);
+}
+
+/** The prefix of every key of a request's files: request ids never hold a `.` (isOutputId). */
+function outputPrefix(requestId: string): string {
+  return `files/${outputBucket(requestId)}/${requestId}.`;
 }
 
 export function outputKey(requestId: string, name: string): string {
   return `${outputPrefix(requestId)}${name}`;
+}
+
+/** The file name of a stored file's key, in either layout. */
+export function outputFileName(key: string): string {
+  const last = key.slice(key.lastIndexOf('/') + 1);
+  return key.startsWith('files/') ? last.slice(last.indexOf('.') + 1) : last;
 }
 
 /** The path a signed URL names (and signs) for a request's file. */
@@ -58,6 +85,16 @@ export function outputFilePath(requestId: string, name: string): string {
 /** Whether a request id or file name can be part of a key: a single plain segment, no `..`, no `/`. */
 export function isPlainSegment(value: string): boolean {
   return KEY_SEGMENT.test(value) && value.length <= 200 && isSafeBlobKey(value);
+}
+
+/** A request (or job) id whose files can be stored: a plain segment without a `.`, which ends it in a key. */
+function isOutputId(value: string): boolean {
+  return isPlainSegment(value) && !value.includes('.');
+}
+
+/** A stored file of a request: its name within the request, and what the blob store says of it. */
+export interface OutputFileInfo extends BlobInfo {
+  readonly name: string;
 }
 
 export interface OutputsOptions {
@@ -87,7 +124,7 @@ export class Outputs {
    * each (key, size), in order. Kept as long as the request's row, and deleted with it by the sweep.
    */
   async storeOutputFiles(requestId: string, files: readonly OutputFile[]): Promise<BlobInfo[]> {
-    if (!isPlainSegment(requestId)) throw errors.invalidValue(null, `invalid request id ${JSON.stringify(requestId)}`);
+    if (!isOutputId(requestId)) throw errors.invalidValue(null, `invalid request id ${JSON.stringify(requestId)}`);
     const stored: BlobInfo[] = [];
     for (const file of files) {
       if (!isPlainSegment(file.name) || file.name === OUTPUT_JSON_NAME)
@@ -98,15 +135,18 @@ export class Outputs {
   }
 
   /** The stored files of a request, by name. */
-  async listOutputFiles(requestId: string): Promise<BlobInfo[]> {
-    if (!isPlainSegment(requestId)) return [];
-    return this.blobs.list(outputPrefix(requestId));
+  async listOutputFiles(requestId: string): Promise<OutputFileInfo[]> {
+    if (!isOutputId(requestId)) return [];
+    const [current, legacy] = await Promise.all([this.blobs.list(outputPrefix(requestId)), this.blobs.list(legacyPrefix(requestId))]);
+    return [...current, ...legacy]
+      .map((blob) => ({ ...blob, name: outputFileName(blob.key) }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** One stored file, streamed; null when the request has no file of that name. */
   async readOutputFile(requestId: string, name: string): Promise<StoredBlob | null> {
-    if (!isPlainSegment(requestId) || !isPlainSegment(name)) return null;
-    return this.blobs.get(outputKey(requestId, name));
+    if (!isOutputId(requestId) || !isPlainSegment(name)) return null;
+    return (await this.blobs.get(outputKey(requestId, name))) ?? this.blobs.get(`${legacyPrefix(requestId)}${name}`);
   }
 
   /**

@@ -172,9 +172,15 @@ export class MeteredCall<T extends KindTypes> {
   /**
    * The one-shot driver: tries the plan's routes, then meters, admits, charges, renders and
    * records. `kept`: what the request log keeps of the answer when not the answer itself (images
-   * keep their files, not their base64).
+   * keep their files, not their base64); `serialize`: the answer's bytes when not
+   * `JSON.stringify`'s text (images copy their base64 in), with `kept` for the request log.
    */
-  async complete<Body>(this: MeteredCall<T & CallableKindTypes>, render: RenderResult<T, Body>, kept?: (body: Body) => Kept): Promise<CompletedCall<T, Body>> {
+  async complete<Body>(
+    this: MeteredCall<T & CallableKindTypes>,
+    render: RenderResult<T, Body>,
+    kept?: (body: Body) => Kept,
+    serialize?: (body: Body) => Buffer,
+  ): Promise<CompletedCall<T, Body>> {
     const { kind, request, signal } = this.prepared;
     let endpoint: RouteEndpoint | undefined;
     let charged: Charged<T['meter'], Body> | undefined;
@@ -198,14 +204,14 @@ export class MeteredCall<T extends KindTypes> {
     }
     // The gate refused: the work moved on, and whoever won ends it.
     if (charged === undefined) throw errors.workEnded();
-    const json = JsonText.of(charged.body);
+    const json = serialize === undefined || kept === undefined ? JsonText.of(charged.body) : undefined;
     await this.record({
       status: 'completed',
       httpStatus: 200,
       ...this.settled(endpoint, charged.settlement),
       ...(kept ? kept(charged.body) : { output: json }),
     });
-    return { body: charged.body, json: json.text, call, settlement: charged.settlement };
+    return { body: charged.body, json: serialize ? serialize(charged.body) : json!.text, call, settlement: charged.settlement };
   }
 
   /**

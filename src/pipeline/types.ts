@@ -66,8 +66,8 @@ export type RenderResult<T extends KindTypes, Body> = (result: T['result'], call
 
 export interface CompletedCall<T extends KindTypes, Body> {
   readonly body: Body;
-  /** `body` serialized: what the client receives and the request log keeps. */
-  readonly json: string;
+  /** `body` serialized: what the client receives (and the request log keeps, unless the call says what it keeps). */
+  readonly json: string | Buffer;
   readonly call: ServedCall<T['request']>;
   readonly settlement: Settlement<T['meter']>;
 }

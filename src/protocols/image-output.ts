@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ImageMediaType } from '../canonical/index.ts';
-import { strictBase64 } from '../core/base64.ts';
+import { isCanonicalBase64, strictBase64 } from '../core/base64.ts';
 import { errors } from '../core/errors.ts';
 import { getBytes, type JsonCallOptions } from './transport/json-call.ts';
 import { Maybe, Partial } from './wire-schema.ts';
@@ -17,17 +17,27 @@ import { Maybe, Partial } from './wire-schema.ts';
 export const ImageDatumSchema = Partial({ b64_json: Maybe(Type.String()), url: Maybe(Type.String()), revised_prompt: Maybe(Type.String()) });
 export type ImageDatumWire = Static<typeof ImageDatumSchema>;
 
+/**
+ * An image as received: its bytes, and the base64 text they came in when that text is their
+ * standard encoding (GeneratedImage.base64: an answer forwards it rather than encoding again).
+ */
+export interface ReceivedImage {
+  readonly data: Uint8Array;
+  readonly base64?: string;
+}
+
 /** An image's bytes: its base64 decoded, or its URL downloaded; neither is a malformed answer. */
-export async function imageOfDatum(datum: ImageDatumWire, download: JsonCallOptions): Promise<Uint8Array> {
+export async function imageOfDatum(datum: ImageDatumWire, download: JsonCallOptions): Promise<ReceivedImage> {
   if (datum.b64_json != null) return base64Image(datum.b64_json);
-  if (datum.url != null) return downloadedImage(datum.url, download);
+  if (datum.url != null) return { data: await downloadedImage(datum.url, download) };
   throw errors.malformedUpstream('an image with neither b64_json nor url');
 }
 
-export function base64Image(text: unknown): Uint8Array {
+/** The bytes are decoded (and checked) whatever happens next: the text is kept only beside them. */
+export function base64Image(text: unknown): ReceivedImage {
   const decoded = typeof text === 'string' ? strictBase64(text) : undefined;
   if (!decoded) throw errors.malformedUpstream('an image that is not valid base64');
-  return decoded;
+  return isCanonicalBase64(text as string, decoded) ? { data: decoded, base64: text as string } : { data: decoded };
 }
 
 export async function downloadedImage(url: string, options: JsonCallOptions): Promise<Uint8Array> {

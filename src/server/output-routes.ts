@@ -155,7 +155,7 @@ async function storedRequest(deps: AppDeps, row: RequestLogRecord, origin: strin
   const json = outputJson(row);
   if (json !== null) files.push({ name: OUTPUT_JSON_NAME, contentType: 'application/json', size: json.length });
   for (const blob of await deps.outputs.listOutputFiles(row.id)) {
-    files.push({ name: blob.key.slice(blob.key.lastIndexOf('/') + 1), contentType: blob.contentType, size: blob.size });
+    files.push({ name: blob.name, contentType: blob.contentType, size: blob.size });
   }
   return {
     object: 'stored_request' as const,

@@ -112,6 +112,8 @@ export function createFileBlobStore(dataDir: string, now?: () => number): BlobSt
 export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore {
   const { root } = options;
   const now = options.now ?? Date.now;
+  // On the system's clock a new file's mtime already says when it was written: no utimes call.
+  const systemClock = now === Date.now;
 
   function pathOf(key: string): string {
     checkBlobKey(key);
@@ -196,18 +198,31 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
       const header = Buffer.from(`${contentType}\n`, 'latin1');
       const handle = await openTemporary(temporary);
       try {
-        await pipeline(
-          Readable.from(
-            (async function* () {
-              yield header;
-              yield* bodyChunks(body);
-            })(),
-          ),
-          handle.createWriteStream(),
-        );
-        const when = new Date(createdAt);
-        await utimes(temporary, when, when);
-        const size = (await stat(temporary)).size - header.length;
+        let size: number;
+        if (body instanceof Uint8Array) {
+          // Bytes in hand (an image): one write and a close, not a stream and its machinery.
+          try {
+            await writeAll(handle, [header, body]);
+          } finally {
+            await handle.close();
+          }
+          size = body.byteLength;
+        } else {
+          await pipeline(
+            Readable.from(
+              (async function* () {
+                yield header;
+                yield* bodyChunks(body);
+              })(),
+            ),
+            handle.createWriteStream(),
+          );
+          size = (await stat(temporary)).size - header.length;
+        }
+        if (datedAt !== undefined || !systemClock) {
+          const when = new Date(createdAt);
+          await utimes(temporary, when, when);
+        }
         await rename(temporary, path);
         return { key, size, contentType, createdAt };
       } catch (error) {
@@ -263,16 +278,36 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
   };
 }
 
-/** Creates the file a put writes first, and its folder; a sweep may remove an emptied folder meanwhile, so once more then. */
-async function openTemporary(path: string): Promise<FileHandle> {
-  for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(path), { recursive: true });
-    try {
-      return await open(path, 'wx', 0o600);
-    } catch (error) {
-      if (attempt > 0 || !isMissing(error)) throw error;
+/** Writes every byte of `chunks` from the start of a new file (a write may take fewer than asked). */
+async function writeAll(handle: FileHandle, chunks: readonly Uint8Array[]): Promise<void> {
+  let pending = chunks;
+  while (pending.length > 0) {
+    let { bytesWritten } = await handle.writev(pending as Uint8Array[]);
+    if (bytesWritten === 0) throw new Error('a write to a blob file wrote nothing');
+    const rest: Uint8Array[] = [];
+    for (const chunk of pending) {
+      if (bytesWritten >= chunk.byteLength) bytesWritten -= chunk.byteLength;
+      else {
+        rest.push(chunk.subarray(bytesWritten));
+        bytesWritten = 0;
+      }
     }
+    pending = rest;
   }
+}
+
+/**
+ * Creates the file a put writes first. Its folder usually exists (folders are shared by many
+ * blobs): created only when the file cannot be, which also covers a sweep that removed it emptied.
+ */
+async function openTemporary(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'wx', 0o600);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  await mkdir(dirname(path), { recursive: true });
+  return open(path, 'wx', 0o600);
 }
 
 function isMissing(error: unknown): boolean {

@@ -70,6 +70,40 @@ describe('bench bars', () => {
   });
 });
 
+describe('CPU bars', () => {
+  /** A workload measured on the gateway and the bare proxy, with these CPU per request at saturation. */
+  const both = (id: WorkloadId, gateway: number, bare: number): WorkloadResult => ({
+    id,
+    title: id,
+    skipped: {},
+    targets: {
+      gateway: { saturationCpu: { microsPerRequest: gateway, utilization: 1, systemShare: 0.2 } },
+      'bare-proxy': { saturationCpu: { microsPerRequest: bare, utilization: 1, systemShare: 0.2 } },
+    },
+  });
+  const bar = (workloads: readonly WorkloadResult[], start: string) => checkBars(run(workloads)).find((check) => check.bar.startsWith(start))!;
+
+  test("chat: met at up to 3× the bare proxy's CPU per request of the same run", () => {
+    assert.deepEqual(bar([both('chat', 120, 40)], 'chat CPU per request'), {
+      bar: "chat CPU per request ≤ 3× the bare proxy's (same run)",
+      measured: '3.00× (120.0 / 40.0 µs)',
+      met: true,
+    });
+    assert.equal(bar([both('chat', 121, 40)], 'chat CPU per request').met, false);
+    assert.equal(bar([measured('chat', 121)], 'chat CPU per request').met, null);
+  });
+
+  test('images: met at up to 1,000 µs of CPU per request', () => {
+    assert.deepEqual(bar([both('images', 1000, 300)], 'images: CPU per request'), {
+      bar: 'images: CPU per request ≤ 1,000 µs (one 256x256 PNG as b64_json)',
+      measured: '1000 µs (3.3× the bare proxy)',
+      met: true,
+    });
+    assert.equal(bar([both('images', 1001, 300)], 'images: CPU per request').met, false);
+    assert.equal(bar([], 'images: CPU per request').met, null);
+  });
+});
+
 describe('bench report', () => {
   test('key limits A/B: the rounds, the median, and the bar met only with Redis counters at ≤ 10 µs', () => {
     const limitsAb = (counters: 'redis' | 'memory', differences: number[]) => ({

@@ -230,7 +230,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const response = await generate(gateway, { model: 'gateway/pics', prompt: 'kept', size: '64x32', response_format: 'b64_json' });
       const files = await gateway.deps.outputs.listOutputFiles(response.headers.get('x-gateway-request-id')!);
       assert.deepEqual(
-        files.map((file) => [file.key.split('/').at(-1), file.size]),
+        files.map((file) => [file.name, file.size]),
         [['image-0.png', Buffer.from(response.body.data[0].b64_json, 'base64').length]],
       );
       // The request log row names the file instead of repeating its base64.

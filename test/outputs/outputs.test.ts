@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
+import { outputKey } from '../../src/outputs/outputs.ts';
 import { createLogger, createRuntime } from '../../src/server/compose.ts';
 import { REQUEST_LOG_LIFETIME_MS, requestLogRecord } from '../../src/pipeline/request-log.ts';
 import { BLOB_SWEEP_BATCH, runMaintenance } from '../../src/storage/maintenance.ts';
@@ -157,8 +158,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(
         written.map((blob) => [blob.key, blob.size]),
         [
-          [`outputs/${id}/image-0.png`, 4],
-          [`outputs/${id}/image-1.webp`, large.length],
+          [outputKey(id, 'image-0.png'), 4],
+          [outputKey(id, 'image-1.webp'), large.length],
         ],
       );
       const got = await stored(id);
@@ -305,12 +306,12 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.equal((await stored(young)).status, 200);
         // Not yet: one millisecond before the old request's lifetime ends, nothing of it goes.
         await runMaintenance(gateway.store, start + REQUEST_LOG_LIFETIME_MS - 1, silent, { store: blobs, lifetimeMs: REQUEST_LOG_LIFETIME_MS });
-        assert.equal((await blobs.list(`outputs/${old.id}/`)).length, files.length);
+        assert.equal((await gateway.deps.outputs.listOutputFiles(old.id)).length, files.length);
         assert.notEqual(await gateway.store.getRequest(old.id), null);
 
         clock.now = start + REQUEST_LOG_LIFETIME_MS + 1;
         await runMaintenance(gateway.store, clock.now, silent, { store: blobs, lifetimeMs: REQUEST_LOG_LIFETIME_MS });
-        assert.deepEqual(await blobs.list(`outputs/${old.id}/`), []);
+        assert.deepEqual(await gateway.deps.outputs.listOutputFiles(old.id), []);
         assert.equal(await gateway.store.getRequest(old.id), null);
         await assertNotFound(old.id);
         // The younger request keeps its record and its file.

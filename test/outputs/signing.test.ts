@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { Outputs } from '../../src/outputs/outputs.ts';
+import { Outputs, outputBucket, outputFileName } from '../../src/outputs/outputs.ts';
 import { loadOutputSecret, OUTPUT_SECRET_FILE, OutputSecretError } from '../../src/outputs/secret.ts';
 import { checkSignature, SIGNED_URL_LIFETIME_MS } from '../../src/outputs/signing.ts';
 import { createFileBlobStore } from '../../src/storage/blobs.ts';
@@ -108,6 +108,7 @@ test('request ids and file names that are not one plain segment are refused', as
     ['req_1', '.hidden'],
     ['', 'a.png'],
     ['req_1', 'output.json'],
+    ['req.1', 'a.png'],
   ]) {
     await assert.rejects(store.storeOutputFiles(id, [{ name, contentType: 'image/png', bytes: new Uint8Array([1]) }]), `${id} ${name}`);
   }
@@ -115,8 +116,36 @@ test('request ids and file names that are not one plain segment are refused', as
   const stored = await store.storeOutputFiles('req_1', [{ name: 'image-0.png', contentType: 'image/png', bytes: new Uint8Array([1]) }]);
   assert.deepEqual(
     stored.map((blob) => blob.key),
-    ['outputs/req_1/image-0.png'],
+    ['files/req_1/req_1.image-0.png'],
   );
+});
+
+test("a request's files share a folder with the requests of the same two seconds; files of the layout before are still read", async () => {
+  const store = outputs();
+  // Time-ordered ids (src/core/ids.ts): 11 characters of time, then 16 random ones.
+  const [first, second, later] = ['req_00t4abcd000aaaaaaaaaaaaaaaa', 'req_00t4abcd7zzbbbbbbbbbbbbbbbb', 'req_00t4abce000cccccccccccccccc'];
+  for (const id of [first, second, later]) await store.storeOutputFiles(id, [{ name: 'image-0.png', contentType: 'image/png', bytes: Buffer.from(id) }]);
+  assert.equal(outputBucket(first), 'req_00t4abcd');
+  assert.equal(outputBucket(second), outputBucket(first));
+  assert.notEqual(outputBucket(later), outputBucket(first));
+  for (const id of [first, second, later]) {
+    assert.deepEqual(
+      (await store.listOutputFiles(id)).map((file) => [file.name, file.key]),
+      [['image-0.png', `files/${outputBucket(id)}/${id}.image-0.png`]],
+    );
+    const blob = await store.readOutputFile(id, 'image-0.png');
+    assert.equal(Buffer.concat(await blob!.stream.toArray()).toString(), id);
+  }
+  // A file stored as `outputs/{requestId}/{name}` before this layout is listed and read until it expires.
+  await store.blobs.put(`outputs/${first}/image-1.png`, Buffer.from('before'), 'image/png');
+  assert.deepEqual(
+    (await store.listOutputFiles(first)).map((file) => file.name),
+    ['image-0.png', 'image-1.png'],
+  );
+  const legacy = await store.readOutputFile(first, 'image-1.png');
+  assert.equal(Buffer.concat(await legacy!.stream.toArray()).toString(), 'before');
+  assert.equal(outputFileName(`outputs/${first}/image-1.png`), 'image-1.png');
+  assert.equal(outputFileName(`files/${outputBucket(first)}/${first}.video-0.mp4`), 'video-0.mp4');
 });
 
 test('without GATEWAY_OUTPUT_SECRET, the first start creates a private secret in the data dir and later starts keep it', async () => {

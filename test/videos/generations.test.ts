@@ -322,13 +322,13 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const created = (await gateway.store.getJob(id))!.createdAt;
       assert.equal(completed.status, 'completed');
       const blobs = gateway.deps.outputs.blobs;
-      assert.equal((await blobs.list(`outputs/${id}/`)).length, 1);
+      assert.equal((await gateway.deps.outputs.listOutputFiles(id)).length, 1);
       try {
         clock.now = created + JOB_LIFETIME_MS - 1;
         const lastPoll = await getVideo(gateway, id);
         assert.equal(lastPoll.status, 200, 'still there just before');
         await runMaintenance(gateway.store, clock.now, silent, { store: blobs, lifetimeMs: JOB_LIFETIME_MS });
-        assert.equal((await blobs.list(`outputs/${id}/`)).length, 1);
+        assert.equal((await gateway.deps.outputs.listOutputFiles(id)).length, 1);
         clock.now = created + JOB_LIFETIME_MS + 1;
         assertError(await getVideo(gateway, id), { status: 404, type: 'invalid_request_error', code: 'not_found' });
         // A URL signed by the last poll is still within its 10 minutes, but its job has expired.
@@ -338,7 +338,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
           code: 'not_found',
         });
         await runMaintenance(gateway.store, clock.now, silent, { store: blobs, lifetimeMs: JOB_LIFETIME_MS });
-        assert.deepEqual(await blobs.list(`outputs/${id}/`), []);
+        assert.deepEqual(await gateway.deps.outputs.listOutputFiles(id), []);
         assert.equal((await download(completed.data[0].url)).status, 403, 'its URL has expired too');
       } finally {
         clock.release();

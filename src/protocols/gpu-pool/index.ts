@@ -50,8 +50,8 @@ export const gpuPoolProtocol: ImagesProtocol = {
     const wire = checkedBody(checkImages, answer.body);
     const images: GeneratedImage[] = [];
     for (const datum of wire.data) {
-      const data = await imageOfDatum(datum, options);
-      images.push({ data, mediaType: imageMediaType(data) });
+      const received = await imageOfDatum(datum, options);
+      images.push({ ...received, mediaType: imageMediaType(received.data) });
     }
     const result: CanonicalImageResult = { images, providerModel: endpoint.upstreamModel, filtered: 0 };
     return request.size === undefined || request.size === 'auto' ? result : { ...result, size: request.size };

@@ -15,8 +15,8 @@ export function parseImagenResponse(body: unknown, model: string, size: string |
       filtered++;
       continue;
     }
-    const data = base64Image(prediction.bytesBase64Encoded);
-    images.push({ data, mediaType: imageMediaType(data), ...(prediction.prompt == null ? {} : { revisedPrompt: prediction.prompt }) });
+    const received = base64Image(prediction.bytesBase64Encoded);
+    images.push({ ...received, mediaType: imageMediaType(received.data), ...(prediction.prompt == null ? {} : { revisedPrompt: prediction.prompt }) });
   }
   return { images, providerModel: model, filtered, ...(size === undefined || size === 'auto' ? {} : { size }) };
 }

@@ -15,8 +15,8 @@ export async function parseImagesResponse(
   const wire = checkedBody(checkImages, body);
   const images: GeneratedImage[] = [];
   for (const datum of wire.data) {
-    const data = await imageOfDatum(datum, download);
-    images.push({ data, mediaType: imageMediaType(data), ...(datum.revised_prompt == null ? {} : { revisedPrompt: datum.revised_prompt }) });
+    const received = await imageOfDatum(datum, download);
+    images.push({ ...received, mediaType: imageMediaType(received.data), ...(datum.revised_prompt == null ? {} : { revisedPrompt: datum.revised_prompt }) });
   }
   const size = asked.size !== undefined && asked.size !== 'auto' ? asked.size : (wire.size ?? undefined);
   return {

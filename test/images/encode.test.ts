@@ -1,0 +1,21 @@
+/** The image answer's bytes are exactly the JSON of its body, whatever the body holds. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { imageResultBytes, type ImageResultBody } from '../../src/dialects/images/encode.ts';
+
+const usage = { input_tokens: 5, input_tokens_details: { text_tokens: 5, image_tokens: 0 }, output_tokens: 272, total_tokens: 277 };
+
+test('imageResultBytes is JSON.stringify of the body, base64 copied in', () => {
+  const bodies: ImageResultBody[] = [
+    { created: 1767225600, data: [] },
+    { created: 1767225600, data: [{ b64_json: 'iVBORw0KGgo=' }] },
+    { created: 1767225600, data: [{ b64_json: 'iVBORw0KGgo=', revised_prompt: 'a "lighthouse" \\ at dusk, 灯台 🌅\n' }, { b64_json: '' }], usage },
+    { created: 0, data: [{ url: 'https://gateway.example/v1/outputs/req_1/files/image-0.png?expires=1&signature=x' }, { url: 'u', revised_prompt: 'p' }] },
+    { created: 5, data: [{ b64_json: 'QUJD' }, { url: 'u' }, { b64_json: 'REVG', revised_prompt: '' }], usage },
+  ];
+  for (const body of bodies) {
+    const bytes = imageResultBytes(body);
+    assert.equal(bytes.toString('utf8'), JSON.stringify(body));
+    assert.deepEqual(JSON.parse(bytes.toString('utf8')), body);
+  }
+});
