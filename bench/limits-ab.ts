@@ -9,9 +9,10 @@
  */
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { startGateway } from './gateway.ts';
+import { startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
 import { cpuSeconds, startStandaloneSimulator } from './processes.ts';
+import type { RequestSpec } from './request-spec.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export interface LimitsAbResult {
@@ -40,14 +41,7 @@ export async function measureLimitsAb(
   options: { readonly rounds: number; readonly seconds: number },
   log: (line: string) => void,
 ): Promise<LimitsAbResult> {
-  /** The gateway's CPU per 2xx answer over one saturation run of `key`. */
-  const cpuPerRequest = async (key: string, durationSeconds: number): Promise<number> => {
-    const before = cpuSeconds(gateway.pid)!;
-    const run = await runClosedLoop({ origin: gateway.origin, request: chat.gateway(key) }, { connections: 50, durationSeconds, timeoutMs: 60_000 });
-    const after = cpuSeconds(gateway.pid)!;
-    if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.non2xx} answers were not 2xx, ${run.errors} errors`);
-    return ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
-  };
+  const cpuPerRequest = (key: string, durationSeconds: number) => gatewayCpuPerRequest(gateway, chat.gateway(key), durationSeconds);
   // A gateway just started costs more per request for its first seconds of load.
   for (let i = 0; i < 3; i++) for (const key of [gateway.apiKey, gateway.limitedKey]) await cpuPerRequest(key, 2);
   const rounds: { plain: number; limited: number }[] = [];
@@ -72,15 +66,25 @@ export async function measureLimitsAb(
   };
 }
 
-async function main(): Promise<void> {
+/** The gateway's CPU per 2xx answer (µs) over one saturation run of 50 connections sending `request`. */
+export async function gatewayCpuPerRequest(
+  gateway: { readonly origin: string; readonly pid: number },
+  request: RequestSpec,
+  durationSeconds: number,
+): Promise<number> {
+  const before = cpuSeconds(gateway.pid)!;
+  const run = await runClosedLoop({ origin: gateway.origin, request }, { connections: 50, durationSeconds, timeoutMs: 60_000 });
+  const after = cpuSeconds(gateway.pid)!;
+  if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.non2xx} answers were not 2xx, ${run.errors} errors`);
+  return ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
+}
+
+/**
+ * Runs `measure` against a gateway of the benchmark's catalog in front of a simulator of its own,
+ * both stopped after (the A/B measurements run on their own, outside `npm run bench`).
+ */
+export async function withStandaloneGateway<T>(redisUrl: string | undefined, measure: (gateway: RunningGateway) => Promise<T>): Promise<T> {
   const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-  const { values } = parseArgs({
-    options: {
-      rounds: { type: 'string', default: '12' },
-      seconds: { type: 'string', default: '3' },
-      redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
-    },
-  });
   const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
   try {
     const gateway = await startGateway(group, {
@@ -91,14 +95,10 @@ async function main(): Promise<void> {
       cpuProfileDir: undefined,
       dataRoot: undefined,
       timeoutMs: 30_000,
-      redisUrl: values.redis === 'none' ? undefined : values.redis,
+      redisUrl,
     });
     try {
-      const rounds = Number(values.rounds);
-      const seconds = Number(values.seconds);
-      console.log(`counters: ${gateway.limitCounters}; ${rounds} rounds of ${seconds} s per key`);
-      const result = await measureLimitsAb({ ...gateway, pid: gateway.child.pid }, { rounds, seconds }, console.log);
-      console.log(`cost of limiting: median ${result.medianMicros.toFixed(1)} µs CPU per request, mean ${result.meanMicros.toFixed(1)} µs`);
+      return await measure(gateway);
     } finally {
       await group.stopAll();
       gateway.cleanup();
@@ -106,6 +106,23 @@ async function main(): Promise<void> {
   } finally {
     await group.stopAll();
   }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '12' },
+      seconds: { type: 'string', default: '3' },
+      redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+    },
+  });
+  await withStandaloneGateway(values.redis === 'none' ? undefined : values.redis, async (gateway) => {
+    const rounds = Number(values.rounds);
+    const seconds = Number(values.seconds);
+    console.log(`counters: ${gateway.limitCounters}; ${rounds} rounds of ${seconds} s per key`);
+    const result = await measureLimitsAb({ ...gateway, pid: gateway.child.pid }, { rounds, seconds }, console.log);
+    console.log(`cost of limiting: median ${result.medianMicros.toFixed(1)} µs CPU per request, mean ${result.meanMicros.toFixed(1)} µs`);
+  });
 }
 
 if (import.meta.main) await main();

@@ -301,14 +301,25 @@ const DIALECT_CPU_MARGIN = 0.1;
  * throughput, because it is the steadier figure between runs and does not depend on the load core.
  */
 function dialectCpuBar(workloads: readonly WorkloadResult[], id: (typeof DIALECT_WORKLOADS)[number]): BarCheck {
+  return cpuRatioBar(
+    workloads,
+    id,
+    'chat',
+    1 + DIALECT_CPU_MARGIN,
+    `${id} CPU per request at most ${DIALECT_CPU_MARGIN * 100} % above chat's (gateway, same run)`,
+  );
+}
+
+/** One workload's gateway CPU per request at saturation against another's of the same run, met up to `bound` times it. */
+function cpuRatioBar(workloads: readonly WorkloadResult[], subject: WorkloadId, baseline: WorkloadId, bound: number, bar: string): BarCheck {
   const cpu = (workloadId: WorkloadId) => workloads.find((workload) => workload.id === workloadId)?.targets.gateway?.saturationCpu?.microsPerRequest;
-  const dialect = cpu(id);
-  const chat = cpu('chat');
-  const times = ratio(dialect, chat);
+  const measured = cpu(subject);
+  const base = cpu(baseline);
+  const times = ratio(measured, base);
   return {
-    bar: `${id} CPU per request at most ${DIALECT_CPU_MARGIN * 100} % above chat's (gateway, same run)`,
-    measured: times === null ? '—' : `${times.toFixed(2)}× (${(dialect as number).toFixed(1)} / ${(chat as number).toFixed(1)} µs)`,
-    met: times === null ? null : times <= 1 + DIALECT_CPU_MARGIN,
+    bar,
+    measured: times === null ? '—' : `${times.toFixed(2)}× (${(measured as number).toFixed(1)} / ${(base as number).toFixed(1)} µs)`,
+    met: times === null ? null : times <= bound,
   };
 }
 
@@ -335,6 +346,22 @@ function cpuBars(workloads: readonly WorkloadResult[]): BarCheck[] {
       met: image === undefined ? null : image <= IMAGE_CPU_MICROS,
     },
   ];
+}
+
+/**
+ * Streamed workloads and the plain workload of the same dialect and upstream: a streamed answer
+ * costs the gateway at most STREAM_CPU_RATIO times the plain one's CPU in the same run.
+ */
+const STREAMED_WORKLOADS = [
+  { streamed: 'chat-stream', plain: 'chat' },
+  { streamed: 'messages-stream', plain: 'messages' },
+] as const satisfies readonly { readonly streamed: WorkloadId; readonly plain: WorkloadId }[];
+/** docs/performance.md, "The bars". */
+const STREAM_CPU_RATIO = 1.3;
+
+function streamCpuBar(workloads: readonly WorkloadResult[], pair: (typeof STREAMED_WORKLOADS)[number]): BarCheck {
+  const bar = `${pair.streamed} CPU per request at most ${STREAM_CPU_RATIO}× ${pair.plain}'s (gateway, same run)`;
+  return cpuRatioBar(workloads, pair.streamed, pair.plain, STREAM_CPU_RATIO, bar);
 }
 
 /**
@@ -394,6 +421,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   for (const id of DIALECT_WORKLOADS) bars.push(dialectCpuBar(results.workloads, id));
+  for (const pair of STREAMED_WORKLOADS) bars.push(streamCpuBar(results.workloads, pair));
   bars.push(...cpuBars(results.workloads));
 
   const limits = value(results.limitsAb ?? undefined);

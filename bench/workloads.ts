@@ -12,6 +12,7 @@ export type WorkloadId =
   | 'models'
   | 'count-tokens'
   | 'messages'
+  | 'messages-stream'
   | 'responses'
   | 'chat-anthropic'
   | 'chat-idempotent'
@@ -202,6 +203,13 @@ export const WORKLOADS: readonly Workload[] = [
     title: 'POST /v1/messages, non-streaming, ~1 KB prompt, over an Anthropic-protocol upstream',
     upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, false) },
     gateway: (key) => ({ method: 'POST', path: '/v1/messages', headers: anthropicHeaders(key), body: messagesBody(GATEWAY_MODELS.claude, false) }),
+    probe: 'success',
+  },
+  {
+    id: 'messages-stream',
+    title: 'POST /v1/messages, streaming (20 text deltas), over an Anthropic-protocol upstream',
+    upstream: { method: 'POST', path: '/v1/messages', headers: anthropicHeaders(UPSTREAM_KEY), body: messagesBody(UPSTREAM_CLAUDE_MODEL, true) },
+    gateway: (key) => ({ method: 'POST', path: '/v1/messages', headers: anthropicHeaders(key), body: messagesBody(GATEWAY_MODELS.claude, true) }),
     probe: 'success',
   },
   {

@@ -10,6 +10,7 @@ import { formatUsd } from '../core/money.ts';
 import type { EndpointReport } from '../routing/endpoint-health.ts';
 import type { EndpointFigures, Percentiles, WalletCheck } from '../storage/dashboard-views.ts';
 import type { InstanceRow, Store } from '../storage/store.ts';
+import { ENDPOINT_FIGURES_ROWS } from '../storage/dashboard-views-sql.ts';
 import { DASHBOARD_STATEMENT_LIMIT_MS, UsageQueryTimeout } from '../storage/usage.ts';
 import { ownerPath, viewerGet, viewerPage, type Dashboard } from './context.ts';
 import { html, type Html } from './html.ts';
@@ -76,7 +77,7 @@ function endpointsTable(reports: readonly EndpointReport[], figures: readonly En
   const circuits = new Map(reports.map((report) => [report.key, report]));
   const keys = [...new Set([...reports.map((report) => report.key), ...byKey.keys()])];
   return html`<table data-testid="endpoints">
-    <caption>Upstream endpoints over the last hour, from the request log of every instance; the circuit as the breakers hold it (shared with Redis); the last error this instance saw</caption>
+    <caption>Upstream endpoints over the last hour, from the request log of every instance (its newest ${ENDPOINT_FIGURES_ROWS.toLocaleString('en-US')} requests at most); the circuit as the breakers hold it (shared with Redis); the last error this instance saw</caption>
     <thead><tr><th>Endpoint</th><th>Circuit</th><th class="num">Requests</th><th class="num">Error rate</th><th class="num">Latency p50 / p95, ms</th><th class="num">First byte p50 / p95, ms</th><th>Last error</th></tr></thead>
     <tbody>${
       keys.length === 0
@@ -152,7 +153,7 @@ export async function healthReads(store: Store, now: number) {
   const [database, instances, figures, counts, queued, checks] = await Promise.all([
     probe(() => store.currentVersion()),
     store.listInstances(),
-    store.endpointFigures(now - ENDPOINT_WINDOW_MS, now + 1),
+    bounded(store.endpointFigures(now - ENDPOINT_WINDOW_MS, now + 1)),
     store.operationsCounts(now - FAILED_DELIVERY_WINDOW_MS),
     store.countWaitingJobs(now),
     bounded(store.ledgerIntegrity()),
@@ -180,7 +181,7 @@ export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): 
           <dt>Redis</dt><dd>${counters === null ? 'not used: limits and circuits are kept in each process' : probeText(counters)}</dd>
         </dl>
         <h2>Upstream endpoints</h2>
-        ${endpointsTable(reports, figures)}
+        ${figures.done ? endpointsTable(reports, figures.value) : ranOutOfTime('endpoints')}
         <h2>Jobs and webhooks</h2>
         <dl class="facts" data-testid="backlog">
           <dt>Queued</dt><dd>${counts.queuedJobs}${queued.size > 0 ? ` (${[...queued].map(([kind, waiting]) => `${kind}: ${waiting.queued} queued, ${waiting.parked} parked between steps`).join('; ')})` : ''}</dd>

@@ -4,6 +4,7 @@
  * network beyond the gateway. Forms post urlencoded bodies; each answer carries the security
  * headers and each change is checked for CSRF (guard.ts). `GET /` leads here (server/home-page.ts).
  */
+import { UsageQueryTimeout } from '../storage/usage.ts';
 import { readFile } from 'node:fs/promises';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -53,6 +54,9 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
     // Failures are pages here, not the API's JSON envelope: what went wrong, and a way back.
     scope.setErrorHandler(async (error, request, reply) => {
       if (error instanceof DashboardForbidden) return failurePage(request, reply, 403, error.message);
+      // A read past the dashboard's time limit was stopped so that it loads neither the database nor the gateway.
+      if (error instanceof UsageQueryTimeout)
+        return failurePage(request, reply, 503, 'This page took too long to read. Narrow it with a filter or a shorter period.');
       if (error instanceof GatewayError && error.status < 500) return failurePage(request, reply, error.status, error.message);
       const status = (error as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500) return failurePage(request, reply, status, 'The request could not be read.');
@@ -74,7 +78,7 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
 
   async function failurePage(request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
     const viewer = await resolveViewer(request, sessions).catch(() => null);
-    const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Something went wrong';
+    const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status === 503 ? 'Too long to read' : 'Something went wrong';
     const body = html`${notice('error', message)}<p><a href="/dashboard">Back to the dashboard</a></p>`;
     return sendPage(reply, page({ title, user: viewer?.user ?? null, csrf: viewer?.session.csrfToken ?? '', path: request.url }, body), status);
   }

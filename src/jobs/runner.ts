@@ -46,8 +46,12 @@ interface SlotPool {
   running: number;
 }
 
-/** Whether a run ended the job's work here, or parked it for a later step; and the span of its call. */
+/**
+ * What a run did with its job: ended it here, parked it for a later step, or neither (handed back on
+ * stop, or moved on: another worker or a cancel has it); and the span of its call.
+ */
 interface RunOutcome {
+  ended: boolean;
   parked: boolean;
   trace: CallTrace | undefined;
 }
@@ -249,7 +253,7 @@ export class JobRunner {
 
   #begin(job: JobRecord, pool: SlotPool): void {
     const controller = new AbortController();
-    const outcome: RunOutcome = { parked: false, trace: undefined };
+    const outcome: RunOutcome = { ended: false, parked: false, trace: undefined };
     pool.running += 1;
     const done = this.#run(job, controller, outcome)
       .catch((error: unknown) => this.#options.logger.error({ err: error, jobId: job.id }, 'job runner failure'))
@@ -258,7 +262,8 @@ export class JobRunner {
         outcome.trace?.handedBack(outcome.parked ? 'parked' : this.#stopping ? 'stopping' : 'moved_on');
         this.#running.delete(job.id);
         pool.running -= 1;
-        if (!outcome.parked) this.jobFinished(job);
+        // Only a job ended here: one handed back or moved on still runs, and holds its slot of the key's limits.
+        if (outcome.ended) this.jobFinished(job);
         // A slot is free: look for the next job of its pool at once rather than at the next poll.
         this.#wakePools([pool]);
       });
@@ -320,8 +325,10 @@ export class JobRunner {
       },
       end: async (status: EndedJobStatus, result: unknown, cost) => {
         const ended = await store.transitionJob(job.id, ['in_progress'], { status, result, cost, leaseUntil: null, now: now() }, worker);
-        if (ended) this.#metrics.ended.inc({ kind: job.kind, status });
-        return ended !== null;
+        if (ended === null) return false;
+        this.#metrics.ended.inc({ kind: job.kind, status });
+        outcome.ended = true;
+        return true;
       },
       amend: async (result) => {
         await store.transitionJob(job.id, ['completed', 'incomplete'], { result, now: now() });

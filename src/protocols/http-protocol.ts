@@ -12,16 +12,8 @@ import { BatchCollector, type CanonicalRequest, type CanonicalResult, type Strea
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, GatewayError } from '../core/errors.ts';
 import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
-import {
-  fetchUpstreamText,
-  parseJsonBody,
-  readBodyText,
-  sendUpstream,
-  transportError,
-  type UpstreamCall,
-  type UpstreamResponse,
-} from './transport/http-client.ts';
-import { readSseMessages, type SseMessage } from './transport/sse.ts';
+import { fetchUpstreamText, parseJsonBody, streamUpstream, transportError, type UpstreamCall, type UpstreamStream } from './transport/http-client.ts';
+import { SseReader, type SseMessage } from './transport/sse.ts';
 
 /** What a finished stream may still send after its last event before its connection is given up. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
@@ -69,37 +61,38 @@ async function* streamEvents(
     yield events;
   };
   try {
-    const reads = readSseMessages(response.body);
+    const reader = new SseReader();
     while (true) {
-      let next: IteratorResult<readonly SseMessage[]>;
+      let chunks: readonly Buffer[] | undefined;
       try {
-        next = await reads.next();
+        chunks = await response.body.read();
       } catch (error) {
         add([{ type: 'error', error: transportError(error, context.signal) }]);
         yield* handOut();
         return;
       }
-      if (next.done) break;
+      if (chunks === undefined) break;
       let ended = false;
-      for (const message of next.value) {
+      for (const message of reader.feed(chunks)) {
         ended = add(decode(decoder, message));
         if (ended) break;
       }
       yield* handOut();
       if (ended) return;
     }
-    add(finishDecoding(decoder));
+    let ended = false;
+    for (const message of reader.end()) {
+      ended = add(decode(decoder, message));
+      if (ended) break;
+    }
+    if (!ended) add(finishDecoding(decoder));
     yield* handOut();
   } finally {
-    if (finished) {
-      // The answer is complete; what may remain is the stream's end (a `[DONE]`, the last chunk
-      // boundary). Reading it keeps the connection for the next request, where destroying the body
-      // would close it and cost an error with its stack trace on every stream.
-      response.body.dump({ limit: DRAIN_LIMIT_BYTES }).catch(() => undefined);
-    } else if (!response.body.destroyed) {
-      // A consumer that stops early (client gone, error) must not leave the upstream body streaming.
-      response.body.destroy();
-    }
+    // A finished answer keeps its connection for the next request: what may remain (a `[DONE]`,
+    // the last chunk boundary) is read and dropped, where cancelling would close it. A consumer
+    // that stops early (client gone, error) must not leave the upstream body streaming.
+    if (finished) response.body.drain(DRAIN_LIMIT_BYTES);
+    else response.body.cancel();
   }
 }
 
@@ -120,10 +113,10 @@ function upstreamCall(translator: HttpChatTranslator, request: CanonicalRequest,
 const isSuccess = (status: number) => status >= 200 && status <= 299;
 
 /** Sends a streaming request; a non-2xx answer is read and mapped by the translator. */
-async function openStream(translator: HttpChatTranslator, request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<UpstreamResponse> {
-  const response = await sendUpstream(upstreamCall(translator, request, endpoint, context, true));
+async function openStream(translator: HttpChatTranslator, request: CanonicalRequest, endpoint: RouteEndpoint, context: CallContext): Promise<UpstreamStream> {
+  const response = await streamUpstream(upstreamCall(translator, request, endpoint, context, true));
   if (isSuccess(response.status)) return response;
-  const text = await readBodyText(response, context.signal);
+  const text = await response.body.text();
   throw translator.parseError(response.status, response.headers, text);
 }
 

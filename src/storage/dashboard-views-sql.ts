@@ -200,14 +200,18 @@ export function operationsCountsFromRow(row: Row): OperationsCounts {
   };
 }
 
+/** The most requests the endpoints' figures are read from: the newest of the window. */
+export const ENDPOINT_FIGURES_ROWS = 20_000;
+
 /**
- * The attempts of the requests created in [$1, $2): an index range of `request_log (created_at,
- * id)`, with each row's `attempts` JSON text. They are read in JavaScript (endpointFiguresOf)
- * rather than by the engines' JSON functions, because PostgreSQL's refuse any JSON holding \u0000
- * or an unpaired surrogate, which an upstream's error message may carry. `guard` as above.
+ * The attempts of the newest requests created in [$1, $2), ENDPOINT_FIGURES_ROWS at most: an index
+ * range of `request_log (created_at, id)`, with each row's `attempts` JSON text. They are read in
+ * JavaScript (endpointFiguresOf) rather than by the engines' JSON functions, because PostgreSQL's
+ * refuse any JSON holding \u0000 or an unpaired surrogate, which an upstream's error message may
+ * carry; the cap bounds that work however busy the hour was. `guard` as above.
  */
 export const recentAttemptsQuery = (placeholder: Placeholder, guard = 'TRUE') =>
-  `SELECT attempts FROM request_log WHERE created_at >= ${placeholder(1)} AND created_at < ${placeholder(2)} AND attempts IS NOT NULL AND ${guard}`;
+  `SELECT attempts FROM request_log WHERE created_at >= ${placeholder(1)} AND created_at < ${placeholder(2)} AND attempts IS NOT NULL AND ${guard} ORDER BY created_at DESC LIMIT ${ENDPOINT_FIGURES_ROWS}`;
 
 /** The nearest-rank percentiles of values sorted ascending: the smallest whose rank reaches p % of the count. */
 function percentiles(sorted: readonly number[]): Percentiles | null {

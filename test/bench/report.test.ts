@@ -46,6 +46,19 @@ describe('bench bars', () => {
     assert.equal(dialectBar(checkBars(run([measured('chat', 200), measured('responses', 150)])), 'responses').met, true);
   });
 
+  test("streamed workloads: their CPU per request over the plain workload's of the same dialect, met up to 1.3 times it", () => {
+    const bars = checkBars(run([measured('chat', 200), measured('chat-stream', 260), measured('messages', 200), measured('messages-stream', 262)]));
+    const streamBar = (id: WorkloadId) => bars.find((bar) => bar.bar.startsWith(`${id} CPU per request`))!;
+    assert.deepEqual(streamBar('chat-stream'), {
+      bar: "chat-stream CPU per request at most 1.3× chat's (gateway, same run)",
+      measured: '1.30× (260.0 / 200.0 µs)',
+      met: true,
+    });
+    assert.equal(streamBar('messages-stream').met, false);
+    assert.equal(streamBar('messages-stream').measured, '1.31× (262.0 / 200.0 µs)');
+    assert.equal(dialectBar(checkBars(run([measured('chat-stream', 200)])), 'chat-stream').met, null);
+  });
+
   test('not measured when the run has no chat or no such workload', () => {
     for (const workloads of [[measured('responses', 200)], [measured('chat', 200)]]) {
       assert.deepEqual(dialectBar(checkBars(run(workloads)), 'responses'), {

@@ -131,6 +131,19 @@ describe('dashboard access and security', () => {
       store.usage = usage;
     }
     assert.equal((await clients.member!.get('/dashboard/usage')).status, 200);
+    // Any other page whose read ran out of time says so too, rather than failing with a 500.
+    const lists = gateway.store as { pageRequests: typeof gateway.store.pageRequests };
+    const pageRequests = lists.pageRequests;
+    lists.pageRequests = async () => {
+      throw new UsageQueryTimeout('the query ran past its limit');
+    };
+    try {
+      const page = await clients.member!.get('/dashboard/requests');
+      assert.equal(page.status, 503);
+      assert.match(await page.text(), /This page took too long to read\./);
+    } finally {
+      lists.pageRequests = pageRequests;
+    }
   });
 
   test('every route × role × owner: members reach their own owner (an organization member its accounts too), nothing else', async () => {

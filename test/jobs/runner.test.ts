@@ -176,7 +176,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       assert.ok(lookedAt >= dueAt, 'the second step ran at or after its due time');
     });
 
-    test("a run that leaves without its call's row ends the call's span as handed back: parked, then stopping", async () => {
+    test("a run that leaves without its call's row ends the call's span as handed back: parked, then stopping; the job is not finished", async () => {
       await store.deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
       const reasons: HandBackReason[] = [];
       const span = (): CallTrace => ({
@@ -202,11 +202,15 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
       });
       const runner = runnerOn(store, { concurrency: 1, operationSteps: 1 }, [operation]);
+      // A finished job gives back its slot of the key's limits and is announced: not one handed back.
+      const finishedJobs: string[] = [];
+      runner.onJobFinished((finishedJob) => finishedJobs.push(finishedJob.id));
       const job = await store.createJob(newJob('test-operation', 'acct_traced'));
       runner.start();
       await lookStarted;
       await runner.stop(1_000);
       assert.deepEqual(reasons, ['parked', 'stopping']);
+      assert.deepEqual(finishedJobs, []);
       const handedBack = await store.getJob(job.id);
       assert.equal(handedBack?.status, 'in_progress');
       assert.equal(handedBack?.leaseUntil, null);

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { StreamEvent } from '../../src/canonical/index.ts';
 import type { StreamDecoder } from '../../src/protocols/protocol.ts';
-import { readSseMessages } from '../../src/protocols/transport/sse.ts';
+import { SseReader } from '../../src/protocols/transport/sse.ts';
 
 /** `directory` is the test's `import.meta.dirname`; fixtures live in its `fixtures/` folder. */
 export function readFixture(directory: string, name: string): string {
@@ -24,11 +24,13 @@ export function readJsonFixture(directory: string, name: string): unknown {
  */
 export async function decodeSse(decoder: StreamDecoder, text: string, chunkSize = 7): Promise<StreamEvent[]> {
   const bytes = new TextEncoder().encode(text);
-  async function* chunks() {
+  function* chunks() {
     for (let offset = 0; offset < bytes.length; offset += chunkSize) yield bytes.subarray(offset, offset + chunkSize);
   }
   const events: StreamEvent[] = [];
-  for await (const messages of readSseMessages(chunks())) for (const message of messages) events.push(...decoder.push(message));
+  const reader = new SseReader();
+  for (const chunk of chunks()) for (const message of reader.feed([chunk])) events.push(...decoder.push(message));
+  for (const message of reader.end()) events.push(...decoder.push(message));
   events.push(...decoder.end());
   return events.map((event) => (event.type === 'usage' ? { type: 'usage', usage: event.usage } : event));
 }

@@ -34,6 +34,7 @@ import {
   type AnthropicUsageWire,
 } from './wire.ts';
 import { wireCheck } from '../wire-schema.ts';
+import { learnDeltaTemplate, type DeltaTemplate } from '../delta-template.ts';
 
 const checkEvent = wireCheck(AnthropicEventSchema, 'a message stream event');
 
@@ -45,7 +46,9 @@ type OpenBlock =
   /** A server tool call: not a canonical part, its input is collected for web-search.ts. */
   | { readonly kind: 'server_tool'; readonly id?: string; readonly name?: string; input: string };
 
-export function createAnthropicStreamDecoder(): StreamDecoder {
+/** `templates: false` decodes every event in full (tests hold the two ways to the same events). */
+export function createAnthropicStreamDecoder(options: { readonly templates?: boolean } = {}): StreamDecoder {
+  const templates = options.templates !== false;
   let started = false;
   let finished = false;
   let nextIndex = 0;
@@ -60,6 +63,8 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   /** Length of the answer text so far: citations are positions in it. */
   let answerLength = 0;
   const searches = new WebSearchTally();
+  /** The wrapping of the open text block's deltas, once one was decoded in full (../delta-template.ts), and that block. */
+  let textDelta: { readonly template: DeltaTemplate; readonly block: OpenBlock & { kind: 'text' }; readonly wireIndex: number } | undefined;
 
   const webSearchEvents = (): StreamEvent[] => {
     const webSearch = searches.info();
@@ -227,6 +232,15 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
   return {
     push(message) {
       if (finished) return [];
+      // A text delta like the last one of the same open block but for its text.
+      if (textDelta !== undefined && blocks.get(textDelta.wireIndex) === textDelta.block) {
+        const text = textDelta.template(message.data, message.event);
+        if (text === '') return [];
+        if (text !== undefined) {
+          answerLength += text.length;
+          return [{ type: 'text-delta', index: textDelta.block.index, text }];
+        }
+      }
       const parsed = parseEventJson(message.data);
       if (!parsed.ok) return fail(parsed.error);
       const type = message.event ?? (parsed.value as { type?: unknown } | null)?.type;
@@ -237,7 +251,14 @@ export function createAnthropicStreamDecoder(): StreamDecoder {
       const event = checked.value;
       if (typeof type !== 'string') return [];
       if (!started && type !== 'message_start') return [];
-      return onEvent({ ...event, type });
+      const events = onEvent({ ...event, type });
+      if (templates && type === 'content_block_delta' && events.length === 1 && events[0].type === 'text-delta' && event.delta?.type === 'text_delta') {
+        const wireIndex = event.index ?? 0;
+        const block = blocks.get(wireIndex);
+        const template = learnDeltaTemplate(message.data, events[0].text, textOf, message.event);
+        textDelta = template && block?.kind === 'text' ? { template, block, wireIndex } : undefined;
+      }
+      return events;
     },
     end() {
       return finished ? [] : fail(errors.malformedUpstream('a stream that ended before message_stop'));
@@ -259,3 +280,6 @@ function parsedInput(text: string): unknown {
     return undefined;
   }
 }
+
+/** Where a text delta's text is. */
+const textOf = (parsed: unknown): unknown => (parsed as { delta?: { text?: unknown } } | null)?.delta?.text;

@@ -17,14 +17,17 @@ import { chatFinish } from './finish.ts';
 import { chatLogprobs } from './logprobs.ts';
 import { chatCitations } from './response.ts';
 import { chatUsage } from './usage.ts';
-import { ChatCompletionSchema, type ChatChunkToolCallWire } from './wire.ts';
+import { ChatCompletionSchema, type ChatChunkToolCallWire, type ChatChunkWire } from './wire.ts';
 import { wireCheck } from '../wire-schema.ts';
+import { learnDeltaTemplate, type DeltaTemplate } from '../delta-template.ts';
 
 const checkChunk = wireCheck(ChatCompletionSchema, 'a chat completion chunk');
 
 type OpenPart = { readonly kind: 'text' | 'reasoning'; readonly index: number };
 
-export function createChatStreamDecoder(): StreamDecoder {
+/** `templates: false` decodes every chunk in full (tests hold the two ways to the same events). */
+export function createChatStreamDecoder(options: { readonly templates?: boolean } = {}): StreamDecoder {
+  const templates = options.templates !== false;
   let started = false;
   let finished = false;
   let nextIndex = 0;
@@ -34,6 +37,8 @@ export function createChatStreamDecoder(): StreamDecoder {
   let pendingFinish: Finish | undefined;
   /** Web-search annotations seen so far, attached to the end of the text part they cite. */
   let citations: Citation[] = [];
+  /** The wrapping of this stream's plain text chunks, once one was decoded in full (../delta-template.ts). */
+  let textChunk: DeltaTemplate | undefined;
 
   const closeOpen = (events: StreamEvent[]) => {
     if (open === undefined) return;
@@ -103,6 +108,11 @@ export function createChatStreamDecoder(): StreamDecoder {
     push(message) {
       if (finished) return [];
       if (message.data === '[DONE]') return complete();
+      // A chunk like the last plain text chunk but for its text continues the open text part.
+      if (textChunk !== undefined && open?.kind === 'text' && pendingFinish === undefined) {
+        const text = textChunk(message.data, message.event);
+        if (text !== undefined) return text ? [{ type: 'text-delta', index: open.index, text }] : [];
+      }
       const parsed = parseEventJson(message.data);
       if (!parsed.ok) return fail(parsed.error);
       const checked = checkChunk(parsed.value);
@@ -129,6 +139,10 @@ export function createChatStreamDecoder(): StreamDecoder {
         }
       }
       if (chunk.usage !== undefined && chunk.usage !== null) events.push({ type: 'usage', usage: chatUsage(chunk.usage), reported: chunk.usage });
+      else if (open?.kind === 'text') {
+        const text = plainText(chunk);
+        if (text !== undefined && templates) textChunk = learnDeltaTemplate(message.data, text, contentOf, message.event);
+      }
       return events;
     },
     end() {
@@ -137,3 +151,19 @@ export function createChatStreamDecoder(): StreamDecoder {
     },
   };
 }
+
+/**
+ * The text of a chunk that is one text delta and nothing else the decoder reads (no finish, usage,
+ * logprobs, tool calls, reasoning, refusal or annotations), which a template may stand for.
+ */
+function plainText(chunk: ChatChunkWire): string | undefined {
+  if (chunk.error != null || chunk.choices?.length !== 1) return undefined;
+  const [choice] = chunk.choices;
+  if ((choice.index ?? 0) !== 0 || choice.finish_reason != null || choice.logprobs != null || choice.delta == null) return undefined;
+  const { content, role, ...rest } = choice.delta;
+  if (typeof content !== 'string' || content === '' || (role != null && role !== 'assistant')) return undefined;
+  return Object.values(rest).every((value) => value == null) ? content : undefined;
+}
+
+/** Where a plain chunk's text is. */
+const contentOf = (parsed: unknown): unknown => (parsed as { choices?: { delta?: { content?: unknown } }[] } | null)?.choices?.[0]?.delta?.content;

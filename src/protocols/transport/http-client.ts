@@ -145,45 +145,206 @@ export async function sendUpstream(call: UpstreamCall): Promise<UpstreamResponse
  * were most of what the upstream call cost per request. Failures as for sendUpstream.
  */
 export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
+  return new Promise((resolve, reject) =>
+    dispatchCall(call, reject, (ended) => {
+      let status = 0;
+      let headers: UpstreamHeaders = {};
+      const chunks: Buffer[] = [];
+      return {
+        onResponseStart(_controller, statusCode, responseHeaders) {
+          status = statusCode;
+          headers = flattenHeaders(responseHeaders);
+        },
+        onResponseData(_controller, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          ended();
+          resolve({ status, headers, text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8') });
+        },
+        onResponseError(_controller, error) {
+          ended();
+          reject(transportError(error, call.signal));
+        },
+      };
+    }),
+  );
+}
+
+/** What reads an answer: every event of undici's dispatch but the request's start. */
+type AnswerHandler = Omit<Dispatcher.DispatchHandler, 'onRequestStart'> & { readonly started?: (controller: Dispatcher.DispatchController) => void };
+
+/**
+ * Dispatches a call under the caller's signal and its total deadline, either of which aborts it (a
+ * call aborted before it starts is rejected at once). `answer` makes the handler of the answer,
+ * which calls `ended` once the answer ended or failed, to stop watching them.
+ */
+function dispatchCall(call: UpstreamCall, reject: (error: GatewayError) => void, answer: (ended: () => void) => AnswerHandler): void {
   const { pool, options, timeouts } = prepareCall(call);
   const deadline = deadlineSignal(call.signal, timeouts.totalMs);
   const { signal } = deadline;
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      deadline.end();
-      reject(transportError(signal.reason, call.signal));
+  if (signal.aborted) {
+    deadline.end();
+    reject(transportError(signal.reason, call.signal));
+    return;
+  }
+  let abort: (() => void) | undefined;
+  const handler = answer(() => {
+    deadline.end();
+    if (abort !== undefined) signal.removeEventListener('abort', abort);
+  });
+  pool.dispatch(options, {
+    ...handler,
+    onRequestStart(controller) {
+      handler.started?.(controller);
+      abort = () => controller.abort(signal.reason);
+      signal.addEventListener('abort', abort, { once: true });
+    },
+  });
+}
+
+/** A streamed answer whose body is read through {@link UpstreamBody}. */
+export interface UpstreamStream {
+  readonly status: number;
+  readonly headers: UpstreamHeaders;
+  readonly body: UpstreamBody;
+}
+
+/**
+ * The body of a streamed answer. What arrived since the last read is handed over at once, one
+ * promise per read: no body stream and no async iterator between the socket and its reader, which
+ * were a large part of what a streamed request cost.
+ */
+export interface UpstreamBody {
+  /** The chunks that arrived since the last read (waiting for one when none did); undefined at the end. Throws a GatewayError. */
+  read(): Promise<readonly Buffer[] | undefined>;
+  /** The rest of the body as text (the answer of a failed call). */
+  text(): Promise<string>;
+  /**
+   * The answer is complete: what may remain of the body (a last chunk boundary) is read and
+   * dropped, up to `limit` bytes, so that the connection is kept for the next request.
+   */
+  drain(limit: number): void;
+  /** Stops the upstream: its consumer stopped early. */
+  cancel(): void;
+}
+
+/** Unread bytes past which the upstream is paused until its reader catches up. */
+const PAUSE_AFTER_BYTES = 64 * 1024;
+
+/**
+ * Sends one request whose answer is read as a stream, with undici's dispatch: the body's chunks
+ * are queued as they arrive and handed to each read together (see UpstreamBody), with
+ * back-pressure. Failures as for sendUpstream.
+ */
+export function streamUpstream(call: UpstreamCall): Promise<UpstreamStream> {
+  return new Promise((resolve, reject) =>
+    dispatchCall(call, reject, (ended) => {
+      const body = new DispatchedBody();
+      let answered = false;
+      return {
+        started(controller) {
+          body.controller = controller;
+        },
+        onResponseStart(_controller, statusCode, responseHeaders) {
+          answered = true;
+          resolve({ status: statusCode, headers: flattenHeaders(responseHeaders), body });
+        },
+        onResponseData(_controller, chunk) {
+          body.arrived(chunk);
+        },
+        onResponseEnd() {
+          ended();
+          body.ended();
+        },
+        onResponseError(_controller, error) {
+          ended();
+          const failure = transportError(error, call.signal);
+          if (answered) body.failed(failure);
+          else reject(failure);
+        },
+      };
+    }),
+  );
+}
+
+class DispatchedBody implements UpstreamBody {
+  controller: Dispatcher.DispatchController | undefined;
+  #queue: Buffer[] = [];
+  #queuedBytes = 0;
+  #done = false;
+  #failure: GatewayError | undefined;
+  #waiter: { resolve(chunks: readonly Buffer[] | undefined): void; reject(error: GatewayError): void } | undefined;
+  /** Bytes still allowed to arrive once the reader has what it wanted; undefined while it reads. */
+  #drainAllowance: number | undefined;
+
+  arrived(chunk: Buffer): void {
+    if (this.#drainAllowance !== undefined) {
+      this.#drainAllowance -= chunk.length;
+      if (this.#drainAllowance < 0) this.cancel();
       return;
     }
-    let status = 0;
-    let headers: UpstreamHeaders = {};
+    const waiter = this.#waiter;
+    if (waiter !== undefined) {
+      this.#waiter = undefined;
+      waiter.resolve([chunk]);
+      return;
+    }
+    this.#queue.push(chunk);
+    this.#queuedBytes += chunk.length;
+    if (this.#queuedBytes > PAUSE_AFTER_BYTES) this.controller?.pause();
+  }
+
+  ended(): void {
+    this.#done = true;
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.resolve(undefined);
+  }
+
+  failed(error: GatewayError): void {
+    this.#done = true;
+    this.#failure = error;
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.reject(error);
+  }
+
+  read(): Promise<readonly Buffer[] | undefined> {
+    if (this.#queue.length > 0) {
+      const chunks = this.#queue;
+      this.#queue = [];
+      this.#queuedBytes = 0;
+      if (this.controller?.paused) this.controller.resume();
+      return Promise.resolve(chunks);
+    }
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#done) return Promise.resolve(undefined);
+    if (this.controller?.paused) this.controller.resume();
+    return new Promise((resolve, reject) => (this.#waiter = { resolve, reject }));
+  }
+
+  async text(): Promise<string> {
     const chunks: Buffer[] = [];
-    let abort: (() => void) | undefined;
-    const stopWatching = () => {
-      deadline.end();
-      if (abort !== undefined) signal.removeEventListener('abort', abort);
-    };
-    pool.dispatch(options, {
-      onRequestStart(controller) {
-        abort = () => controller.abort(signal.reason);
-        signal.addEventListener('abort', abort, { once: true });
-      },
-      onResponseStart(_controller, statusCode, responseHeaders) {
-        status = statusCode;
-        headers = flattenHeaders(responseHeaders);
-      },
-      onResponseData(_controller, chunk) {
-        chunks.push(chunk);
-      },
-      onResponseEnd() {
-        stopWatching();
-        resolve({ status, headers, text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8') });
-      },
-      onResponseError(_controller, error) {
-        stopWatching();
-        reject(transportError(error, call.signal));
-      },
-    });
-  });
+    for (let read = await this.read(); read !== undefined; read = await this.read()) chunks.push(...read);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  drain(limit: number): void {
+    if (this.#done) return;
+    this.#drainAllowance = limit - this.#queuedBytes;
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    if (this.#drainAllowance < 0) this.cancel();
+    else if (this.controller?.paused) this.controller.resume();
+  }
+
+  cancel(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#queue = [];
+    this.controller?.abort(new Error("the stream's reader stopped"));
+  }
 }
 
 /** Reads a whole body as text, mapping a failure while reading like any other transport failure. */

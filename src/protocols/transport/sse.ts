@@ -8,23 +8,32 @@ import { errors, type GatewayError } from '../../core/errors.ts';
 export type SseMessage = Pick<EventSourceMessage, 'event' | 'data'>;
 
 /**
- * Yields the complete SSE messages of each body chunk together (keep-alive comments skipped): a
- * chunk often holds many events, and one hand-over per chunk instead of one per event is what keeps
- * a burst of small events cheap.
+ * The complete SSE messages of a body, fed the chunks of each read together (keep-alive comments
+ * skipped): a read often holds many events, and one hand-over per read instead of one per event is
+ * what keeps a burst of small events cheap.
  */
-export async function* readSseMessages(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<readonly SseMessage[]> {
-  let pending: SseMessage[] = [];
-  const parser = createParser({ onEvent: (message) => pending.push({ event: message.event, data: message.data }) });
-  const text = new TextDecoder();
-  for await (const chunk of body) {
-    parser.feed(typeof chunk === 'string' ? chunk : text.decode(chunk, { stream: true }));
-    if (pending.length > 0) {
-      yield pending;
-      pending = [];
-    }
+export class SseReader {
+  #pending: SseMessage[] = [];
+  readonly #parser = createParser({ onEvent: (message) => this.#pending.push({ event: message.event, data: message.data }) });
+  readonly #text = new TextDecoder();
+
+  /** The messages the chunks complete. */
+  feed(chunks: readonly Uint8Array[]): SseMessage[] {
+    for (const chunk of chunks) this.#parser.feed(this.#text.decode(chunk, { stream: true }));
+    return this.#take();
   }
-  parser.feed(text.decode());
-  if (pending.length > 0) yield pending;
+
+  /** The messages completed by the body's end. */
+  end(): SseMessage[] {
+    this.#parser.feed(this.#text.decode());
+    return this.#take();
+  }
+
+  #take(): SseMessage[] {
+    const messages = this.#pending;
+    if (messages.length > 0) this.#pending = [];
+    return messages;
+  }
 }
 
 /** Parses one event's JSON data; a malformed chunk becomes an error, never an exception. */

@@ -1,5 +1,4 @@
 /** The dashboard's request log, jobs and health reads on PostgreSQL (dashboard-views.ts), on the dashboard's own pool. */
-import { createHash } from 'node:crypto';
 import type { DashboardViewStore } from '../dashboard-views.ts';
 import {
   endpointFiguresOf,
@@ -32,16 +31,12 @@ const CHARGES: Statement = {
   text: `SELECT * FROM ledger_entries WHERE reservation_id = $1 AND kind = 'charge' ORDER BY id`,
 };
 const INTEGRITY = ledgerIntegrityQuery();
-const RECENT_ATTEMPTS: Statement = { name: 'gateway_dashboard_recent_attempts', text: recentAttemptsQuery(placeholder) };
+const RECENT_ATTEMPTS = recentAttemptsQuery(placeholder);
 const COUNTS: Statement = { name: 'gateway_dashboard_operations_counts', text: operationsCountsQuery(placeholder) };
 
-/** A prepared statement per distinct text (the filter combinations are few), named by its hash. */
-function statementOf(query: Query): Statement {
-  return { name: `gateway_dashboard_${createHash('sha256').update(query.text).digest('hex').slice(0, 16)}`, text: query.text };
-}
-
 export function postgresDashboardViews(database: PostgresDatabase): DashboardViewStore {
-  const run = async (query: Query) => (await database.query(statementOf(query), query.values)).rows;
+  // Through the dashboard's pool and query, which reports its time limit as such (the pages say so).
+  const run = (query: Query) => dashboardQuery(database, query.text, query.values);
   return {
     async pageRequests(filter, page) {
       return pageOf(await run(requestPageQuery(filter, page, placeholder)), page.limit, requestLineFromRow, timeCursor);
@@ -58,14 +53,13 @@ export function postgresDashboardViews(database: PostgresDatabase): DashboardVie
       return pageOf(await run(jobPageQuery(filter, page, placeholder)), page.limit, jobLineFromRow, timeCursor);
     },
     async ledgerIntegrity() {
-      // Through the dashboard's query, which reports the time limit as such (the health page says so).
       return walletChecks(await dashboardQuery(database, INTEGRITY, []));
     },
     async operationsCounts(since) {
       return operationsCountsFromRow((await database.query(COUNTS, [since])).rows[0]!);
     },
     async endpointFigures(from, to) {
-      return endpointFiguresOf((await database.query(RECENT_ATTEMPTS, [from, to])).rows);
+      return endpointFiguresOf(await dashboardQuery(database, RECENT_ATTEMPTS, [from, to]));
     },
   };
 }
