@@ -570,3 +570,8 @@ export const errors = {
     cause,
   })),
 };
+
+/** Whether the store could not be reached (a transient fault, not a verdict on the work). */
+export function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof GatewayError && error.code === 'storage_unavailable';
+}

@@ -21,7 +21,7 @@
  */
 import type { OperationState, VideoOperation } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { errors, type GatewayError } from '../core/errors.ts';
+import { errors, type GatewayError, isStoreUnavailable } from '../core/errors.ts';
 import type { Outputs } from '../outputs/outputs.ts';
 import { completeWithFallback } from '../pipeline/attempts.ts';
 import { crashPoint } from '../core/crash-point.ts';
@@ -127,7 +127,11 @@ async function runVideoStep(deps: VideoJobDeps, presenter: VideoJobPresenter, jo
     });
   } catch (error) {
     // Stopping, or the lease lost: the job stays as it is, and whoever runs it next resumes it.
-    if (context.signal.aborted) return;
+    // So too when the store could not be reached (a checkpoint, a park, a settlement): failing the
+    // job would release its hold while the upstream goes on with the work; its lease lapses instead,
+    // and the next run resumes it from its last checkpoint (an ended job's hold is finished by the
+    // runner's reconciliation).
+    if (context.signal.aborted || isStoreUnavailable(error)) return;
     await call.fail(error, endpoint);
   }
 }

@@ -15,7 +15,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { cacheWritesByLifetime, ZERO_USAGE } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
-import { GatewayError } from '../core/errors.ts';
+import { isStoreUnavailable } from '../core/errors.ts';
 import { JsonText } from '../core/json-text.ts';
 import type { Picos } from '../core/money.ts';
 import type { Logger } from '../core/logger.ts';
@@ -190,10 +190,6 @@ interface PendingRow {
 
 /** A write either ended for each of its rows (written, held or dropped) or found the store away. */
 type WriteOutcome = 'done' | 'unavailable';
-
-function isStoreUnavailable(error: unknown): boolean {
-  return error instanceof GatewayError && error.code === 'storage_unavailable';
-}
 
 export class RequestLogWriter {
   /** Rows not tried yet. */
