@@ -238,7 +238,10 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         id,
       );
       assert.equal(polled.status, 'cancelled');
-      assert.deepEqual(await gateway.store.getBalance(owner), before, 'the hold went back in full and nothing was charged');
+      // Nothing charged, and the hold back in full. (What is reserved may also count a credit lease of the
+      // instance's on PostgreSQL, taken and given back around other requests: docs/billing.md.)
+      assert.equal((await gateway.store.getBalance(owner)).balance, before.balance, 'nothing was charged');
+      await eventually(async () => assert.ok((await gateway.store.getBalance(owner)).reserved <= before.reserved, 'the hold went back in full'));
       const audit = (await gateway.store.listAudit({ action: 'job.cancel' }, { limit: 5 })).items;
       assert.deepEqual(
         audit.map((entry) => [entry.actor.label, entry.target?.id]),
