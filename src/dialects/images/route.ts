@@ -102,8 +102,16 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
           },
         ),
         // Before validation: the multipart form becomes the JSON form's object.
-        preValidation: async (request: FastifyRequest) => {
-          if (request.isMultipart()) request.body = await readMultipartEdit(request);
+        preValidation: async (request: FastifyRequest, reply: FastifyReply) => {
+          if (!request.isMultipart()) return;
+          try {
+            request.body = await readMultipartEdit(request);
+          } catch (error) {
+            // Refused part-way, the rest of the body is unread: the connection cannot carry another
+            // request (its next one would wait behind those bytes until the request timeout).
+            reply.header('connection', 'close');
+            throw error;
+          }
         },
       },
       async (request, reply) => answer(request, reply, EDITS, await decodeImageEdit(request.body)),
