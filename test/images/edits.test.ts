@@ -142,7 +142,7 @@ describe('image edits', () => {
     });
   });
 
-  test('a multipart body refused part-way closes its connection: the requests after it on a kept-alive connection are answered', async () => {
+  test('a multipart body refused part-way is read to its end: the requests after it on a kept-alive connection are answered', async () => {
     // Without a boundary the parser refuses the body before reading it; a large one is still in flight.
     const unread = JSON.stringify({ model: { a: 'x'.repeat(170_000) } });
     const refused = await fetch(`${gateway.baseUrl}/v1/images/edits`, {
@@ -151,7 +151,6 @@ describe('image edits', () => {
       body: unread,
     });
     assert.equal(refused.status, 400);
-    assert.equal(refused.headers.get('connection'), 'close');
     await refused.text();
     // The next two, as a client that keeps its connections alive sends them: each answered at once,
     // where the second used to wait behind the unread bytes until the request timeout (a minute).

@@ -102,14 +102,17 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
           },
         ),
         // Before validation: the multipart form becomes the JSON form's object.
-        preValidation: async (request: FastifyRequest, reply: FastifyReply) => {
+        preValidation: async (request: FastifyRequest) => {
           if (!request.isMultipart()) return;
           try {
             request.body = await readMultipartEdit(request);
           } catch (error) {
-            // Refused part-way, the rest of the body is unread: the connection cannot carry another
-            // request (its next one would wait behind those bytes until the request timeout).
-            reply.header('connection', 'close');
+            // Refused part-way, the rest of the body is unread: it is read and thrown away, so that the
+            // client, still sending, reads the answer, and its connection can carry the next request
+            // (which would otherwise wait behind those bytes until the request timeout). The body was
+            // bounded before it was read (multipart.ts); the request timeout bounds one that never ends.
+            request.raw.unpipe();
+            request.raw.resume();
             throw error;
           }
         },
