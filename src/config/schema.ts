@@ -367,7 +367,16 @@ export const GatewayConfig = Type.Object(
     ),
     webhooks: Type.Optional(WebhooksConfig),
     /** The dashboard (docs/dashboard.md). */
-    dashboard: Type.Optional(Type.Object({ sso: Type.Optional(SsoConfig) }, { additionalProperties: false })),
+    dashboard: Type.Optional(
+      Type.Object(
+        {
+          sso: Type.Optional(SsoConfig),
+          /** The share of an instance's time the dashboard's heavy reads may take (docs/dashboard.md); default 0.02. */
+          read_share: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Circuit breakers of provider endpoints (docs/operations.md, "Circuit breakers"); defaults in src/routing/breaker.ts. */
     breakers: Type.Optional(
       Type.Object(

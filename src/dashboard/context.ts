@@ -2,6 +2,7 @@
  * What the dashboard's pages share: the session, the CSRF check, who may see which owner, the
  * admin operations and user operations acting as the signed-in user, and the HTML answer.
  */
+import { DEFAULT_READ_SHARE, ReadPacer } from './read-pacer.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAdminOperations, type AdminOperations } from '../admin/operations.ts';
 import { errors } from '../core/errors.ts';
@@ -25,6 +26,8 @@ export interface Dashboard {
   users(request: FastifyRequest, viewer: Viewer): UserOperations;
   /** Records a change the signed-in user made (docs/dashboard.md, "Audit log"). */
   audit(request: FastifyRequest, viewer: Viewer): Auditor;
+  /** Paces the heavy reads (read-pacer.ts). */
+  readonly reads: ReadPacer;
 }
 
 export function createDashboard(deps: AppDeps, sessions: Sessions): Dashboard {
@@ -43,6 +46,7 @@ export function createDashboard(deps: AppDeps, sessions: Sessions): Dashboard {
       }),
     users: (request, viewer) => createUserOperations({ store: deps.store, audit: auditor(request, viewer), actorLabel: viewer.user.email, now: deps.now }),
     audit: auditor,
+    reads: new ReadPacer(deps.config.dashboard?.read_share ?? DEFAULT_READ_SHARE),
   };
 }
 
@@ -88,6 +92,17 @@ export function viewerGet<P = Record<string, string>>(
   operatorOnly = false,
 ): void {
   viewerRoute('GET', app, dashboard, path, handler, operatorOnly);
+}
+
+/** A page whose reads are heavy (usage, the lists, health): served in turn under the read pacer. */
+export function pacedGet<P = Record<string, string>>(
+  app: FastifyInstance,
+  dashboard: Dashboard,
+  path: string,
+  handler: Handler<P>,
+  operatorOnly = false,
+): void {
+  viewerRoute<P>('GET', app, dashboard, path, (request, reply, viewer) => dashboard.reads.run(() => handler(request, reply, viewer)), operatorOnly);
 }
 
 export function viewerPost<P = Record<string, string>>(

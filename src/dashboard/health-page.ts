@@ -12,7 +12,7 @@ import type { EndpointFigures, Percentiles, WalletCheck } from '../storage/dashb
 import type { InstanceRow, Store } from '../storage/store.ts';
 import { ENDPOINT_FIGURES_ROWS } from '../storage/dashboard-views-sql.ts';
 import { DASHBOARD_STATEMENT_LIMIT_MS, UsageQueryTimeout } from '../storage/usage.ts';
-import { ownerPath, viewerGet, viewerPage, type Dashboard } from './context.ts';
+import { ownerPath, viewerPage, type Dashboard, pacedGet } from './context.ts';
 import { html, type Html } from './html.ts';
 import { noRows, time } from './layout.ts';
 
@@ -163,7 +163,7 @@ export async function healthReads(store: Store, now: number) {
 
 export function registerHealthPage(app: FastifyInstance, dashboard: Dashboard): void {
   const { store, health, limiter, now } = dashboard.deps;
-  viewerGet(
+  pacedGet(
     app,
     dashboard,
     '/dashboard/health',

@@ -11,7 +11,7 @@ import { isEnded } from '../jobs/jobs.ts';
 import type { MeteredPayload } from '../jobs/metered-job.ts';
 import { JOB_STATES, type JobState } from '../storage/dashboard-views.ts';
 import type { BuiltInJobKind, JobRecord } from '../storage/store.ts';
-import { ownerPath, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard } from './context.ts';
+import { ownerPath, viewerGet, viewerPage, viewerPost, visibleOwner, type Dashboard, pacedGet } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
 import { csrfField, json, nextPageLink, noRows, notice, time } from './layout.ts';
@@ -47,7 +47,7 @@ export function registerJobPages(app: FastifyInstance, dashboard: Dashboard): vo
     return job;
   }
 
-  viewerGet(app, dashboard, '/dashboard/jobs', async (request, reply, viewer) => {
+  pacedGet(app, dashboard, '/dashboard/jobs', async (request, reply, viewer) => {
     const query = request.query;
     const kind = oneOf('kind', query.kind, KINDS);
     const state = oneOf('state', query.state, Object.keys(JOB_STATES) as JobState[]);

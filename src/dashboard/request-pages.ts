@@ -11,7 +11,7 @@ import { formatUsd, UNIT_RATE, usdToPicos, type Picos } from '../core/money.ts';
 import type { BlobInfo } from '../storage/blobs.ts';
 import type { RequestFilter } from '../storage/dashboard-views.ts';
 import type { OwnerRef, RequestLogRecord, RequestStatus } from '../storage/store.ts';
-import { ownerPath, viewerGet, viewerPage, visibleOwner, type Dashboard } from './context.ts';
+import { ownerPath, viewerGet, viewerPage, visibleOwner, type Dashboard, pacedGet } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
 import { json, nextPageLink, noRows, time } from './layout.ts';
@@ -113,7 +113,7 @@ export function registerRequestPages(app: FastifyInstance, dashboard: Dashboard)
     return new Map([...listed, ...named.flat()].map((file) => [outputFileName(file.key), file]));
   }
 
-  viewerGet(app, dashboard, '/dashboard/requests', async (request, reply, viewer) => {
+  pacedGet(app, dashboard, '/dashboard/requests', async (request, reply, viewer) => {
     const query = request.query;
     const operator = viewer.user.role.kind === 'operator';
     const page = await store.pageRequests(filterOf(query, viewer), { after: query.after ?? null, limit: PAGE });

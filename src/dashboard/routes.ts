@@ -58,6 +58,10 @@ export const dashboardRoutes: RouteModule = async (app, deps) => {
       if (error instanceof UsageQueryTimeout)
         return failurePage(request, reply, 503, 'This page took too long to read. Narrow it with a filter or a shorter period.');
       if (error instanceof GatewayError && error.status < 500) return failurePage(request, reply, error.status, error.message);
+      if (error instanceof GatewayError && error.code === 'server_busy') {
+        reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+        return failurePage(request, reply, 503, 'The dashboard is busy with other reads: try again in a moment.');
+      }
       const status = (error as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500) return failurePage(request, reply, status, 'The request could not be read.');
       request.log.error({ err: error }, 'dashboard request failed');

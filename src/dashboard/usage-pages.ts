@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatUsd, type Picos } from '../core/money.ts';
 import { USAGE_DIMENSIONS, UsageQueryTimeout, type UsageFigures, type UsageRow } from '../storage/usage.ts';
 import { USAGE_GRAINS } from '../storage/usage-rollups.ts';
-import { sendPage, viewerGet, type Dashboard } from './context.ts';
+import { sendPage, type Dashboard, pacedGet } from './context.ts';
 import type { Viewer } from './guard.ts';
 import { html, type Html } from './html.ts';
 import { notice, page } from './layout.ts';
@@ -264,7 +264,7 @@ export function registerUsagePages(app: FastifyInstance, dashboard: Dashboard): 
     }
   }
 
-  viewerGet(app, dashboard, '/dashboard/usage', async (request, reply, viewer) => {
+  pacedGet(app, dashboard, '/dashboard/usage', async (request, reply, viewer) => {
     const view = usageView(request.query, viewer.user, dashboard.deps.now());
     const rows = await rowsOf(request, reply, viewer, view, 'This view took too long to read. Choose a shorter period, the view by day, or a filter.');
     if (rows === undefined) return reply;
@@ -284,7 +284,7 @@ export function registerUsagePages(app: FastifyInstance, dashboard: Dashboard): 
     return render(request, reply, viewer, view, body);
   });
 
-  viewerGet(app, dashboard, '/dashboard/usage.csv', async (request, reply, viewer) => {
+  pacedGet(app, dashboard, '/dashboard/usage.csv', async (request, reply, viewer) => {
     const view = usageView(request.query, viewer.user, dashboard.deps.now());
     const rows = await rowsOf(request, reply, viewer, view, 'This export took too long to read. Choose a shorter period or a filter.');
     if (rows === undefined) return reply;
