@@ -112,14 +112,23 @@ describe('dashboard access and security', () => {
 
   const owner = (kind: string, id: string) => `/dashboard/owners/${kind}/${id}`;
 
-  test('a usage read past its time limit: the page and its export answer 503, saying how to narrow the view', async () => {
-    // The store's own limit is tested in test/storage/dashboard-reads.test.ts; here, what the pages make of it.
-    const store = gateway.store as { usage: typeof gateway.store.usage };
-    const usage = store.usage;
-    store.usage = async () => {
+  /** Runs `check` while the store's `method` runs past the dashboard's time limit. */
+  async function pastTheLimit(method: 'usage' | 'pageRequests', check: () => Promise<void>): Promise<void> {
+    const store = gateway.store as unknown as Record<typeof method, unknown>;
+    const read = store[method];
+    store[method] = async () => {
       throw new UsageQueryTimeout('the query ran past its limit');
     };
     try {
+      await check();
+    } finally {
+      store[method] = read;
+    }
+  }
+
+  test('a usage read past its time limit: the page and its export answer 503, saying how to narrow the view', async () => {
+    // The store's own limit is tested in test/storage/dashboard-reads.test.ts; here, what the pages make of it.
+    await pastTheLimit('usage', async () => {
       const page = await clients.member!.get('/dashboard/usage');
       assert.equal(page.status, 503);
       assert.match(await page.text(), /This view took too long to read\. Choose a shorter period, the view by day, or a filter\./);
@@ -127,23 +136,14 @@ describe('dashboard access and security', () => {
       assert.equal(csv.status, 503);
       assert.match(csv.headers.get('content-type') ?? '', /^text\/html/);
       assert.match(await csv.text(), /This export took too long to read\./);
-    } finally {
-      store.usage = usage;
-    }
+    });
     assert.equal((await clients.member!.get('/dashboard/usage')).status, 200);
     // Any other page whose read ran out of time says so too, rather than failing with a 500.
-    const lists = gateway.store as { pageRequests: typeof gateway.store.pageRequests };
-    const pageRequests = lists.pageRequests;
-    lists.pageRequests = async () => {
-      throw new UsageQueryTimeout('the query ran past its limit');
-    };
-    try {
+    await pastTheLimit('pageRequests', async () => {
       const page = await clients.member!.get('/dashboard/requests');
       assert.equal(page.status, 503);
       assert.match(await page.text(), /This page took too long to read\./);
-    } finally {
-      lists.pageRequests = pageRequests;
-    }
+    });
   });
 
   test('every route × role × owner: members reach their own owner (an organization member its accounts too), nothing else', async () => {
