@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { encode } from 'fast-png';
+import { Agent } from 'undici';
 import { usdToPicos } from '../../src/core/money.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { assertError, type JsonResponse } from '../helpers/http.ts';
@@ -142,27 +143,33 @@ describe('image edits', () => {
     });
   });
 
-  test('a multipart body refused part-way is read to its end: the requests after it on a kept-alive connection are answered', async () => {
-    // Without a boundary the parser refuses the body before reading it; a large one is still in flight.
-    const unread = JSON.stringify({ model: { a: 'x'.repeat(170_000) } });
-    const refused = await fetch(`${gateway.baseUrl}/v1/images/edits`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'multipart/form-data' },
-      body: unread,
-    });
-    assert.equal(refused.status, 400);
-    await refused.text();
-    // The next two, as a client that keeps its connections alive sends them: each answered at once,
-    // where the second used to wait behind the unread bytes until the request timeout (a minute).
-    for (const body of [JSON.stringify({ deep: [[[]]] }), JSON.stringify({ ...fields, image: 'x'.repeat(500_000) })]) {
-      const response = await fetch(`${gateway.baseUrl}/v1/images/edits`, {
+  test('a multipart body refused part-way is read to its end: the requests after it on its kept-alive connection are answered', async () => {
+    // One connection, kept alive, as an SDK's pool reuses it.
+    const connection = new Agent({ connections: 1 });
+    const post = (contentType: string, body: string) =>
+      fetch(`${gateway.baseUrl}/v1/images/edits`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': contentType },
         body,
+        // Far below the request timeout (a minute) that the third request used to wait for.
         signal: AbortSignal.timeout(30_000),
-      });
-      assert.equal(response.status, 400);
-      await response.text();
+        dispatcher: connection,
+      } as RequestInit);
+    try {
+      // Without a boundary the parser refuses the body before reading it.
+      const statuses: number[] = [];
+      for (const [contentType, body] of [
+        ['multipart/form-data', JSON.stringify({ image: 'A'.repeat(174_000) })],
+        ['application/json', JSON.stringify({ deep: [[[]]] })],
+        ['application/json', JSON.stringify({ ...fields })],
+      ] as const) {
+        const response = await post(contentType, body);
+        statuses.push(response.status);
+        await response.text();
+      }
+      assert.deepEqual(statuses, [400, 400, 400]);
+    } finally {
+      await connection.close();
     }
   });
 
