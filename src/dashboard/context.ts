@@ -95,14 +95,8 @@ export function viewerGet<P = Record<string, string>>(
 }
 
 /** A page whose reads are heavy (usage, the lists, health): served in turn under the read pacer. */
-export function pacedGet<P = Record<string, string>>(
-  app: FastifyInstance,
-  dashboard: Dashboard,
-  path: string,
-  handler: Handler<P>,
-  operatorOnly = false,
-): void {
-  viewerRoute<P>('GET', app, dashboard, path, (request, reply, viewer) => dashboard.reads.run(() => handler(request, reply, viewer)), operatorOnly);
+export function pacedGet<P = Record<string, string>>(...[app, dashboard, path, handler, operatorOnly]: Parameters<typeof viewerGet<P>>): void {
+  viewerGet<P>(app, dashboard, path, (request, reply, viewer) => dashboard.reads.run(() => handler(request, reply, viewer)), operatorOnly);
 }
 
 export function viewerPost<P = Record<string, string>>(
