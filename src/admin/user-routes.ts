@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { ADMIN_KEY_ACTOR, createAuditor } from '../people/audit.ts';
+import { passwordHashingOf } from '../people/passwords.ts';
 import { createUserOperations, invitationView, userView, type IssuedLink, type UserOperations } from '../people/users.ts';
 import type { UserRole } from '../storage/people.ts';
 import { CreateUserBody, IdParams, InvitationBody, PageQuery } from './schemas.ts';
@@ -33,6 +34,7 @@ export function registerUserRoutes(admin: FastifyInstance, deps: AppDeps): void 
       audit: createAuditor(deps.store, { actor: ADMIN_KEY_ACTOR, source: request.ip }, deps.now),
       actorLabel: ADMIN_KEY_ACTOR.label,
       now: deps.now,
+      hashing: passwordHashingOf(deps.config),
     });
   const url = (request: FastifyRequest, link: IssuedLink) => `${deps.outputs.originOf(request)}${link.path}`;
 

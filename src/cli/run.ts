@@ -24,6 +24,7 @@ import { endpointsCommand } from './commands/endpoints.ts';
 import { webhookCommands } from './commands/webhooks.ts';
 import { createOutput } from './output.ts';
 import { cliAuditContext, createAuditor } from '../people/audit.ts';
+import { DEFAULT_PASSWORD_HASHING } from '../people/passwords.ts';
 import { createUserOperations } from '../people/users.ts';
 import { auditCommands } from './commands/audit.ts';
 import { userCommands } from './commands/users.ts';
@@ -105,7 +106,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       async users() {
         const { store: opens } = await open();
         const context = cliAuditContext();
-        return createUserOperations({ store: opens, audit: createAuditor(opens, context, Date.now), actorLabel: context.actor.label, now: Date.now });
+        // No command sets a password (a user gets a link), so the config file's hashing is not read.
+        return createUserOperations({
+          store: opens,
+          audit: createAuditor(opens, context, Date.now),
+          actorLabel: context.actor.label,
+          now: Date.now,
+          hashing: DEFAULT_PASSWORD_HASHING,
+        });
       },
       async store() {
         return (await open()).store;

@@ -373,6 +373,19 @@ export const GatewayConfig = Type.Object(
           sso: Type.Optional(SsoConfig),
           /** The share of an instance's time the dashboard's heavy reads may take (docs/dashboard.md); default 0.02. */
           read_share: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+          /**
+           * scrypt's cost of new password hashes (docs/dashboard.md, "Users and sign-in"); default
+           * N = 32768, p = 3. The least allowed, N = 16384 and p = 1, is libsodium's interactive baseline.
+           */
+          password_hashing: Type.Optional(
+            Type.Object(
+              {
+                n: Type.Union([Type.Literal(16_384), Type.Literal(32_768), Type.Literal(65_536), Type.Literal(131_072)]),
+                p: Type.Integer({ minimum: 1, maximum: 16 }),
+              },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

@@ -8,6 +8,7 @@ import { createAdminOperations, type AdminOperations } from '../admin/operations
 import { errors } from '../core/errors.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { createAuditor, type Auditor } from '../people/audit.ts';
+import { passwordHashingOf } from '../people/passwords.ts';
 import { userActor, type Sessions } from '../people/sessions.ts';
 import { createUserOperations, type UserOperations } from '../people/users.ts';
 import type { User } from '../storage/people.ts';
@@ -44,7 +45,14 @@ export function createDashboard(deps: AppDeps, sessions: Sessions): Dashboard {
         webhookPolicy: () => ({ allowPrivateAddresses: webhookSettings(deps.config).allowPrivateAddresses }),
         audit: auditor(request, viewer),
       }),
-    users: (request, viewer) => createUserOperations({ store: deps.store, audit: auditor(request, viewer), actorLabel: viewer.user.email, now: deps.now }),
+    users: (request, viewer) =>
+      createUserOperations({
+        store: deps.store,
+        audit: auditor(request, viewer),
+        actorLabel: viewer.user.email,
+        now: deps.now,
+        hashing: passwordHashingOf(deps.config),
+      }),
     audit: auditor,
     reads: new ReadPacer(deps.config.dashboard?.read_share ?? DEFAULT_READ_SHARE),
   };

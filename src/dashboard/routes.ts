@@ -11,6 +11,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors.ts';
 import type { RouteModule } from '../http/route-module.ts';
+import { passwordHashingOf } from '../people/passwords.ts';
 import { createSessions } from '../people/sessions.ts';
 import { createDashboard, DashboardForbidden, sendPage } from './context.ts';
 import { registerDirectoryPages } from './directory-pages.ts';
@@ -34,7 +35,7 @@ const ASSETS = {
 } as const;
 
 export const dashboardRoutes: RouteModule = async (app, deps) => {
-  const sessions = createSessions(deps.store, deps.now);
+  const sessions = createSessions(deps.store, deps.now, passwordHashingOf(deps.config));
   const dashboard = createDashboard(deps, sessions);
   const assets = new Map(
     await Promise.all(Object.entries(ASSETS).map(async ([name, asset]) => [name, { type: asset.type, body: await readFile(asset.url) }] as const)),

@@ -9,7 +9,7 @@ import { GatewayError } from '../core/errors.ts';
 import { ADMIN_KEY_ACTOR, createAuditor } from '../people/audit.ts';
 import { MAX_FAILURES_PER_EMAIL, THROTTLE_WINDOW_MS } from '../people/sessions.ts';
 import { createUserOperations, LINK_PATH, tokenHash } from '../people/users.ts';
-import { MIN_PASSWORD_LENGTH } from '../people/passwords.ts';
+import { MIN_PASSWORD_LENGTH, passwordHashingOf } from '../people/passwords.ts';
 import { field, forbidden, sendPage, viewerPost, type Dashboard } from './context.ts';
 import { clearSessionCookie, csrfValid, formToken, resolveViewer, safeNext, setSessionCookie } from './guard.ts';
 import { html, type Html } from './html.ts';
@@ -151,7 +151,13 @@ export function registerSignInPages(app: FastifyInstance, dashboard: Dashboard):
       await audit('user.bootstrap_failed', null, null);
       return anonymousPage(request, reply, 'Create the first operator', notice('error', 'The admin key is wrong.'), 401);
     }
-    const users = createUserOperations({ store, audit, actorLabel: ADMIN_KEY_ACTOR.label, now: dashboard.deps.now });
+    const users = createUserOperations({
+      store,
+      audit,
+      actorLabel: ADMIN_KEY_ACTOR.label,
+      now: dashboard.deps.now,
+      hashing: passwordHashingOf(dashboard.deps.config),
+    });
     const { user } = await users.addUser({
       email: field(request.body, 'email') ?? '',
       role: { kind: 'operator' },

@@ -10,6 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as oidc from 'openid-client';
 import type { SsoConfig } from '../config/schema.ts';
+import { passwordHashingOf } from '../people/passwords.ts';
 import { createAuditor } from '../people/audit.ts';
 import { decideSso, ssoRuleProblem } from '../people/sso-role.ts';
 import { createUserOperations } from '../people/users.ts';
@@ -132,7 +133,13 @@ export function registerSsoPages(app: FastifyInstance, dashboard: Dashboard, sso
         return refused(request, reply, 'No role is configured for you here: ask an operator.');
       }
       const actor: AuditActor = { kind: 'system', id: null, label: `single sign-on (${issuer.host})` };
-      const users = createUserOperations({ store, audit: createAuditor(store, { actor, source: request.ip }, now), actorLabel: actor.label, now });
+      const users = createUserOperations({
+        store,
+        audit: createAuditor(store, { actor, source: request.ip }, now),
+        actorLabel: actor.label,
+        now,
+        hashing: passwordHashingOf(dashboard.deps.config),
+      });
       user = (
         await users.addUser({
           email: decision.email,

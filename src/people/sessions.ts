@@ -11,7 +11,7 @@ import { randomToken } from '../core/ids.ts';
 import type { AuditActor, Session, User } from '../storage/people.ts';
 import type { Store } from '../storage/store.ts';
 import { createAuditor } from './audit.ts';
-import { hashPassword, spendVerification, verifyPassword } from './passwords.ts';
+import { hashPassword, spendVerification, verifyPassword, type PasswordHashing } from './passwords.ts';
 import { checkPassword, tokenHash } from './users.ts';
 
 export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
@@ -53,7 +53,8 @@ export interface Sessions {
   redeemLink(input: { token: string; password: string; displayName?: string | null; source: string }): Promise<SignedIn | null>;
 }
 
-export function createSessions(store: Store, now: () => number): Sessions {
+/** `hashing`: the cost of the hashes of passwords set with a link, and of an unknown email's sign-in. */
+export function createSessions(store: Store, now: () => number, hashing: PasswordHashing): Sessions {
   const auditAs = (actor: AuditActor, source: string) => createAuditor(store, { actor, source }, now);
 
   async function startSession(user: User, source: string, how: string): Promise<SignedIn> {
@@ -93,7 +94,7 @@ export function createSessions(store: Store, now: () => number): Sessions {
       const user = await store.getUserByEmail(normal);
       let valid = false;
       if (user?.passwordHash) valid = await verifyPassword(password, user.passwordHash);
-      else await spendVerification(password);
+      else await spendVerification(password, hashing);
       if (!user || !valid || user.status !== 'active') {
         await auditAs(anonymous, source)(SIGN_IN_FAILED, { kind: 'email', id: normal }, null);
         return { ok: false, reason: 'invalid' };
@@ -128,7 +129,7 @@ export function createSessions(store: Store, now: () => number): Sessions {
     },
     async redeemLink({ token, password, displayName, source }) {
       checkPassword(password);
-      const passwordHash = await hashPassword(password);
+      const passwordHash = await hashPassword(password, hashing);
       const used = await store.consumeUserToken(tokenHash(token), ['invitation', 'sign_in', 'password_reset'], now());
       if (!used) return null;
       let user: User | null;

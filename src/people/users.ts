@@ -11,7 +11,7 @@ import { normalEmail } from '../storage/people-rows.ts';
 import type { Page, PageRequest, User, UserRole, UserToken, UserTokenPurpose } from '../storage/people.ts';
 import type { OwnerRef, Store } from '../storage/store.ts';
 import { changedFields, type Auditor } from './audit.ts';
-import { hashPassword, passwordProblem } from './passwords.ts';
+import { hashPassword, passwordProblem, type PasswordHashing } from './passwords.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const LINK_LIFETIME_MS: Readonly<Record<UserTokenPurpose, number>> = {
@@ -84,11 +84,13 @@ export interface UserOperationsOptions {
   /** Who is acting, as the invitations they make name them. */
   readonly actorLabel: string;
   readonly now: () => number;
+  /** The cost of new password hashes. */
+  readonly hashing: PasswordHashing;
 }
 
 export type UserOperations = ReturnType<typeof createUserOperations>;
 
-export function createUserOperations({ store, audit, actorLabel, now }: UserOperationsOptions) {
+export function createUserOperations({ store, audit, actorLabel, now, hashing }: UserOperationsOptions) {
   async function checkRole(role: UserRole): Promise<UserRole> {
     if (role.kind === 'operator') return role;
     const exists = role.owner.kind === 'account' ? await store.getAccount(role.owner.id) : await store.getOrganization(role.owner.id);
@@ -127,7 +129,7 @@ export function createUserOperations({ store, audit, actorLabel, now }: UserOper
     }): Promise<{ user: User; link: IssuedLink | null }> {
       const email = checkEmail(input.email);
       const role = await checkRole(input.role);
-      const passwordHash = input.password === undefined ? null : await hashPassword(checkPassword(input.password));
+      const passwordHash = input.password === undefined ? null : await hashPassword(checkPassword(input.password), hashing);
       const user = await store.createUser({ email, displayName: input.displayName ?? null, role, passwordHash });
       if (!user) throw errors.invalidValue('email', `A user with the email '${email}' exists already.`);
       await audit('user.create', { kind: 'user', id: user.id }, changedFields(null, userView(user)));

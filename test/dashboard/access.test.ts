@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RouteOptions } from 'fastify';
 import { createAuditor, ADMIN_KEY_ACTOR } from '../../src/people/audit.ts';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/people/sessions.ts';
+import { passwordHashingOf } from '../../src/people/passwords.ts';
 import { createUserOperations } from '../../src/people/users.ts';
 import { timeOrderedId } from '../../src/core/ids.ts';
 import { requestLogRecord } from '../../src/pipeline/request-log.ts';
@@ -48,6 +49,7 @@ describe('dashboard access and security', () => {
       audit: createAuditor(store, { actor: ADMIN_KEY_ACTOR, source: null }, () => clock),
       actorLabel: 'test',
       now: () => clock,
+      hashing: passwordHashingOf(gateway.deps.config),
     });
     const people: [string, Parameters<typeof users.addUser>[0]['role']][] = [
       ['operator', { kind: 'operator' }],
@@ -351,7 +353,13 @@ describe('dashboard access and security', () => {
   });
 
   test('sign-ins are throttled per email with a clear message, and counted from the audit rows', async () => {
-    const users = createUserOperations({ store: gateway.store, audit: async () => {}, actorLabel: 'test', now: () => clock });
+    const users = createUserOperations({
+      store: gateway.store,
+      audit: async () => {},
+      actorLabel: 'test',
+      now: () => clock,
+      hashing: passwordHashingOf(gateway.deps.config),
+    });
     await users.addUser({ email: 'throttled@example.com', role: { kind: 'operator' }, password: PASSWORD });
     for (let attempt = 0; attempt < 5; attempt += 1)
       assert.equal((await signIn(gateway.baseUrl, 'throttled@example.com', 'wrong password!')).response.status, 401);

@@ -159,8 +159,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
 function resolveConfig(config: GatewayConfig | string | undefined): GatewayConfig {
   const resolved = typeof config === 'string' ? parseConfig(config) : config ? validateConfig(structuredClone(config)) : structuredClone(demoConfig());
   // Pages are tested for what they show, back to back; their pacing has tests of its own
-  // (test/dashboard/read-pacer.test.ts) and would only slow these down.
-  return { ...resolved, dashboard: { read_share: 1, ...resolved.dashboard } };
+  // (test/dashboard/read-pacer.test.ts) and would only slow these down. Passwords are hashed at the
+  // least cost the config allows: a sixth of the default's, and the dashboard's tests sign in often.
+  return { ...resolved, dashboard: { read_share: 1, password_hashing: { n: 16_384, p: 1 }, ...resolved.dashboard } };
 }
 
 let demo: GatewayConfig | undefined;
