@@ -15,6 +15,7 @@ import type { GatewayError } from '../../src/core/errors.ts';
 import type { CounterCheck } from '../../src/limits/backend.ts';
 import { type BackendFailureMode, Limiter } from '../../src/limits/limiter.ts';
 import { RedisBackend } from '../../src/limits/redis-backend.ts';
+import { eventually } from '../chat/helpers.ts';
 import { deleteRedisKeys, TEST_REDIS_URL, testRedisPrefix } from '../helpers/redis.ts';
 
 const prefix = testRedisPrefix();
@@ -168,17 +169,17 @@ describe('Redis counters in batches', () => {
         else assert.deepEqual(lost, Array(20).fill({ status: 503, code: 'limits_unavailable' }));
         const failures = await metrics.getSingleMetric('gateway_limit_backend_failures_total')?.get();
         assert.equal(failures?.values[0].value, 20);
-        // ioredis reconnects by itself; the next admissions are counted again. The lost call ran
-        // in Redis: its 20 requests were counted although the gateway could not know it.
-        let ticket: Awaited<ReturnType<Limiter['admit']>> | undefined;
-        for (let i = 0; i < 100; i++) {
-          ticket = await Promise.resolve(limiter.admit(auth)).catch(() => undefined);
-          if (ticket && ticket.headers.length > 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        assert.ok(ticket && ticket.headers.length > 0, 'counted again');
+        // ioredis reconnects by itself (as soon as a busy machine lets it); the next admissions are
+        // counted again. The lost call ran in Redis: its requests were counted although the gateway
+        // could not know it. Usually it carries all 20; a busy machine may send them as two calls,
+        // and only the first reaches Redis before the proxy drops the connection.
+        const ticket = await eventually(async () => {
+          const admitted = await Promise.resolve(limiter.admit(auth)).catch(() => undefined);
+          assert.ok(admitted && admitted.headers.length > 0, 'counted again');
+          return admitted;
+        }, 60_000);
         const remaining = Number(ticket.headers.find(([name]) => name === 'x-ratelimit-remaining-requests')?.[1]);
-        assert.ok(remaining <= 100 - 20 - 1, `remaining ${remaining}`);
+        assert.ok(remaining < 100 - 1, `remaining ${remaining}`);
       } finally {
         proxy.loseAnswers = false;
         await limiter.close();
