@@ -29,7 +29,9 @@ const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs W
 // queued jobs are found by skipping through jobs_queued_by_owner (one probe per owner), and of each
 // the oldest $5 are taken (CANDIDATES_PER_OWNER), beside the jobs in progress (running, lapsed or
 // parked: a few per slot). The claimable test is repeated on the locked row, which another claimer
-// may have changed meanwhile.
+// may have changed meanwhile; it is written as a CASE so that the planner cannot match it to a
+// partial index of the jobs and scan the backlog through it (which it did when the table's
+// statistics were stale): the candidates' ids, through the primary key, are then its only way in.
 const CLAIM: Statement = {
   name: 'gateway_jobs_claim',
   text: `WITH RECURSIVE running AS (
@@ -60,10 +62,13 @@ const CLAIM: Statement = {
              SELECT j.id FROM jobs AS j
                LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
                LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
-             WHERE j.id = ANY (ARRAY(SELECT id FROM candidates)) AND j.kind = $1 AND j.expires_at >= $3 AND (
-               j.status = 'queued'
-               OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < $3))
-               OR (j.status = 'in_progress' AND j.next_attempt_at <= $3))
+             WHERE j.id = ANY (ARRAY(SELECT id FROM candidates)) AND j.kind = $1 AND CASE
+               WHEN j.expires_at < $3 THEN false
+               WHEN j.status = 'queued' THEN true
+               WHEN j.status <> 'in_progress' THEN false
+               WHEN j.next_attempt_at IS NULL THEN j.lease_until IS NULL OR j.lease_until < $3
+               ELSE j.next_attempt_at <= $3
+             END
              ORDER BY COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id
              LIMIT 1
              FOR UPDATE OF j SKIP LOCKED
