@@ -16,4 +16,3 @@ export async function backendCpu(admin: pg.Client, applicationName: string): Pro
   }
   return ticks / 100;
 }
-
