@@ -28,10 +28,12 @@ let configPath: string;
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'gateway-crash-'));
   const config = loadConfigFile(DEMO_CONFIG_PATH);
-  // Streams that last well beyond the test's steps, however slowly they run: a delta every five seconds.
+  // Streams that outlast the test however slowly a busy machine runs it (a delta every ten minutes;
+  // the test aborts them): at a delta every five seconds, a survivor's stream once ended, and its
+  // hold with it, while the test still waited for the dead instance's holds.
   const slow = {
     ...config,
-    providers: config.providers.map((provider) => ({ ...provider, simulated: { chunk_delay_ms: 5_000 } })),
+    providers: config.providers.map((provider) => ({ ...provider, simulated: { chunk_delay_ms: 600_000 } })),
     billing: { ...config.billing, instance_lapse_seconds: LAPSE_SECONDS },
   };
   configPath = join(workDir, 'slow.yaml');
