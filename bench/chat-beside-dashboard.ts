@@ -1,13 +1,18 @@
 /**
- * Whether the dashboard slows the request path (`dashboard` in `--only`): rounds of chat at a paced
- * rate on the running gateway, each measured once alone and once with an operator's dashboard reads
- * looping beside it (the usage page by day, a week by hour broken down by key, and a CSV export, one
- * after another, as fast as they answer), in alternating order so that a drift of the machine weighs
- * on both alike. Compared: chat p99, and the gateway's CPU per chat request (which, with the loop,
- * includes the dashboard's own work in the same process).
+ * Whether the dashboard slows the request path (`dashboard` in `--only`): one continuous run of chat
+ * at a paced rate on the running gateway, cut into slices of a few seconds; in every other slice an
+ * operator's dashboard reads loop beside it (the usage page by day, a week by hour broken down by
+ * key, and a CSV export, one after another, as fast as the gateway answers them), the order of the
+ * two kinds turning each round. Each chat answer counts for the slice its request left in, and the
+ * gateway's CPU is read at every slice's edges, so both conditions see the same drift of the machine
+ * and the same warm process; on a machine where chat alone varies by tens of percent from one run of
+ * a few seconds to the next, separate runs could not resolve 5 %. Compared: chat p99, and the
+ * gateway's CPU per chat request (which, with the loop, includes the dashboard's own work in the
+ * same process), pooled over all the slices of each kind.
  */
 import { runPaced } from './paced.ts';
 import { cpuSeconds } from './processes.ts';
+import { summarize } from './stats.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export interface BesideRun {
@@ -21,12 +26,15 @@ export interface BesideRun {
 
 export interface ChatBesideDashboardResult {
   readonly rate: number;
-  readonly seconds: number;
+  /** The length of one slice; a round is one slice of each kind. */
+  readonly sliceSeconds: number;
   readonly rounds: readonly { readonly alone: BesideRun; readonly beside: BesideRun; readonly dashboardReads: number }[];
-  /** Medians over the rounds of beside ÷ alone. */
+  /** Every slice of a kind taken together (the bar): beside ÷ alone. */
   readonly p99Ratio: number;
   readonly cpuRatio: number;
   readonly mainThreadCpuRatio: number;
+  /** The medians of the rounds' own ratios, which show the spread the pooled figures smooth. */
+  readonly roundMedians: { readonly p99Ratio: number; readonly cpuRatio: number; readonly mainThreadCpuRatio: number };
 }
 
 /** The bar: with the dashboard beside it, chat p99 and CPU per request within 5 % of the run without. */
@@ -85,59 +93,106 @@ function median(values: readonly number[]): number {
   return (sorted[Math.floor(middle)]! + sorted[Math.ceil(middle)]!) / 2;
 }
 
+/** What one slice saw: its chat answers (by the time their request left) and the gateway's CPU. */
+interface Slice {
+  readonly beside: boolean;
+  readonly startedAt: number;
+  endedAt: number;
+  readonly latencies: number[];
+  failed: number;
+  cpuMicros: number;
+  mainThreadMicros: number;
+  dashboardReads: number;
+}
+
+function cpuMicros(pid: number, tid?: number): number {
+  const cpu = cpuSeconds(pid, tid)!;
+  return (cpu.user + cpu.system) * 1e6;
+}
+
+function runOf(slices: readonly Slice[]): BesideRun {
+  const latencies = slices.flatMap((slice) => slice.latencies);
+  const answered = Math.max(1, latencies.length);
+  const sum = (pick: (slice: Slice) => number) => slices.reduce((total, slice) => total + pick(slice), 0);
+  return {
+    p99Ms: summarize(latencies)?.p99 ?? Number.NaN,
+    cpuMicrosPerRequest: sum((slice) => slice.cpuMicros) / answered,
+    mainThreadMicrosPerRequest: sum((slice) => slice.mainThreadMicros) / answered,
+    failed: sum((slice) => slice.failed),
+  };
+}
+
 export async function measureChatBesideDashboard(
   gateway: { readonly origin: string; readonly pid: number; readonly apiKey: string; readonly adminKey: string },
-  options: { readonly rate: number; readonly seconds: number; readonly rounds: number },
+  options: { readonly rate: number; readonly sliceSeconds: number; readonly rounds: number },
   log: (line: string) => void,
 ): Promise<ChatBesideDashboardResult> {
   const session = await operatorSession(gateway.origin, gateway.adminKey);
   const endpoint = { origin: gateway.origin, request: chat.gateway(gateway.apiKey) };
-  const paced = async (): Promise<BesideRun> => {
-    const before = cpuSeconds(gateway.pid)!;
-    const mainBefore = cpuSeconds(gateway.pid, gateway.pid)!;
-    const result = await runPaced(endpoint, { rate: options.rate, durationSeconds: options.seconds, timeoutMs: options.seconds * 1000 + 15_000 });
-    const after = cpuSeconds(gateway.pid)!;
-    const mainAfter = cpuSeconds(gateway.pid, gateway.pid)!;
-    const perRequest = (from: typeof before, to: typeof after) => ((to.user + to.system - from.user - from.system) * 1e6) / Math.max(1, result.completed);
-    return {
-      p99Ms: result.latency?.p99 ?? Number.NaN,
-      cpuMicrosPerRequest: perRequest(before, after),
-      mainThreadMicrosPerRequest: perRequest(mainBefore, mainAfter),
-      failed: result.failed,
-    };
-  };
-  const beside = async (): Promise<{ run: BesideRun; reads: number }> => {
-    let end!: () => void;
-    const stop = new Promise<void>((resolve) => (end = resolve));
-    const loop = dashboardLoop(gateway.origin, session, stop);
-    const run = await paced().finally(end);
-    return { run, reads: await loop };
-  };
-  // Warm both paths up first: a gateway just started costs more per request for its first seconds.
-  await paced();
-  await beside();
-  const rounds: { alone: BesideRun; beside: BesideRun; dashboardReads: number }[] = [];
-  for (let round = 0; round < options.rounds; round++) {
-    let alone: BesideRun;
-    let withDashboard: { run: BesideRun; reads: number };
-    if (round % 2 === 0) {
-      alone = await paced();
-      withDashboard = await beside();
-    } else {
-      withDashboard = await beside();
-      alone = await paced();
+  // The first round warms both paths up (a gateway just started costs more per request for its
+  // first seconds) and is not counted.
+  const kinds = Array.from({ length: options.rounds + 1 }, (_, round) => (round % 2 === 0 ? [false, true] : [true, false])).flat();
+  const slices: Slice[] = [];
+  const onAnswer = (sentAt: number, latencyMs: number | null) => {
+    // Slices are few: the one the request left in is found from the newest back.
+    for (let index = slices.length - 1; index >= 0; index--) {
+      const slice = slices[index]!;
+      if (sentAt < slice.startedAt) continue;
+      if (sentAt >= slice.endedAt) return;
+      if (latencyMs === null) slice.failed += 1;
+      else slice.latencies.push(latencyMs);
+      return;
     }
-    rounds.push({ alone, beside: withDashboard.run, dashboardReads: withDashboard.reads });
+  };
+  // Chat runs a little past the last slice, so that no slice ends without its load.
+  const chatSeconds = kinds.length * options.sliceSeconds + 2;
+  const chatRun = runPaced(endpoint, { rate: options.rate, durationSeconds: chatSeconds, timeoutMs: chatSeconds * 1000 + 15_000, onAnswer });
+  for (const beside of kinds) {
+    const current: Slice = {
+      beside,
+      startedAt: performance.now(),
+      endedAt: Number.POSITIVE_INFINITY,
+      latencies: [],
+      failed: 0,
+      cpuMicros: -cpuMicros(gateway.pid),
+      mainThreadMicros: -cpuMicros(gateway.pid, gateway.pid),
+      dashboardReads: 0,
+    };
+    slices.push(current);
+    const sliced = new Promise<void>((resolve) => setTimeout(resolve, options.sliceSeconds * 1000));
+    // A read still under way at the slice's end is waited for and counted in it: the dashboard's
+    // work never spills into a slice without it.
+    current.dashboardReads = beside ? await dashboardLoop(gateway.origin, session, sliced) : await sliced.then(() => 0);
+    current.endedAt = performance.now();
+    current.cpuMicros += cpuMicros(gateway.pid);
+    current.mainThreadMicros += cpuMicros(gateway.pid, gateway.pid);
+  }
+  await chatRun;
+  const counted = slices.slice(2);
+  const rounds = [];
+  for (let index = 0; index < counted.length; index += 2) {
+    const pair = counted.slice(index, index + 2);
+    const alone = runOf(pair.filter((slice) => !slice.beside));
+    const besideRun = runOf(pair.filter((slice) => slice.beside));
+    const dashboardReads = pair.reduce((total, slice) => total + slice.dashboardReads, 0);
+    rounds.push({ alone, beside: besideRun, dashboardReads });
     log(
-      `chat beside the dashboard, round ${round + 1}: p99 ${alone.p99Ms.toFixed(2)} → ${withDashboard.run.p99Ms.toFixed(2)} ms, CPU ${alone.cpuMicrosPerRequest.toFixed(0)} → ${withDashboard.run.cpuMicrosPerRequest.toFixed(0)} µs/request (main thread ${alone.mainThreadMicrosPerRequest.toFixed(0)} → ${withDashboard.run.mainThreadMicrosPerRequest.toFixed(0)}), ${withDashboard.reads} dashboard reads`,
+      `chat beside the dashboard, round ${rounds.length}: p99 ${alone.p99Ms.toFixed(2)} → ${besideRun.p99Ms.toFixed(2)} ms, CPU ${alone.cpuMicrosPerRequest.toFixed(0)} → ${besideRun.cpuMicrosPerRequest.toFixed(0)} µs/request (main thread ${alone.mainThreadMicrosPerRequest.toFixed(0)} → ${besideRun.mainThreadMicrosPerRequest.toFixed(0)}), ${dashboardReads} dashboard reads`,
     );
   }
+  const alone = runOf(counted.filter((slice) => !slice.beside));
+  const beside = runOf(counted.filter((slice) => slice.beside));
   return {
     rate: options.rate,
-    seconds: options.seconds,
+    sliceSeconds: options.sliceSeconds,
     rounds,
-    p99Ratio: median(rounds.map((round) => round.beside.p99Ms / round.alone.p99Ms)),
-    cpuRatio: median(rounds.map((round) => round.beside.cpuMicrosPerRequest / round.alone.cpuMicrosPerRequest)),
-    mainThreadCpuRatio: median(rounds.map((round) => round.beside.mainThreadMicrosPerRequest / round.alone.mainThreadMicrosPerRequest)),
+    p99Ratio: beside.p99Ms / alone.p99Ms,
+    cpuRatio: beside.cpuMicrosPerRequest / alone.cpuMicrosPerRequest,
+    mainThreadCpuRatio: beside.mainThreadMicrosPerRequest / alone.mainThreadMicrosPerRequest,
+    roundMedians: {
+      p99Ratio: median(rounds.map((round) => round.beside.p99Ms / round.alone.p99Ms)),
+      cpuRatio: median(rounds.map((round) => round.beside.cpuMicrosPerRequest / round.alone.cpuMicrosPerRequest)),
+      mainThreadCpuRatio: median(rounds.map((round) => round.beside.mainThreadMicrosPerRequest / round.alone.mainThreadMicrosPerRequest)),
+    },
   };
 }

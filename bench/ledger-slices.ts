@@ -7,12 +7,12 @@
  * `node bench/ledger-slices.ts [--rounds=2] [--seconds=4] [--database=URL]`.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openStore } from '../src/storage/open-store.ts';
 import type { OwnerRef, Store } from '../src/storage/store.ts';
+import { backendCpu } from './postgres-cpu.ts';
 import { DEFAULT_BENCH_DATABASE_URL } from './scale-out.ts';
 
 const CONNECTIONS = 50;
@@ -29,21 +29,6 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const url = values.database!;
-
-/** CPU seconds of the backends serving `applicationName`, from /proc (the database runs on this machine). */
-async function backendCpu(admin: pg.Client, applicationName: string): Promise<number> {
-  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
-  let ticks = 0;
-  for (const { pid } of rows) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The backend ended meanwhile.
-    }
-  }
-  return ticks / 100;
-}
 
 async function measure(store: Store, owner: OwnerRef, admin: pg.Client, applicationName: string) {
   let done = 0;

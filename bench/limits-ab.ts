@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
-import { cpuSeconds, startStandaloneSimulator } from './processes.ts';
+import { cpuSeconds, type ProcessGroup, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import { WORKLOADS } from './workloads.ts';
 
@@ -80,10 +80,14 @@ export async function gatewayCpuPerRequest(
 }
 
 /**
- * Runs `measure` against a gateway of the benchmark's catalog in front of a simulator of its own,
+ * Runs `measure` against a gateway of the benchmark's catalog in front of a simulator of its own (and
+ * tells it the group and the simulator, for processes of its own beside them),
  * both stopped after (the A/B measurements run on their own, outside `npm run bench`).
  */
-export async function withStandaloneGateway<T>(redisUrl: string | undefined, measure: (gateway: RunningGateway) => Promise<T>): Promise<T> {
+export async function withStandaloneGateway<T>(
+  redisUrl: string | undefined,
+  measure: (gateway: RunningGateway, beside: { readonly group: ProcessGroup; readonly upstreamOrigin: string; readonly repoRoot: string }) => Promise<T>,
+): Promise<T> {
   const repoRoot = fileURLToPath(new URL('..', import.meta.url));
   const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
   try {
@@ -98,7 +102,7 @@ export async function withStandaloneGateway<T>(redisUrl: string | undefined, mea
       redisUrl,
     });
     try {
-      return await measure(gateway);
+      return await measure(gateway, { group, upstreamOrigin, repoRoot });
     } finally {
       await group.stopAll();
       gateway.cleanup();

@@ -26,7 +26,13 @@ export interface PacedResult {
 
 export async function runPaced(
   endpoint: Endpoint | readonly Endpoint[],
-  options: { readonly rate: number; readonly durationSeconds: number; readonly timeoutMs: number },
+  options: {
+    readonly rate: number;
+    readonly durationSeconds: number;
+    readonly timeoutMs: number;
+    /** Told of every answer: when its request left (performance.now()) and its latency, null for a failure. */
+    readonly onAnswer?: (sentAt: number, latencyMs: number | null) => void;
+  },
 ): Promise<PacedResult> {
   const endpoints: readonly Endpoint[] = Array.isArray(endpoint) ? endpoint : [endpoint as Endpoint];
   // Enough connections that a slow answer never delays the next request's departure.
@@ -48,11 +54,17 @@ export async function runPaced(
         await response.body.dump({ limit: Number.MAX_SAFE_INTEGER });
         if (response.statusCode >= 200 && response.statusCode < 300) {
           completed += 1;
-          samples.push(performance.now() - sentAt);
-        } else failed += 1;
+          const latency = performance.now() - sentAt;
+          samples.push(latency);
+          options.onAnswer?.(sentAt, latency);
+        } else {
+          failed += 1;
+          options.onAnswer?.(sentAt, null);
+        }
       })
       .catch(() => {
         failed += 1;
+        options.onAnswer?.(sentAt, null);
       });
     inFlight.add(exchange);
     void exchange.finally(() => inFlight.delete(exchange));

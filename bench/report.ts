@@ -648,7 +648,7 @@ function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] 
     String(round.dashboardReads),
   ]);
   return [
-    `chat at ${beside.rate} req/s, alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of ${beside.seconds} s; medians of beside ÷ alone: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)}, main thread CPU ${beside.mainThreadCpuRatio.toFixed(3)})`,
+    `chat at ${beside.rate} req/s in one run, cut into slices of ${beside.sliceSeconds} s alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of one slice each); beside ÷ alone over all slices: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)}, main thread CPU ${beside.mainThreadCpuRatio.toFixed(3)} (medians of the rounds' ratios: ${beside.roundMedians.p99Ratio.toFixed(3)}, ${beside.roundMedians.cpuRatio.toFixed(3)}, ${beside.roundMedians.mainThreadCpuRatio.toFixed(3)})`,
     table(header, rows),
     '',
   ];

@@ -339,7 +339,7 @@ async function runChatBesideDashboard(services: Services, options: BenchOptions)
     alive(gateway);
     return measureChatBesideDashboard(
       { ...gateway, pid: gateway.child!.pid },
-      { rate: options.pacedRate, seconds: options.quick ? 2 : 6, rounds: options.quick ? 2 : 6 },
+      { rate: options.pacedRate, sliceSeconds: options.quick ? 1 : 3, rounds: options.quick ? 2 : 12 },
       progress,
     );
   });

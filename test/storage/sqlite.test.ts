@@ -82,6 +82,13 @@ describe('sqlite specifics', () => {
         .all()
         .map((row) => ({ name: row.name, sql: row.sql }));
     const indexes = indexesOf(db);
+    // The rebuild itself, as the migration runs it: the table's indexes come back as they were (later
+    // migrations may change them: the store opened below applies those).
+    db.exec('BEGIN');
+    db.exec(opening.sql);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)').run(opening.version, opening.name);
+    db.exec('COMMIT');
+    assert.deepEqual(indexesOf(db), indexes);
     db.close();
 
     const store = await openStore({ dataDir: dir });
@@ -109,7 +116,6 @@ describe('sqlite specifics', () => {
     }
     const upgraded = new DatabaseSync(join(dir, SQLITE_FILE_NAME), { readOnly: true });
     try {
-      assert.deepEqual(indexesOf(upgraded), indexes);
       assert.equal(upgraded.prepare('PRAGMA integrity_check').get()?.integrity_check, 'ok');
       assert.deepEqual(upgraded.prepare('PRAGMA foreign_key_check').all(), []);
     } finally {

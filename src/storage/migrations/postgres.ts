@@ -781,4 +781,15 @@ END;
 $$;
 `,
   },
+  {
+    version: 21,
+    name: 'queued jobs by owner',
+    // A claim reads the oldest queued jobs of each owner (a skip over this index: one probe per owner)
+    // instead of sorting every queued job of the kind: its cost follows the owners waiting, not the
+    // backlog (docs/jobs.md, "Fairness"). It replaces jobs_queued, which only that sort read.
+    sql: `
+DROP INDEX jobs_queued;
+CREATE INDEX jobs_queued_by_owner ON jobs (kind, owner_kind, owner_id, created_at, id) WHERE status = 'queued';
+`,
+  },
 ];

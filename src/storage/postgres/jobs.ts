@@ -7,6 +7,14 @@ import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
 import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
+/**
+ * Queued jobs of each owner a claim ranks first: more than one, for the claimers of other instances
+ * that meet on the first. When every candidate was locked by them, the claim looks again at every
+ * queued job (ALL_QUEUED), as it must not answer "nothing claimable" while a job waits.
+ */
+const CANDIDATES_PER_OWNER = 4;
+const ALL_QUEUED = 2 ** 31 - 1;
+
 const INSERT: Statement = {
   name: 'gateway_jobs_insert',
   text: `INSERT INTO jobs (id, kind, owner_kind, owner_id, key_id, status, payload, result, reservation_id, created_at, updated_at, expires_at)
@@ -17,13 +25,35 @@ const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs W
 // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
 // lifetime. The owner with the fewest jobs of the kind under a live lease (a parked job holds none)
 // goes first, then the owner served longest ago (or never: job_turns, recorded with the claim),
-// then the oldest job.
+// then the oldest job. Only the candidates are ranked, never the whole backlog: the owners with
+// queued jobs are found by skipping through jobs_queued_by_owner (one probe per owner), and of each
+// the oldest $5 are taken (CANDIDATES_PER_OWNER), beside the jobs in progress (running, lapsed or
+// parked: a few per slot). The claimable test is repeated on the locked row, which another claimer
+// may have changed meanwhile; it is written as a CASE so that the planner cannot match it to a
+// partial index of the jobs and scan the backlog through it (which it did when the table's
+// statistics were stale): the candidates' ids, through the primary key, are then its only way in.
 const CLAIM: Statement = {
   name: 'gateway_jobs_claim',
-  text: `WITH running AS (
+  text: `WITH RECURSIVE running AS (
            SELECT owner_kind, owner_id, COUNT(*) AS n FROM jobs
            WHERE kind = $1 AND lease_owner IS NOT NULL AND status = 'in_progress' AND lease_until >= $3
            GROUP BY owner_kind, owner_id
+         ), owners AS (
+           (SELECT owner_kind, owner_id FROM jobs WHERE kind = $1 AND status = 'queued' ORDER BY owner_kind, owner_id LIMIT 1)
+           UNION ALL
+           SELECT next.owner_kind, next.owner_id FROM owners AS o CROSS JOIN LATERAL (
+             SELECT owner_kind, owner_id FROM jobs
+             WHERE kind = $1 AND status = 'queued' AND (owner_kind, owner_id) > (o.owner_kind, o.owner_id)
+             ORDER BY owner_kind, owner_id LIMIT 1
+           ) AS next
+         ), candidates AS (
+           SELECT oldest.id FROM owners AS o CROSS JOIN LATERAL (
+             SELECT id FROM jobs
+             WHERE kind = $1 AND status = 'queued' AND owner_kind = o.owner_kind AND owner_id = o.owner_id AND expires_at >= $3
+             ORDER BY created_at, id LIMIT $5
+           ) AS oldest
+           UNION ALL
+           SELECT id FROM jobs WHERE kind = $1 AND status = 'in_progress' AND (next_attempt_at IS NULL OR next_attempt_at <= $3)
          ), claimed AS (
            UPDATE jobs
            SET status = 'in_progress', lease_owner = $2, lease_until = $4,
@@ -32,10 +62,13 @@ const CLAIM: Statement = {
              SELECT j.id FROM jobs AS j
                LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
                LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
-             WHERE j.kind = $1 AND j.expires_at >= $3 AND (
-               j.status = 'queued'
-               OR (j.status = 'in_progress' AND j.next_attempt_at IS NULL AND (j.lease_until IS NULL OR j.lease_until < $3))
-               OR (j.status = 'in_progress' AND j.next_attempt_at <= $3))
+             WHERE j.id = ANY (ARRAY(SELECT id FROM candidates)) AND j.kind = $1 AND CASE
+               WHEN j.expires_at < $3 THEN false
+               WHEN j.status = 'queued' THEN true
+               WHEN j.status <> 'in_progress' THEN false
+               WHEN j.next_attempt_at IS NULL THEN j.lease_until IS NULL OR j.lease_until < $3
+               ELSE j.next_attempt_at <= $3
+             END
              ORDER BY COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id
              LIMIT 1
              FOR UPDATE OF j SKIP LOCKED
@@ -119,7 +152,8 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
       return row ? jobFromRow(row) : null;
     },
     async claimJob(kind, worker, now, leaseUntil) {
-      const row = (await database.query(CLAIM, [kind, worker, now, leaseUntil])).rows[0];
+      const claim = async (perOwner: number) => (await database.query(CLAIM, [kind, worker, now, leaseUntil, perOwner])).rows[0];
+      const row = (await claim(CANDIDATES_PER_OWNER)) ?? (await claim(ALL_QUEUED));
       return row ? jobFromRow(row) : null;
     },
     async transitionJob(id, from, patch, leaseOwner) {

@@ -32,14 +32,39 @@ export function sqliteJobs(database: SqliteDatabase): JobStore {
   );
   const byId = prepare('SELECT * FROM jobs WHERE id = ?');
   // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
-  // lifetime, in the CLAIM_ORDER of owners; the owner's turn is recorded with it (claimJob).
+  // lifetime, in the CLAIM_ORDER of owners; the owner's turn is recorded with it (claimJob). Only the
+  // candidates are ranked, never the whole backlog: the owners with queued jobs, found by skipping
+  // through jobs_queued_by_owner (one probe per owner, from the first of each owner kind: SQLite
+  // seeks a row value by its first column only), each with its oldest claimable job (one writer: no
+  // other claimer can hold it), beside the jobs in progress (running, lapsed or parked). CROSS JOIN
+  // makes SQLite start from the candidates rather than from every claimable row.
   const claim = prepare(
-    `WITH running AS (${RUNNING_BY_OWNER})
+    `WITH RECURSIVE running AS (${RUNNING_BY_OWNER}),
+     owners (owner_kind, owner_id) AS (
+       SELECT owner_kind, owner_id FROM (
+         SELECT owner_kind, owner_id FROM jobs WHERE kind = :kind AND status = 'queued' AND owner_kind = 'account' ORDER BY owner_id LIMIT 1)
+       UNION ALL
+       SELECT owner_kind, owner_id FROM (
+         SELECT owner_kind, owner_id FROM jobs WHERE kind = :kind AND status = 'queued' AND owner_kind = 'organization' ORDER BY owner_id LIMIT 1)
+       UNION ALL
+       SELECT n.owner_kind, n.owner_id FROM owners AS o JOIN jobs AS n ON n.id = (
+         SELECT id FROM jobs
+         WHERE kind = :kind AND status = 'queued' AND owner_kind = o.owner_kind AND owner_id > o.owner_id
+         ORDER BY owner_id LIMIT 1)
+     ),
+     candidates (id) AS (
+       SELECT (
+         SELECT id FROM jobs
+         WHERE kind = :kind AND status = 'queued' AND owner_kind = o.owner_kind AND owner_id = o.owner_id AND expires_at >= :now
+         ORDER BY created_at, id LIMIT 1) FROM owners AS o
+       UNION ALL
+       SELECT id FROM jobs WHERE kind = :kind AND status = 'in_progress' AND (next_attempt_at IS NULL OR next_attempt_at <= :now)
+     )
      UPDATE jobs
      SET status = 'in_progress', lease_owner = :worker, lease_until = :lease_until,
        attempts = attempts + CASE WHEN next_attempt_at IS NULL THEN 1 ELSE 0 END, next_attempt_at = NULL, updated_at = :now
      WHERE id = (
-       SELECT j.id FROM jobs AS j
+       SELECT j.id FROM candidates AS c CROSS JOIN jobs AS j ON j.id = c.id
          LEFT JOIN running AS r ON r.owner_kind = j.owner_kind AND r.owner_id = j.owner_id
          LEFT JOIN job_turns AS t ON t.kind = j.kind AND t.owner_kind = j.owner_kind AND t.owner_id = j.owner_id
        WHERE ${CLAIMABLE}

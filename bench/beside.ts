@@ -1,0 +1,24 @@
+/**
+ * Chat beside the dashboard on its own (the same measurement `npm run bench -- --only=dashboard`
+ * makes on the bench's gateway, bench/chat-beside-dashboard.ts), on a fresh gateway of its own and
+ * with longer runs when asked:
+ * `node bench/beside.ts [--rounds=12] [--slice-seconds=3] [--rate=500]`.
+ */
+import { parseArgs } from 'node:util';
+import { BESIDE_BAR, measureChatBesideDashboard } from './chat-beside-dashboard.ts';
+import { withStandaloneGateway } from './limits-ab.ts';
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '12' }, 'slice-seconds': { type: 'string', default: '3' }, rate: { type: 'string', default: '500' } },
+});
+const measured = await withStandaloneGateway(undefined, (gateway) =>
+  measureChatBesideDashboard(
+    { origin: gateway.origin, pid: gateway.child.pid, apiKey: gateway.apiKey, adminKey: gateway.adminKey },
+    { rate: Number(values.rate), sliceSeconds: Number(values['slice-seconds']), rounds: Number(values.rounds) },
+    console.log,
+  ),
+);
+const verdict = (ratio: number) => `× ${ratio.toFixed(3)} (${ratio <= BESIDE_BAR ? 'met' : 'not met'})`;
+console.log(
+  `beside ÷ alone over all slices: chat p99 ${verdict(measured.p99Ratio)}, CPU per request ${verdict(measured.cpuRatio)}, main thread ${verdict(measured.mainThreadCpuRatio)}`,
+);
