@@ -56,10 +56,10 @@ export interface CanonicalImageRequest {
 export interface GeneratedImage {
   readonly data: Uint8Array;
   /**
-   * The standard base64 text of `data`, when the upstream sent exactly that: a `b64_json` answer
-   * carries it as received instead of encoding the bytes again (src/core/base64.ts).
+   * The standard base64 text of `data` (or its ASCII bytes), when the upstream sent exactly that:
+   * a `b64_json` answer carries it as received instead of encoding the bytes again (src/core/base64.ts).
    */
-  readonly base64?: string;
+  readonly base64?: string | Uint8Array;
   readonly mediaType: ImageMediaType;
   /** The prompt as the upstream rewrote it, where it says. */
   readonly revisedPrompt?: string;

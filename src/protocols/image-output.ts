@@ -23,21 +23,33 @@ export type ImageDatumWire = Static<typeof ImageDatumSchema>;
  */
 export interface ReceivedImage {
   readonly data: Uint8Array;
-  readonly base64?: string;
+  readonly base64?: string | Uint8Array;
 }
 
-/** An image's bytes: its base64 decoded, or its URL downloaded; neither is a malformed answer. */
-export async function imageOfDatum(datum: ImageDatumWire, download: JsonCallOptions): Promise<ReceivedImage> {
-  if (datum.b64_json != null) return base64Image(datum.b64_json);
+/** The member of a datum whose value an answer's JSON may leave to its bytes (postJson's `lift`). */
+export const LIFTED_IMAGE_MEMBERS = ['b64_json'] as const;
+
+/**
+ * An image's bytes: its base64 decoded, or its URL downloaded; neither is a malformed answer.
+ * `lifted`: the raw text of a `b64_json` left out of the parse (postJson's `lift`).
+ */
+export async function imageOfDatum(datum: ImageDatumWire, download: JsonCallOptions, lifted?: (text: string) => Buffer | undefined): Promise<ReceivedImage> {
+  if (datum.b64_json != null) return base64Image(lifted?.(datum.b64_json) ?? datum.b64_json);
   if (datum.url != null) return { data: await downloadedImage(datum.url, download) };
   throw errors.malformedUpstream('an image with neither b64_json nor url');
 }
 
-/** The bytes are decoded (and checked) whatever happens next: the text is kept only beside them. */
+/**
+ * The bytes are decoded (and checked) whatever happens next: the text is kept only beside them.
+ * `text`: a string, or the raw bytes of one (lifted out of an answer's JSON), read as latin1 for
+ * the decoding: any byte outside base64's alphabet fails it. That string lives only while it is
+ * decoded; the bytes are what is kept, off the JS heap.
+ */
 export function base64Image(text: unknown): ReceivedImage {
-  const decoded = typeof text === 'string' ? strictBase64(text) : undefined;
+  const string = Buffer.isBuffer(text) ? text.toString('latin1') : typeof text === 'string' ? text : undefined;
+  const decoded = string === undefined ? undefined : strictBase64(string);
   if (!decoded) throw errors.malformedUpstream('an image that is not valid base64');
-  return isCanonicalBase64(text as string, decoded) ? { data: decoded, base64: text as string } : { data: decoded };
+  return isCanonicalBase64(string!, decoded) ? { data: decoded, base64: text as string | Buffer } : { data: decoded };
 }
 
 export async function downloadedImage(url: string, options: JsonCallOptions): Promise<Uint8Array> {

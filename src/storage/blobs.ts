@@ -9,10 +9,14 @@
  *   shared folder.
  * Both pass one contract suite (test/storage/blob-contract.ts).
  *
- * The filesystem implementation keeps each blob in one file: a first line with the content type,
- * then the bytes. One file per blob means a put is a single atomic rename, so a reader never sees
- * bytes without their type or a half-written blob. A blob's creation time is its file's mtime, set
- * from the store's clock so that the sweep can be tested with another one.
+ * The filesystem implementation keeps each blob in one file: a first line with the content type
+ * (and, for a blob put from bytes, a tab and its size), then the bytes. A reader never sees bytes
+ * without their type or a half-written blob: a put from a stream, or one that replaces a blob, is
+ * written aside and renamed in place; a new key put from bytes on the data dir's folder is written
+ * in place under an exclusive create (no temporary file, no rename: docs/performance.md, "Images at
+ * the cost of their bytes"), and a file that holds fewer bytes than its first line promises is read
+ * as no blob at all, which covers a crash in the middle of the write. A blob's creation time is its file's mtime, set from the
+ * store's clock so that the sweep can be tested with another one.
  */
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, opendir, rename, rm, rmdir, stat, utimes } from 'node:fs/promises';
@@ -77,8 +81,10 @@ function isSafePrefix(prefix: string): boolean {
 /** A MIME type on one line (the header line of the stored file). */
 const CONTENT_TYPE = /^[\x21-\x7e][\x20-\x7e]{0,254}$/;
 const NEWLINE = 0x0a;
-/** The header line is at most this long (a content type of 255 characters and its newline). */
-const HEADER_LIMIT = 256;
+/** What separates the content type from the size in a header line (never part of a content type). */
+const TAB = 0x09;
+/** The header line is at most this long: a content type of 255 characters, a tab, a size of 16 digits, a newline. */
+const HEADER_LIMIT = 255 + 1 + 16 + 1;
 
 export function checkBlobKey(key: string): void {
   if (!isSafeBlobKey(key)) throw errors.invalidValue(null, `invalid blob key ${JSON.stringify(key)}`);
@@ -102,11 +108,19 @@ export interface FileBlobStoreOptions {
   readonly root: string;
   /** Creation times; replaceable in tests. */
   readonly now?: () => number;
+  /**
+   * Whether a new key put from bytes is written in place rather than aside and renamed. Only on a
+   * folder of this host (the data dir's, beside SQLite): there a reader sees every byte below the
+   * size a file has reached, so a file's size tells whether it is whole; a network file system
+   * may make a file's size known before every byte below it (its writes reach the server in any
+   * order until the file is closed), so a shared folder keeps the rename.
+   */
+  readonly writeInPlace?: boolean;
 }
 
 /** The blob folder of a data dir: `<dataDir>/blobs`. */
 export function createFileBlobStore(dataDir: string, now?: () => number): BlobStore {
-  return createFolderBlobStore({ root: join(dataDir, BLOB_FOLDER), now });
+  return createFolderBlobStore({ root: join(dataDir, BLOB_FOLDER), now, writeInPlace: true });
 }
 
 export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore {
@@ -137,12 +151,16 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
       const header = Buffer.alloc(HEADER_LIMIT);
       const { bytesRead } = await handle.read(header, 0, HEADER_LIMIT, 0);
       const end = header.subarray(0, bytesRead).indexOf(NEWLINE);
-      if (end < 0) {
+      const stats = end < 0 ? undefined : await handle.stat();
+      const tab = end < 0 ? -1 : header.subarray(0, end).indexOf(TAB);
+      const size = stats === undefined ? -1 : stats.size - end - 1;
+      // No whole header line, or other than the bytes it promises: a put still writing, or one
+      // that died writing (a crash), which no reader may take for the blob.
+      if (stats === undefined || (tab >= 0 && header.toString('latin1', tab + 1, end) !== String(size))) {
         await handle.close();
         return null;
       }
-      const stats = await handle.stat();
-      const info = { key: keyOf(path), contentType: header.toString('latin1', 0, end), size: stats.size - end - 1, createdAt: stats.mtimeMs };
+      const info = { key: keyOf(path), contentType: header.toString('latin1', 0, tab >= 0 ? tab : end), size, createdAt: stats.mtimeMs };
       return { handle, info, start: end + 1 };
     } catch (error) {
       await handle.close();
@@ -192,15 +210,21 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
     async put(key, body, contentType, datedAt) {
       const path = pathOf(key);
       checkContentType(contentType);
+      const createdAt = datedAt ?? now();
+      const dated = datedAt !== undefined || !systemClock ? new Date(createdAt) : undefined;
+      // Bytes in hand (an image) carry their size, by which a reader tells a whole file from one
+      // still being written; a stream's size is known only at its end.
+      const header = Buffer.from(body instanceof Uint8Array ? `${contentType}\t${body.byteLength}\n` : `${contentType}\n`, 'latin1');
+      if (body instanceof Uint8Array && options.writeInPlace === true && (await writeNew(path, [header, body], dated))) {
+        return { key, size: body.byteLength, contentType, createdAt };
+      }
       // Written aside under a name no key can have (keys never start with '.'), then renamed in place.
       const temporary = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
-      const createdAt = datedAt ?? now();
-      const header = Buffer.from(`${contentType}\n`, 'latin1');
-      const handle = await openTemporary(temporary);
+      const handle = await createFile(temporary);
       try {
         let size: number;
         if (body instanceof Uint8Array) {
-          // Bytes in hand (an image): one write and a close, not a stream and its machinery.
+          // One write and a close, not a stream and its machinery.
           try {
             await writeAll(handle, [header, body]);
           } finally {
@@ -219,10 +243,7 @@ export function createFolderBlobStore(options: FileBlobStoreOptions): BlobStore 
           );
           size = (await stat(temporary)).size - header.length;
         }
-        if (datedAt !== undefined || !systemClock) {
-          const when = new Date(createdAt);
-          await utimes(temporary, when, when);
-        }
+        if (dated !== undefined) await utimes(temporary, dated, dated);
         await rename(temporary, path);
         return { key, size, contentType, createdAt };
       } catch (error) {
@@ -297,10 +318,36 @@ async function writeAll(handle: FileHandle, chunks: readonly Uint8Array[]): Prom
 }
 
 /**
- * Creates the file a put writes first. Its folder usually exists (folders are shared by many
- * blobs): created only when the file cannot be, which also covers a sweep that removed it emptied.
+ * Writes a blob's file in place when no file has its key (its header carries its size: see
+ * openBlob); false when one does, which the caller replaces by a rename. A write that fails leaves
+ * the file emptied, which reads as no blob until a put replaces it or the sweep removes it:
+ * removing it by its name could remove the blob of a put that replaced it meanwhile.
  */
-async function openTemporary(path: string): Promise<FileHandle> {
+async function writeNew(path: string, chunks: readonly Uint8Array[], dated: Date | undefined): Promise<boolean> {
+  let handle: FileHandle;
+  try {
+    handle = await createFile(path);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    await writeAll(handle, chunks);
+    if (dated !== undefined) await handle.utimes(dated, dated);
+  } catch (error) {
+    await handle.truncate(0).catch(() => {});
+    throw error;
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+/**
+ * Creates a new file for a put. Its folder usually exists (folders are shared by many blobs):
+ * created only when the file cannot be, which also covers a sweep that removed it emptied.
+ */
+async function createFile(path: string): Promise<FileHandle> {
   try {
     return await open(path, 'wx', 0o600);
   } catch (error) {

@@ -19,3 +19,16 @@ test('imageResultBytes is JSON.stringify of the body, base64 copied in', () => {
     assert.deepEqual(JSON.parse(bytes.toString('utf8')), body);
   }
 });
+
+test('a base64 given as the bytes the upstream sent is copied in as its text would be', () => {
+  const text = 'iVBORw0KGgoAAAANSUhEUg==';
+  const asBytes: ImageResultBody = {
+    created: 7,
+    data: [{ b64_json: Buffer.from(`{"b64_json":"${text}"}`).subarray(13, 13 + text.length), revised_prompt: 'r' }, { b64_json: 'QUJD' }],
+    usage,
+  };
+  assert.equal(
+    imageResultBytes(asBytes).toString('utf8'),
+    JSON.stringify({ ...asBytes, data: [{ b64_json: text, revised_prompt: 'r' }, { b64_json: 'QUJD' }] }),
+  );
+});

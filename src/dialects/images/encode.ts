@@ -13,7 +13,8 @@ export interface ImageResultBody {
 }
 
 interface ImageDatum {
-  readonly b64_json?: string;
+  /** The base64 text, or its ASCII bytes as the upstream sent them (imageResultBytes copies either in as it is). */
+  readonly b64_json?: string | Uint8Array;
   readonly url?: string;
   readonly revised_prompt?: string;
 }
@@ -46,8 +47,8 @@ export function encodeImageResult(result: CanonicalImageResult, call: ServedCall
  * passes and two copies of the whole image (docs/performance.md, "Images at the cost of their bytes").
  */
 export function imageResultBytes(body: ImageResultBody): Buffer {
-  // Alternating: JSON text, then a base64 text (ASCII) to copy between two pieces of JSON.
-  const pieces: string[] = [];
+  // Alternating: JSON text, then a base64 text (ASCII, or its bytes) to copy between two pieces of JSON.
+  const pieces: (string | Uint8Array)[] = [];
   let json = `{"created":${JSON.stringify(body.created)},"data":[`;
   body.data.forEach(({ b64_json, ...rest }, index) => {
     if (index > 0) json += ',';
@@ -61,10 +62,15 @@ export function imageResultBytes(body: ImageResultBody): Buffer {
   });
   pieces.push(`${json}]${body.usage === undefined ? '' : `,"usage":${JSON.stringify(body.usage)}`}}`);
   let size = 0;
-  for (let index = 0; index < pieces.length; index++) size += index % 2 === 0 ? Buffer.byteLength(pieces[index]) : pieces[index].length;
+  for (const piece of pieces) size += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength;
   const bytes = Buffer.allocUnsafe(size);
   let offset = 0;
-  for (let index = 0; index < pieces.length; index++) offset += bytes.write(pieces[index], offset, index % 2 === 0 ? 'utf8' : 'latin1');
+  pieces.forEach((piece, index) => {
+    if (typeof piece !== 'string') {
+      bytes.set(piece, offset);
+      offset += piece.byteLength;
+    } else offset += bytes.write(piece, offset, index % 2 === 0 ? 'utf8' : 'latin1');
+  });
   return bytes;
 }
 

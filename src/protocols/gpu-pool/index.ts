@@ -9,7 +9,7 @@ import type { RouteEndpoint } from '../../catalog/types.ts';
 import { pixelSize, type ImageFamily } from '../../policy/image-family.ts';
 import { parseImagesError } from '../openai-images/errors.ts';
 import type { ImagesProtocol } from '../image-protocol.ts';
-import { imageMediaType, imageOfDatum } from '../image-output.ts';
+import { imageMediaType, imageOfDatum, LIFTED_IMAGE_MEMBERS } from '../image-output.ts';
 import { postJson, type JsonCallOptions } from '../transport/json-call.ts';
 import { checkedBody, wireCheck } from '../wire-schema.ts';
 import { GpuPoolResponseSchema, type GpuPoolRequestWire } from './wire.ts';
@@ -46,11 +46,11 @@ export const gpuPoolProtocol: ImagesProtocol = {
       correlation: context,
       parseError: parseImagesError,
     };
-    const answer = await postJson(`${base.replace(/\/+$/, '')}/images/generations`, gpuPoolBody(request, endpoint), options);
+    const answer = await postJson(`${base.replace(/\/+$/, '')}/images/generations`, gpuPoolBody(request, endpoint), options, LIFTED_IMAGE_MEMBERS);
     const wire = checkedBody(checkImages, answer.body);
     const images: GeneratedImage[] = [];
     for (const datum of wire.data) {
-      const received = await imageOfDatum(datum, options);
+      const received = await imageOfDatum(datum, options, answer.lifted);
       images.push({ ...received, mediaType: imageMediaType(received.data) });
     }
     const result: CanonicalImageResult = { images, providerModel: endpoint.upstreamModel, filtered: 0 };

@@ -5,7 +5,7 @@
 import type { ImageFamily } from '../../policy/image-family.ts';
 import { resolveImageQuality } from '../../policy/image-family.ts';
 import type { ImagesProtocol } from '../image-protocol.ts';
-import { encodeForm } from '../image-output.ts';
+import { encodeForm, LIFTED_IMAGE_MEMBERS } from '../image-output.ts';
 import { OPENAI_ADDRESS } from '../openai-request-fields.ts';
 import { postEncoded, postJson, type JsonCallOptions } from '../transport/json-call.ts';
 import { parseImagesError } from './errors.ts';
@@ -29,7 +29,7 @@ export const openAIImagesProtocol: ImagesProtocol = {
     const answer =
       request.operation === 'edit'
         ? await postEncoded(`${base}/images/edits`, await encodeForm(imagesEditForm(request, endpoint, quality)), options)
-        : await postJson(`${base}/images/generations`, imagesRequestBody(request, endpoint, quality), options);
-    return parseImagesResponse(answer.body, { model: endpoint.upstreamModel, quality, size: request.size }, options);
+        : await postJson(`${base}/images/generations`, imagesRequestBody(request, endpoint, quality), options, LIFTED_IMAGE_MEMBERS);
+    return parseImagesResponse(answer, { model: endpoint.upstreamModel, quality, size: request.size }, options);
   },
 };

@@ -1,21 +1,21 @@
 /** OpenAI Images responses → the canonical image result (images as bytes, URLs downloaded). */
 import type { CanonicalImageResult, GeneratedImage, ImageQuality, ImageTokenUsage } from '../../canonical/index.ts';
 import { imageMediaType, imageOfDatum } from '../image-output.ts';
-import type { JsonCallOptions } from '../transport/json-call.ts';
+import type { JsonAnswer, JsonCallOptions } from '../transport/json-call.ts';
 import { checkedBody, wireCheck } from '../wire-schema.ts';
 import { ImagesResponseSchema, type ImagesResponseWire } from './wire.ts';
 
 const checkImages = wireCheck(ImagesResponseSchema, 'an images response');
 
 export async function parseImagesResponse(
-  body: unknown,
+  answer: Pick<JsonAnswer, 'body' | 'lifted'>,
   asked: { readonly model: string; readonly quality?: ImageQuality; readonly size?: string },
   download: JsonCallOptions,
 ): Promise<CanonicalImageResult> {
-  const wire = checkedBody(checkImages, body);
+  const wire = checkedBody(checkImages, answer.body);
   const images: GeneratedImage[] = [];
   for (const datum of wire.data) {
-    const received = await imageOfDatum(datum, download);
+    const received = await imageOfDatum(datum, download, answer.lifted);
     images.push({ ...received, mediaType: imageMediaType(received.data), ...(datum.revised_prompt == null ? {} : { revisedPrompt: datum.revised_prompt }) });
   }
   const size = asked.size !== undefined && asked.size !== 'auto' ? asked.size : (wire.size ?? undefined);

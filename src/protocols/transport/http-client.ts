@@ -53,6 +53,13 @@ export interface UpstreamText {
   readonly text: string;
 }
 
+/** A whole answer, read as bytes (see fetchUpstreamBytes). */
+export interface UpstreamBytes {
+  readonly status: number;
+  readonly headers: UpstreamHeaders;
+  readonly bytes: Buffer;
+}
+
 /**
  * Upstream URLs are a provider's base URL and a protocol's path, so a process sees few of them:
  * each is parsed once (a URL parse was a tenth of what preparing a call cost). Bounded all the same.
@@ -145,6 +152,15 @@ export async function sendUpstream(call: UpstreamCall): Promise<UpstreamResponse
  * were most of what the upstream call cost per request. Failures as for sendUpstream.
  */
 export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
+  return fetchWhole(call, (status, headers, bytes) => ({ status, headers, text: bytes.toString('utf8') }));
+}
+
+/** As fetchUpstreamText, the body left as bytes (an answer read from them: core/json-lift.ts). */
+export function fetchUpstreamBytes(call: UpstreamCall): Promise<UpstreamBytes> {
+  return fetchWhole(call, (status, headers, bytes) => ({ status, headers, bytes }));
+}
+
+function fetchWhole<T>(call: UpstreamCall, answer: (status: number, headers: UpstreamHeaders, bytes: Buffer) => T): Promise<T> {
   return new Promise((resolve, reject) =>
     dispatchCall(call, reject, (ended) => {
       let status = 0;
@@ -160,7 +176,7 @@ export function fetchUpstreamText(call: UpstreamCall): Promise<UpstreamText> {
         },
         onResponseEnd() {
           ended();
-          resolve({ status, headers, text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8') });
+          resolve(answer(status, headers, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
         },
         onResponseError(_controller, error) {
           ended();

@@ -3,8 +3,9 @@
  * answer, the provider's error mapping applied to non-2xx answers.
  */
 import type { UpstreamTimeouts } from '../../catalog/timeouts.ts';
-import type { GatewayError } from '../../core/errors.ts';
-import { type Correlation, parseJsonBody, readBodyText, sendUpstream, transportError } from './http-client.ts';
+import { errors, type GatewayError } from '../../core/errors.ts';
+import { liftedJson } from '../../core/json-lift.ts';
+import { type Correlation, fetchUpstreamBytes, readBodyText, sendUpstream, transportError } from './http-client.ts';
 import type { UpstreamHeaders } from './upstream-errors.ts';
 
 export type ParseUpstreamError = (status: number, headers: UpstreamHeaders, bodyText: string) => GatewayError;
@@ -22,10 +23,13 @@ export interface JsonAnswer {
   readonly status: number;
   readonly headers: UpstreamHeaders;
   readonly body: unknown;
+  /** The raw bytes of a value lifted out of the parse (`lift` of postJson; core/json-lift.ts) when `text` is its placeholder. */
+  lifted(text: string): Buffer | undefined;
 }
 
-export function postJson(url: string, body: unknown, options: JsonCallOptions): Promise<JsonAnswer> {
-  return callJson('POST', url, JSON.stringify(body), options);
+/** `lift`: the names of members whose long string values are read from the body's bytes, not parsed (an image's base64). */
+export function postJson(url: string, body: unknown, options: JsonCallOptions, lift: readonly string[] = []): Promise<JsonAnswer> {
+  return callJson('POST', url, JSON.stringify(body), options, lift);
 }
 
 /** A body the caller encoded itself (multipart), with its content type; the answer is JSON. */
@@ -35,12 +39,7 @@ export function postEncoded(url: string, body: { readonly bytes: Uint8Array; rea
 
 /** The bytes at a URL (an image an upstream links to instead of sending it). */
 export async function getBytes(url: string, options: JsonCallOptions): Promise<Uint8Array> {
-  const response = await fetchOk(url, options);
-  try {
-    return new Uint8Array(await response.body.arrayBuffer());
-  } catch (error) {
-    throw transportError(error, options.signal);
-  }
+  return readBodyBytes((await fetchOk(url, options)).body, options.signal);
 }
 
 /**
@@ -77,8 +76,15 @@ export function getJson(url: string, options: JsonCallOptions): Promise<JsonAnsw
   return callJson('GET', url, undefined, options);
 }
 
-async function callJson(method: 'GET' | 'POST', url: string, body: string | Uint8Array | undefined, options: JsonCallOptions): Promise<JsonAnswer> {
-  const response = await sendUpstream({
+async function callJson(
+  method: 'GET' | 'POST',
+  url: string,
+  body: string | Uint8Array | undefined,
+  options: JsonCallOptions,
+  lift: readonly string[] = [],
+): Promise<JsonAnswer> {
+  // Read whole through undici's dispatch: no body stream (as chat answers, ./http-client.ts).
+  const response = await fetchUpstreamBytes({
     method,
     url,
     headers: options.headers,
@@ -87,7 +93,21 @@ async function callJson(method: 'GET' | 'POST', url: string, body: string | Uint
     signal: options.signal,
     correlation: options.correlation,
   });
-  const text = await readBodyText(response, options.signal);
-  if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, text);
-  return { status: response.status, headers: response.headers, body: parseJsonBody(text) };
+  const { bytes } = response;
+  if (response.status < 200 || response.status > 299) throw options.parseError(response.status, response.headers, bytes.toString('utf8'));
+  try {
+    const json = lift.length === 0 ? { value: JSON.parse(bytes.toString('utf8')) as unknown, lifted: () => undefined } : liftedJson(bytes, lift);
+    return { status: response.status, headers: response.headers, body: json.value, lifted: json.lifted };
+  } catch (error) {
+    throw errors.malformedUpstream('a response body that is not valid JSON', error);
+  }
+}
+
+/** A whole body as one buffer, a failure while reading mapped like any transport failure. */
+async function readBodyBytes(body: { arrayBuffer(): Promise<ArrayBuffer> }, callerSignal: AbortSignal): Promise<Buffer> {
+  try {
+    return Buffer.from(await body.arrayBuffer());
+  } catch (error) {
+    throw transportError(error, callerSignal);
+  }
 }
