@@ -144,9 +144,11 @@ export async function measureChatBesideDashboard(
       return;
     }
   };
-  // Chat runs a little past the last slice, so that no slice ends without its load.
-  const chatSeconds = kinds.length * options.sliceSeconds + 2;
-  const chatRun = runPaced(endpoint, { rate: options.rate, durationSeconds: chatSeconds, timeoutMs: chatSeconds * 1000 + 15_000, onAnswer });
+  // Chat runs until the last slice has ended (a slice outlasts its time by the read it waits for).
+  let slicesEnded!: () => void;
+  const stop = new Promise<void>((resolve) => (slicesEnded = resolve));
+  const chatSeconds = kinds.length * options.sliceSeconds * 10;
+  const chatRun = runPaced(endpoint, { rate: options.rate, durationSeconds: chatSeconds, timeoutMs: 60_000, onAnswer, stop });
   for (const beside of kinds) {
     const current: Slice = {
       beside,
@@ -167,6 +169,7 @@ export async function measureChatBesideDashboard(
     current.cpuMicros += cpuMicros(gateway.pid);
     current.mainThreadMicros += cpuMicros(gateway.pid, gateway.pid);
   }
+  slicesEnded();
   await chatRun;
   const counted = slices.slice(2);
   const rounds = [];

@@ -32,6 +32,8 @@ export async function runPaced(
     readonly timeoutMs: number;
     /** Told of every answer: when its request left (performance.now()) and its latency, null for a failure. */
     readonly onAnswer?: (sentAt: number, latencyMs: number | null) => void;
+    /** Ends the sending before `durationSeconds` when it resolves. */
+    readonly stop?: Promise<void>;
   },
 ): Promise<PacedResult> {
   const endpoints: readonly Endpoint[] = Array.isArray(endpoint) ? endpoint : [endpoint as Endpoint];
@@ -70,10 +72,15 @@ export async function runPaced(
     void exchange.finally(() => inFlight.delete(exchange));
   };
 
+  let stopped = false;
+  void options.stop?.then(() => {
+    stopped = true;
+  });
   const startedAt = performance.now();
   try {
     await new Promise<void>((resolve) => {
       const tick = () => {
+        if (stopped) return resolve();
         const due = Math.min(total, Math.floor((performance.now() - startedAt) / intervalMs) + 1);
         while (sent < due) {
           fire();

@@ -17,12 +17,48 @@ export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
 }
 
 /**
- * A frame sent when nothing else was for `everyMs`, so that proxies and clients with idle timeouts
- * keep a silent stream open (the messages dialect's `ping` events).
+ * A frame that fills every silence of the streams it is given before the silence lasts `everyMs`,
+ * so that proxies and clients with idle timeouts keep a silent stream open (the messages dialect's
+ * `ping` events). One timer serves every open stream: it ticks every half `everyMs`, and a stream
+ * that sent nothing since the tick before gets the frame; silences are filled after half
+ * `everyMs` to `everyMs`. A timer per stream cost its creation, a re-arm at every batch sent and
+ * its removal: a visible share of a short stream's CPU. The timer holds no process open (the
+ * streams' connections do) and stops at a tick that finds no stream, not when the last one ends:
+ * streams come and go between ticks, and a timer per coming and going is what it replaces.
  */
-export interface KeepAlive {
-  readonly everyMs: number;
-  readonly frame: string;
+export class KeepAlive {
+  readonly #everyMs: number;
+  readonly #frame: string;
+  readonly #streams = new Set<KeptAlive>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(everyMs: number, frame: string) {
+    this.#everyMs = everyMs;
+    this.#frame = frame;
+  }
+
+  watch(stream: KeptAlive): void {
+    this.#streams.add(stream);
+    this.#timer ??= setInterval(this.#tick, this.#everyMs / 2).unref();
+  }
+
+  /** Idempotent. */
+  unwatch(stream: KeptAlive): void {
+    this.#streams.delete(stream);
+  }
+
+  readonly #tick = (): void => {
+    if (this.#streams.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    for (const stream of this.#streams) stream.tick(this.#frame);
+  };
+}
+
+interface KeptAlive {
+  tick(frame: string): void;
 }
 
 /**
@@ -62,20 +98,28 @@ export class BatchedFrames<Event> extends Readable {
   /** Set while the consumer's buffer is full; resolved by the next `_read`. */
   #wake: (() => void) | undefined;
   #consumerFull = false;
-  /** Re-armed by every batch sent, so it fires only after a silence. */
-  readonly #keepAlive: NodeJS.Timeout | undefined;
+  readonly #keepAlive: KeepAlive | undefined;
+  /** Whether anything was sent since the keep-alive's last tick; its start counts, so the first tick sends nothing. */
+  #sentSinceTick = true;
 
   constructor(events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string, keepAlive?: KeepAlive) {
     super();
     this.#events = events[Symbol.asyncIterator]();
     this.#encode = encode;
-    this.#keepAlive = keepAlive && setInterval(() => this.#sendKeepAlive(keepAlive.frame), keepAlive.everyMs);
+    this.#keepAlive = keepAlive;
+    keepAlive?.watch(this);
     void this.#pump();
   }
 
-  #sendKeepAlive(frame: string): void {
+  /** A tick of the keep-alive: its frame goes out if nothing else did since the tick before. */
+  tick(frame: string): void {
+    if (this.#sentSinceTick) {
+      this.#sentSinceTick = false;
+      return;
+    }
     // A batch about to be flushed, or one the client has not read yet, breaks the silence itself.
     if (this.destroyed || this.#consumerFull || this.#batch !== '') return;
+    this.#sentSinceTick = true;
     if (!this.push(frame)) this.#consumerFull = true;
   }
 
@@ -87,7 +131,7 @@ export class BatchedFrames<Event> extends Readable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    clearInterval(this.#keepAlive);
+    this.#keepAlive?.unwatch(this);
     // Stopping the events stops the run behind them: the upstream is aborted and what was used is settled.
     this.#wake?.();
     Promise.resolve(this.#events.return?.()).then(
@@ -111,7 +155,7 @@ export class BatchedFrames<Event> extends Readable {
           setImmediate(this.#flush);
         }
       }
-      clearInterval(this.#keepAlive);
+      this.#keepAlive?.unwatch(this);
       if (!this.destroyed) {
         this.#flush();
         this.push(null);
@@ -126,7 +170,7 @@ export class BatchedFrames<Event> extends Readable {
     if (this.#batch === '' || this.destroyed) return;
     const batch = this.#batch;
     this.#batch = '';
-    this.#keepAlive?.refresh();
+    this.#sentSinceTick = true;
     if (!this.push(batch)) this.#consumerFull = true;
   };
 }

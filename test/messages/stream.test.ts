@@ -198,6 +198,34 @@ describe('messagesFrameEncoder', () => {
     assert.equal('cost' in messageDelta(frames).usage, false);
   });
 
+  test('the frames written from templates are the bytes JSON.stringify gives, for texts that need escaping', () => {
+    const text = 'a "quote", a \\ backslash,\nlines, \u0000, \u2028, é, 🙂 and </script>';
+    const run: StreamRun = { call, settlement, events: (async function* () {})() };
+    const encode = messagesFrameEncoder(run);
+    const output = [
+      ...thinkingAndTool.slice(0, 4),
+      { type: 'reasoning-delta', index: 0, text },
+      { type: 'reasoning-end', index: 0, signature: { family: 'anthropic', value: text } },
+      { type: 'text-start', index: 2 },
+      { type: 'text-delta', index: 2, text },
+      { type: 'text-end', index: 2 },
+      { type: 'tool-call-start', index: 3, id: 'toolu_1', name: 'f' },
+      { type: 'tool-call-delta', index: 3, argumentsDelta: text },
+      { type: 'tool-call-end', index: 3 },
+      { type: 'finish', finish: { reason: 'tool_calls', raw: 'tool_use' } },
+    ]
+      .map((event) => encode(event as StreamEvent))
+      .join('');
+    const frames = output.split(/(?<=\n\n)/);
+    const written = namedEvents(output).map(({ event, data }) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    assert.deepEqual(frames, written);
+    const deltas = namedEvents(output).filter((frame) => frame.event === 'content_block_delta');
+    assert.deepEqual(
+      deltas.slice(1).map((frame) => Object.values(frame.data.delta as object)[1]),
+      [text, text, text, text],
+    );
+  });
+
   test('the ping frame is the one the SDK skips', () => {
     assert.equal(PING_FRAME, 'event: ping\ndata: {"type":"ping"}\n\n');
   });
