@@ -23,21 +23,30 @@ const db = new DatabaseSync(file, { timeout: 1_000 });
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
 /**
- * The number of frames in the WAL, or 0 when the checkpoint could not run now (the file is locked
- * by a migration, say): it runs again on the next tick.
- * @returns {number}
+ * The frames in the WAL and those of them copied into the database, or none when the checkpoint
+ * could not run now (the file is locked by a migration, say): it runs again on the next tick.
+ * @returns {{ log: number, copied: number }}
  */
 function checkpointNow() {
   try {
-    const result = /** @type {{ log: number }} */ (checkpoint.get());
-    return Number(result.log);
+    const result = /** @type {{ log: number, checkpointed: number }} */ (checkpoint.get());
+    return { log: Number(result.log), copied: Number(result.checkpointed) };
   } catch {
-    return 0;
+    return { log: 0, copied: 0 };
   }
 }
 
+/**
+ * Frames a checkpoint may have left behind for the server's writes to be held for: those that came
+ * while it copied. More means a reader (the dashboard's) still reads an older state of the file,
+ * and the held checkpoint could not rewind the WAL anyway: the server's writes are held only when it
+ * can, or once the WAL has grown to four times the rewind size, whatever it costs.
+ */
+const FRAMES_LEFT_FOR_A_HOLD = 64;
+
 const timer = setInterval(() => {
-  if (checkpointNow() >= rewindFrames) parentPort?.postMessage('hold');
+  const { log, copied } = checkpointNow();
+  if (log >= rewindFrames && (log - copied <= FRAMES_LEFT_FOR_A_HOLD || log >= 4 * rewindFrames)) parentPort?.postMessage('hold');
 }, intervalMs);
 
 parentPort?.on('message', (message) => {

@@ -8,8 +8,10 @@
  * The worker also asks the server to hold its writes for the short checkpoint that lets the WAL
  * rewind (checkpoint-worker.js): without it, a server under steady load never gives SQLite the
  * moment it needs, and the WAL file grows by every frame ever written (hundreds of MB an hour).
- * It is rewound once it holds REWIND_FRAMES frames, so it stays under about that much plus what
- * one interval writes.
+ * It is rewound once it holds REWIND_FRAMES frames and the last checkpoint left no more than a few
+ * behind (a reader, such as the dashboard's, that still reads an older state keeps frames from being
+ * copied, and writes held then would wait for a checkpoint that cannot rewind): so it stays under
+ * about that much plus what one interval writes, and under four times that while readers last.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../core/logger.ts';
