@@ -86,14 +86,17 @@ async function ledgerOf(accountId: string) {
 describe('limits across two instances (PostgreSQL and Redis)', () => {
   test('requests per minute: a burst of 60 over both instances gets exactly 10', async () => {
     const limited = await key(await account('rpm', '5'), { requests_per_minute: 10 });
+    const startedAt = Date.now();
     const answers = await burst(60, (server) => call(server.baseUrl, 'GET', '/v1/models', { key: limited.key }));
-    assert.equal(answers.filter((answer) => answer.status === 200).length, 10);
+    // GCRA frees one request every 6 s of a limit of 10 a minute (docs/limits.md): a burst that a
+    // busy machine spreads over more than that may be admitted one more for each 6 s it took.
+    const refilled = Math.floor((Date.now() - startedAt) / 6_000);
+    const admitted = answers.filter((answer) => answer.status === 200).length;
+    // The count is shared: an instance each counting its own would admit 20.
+    assert.ok(admitted >= 10 && admitted <= 10 + refilled, `${admitted} admitted in a burst over ${refilled} refills`);
     for (const answer of answers.filter((answer) => answer.status !== 200)) {
       assertError(answer, { status: 429, type: 'rate_limit_error', code: 'requests_per_minute_exceeded' });
     }
-    // Each instance admitted some: the count is shared, not per instance.
-    const admittedBy = [0, 1].map((parity) => answers.filter((answer, index) => index % 2 === parity && answer.status === 200).length);
-    assert.equal(admittedBy[0] + admittedBy[1], 10);
   });
 
   test('a spend cap is never passed by 200 concurrent requests over both instances', async () => {
