@@ -405,6 +405,57 @@ describe('sqlite specifics', () => {
     }
   });
 
+  test('writes are not held for a rewind while a reader still reads an older state, and are once it has ended', async () => {
+    const file = join(dataDir, 'pinned.sqlite');
+    let holds = 0;
+    const store = await openSqliteStore({
+      file,
+      logger: silentLogger,
+      now: Date.now,
+      backgroundCheckpoints: true,
+      checkpoints: { intervalMs: 20, rewindFrames: 200, onHold: () => (holds += 1) },
+    });
+    const reader = new DatabaseSync(file, { readOnly: true });
+    try {
+      const account = await store.createAccount({ name: 'pinned' });
+      const write = () => {
+        const facts = {
+          requestId: timeOrderedId('req'),
+          owner: { kind: 'account', id: account.id },
+          keyId: 'key_pinned',
+          route: 'chat',
+          stream: false,
+        } as const;
+        return store.recordRequests([
+          requestLogRecord({ ...facts, createdAt: Date.now(), durationMs: 1, status: 'completed', httpStatus: 200, output: { text: 'x'.repeat(4_000) } }),
+        ]);
+      };
+      await write();
+      await sleep(2 * GROUP_COMMIT_MS);
+      // A read transaction (the dashboard's, say) keeps the state it began on.
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM request_log').get();
+      const frames = () => Math.floor(statSync(`${file}-wal`).size / (4_096 + 24));
+      // Past the rewind size and below four times it, with checkpoints running all along.
+      while (frames() < 400) {
+        await write();
+        await sleep(GROUP_COMMIT_MS);
+      }
+      await sleep(200);
+      assert.equal(holds, 0, 'no write was held for a checkpoint the reader kept from rewinding');
+      reader.exec('COMMIT');
+      const deadline = Date.now() + 30_000;
+      while (holds === 0 && Date.now() < deadline) {
+        await write();
+        await sleep(GROUP_COMMIT_MS);
+      }
+      assert.ok(holds > 0, 'with the reader gone, the WAL is rewound');
+    } finally {
+      reader.close();
+      await store.close();
+    }
+  });
+
   test('under steady writes, the WAL is rewound after checkpoints instead of growing with every frame', async () => {
     const file = join(dataDir, 'rewind.sqlite');
     const store = await openSqliteStore({

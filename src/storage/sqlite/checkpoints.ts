@@ -34,6 +34,8 @@ export interface BackgroundCheckpointOptions {
   readonly intervalMs?: number;
   /** The WAL's size in frames from which it is rewound (tests lower it). */
   readonly rewindFrames?: number;
+  /** Told each time the server's writes are held for a rewind (tests count them). */
+  readonly onHold?: () => void;
 }
 
 export function startBackgroundCheckpoints(database: SqliteDatabase, logger: Logger, options: BackgroundCheckpointOptions = {}): BackgroundCheckpoints {
@@ -54,6 +56,7 @@ export function startBackgroundCheckpoints(database: SqliteDatabase, logger: Log
   };
   worker.on('message', (message: unknown) => {
     if (message === 'hold') {
+      options.onHold?.();
       database.holdWrites();
       // A worker that asks again before the release (a slow event loop) restarts the limit.
       clearTimeout(holdLimit);
