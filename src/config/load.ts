@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { load as parseYaml, YAMLException } from 'js-yaml';
 import { findAliasConflict } from './aliases.ts';
 import { perMillionRateToPicosPerToken, usdToPicos } from '../core/money.ts';
 import { GatewayConfig, searchBillingOf, type EndpointConfig } from './schema.ts';
@@ -23,7 +23,13 @@ export class ConfigError extends Error {
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false }));
+/**
+ * Compiled at every start, so compiled for a start's sake: the config is checked once per process,
+ * and Ajv's optimizing pass over the generated code and its check of the schema against the JSON
+ * Schema meta-schema took over half of the compile (about 100 of a start's 650 ms of CPU). The
+ * schema is checked against the meta-schema by a test instead (test/catalog/config-schema.test.ts).
+ */
+const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false, validateSchema: false, code: { optimize: false } }));
 const validateShape = ajv.compile<GatewayConfig>(GatewayConfig);
 
 export function loadConfigFile(path: string): GatewayConfig {
@@ -76,8 +82,9 @@ function parseDocument(text: string): unknown {
   try {
     document = parseYaml(text);
   } catch (error) {
-    const position = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
-    throw new ConfigError('', `invalid YAML${position}: ${(error as Error).message}`);
+    if (!(error instanceof YAMLException)) throw error;
+    const position = error.mark ? ` (line ${error.mark.line + 1})` : '';
+    throw new ConfigError('', `invalid YAML${position}: ${error.reason}`);
   }
   return document;
 }

@@ -18,9 +18,8 @@ import { breakerSettings } from '../routing/breaker.ts';
 import type { BreakerBackend } from '../routing/breaker-backend.ts';
 import { EndpointHealth, endpointKeys } from '../routing/endpoint-health.ts';
 import { MemoryBreakers } from '../routing/memory-breakers.ts';
-import { RedisBreakers } from '../routing/redis-breakers.ts';
 import { instanceVitals } from './instance-vitals.ts';
-import { RedisBackend, type RedisBackendOptions } from '../limits/redis-backend.ts';
+import type { RedisBackendOptions } from '../limits/redis-backend.ts';
 import { buildCatalog } from '../catalog/catalog.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { nameIndex } from '../config/aliases.ts';
@@ -180,6 +179,16 @@ export function createDeps(input: {
   };
 }
 
+/**
+ * The limits' counters and the endpoints' breakers in Redis (REDIS_URL). Their modules, and the
+ * Redis client's (some 45 ms of a start's CPU), are loaded only by a server that uses them.
+ */
+async function redisBackends(redis: RedisBackendOptions | undefined, config: GatewayConfig) {
+  if (redis === undefined) return { limitBackend: undefined, breakerBackend: undefined };
+  const [{ RedisBackend }, { RedisBreakers }] = await Promise.all([import('../limits/redis-backend.ts'), import('../routing/redis-breakers.ts')]);
+  return { limitBackend: new RedisBackend(redis), breakerBackend: new RedisBreakers(redis, breakerSettings(config)) };
+}
+
 export async function createRuntime(options: RuntimeOptions): Promise<GatewayRuntime> {
   const now = options.now ?? Date.now;
   const catalog = buildCatalog(options.config, { servable: callableRoute });
@@ -219,8 +228,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     await store.close();
     throw error;
   }
-  const limitBackend = options.redis ? new RedisBackend(options.redis) : undefined;
-  const breakerBackend = options.redis ? new RedisBreakers(options.redis, breakerSettings(options.config)) : undefined;
+  const { limitBackend, breakerBackend } = await redisBackends(options.redis, options.config);
   const deps = createDeps({ ...options, store, catalog, authenticator, now, outputs, limitBackend, breakerBackend });
   let app: FastifyInstance;
   try {

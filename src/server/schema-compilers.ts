@@ -6,8 +6,9 @@
  * takes the functions compiled for the first rather than compiling them again. And a validator is
  * compiled on its route's first request rather than at start: most of an instance's routes see no
  * request in its first seconds, and a start that does not compile them all is ready about half a
- * second sooner (what a restart, a deploy or an autoscaler waits for). Every route's schemas are
- * compiled by the tests, so a schema Ajv refuses cannot reach a release.
+ * second sooner (what a restart, a deploy or an autoscaler waits for). Response serializers are
+ * built on their first use likewise. Every route's schemas are compiled by the tests, so a schema
+ * that Ajv or fast-json-stringify refuses cannot reach a release.
  */
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { Ajv } from 'ajv';
@@ -28,7 +29,7 @@ export function sharedValidators(ajv: Ajv): Ajv {
   const compile = ajv.compile.bind(ajv);
   ajv.compile = ((schema: object, meta?: boolean) => {
     let validate = validators.get(schema);
-    if (validate === undefined) validators.set(schema, (validate = compiledOnFirstUse(() => compile(schema, meta))));
+    if (validate === undefined) validators.set(schema, (validate = validatedOnFirstUse(() => compile(schema, meta))));
     return validate;
   }) as Ajv['compile'];
   return ajv;
@@ -36,29 +37,38 @@ export function sharedValidators(ajv: Ajv): Ajv {
 
 type Validate = ReturnType<Ajv['compile']>;
 
-/** The compilations not yet done, for compileRouteValidators. */
-const uncompiled = new Set<() => Validate>();
+/** The compilations not yet done, for compileRouteSchemas. */
+const uncompiled = new Set<() => unknown>();
 
-/** A validator that compiles its schema when first called; like Ajv's own, it leaves its last errors in `errors`. */
-function compiledOnFirstUse(compile: () => Validate): Validate {
-  let compiled: Validate | undefined;
+/** `compile`, run once: on the first call of what it compiles, or by compileRouteSchemas. */
+function onFirstUse<Compiled>(compile: () => Compiled): () => Compiled {
+  let compiled: Compiled | undefined;
   const compileOnce = () => {
-    uncompiled.delete(compileOnce);
-    compiled ??= compile();
+    if (compiled === undefined) {
+      uncompiled.delete(compileOnce);
+      compiled = compile();
+    }
     return compiled;
   };
   uncompiled.add(compileOnce);
+  return compileOnce;
+}
+
+/** A validator that compiles its schema when first called; like Ajv's own, it leaves its last errors in `errors`. */
+function validatedOnFirstUse(compile: () => Validate): Validate {
+  const compiled = onFirstUse(compile);
   const validate = ((data: unknown, context?: Parameters<Validate>[1]) => {
-    const valid = (compiled ?? compileOnce())(data, context);
-    validate.errors = compiled!.errors;
+    const run = compiled();
+    const valid = run(data, context);
+    validate.errors = run.errors;
     return valid;
   }) as Validate;
   validate.errors = null;
   return validate;
 }
 
-/** Compiles every route validator not compiled yet (a test holds every route's schemas to Ajv this way); returns how many. */
-export function compileRouteValidators(): number {
+/** Compiles every route validator and serializer not compiled yet (a test holds every route's schemas to Ajv and fast-json-stringify this way); returns how many. */
+export function compileRouteSchemas(): number {
   const pending = [...uncompiled];
   for (const compile of pending) compile();
   return pending.length;
@@ -74,7 +84,10 @@ export const sharedSerializers: SerializerFactory = (externalSchemas, options) =
     const schema = route.schema;
     if (typeof schema !== 'object' || schema === null) return compile(route);
     let serializer = serializers.get(schema);
-    if (serializer === undefined) serializers.set(schema, (serializer = compile(route)));
+    if (serializer === undefined) {
+      const compiled = onFirstUse(() => compile(route));
+      serializers.set(schema, (serializer = ((data: unknown) => compiled()(data)) as Serializer));
+    }
     return serializer;
   };
 };

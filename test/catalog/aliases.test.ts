@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { publicAliases, versionVariant } from '../../src/config/aliases.ts';
 import { buildCatalog } from '../../src/catalog/catalog.ts';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
@@ -91,7 +91,7 @@ describe('ambiguous names are refused at load', () => {
     test(name, () => {
       const document = config(models);
       assert.throws(
-        () => parseConfig(stringify(document)),
+        () => parseConfig(dump(document)),
         (error: unknown) => {
           assert.ok(error instanceof ConfigError);
           assert.equal(error.path, path);

@@ -1,7 +1,7 @@
 /** The config rules the catalog relies on, each refused with the path of the bad field. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { buildCatalog } from '../../src/catalog/catalog.ts';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
 import type { GatewayConfig } from '../../src/config/schema.ts';
@@ -70,13 +70,13 @@ const cases: { name: string; document: GatewayConfig; path: string }[] = [
 
 for (const { name, document, path } of cases) {
   test(`refused: ${name}`, () => {
-    assert.throws(() => parseConfig(stringify(document)), refusedWith(path));
+    assert.throws(() => parseConfig(dump(document)), refusedWith(path));
   });
 }
 
 test('the same upstream model on two models is fine', () => {
   const document = config([model('gateway/a', [endpoint({ model: 'shared' })]), model('gateway/b', [endpoint({ model: 'shared' })])]);
-  assert.doesNotThrow(() => parseConfig(stringify(document)));
+  assert.doesNotThrow(() => parseConfig(dump(document)));
 });
 
 const searchRoute = (price: number | undefined, billing?: 'per_query' | 'per_request', more = {}) =>
@@ -106,7 +106,7 @@ test('search prices in one unit are compared: the lowest per-request price is sh
 
 test('a value outside a fixed set is refused with the allowed values', () => {
   const document = config([model('gateway/m', [endpoint()])]);
-  const wrongKind = stringify({ ...document, providers: [{ ...document.providers[0], kind: 'opneai' }] });
+  const wrongKind = dump({ ...document, providers: [{ ...document.providers[0], kind: 'opneai' }] });
   assert.throws(
     () => parseConfig(wrongKind),
     (error: unknown) =>
@@ -115,7 +115,7 @@ test('a value outside a fixed set is refused with the allowed values', () => {
   );
   const wrongUnit = config([model('gateway/m', [endpoint({ pricing: { unit: 'per_token' as 'per_1m_tokens', input_per_1m: 1 } })])]);
   assert.throws(
-    () => parseConfig(stringify(wrongUnit)),
+    () => parseConfig(dump(wrongUnit)),
     (error: unknown) =>
       refusedWith('/models/0/endpoints/0/pricing/unit')(error) &&
       (error as Error).message.endsWith('must be one of "per_1m_tokens", "per_image", "per_second", "per_request"'),

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
@@ -162,7 +162,7 @@ export interface Instances {
 export async function startInstances(prefix: string, config: object, count: number): Promise<Instances> {
   const workDir = await mkdtemp(join(tmpdir(), `gateway-${prefix}-`));
   const configPath = join(workDir, 'config.yaml');
-  await writeFile(configPath, stringify(config));
+  await writeFile(configPath, dump(config));
   const database = await serverSchema();
   const redisPrefix = testRedisPrefix();
   const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'data'), REDIS_URL: TEST_REDIS_URL, GATEWAY_REDIS_PREFIX: redisPrefix };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '../chat/helpers.ts';
 import { call } from '../helpers/http.ts';
@@ -303,7 +303,7 @@ describe('--allowed-models is checked against the catalog the server serves', ()
     const configPath = join(ownDir, 'custom.yaml');
     await writeFile(
       configPath,
-      stringify({
+      dump({
         providers: [{ id: 'sim', kind: 'simulated' }],
         models: [
           {

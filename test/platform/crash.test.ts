@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
@@ -37,7 +37,7 @@ before(async () => {
     billing: { ...config.billing, instance_lapse_seconds: LAPSE_SECONDS },
   };
   configPath = join(workDir, 'slow.yaml');
-  await writeFile(configPath, stringify(slow));
+  await writeFile(configPath, dump(slow));
 });
 after(() => rm(workDir, { recursive: true, force: true }));
 

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { startProcess } from '../helpers/processes.ts';
 
 let workDir: string;
@@ -28,7 +28,7 @@ test('a provider whose credential variable is unset is named in a warning at sta
   const configPath = join(workDir, 'config.yaml');
   await writeFile(
     configPath,
-    stringify({
+    dump({
       providers: [
         { id: 'unkeyed', kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'UNKEYED_PROVIDER_KEY' },
         { id: 'keyed', kind: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'KEYED_PROVIDER_KEY' },

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { call } from '../helpers/http.ts';
 import { untilEnded } from '../helpers/jobs.ts';
@@ -53,7 +53,7 @@ before(async () => {
     videos: { poll_interval_ms: 100, max_poll_interval_ms: 200 },
   };
   configPath = join(workDir, 'drain.yaml');
-  await writeFile(configPath, stringify(config));
+  await writeFile(configPath, dump(config));
 });
 after(() => rm(workDir, { recursive: true, force: true }));
 

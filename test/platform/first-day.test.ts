@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile, loadServedConfig } from '../../src/config/load.ts';
 import { webhookSettings } from '../../src/webhooks/settings.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -38,7 +38,7 @@ describe('the served config', () => {
 
   test('a file of operational sections only tunes the demo catalog', async () => {
     const path = join(folder, 'operational.yaml');
-    await writeFile(path, stringify({ webhooks: { allow_private_addresses: true }, jobs: { concurrency: 2 } }));
+    await writeFile(path, dump({ webhooks: { allow_private_addresses: true }, jobs: { concurrency: 2 } }));
     const served = loadServedConfig(path);
     assert.equal(served.demoCatalog, true);
     assert.deepEqual(served.config.models, loadConfigFile(DEMO_CONFIG_PATH).models);
@@ -48,13 +48,13 @@ describe('the served config', () => {
 
   test('an operational section with a bad field is still named by its path', async () => {
     const path = join(folder, 'bad-operational.yaml');
-    await writeFile(path, stringify({ webhooks: { allow_private_adresses: true } }));
+    await writeFile(path, dump({ webhooks: { allow_private_adresses: true } }));
     assert.throws(() => loadServedConfig(path), /\/webhooks\/allow_private_adresses: unknown field/);
   });
 
   test('a file with a catalog is served as it is', async () => {
     const path = join(folder, 'own.yaml');
-    await writeFile(path, stringify(OWN_CATALOG));
+    await writeFile(path, dump(OWN_CATALOG));
     const served = loadServedConfig(path);
     assert.equal(served.demoCatalog, false);
     assert.deepEqual(
@@ -68,7 +68,7 @@ describe('first start with a configured catalog', () => {
   test('creates no demo account and says how to create the first account and key', async () => {
     const dataDir = join(folder, 'configured-data');
     const configPath = join(folder, 'first-start.yaml');
-    await writeFile(configPath, stringify(OWN_CATALOG));
+    await writeFile(configPath, dump(OWN_CATALOG));
     const server = startProcess(['src/main.ts'], { GATEWAY_DATA_DIR: dataDir, GATEWAY_CONFIG: configPath, PORT: '0' });
     try {
       await server.waitFor(/"url":"http:\/\/127\.0\.0\.1:\d+"/);

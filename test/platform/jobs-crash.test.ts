@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { usdToPicos } from '../../src/core/money.ts';
 import { call } from '../helpers/http.ts';
 import { RESPONSE_RUNNING, untilEnded } from '../helpers/jobs.ts';
@@ -61,7 +61,7 @@ before(async () => {
     billing: { instance_lapse_seconds: 3 },
   };
   configPath = join(workDir, 'jobs.yaml');
-  await writeFile(configPath, stringify(config));
+  await writeFile(configPath, dump(config));
 });
 after(async () => {
   await upstream.close();

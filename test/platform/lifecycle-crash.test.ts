@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import type { CallStep } from '../../src/core/crash-point.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
@@ -95,7 +95,7 @@ before(async () => {
     webhooks: { allow_private_addresses: true, poll_interval_ms: 100, retry_base_ms: 100, retry_max_ms: 500 },
   };
   configPath = join(workDir, 'config.yaml');
-  await writeFile(configPath, stringify(quick));
+  await writeFile(configPath, dump(quick));
   hooks = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => (body += chunk));

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { call } from '../helpers/http.ts';
 import { runProcess, startProcess } from '../helpers/processes.ts';
@@ -139,7 +139,7 @@ describe('graceful stop', () => {
     // Slow streams, so that the signal arrives mid-stream.
     const slow = { ...config, providers: config.providers.map((provider) => ({ ...provider, simulated: { chunk_delay_ms: 40 } })) };
     const configPath = join(workDir, 'slow.yaml');
-    await writeFile(configPath, stringify(slow));
+    await writeFile(configPath, dump(slow));
     // A configured catalog: no demo account, so one is made through the admin API.
     const started = await startServer(configPath, { GATEWAY_DATA_DIR: join(workDir, 'graceful') });
     const server = started.process;

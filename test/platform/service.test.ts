@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { compileRouteValidators } from '../../src/server/schema-compilers.ts';
+import { compileRouteSchemas } from '../../src/server/schema-compilers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
 import { ROUTES_WITH_PROBES } from './probe-routes.ts';
@@ -12,10 +12,10 @@ describe('service endpoints (no API key needed)', () => {
   });
   after(() => gateway.close());
 
-  test("every route's request schemas compile (a validator is otherwise compiled on its route's first request)", () => {
+  test("every route's request and response schemas compile (each is otherwise compiled on its first use)", () => {
     // First in the file: only the routes this process has called are compiled yet.
-    assert.ok(compileRouteValidators() > 20, 'the routes of a whole gateway wait to be compiled');
-    assert.equal(compileRouteValidators(), 0, 'each compiled once');
+    assert.ok(compileRouteSchemas() > 20, 'the routes of a whole gateway wait to be compiled');
+    assert.equal(compileRouteSchemas(), 0, 'each compiled once');
   });
 
   test('GET /healthz checks the store', async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { call } from '../helpers/http.ts';
@@ -55,7 +55,7 @@ before(async () => {
     videos: { poll_interval_ms: 100, max_poll_interval_ms: 200 },
   };
   const configPath = join(workDir, 'tracing.yaml');
-  await writeFile(configPath, stringify(config));
+  await writeFile(configPath, dump(config));
   server = await startServer(configPath, {
     GATEWAY_DATA_DIR: join(workDir, 'data'),
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import type { GatewayConfig } from '../../src/config/schema.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import {
@@ -59,7 +59,7 @@ before(async () => {
     videos: { poll_interval_ms: 50, max_poll_interval_ms: 100 },
   };
   configPath = join(workDir, 'video.yaml');
-  await writeFile(configPath, stringify(config));
+  await writeFile(configPath, dump(config));
 });
 after(async () => {
   await veo.close();

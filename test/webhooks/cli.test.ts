@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { runCli } from '../../src/cli/run.ts';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 
@@ -17,7 +17,7 @@ let strict: Record<string, string>;
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'gateway-webhooks-cli-'));
   const configPath = join(dataDir, 'config.yaml');
-  await writeFile(configPath, stringify({ ...loadConfigFile(DEMO_CONFIG_PATH), webhooks: { allow_private_addresses: true } }));
+  await writeFile(configPath, dump({ ...loadConfigFile(DEMO_CONFIG_PATH), webhooks: { allow_private_addresses: true } }));
   strict = { GATEWAY_DATA_DIR: dataDir };
   allowing = { ...strict, GATEWAY_CONFIG: configPath };
 });
