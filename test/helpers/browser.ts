@@ -1,17 +1,19 @@
 /**
- * Headless Chromium for the dashboard tests: Debian's `chromium` package driven by playwright-core
- * (.ci/run installs the package when missing). Every page a test opens records its console errors
+ * Headless Chromium for the dashboard tests: Debian's `chromium-headless-shell` (or, where only that
+ * is installed, its `chromium`) driven by playwright-core (.ci/run installs the package when missing).
+ * The headless shell is the build Playwright itself runs headless tests on: the same renderer
+ * without the browser's own windows and their interface, at half the CPU of a test's pages. Every page a test opens records its console errors
  * and uncaught exceptions, and can be checked with axe-core, injected through the DevTools protocol
  * (which the page's Content-Security-Policy does not govern).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((path) => existsSync(path)) ?? '/usr/bin/chromium';
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 export async function launchBrowser(): Promise<Browser> {
