@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve as resolvePath } from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -89,11 +90,24 @@ export function startProcess(args: readonly string[], env: Record<string, string
  * Only what the child needs from our environment: a predictable, offline setup. The compile cache
  * `npm test` sets (package.json) changes nothing a child does, only how soon it starts.
  */
+/**
+ * Children still running when a file's tests have ended: those of a test that failed before it
+ * stopped them. They are killed then; a live child would keep the file's process, and the run,
+ * waiting for it forever.
+ */
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function spawnProject(args: readonly string[], env: Record<string, string>, cwd = PROJECT_ROOT): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
   if (process.env.NODE_COMPILE_CACHE !== undefined) base.NODE_COMPILE_CACHE = resolvePath(process.env.NODE_COMPILE_CACHE);
   // A relative script path is the project's, whatever folder the process runs in.
   const [script, ...rest] = args;
   const resolved = script !== undefined && cwd !== PROJECT_ROOT && !script.startsWith('-') ? [join(PROJECT_ROOT, script), ...rest] : args;
-  return spawn(process.execPath, resolved, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, resolved, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.on('close', () => running.delete(child));
+  return child;
 }

@@ -11,6 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { dump } from 'js-yaml';
 import { usdToPicos } from '../../src/core/money.ts';
+import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { freshDatabase } from './postgres.ts';
@@ -125,15 +126,30 @@ export async function serverSchema(): Promise<ServerSchema> {
   const database = await freshDatabase();
   const admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
+  let dropped = false;
+  const drop = async () => {
+    if (dropped) return;
+    dropped = true;
+    await admin.end();
+    await database.drop();
+  };
+  // Dropped when the file's tests end if a failed test did not: its open connection would keep the
+  // file's process waiting forever.
+  undropped.add(drop);
   return {
     databaseUrl: database.url,
     admin,
     async drop() {
-      await admin.end();
-      await database.drop();
+      undropped.delete(drop);
+      await drop();
     },
   };
 }
+
+const undropped = new Set<() => Promise<void>>();
+after(async () => {
+  for (const drop of undropped) await drop().catch(() => {});
+});
 
 /** One account's LedgerTotals as a SQLite server's file holds them (read-only, beside the server). */
 export function sqliteLedgerTotals(dataDir: string, accountId: string): LedgerTotals {

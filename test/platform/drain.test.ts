@@ -172,9 +172,10 @@ describe('graceful drain', () => {
   test('PostgreSQL: the other instance resumes the handed-back job at once', { timeout: 300_000 }, async () => {
     const database = await serverSchema();
     const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'pg'), GATEWAY_DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) };
-    const first = await startServer(configPath, env);
+    let first: Server | undefined;
     let other: Server | undefined;
     try {
+      first = await startServer(configPath, env);
       const funded = await fundedAccount(first, 'drain');
       const running = await startWork(first, funded.key);
       other = await startServer(configPath, env);
@@ -183,7 +184,7 @@ describe('graceful drain', () => {
         ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]),
       );
     } finally {
-      await first.process.stop('SIGKILL');
+      await first?.process.stop('SIGKILL');
       await other?.process.stop();
       await database.drop();
     }
