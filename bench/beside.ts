@@ -5,8 +5,9 @@
  * `node bench/beside.ts [--rounds=12] [--slice-seconds=3] [--rate=500]`.
  */
 import { parseArgs } from 'node:util';
-import { BESIDE_BAR, measureChatBesideDashboard } from './chat-beside-dashboard.ts';
+import { BESIDE_BAR, type BesideRun, measureChatBesideDashboard } from './chat-beside-dashboard.ts';
 import { withStandaloneGateway } from './limits-ab.ts';
+import { percent } from './stats.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '12' }, 'slice-seconds': { type: 'string', default: '3' }, rate: { type: 'string', default: '500' } },
@@ -22,3 +23,6 @@ const verdict = (ratio: number) => `× ${ratio.toFixed(3)} (${ratio <= BESIDE_BA
 console.log(
   `beside ÷ alone over all slices: chat p99 ${verdict(measured.p99Ratio)}, CPU per request ${verdict(measured.cpuRatio)}, main thread ${verdict(measured.mainThreadCpuRatio)}`,
 );
+const { quieter, busier } = measured.byWait;
+const waited = (run: BesideRun) => `p99 ${run.p99Ms.toFixed(2)} ms (main thread waiting for the CPU ${percent(run.mainThreadWaitShare)} of the time)`;
+console.log(`all slices by the main thread's wait for the CPU: the quieter half ${waited(quieter)}, the busier half ${waited(busier)}`);

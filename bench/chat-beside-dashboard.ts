@@ -8,11 +8,13 @@
  * and the same warm process; on a machine where chat alone varies by tens of percent from one run of
  * a few seconds to the next, separate runs could not resolve 5 %. Compared: chat p99, and the
  * gateway's CPU per chat request (which, with the loop, includes the dashboard's own work in the
- * same process), pooled over all the slices of each kind.
+ * same process), pooled over all the slices of each kind. Each slice also reads how long the
+ * gateway's main thread had work and waited for the CPU: on a shared machine the tails follow that
+ * (docs/performance.md, "Where the tails at 500/s come from").
  */
 import { runPaced } from './paced.ts';
-import { cpuSeconds } from './processes.ts';
-import { summarize } from './stats.ts';
+import { cpuSeconds, runQueueWaitSeconds } from './processes.ts';
+import { percent, summarize } from './stats.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export interface BesideRun {
@@ -21,6 +23,11 @@ export interface BesideRun {
   readonly cpuMicrosPerRequest: number;
   /** The main thread's alone: the event loop that serves chat (and renders the dashboard's pages). */
   readonly mainThreadMicrosPerRequest: number;
+  /**
+   * The share of the time the main thread had work and waited for the CPU (other processes on its
+   * core, or the gateway's own other threads): what a stall of the machine looks like from inside.
+   */
+  readonly mainThreadWaitShare: number;
   readonly failed: number;
 }
 
@@ -33,6 +40,11 @@ export interface ChatBesideDashboardResult {
   readonly p99Ratio: number;
   readonly cpuRatio: number;
   readonly mainThreadCpuRatio: number;
+  /**
+   * Every slice of either kind, split at the median of the main thread's wait for the CPU: whether
+   * the tail follows the dashboard or the machine.
+   */
+  readonly byWait: { readonly quieter: BesideRun; readonly busier: BesideRun };
   /** The medians of the rounds' own ratios, which show the spread the pooled figures smooth. */
   readonly roundMedians: { readonly p99Ratio: number; readonly cpuRatio: number; readonly mainThreadCpuRatio: number };
 }
@@ -102,12 +114,21 @@ interface Slice {
   failed: number;
   cpuMicros: number;
   mainThreadMicros: number;
+  mainThreadWaitMicros: number;
   dashboardReads: number;
 }
 
 function cpuMicros(pid: number, tid?: number): number {
   const cpu = cpuSeconds(pid, tid)!;
   return (cpu.user + cpu.system) * 1e6;
+}
+
+function waitMicros(pid: number): number {
+  return (runQueueWaitSeconds(pid, pid) ?? Number.NaN) * 1e6;
+}
+
+function waitShare(slice: Slice): number {
+  return slice.mainThreadWaitMicros / ((slice.endedAt - slice.startedAt) * 1000);
 }
 
 function runOf(slices: readonly Slice[]): BesideRun {
@@ -118,6 +139,7 @@ function runOf(slices: readonly Slice[]): BesideRun {
     p99Ms: summarize(latencies)?.p99 ?? Number.NaN,
     cpuMicrosPerRequest: sum((slice) => slice.cpuMicros) / answered,
     mainThreadMicrosPerRequest: sum((slice) => slice.mainThreadMicros) / answered,
+    mainThreadWaitShare: sum((slice) => slice.mainThreadWaitMicros) / (sum((slice) => slice.endedAt - slice.startedAt) * 1000),
     failed: sum((slice) => slice.failed),
   };
 }
@@ -158,6 +180,7 @@ export async function measureChatBesideDashboard(
       failed: 0,
       cpuMicros: -cpuMicros(gateway.pid),
       mainThreadMicros: -cpuMicros(gateway.pid, gateway.pid),
+      mainThreadWaitMicros: -waitMicros(gateway.pid),
       dashboardReads: 0,
     };
     slices.push(current);
@@ -168,6 +191,7 @@ export async function measureChatBesideDashboard(
     current.endedAt = performance.now();
     current.cpuMicros += cpuMicros(gateway.pid);
     current.mainThreadMicros += cpuMicros(gateway.pid, gateway.pid);
+    current.mainThreadWaitMicros += waitMicros(gateway.pid);
   }
   slicesEnded();
   await chatRun;
@@ -180,11 +204,13 @@ export async function measureChatBesideDashboard(
     const dashboardReads = pair.reduce((total, slice) => total + slice.dashboardReads, 0);
     rounds.push({ alone, beside: besideRun, dashboardReads });
     log(
-      `chat beside the dashboard, round ${rounds.length}: p99 ${alone.p99Ms.toFixed(2)} → ${besideRun.p99Ms.toFixed(2)} ms, CPU ${alone.cpuMicrosPerRequest.toFixed(0)} → ${besideRun.cpuMicrosPerRequest.toFixed(0)} µs/request (main thread ${alone.mainThreadMicrosPerRequest.toFixed(0)} → ${besideRun.mainThreadMicrosPerRequest.toFixed(0)}), ${dashboardReads} dashboard reads`,
+      `chat beside the dashboard, round ${rounds.length}: p99 ${alone.p99Ms.toFixed(2)} → ${besideRun.p99Ms.toFixed(2)} ms, CPU ${alone.cpuMicrosPerRequest.toFixed(0)} → ${besideRun.cpuMicrosPerRequest.toFixed(0)} µs/request (main thread ${alone.mainThreadMicrosPerRequest.toFixed(0)} → ${besideRun.mainThreadMicrosPerRequest.toFixed(0)}), main thread waiting for the CPU ${percent(alone.mainThreadWaitShare)} → ${percent(besideRun.mainThreadWaitShare)} of the time, ${dashboardReads} dashboard reads`,
     );
   }
   const alone = runOf(counted.filter((slice) => !slice.beside));
   const beside = runOf(counted.filter((slice) => slice.beside));
+  const byWait = [...counted].sort((a, b) => waitShare(a) - waitShare(b));
+  const half = Math.floor(byWait.length / 2);
   return {
     rate: options.rate,
     sliceSeconds: options.sliceSeconds,
@@ -192,6 +218,7 @@ export async function measureChatBesideDashboard(
     p99Ratio: beside.p99Ms / alone.p99Ms,
     cpuRatio: beside.cpuMicrosPerRequest / alone.cpuMicrosPerRequest,
     mainThreadCpuRatio: beside.mainThreadMicrosPerRequest / alone.mainThreadMicrosPerRequest,
+    byWait: { quieter: runOf(byWait.slice(0, half)), busier: runOf(byWait.slice(half)) },
     roundMedians: {
       p99Ratio: median(rounds.map((round) => round.beside.p99Ms / round.alone.p99Ms)),
       cpuRatio: median(rounds.map((round) => round.beside.cpuMicrosPerRequest / round.alone.cpuMicrosPerRequest)),

@@ -198,6 +198,20 @@ export function cpuSeconds(pid: number, tid?: number): { readonly user: number; 
   }
 }
 
+/**
+ * How long a thread has waited for a CPU while it had work (Linux's /proc/<pid>/task/<tid>/schedstat,
+ * second field, in nanoseconds): time the scheduler gave to other threads, of other processes on
+ * the same core or of the process itself. Null where /proc cannot tell.
+ */
+export function runQueueWaitSeconds(pid: number, tid: number): number | null {
+  try {
+    const waited = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+    return Number.isFinite(waited) ? waited / 1e9 : null;
+  } catch {
+    return null;
+  }
+}
+
 export function residentBytes(pid: number): number | null {
   return statusField(pid, 'VmRSS');
 }

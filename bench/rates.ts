@@ -4,14 +4,16 @@
  * divided by the requests it answered, the whole process's and its main thread's (the event loop).
  * On a virtual machine a process that sleeps between requests can pay several times per request
  * what it pays at saturation (docs/performance.md, "CPU per request below saturation"); the
- * latency bars at 500/s read against that.
+ * latency bars at 500/s read against that, and against the share of the time the main thread had
+ * work and waited for the CPU (other processes on its core): the stalls of a shared machine.
  *
  * `node bench/rates.ts [--rates=100,250,500,1000] [--seconds=5] [--workload=chat]`
  */
 import { parseArgs } from 'node:util';
 import { withStandaloneGateway } from './limits-ab.ts';
+import { percent } from './stats.ts';
 import { runPaced } from './paced.ts';
-import { CORE_UNDER_TEST, cpuSeconds, readyLine } from './processes.ts';
+import { CORE_UNDER_TEST, cpuSeconds, readyLine, runQueueWaitSeconds } from './processes.ts';
 import { WORKLOADS } from './workloads.ts';
 
 const { values } = parseArgs({
@@ -35,12 +37,17 @@ await withStandaloneGateway(undefined, async (gateway, { group, upstreamOrigin, 
   for (const target of targets) await runPaced(target, { rate: 500, durationSeconds: 3, timeoutMs: 60_000 });
   for (const rate of values.rates.split(',').map(Number)) {
     for (const target of targets) {
-      const [before, mainBefore] = [cpuSeconds(target.pid)!, cpuSeconds(target.pid, target.pid)!];
+      const [before, mainBefore, waitBefore] = [cpuSeconds(target.pid)!, cpuSeconds(target.pid, target.pid)!, runQueueWaitSeconds(target.pid, target.pid)];
+      const startedAt = performance.now();
       const result = await runPaced(target, { rate, durationSeconds: seconds, timeoutMs: 60_000 });
-      const [after, mainAfter] = [cpuSeconds(target.pid)!, cpuSeconds(target.pid, target.pid)!];
+      const [after, mainAfter, waitAfter] = [cpuSeconds(target.pid)!, cpuSeconds(target.pid, target.pid)!, runQueueWaitSeconds(target.pid, target.pid)];
+      const waited =
+        waitBefore === null || waitAfter === null
+          ? ''
+          : `, main thread waiting for the CPU ${percent(((waitAfter - waitBefore) * 1000) / (performance.now() - startedAt))} of the time`;
       const perRequest = (from: typeof before, to: typeof after) => ((to.user + to.system - from.user - from.system) * 1e6) / Math.max(1, result.completed);
       console.log(
-        `${values.workload} at ${rate}/s · ${target.name}: CPU ${perRequest(before, after).toFixed(0)} µs per request (main thread ${perRequest(mainBefore, mainAfter).toFixed(0)}), p50 ${result.latency?.p50.toFixed(2)} ms, p99 ${result.latency?.p99.toFixed(2)} ms, ${result.failed} failed`,
+        `${values.workload} at ${rate}/s · ${target.name}: CPU ${perRequest(before, after).toFixed(0)} µs per request (main thread ${perRequest(mainBefore, mainAfter).toFixed(0)}), p50 ${result.latency?.p50.toFixed(2)} ms, p99 ${result.latency?.p99.toFixed(2)} ms${waited}, ${result.failed} failed`,
       );
     }
   }

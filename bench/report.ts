@@ -12,7 +12,7 @@ import { describeRace, type RaceResult } from './race.ts';
 import type { DashboardListsResult } from './dashboard-lists.ts';
 import type { DashboardUsageResult } from './dashboard-usage.ts';
 import { BESIDE_BAR, type ChatBesideDashboardResult } from './chat-beside-dashboard.ts';
-import { difference, ratio, type LatencySummary } from './stats.ts';
+import { difference, percent, ratio, type LatencySummary } from './stats.ts';
 import type { TtfbResult } from './ttfb.ts';
 import type { WorkloadId } from './workloads.ts';
 
@@ -635,6 +635,8 @@ function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] 
     'CPU beside µs/req',
     'main thread alone',
     'main thread beside',
+    'waiting for the CPU alone',
+    'waiting for the CPU beside',
     'dashboard reads',
   ];
   const rows = beside.rounds.map((round, index) => [
@@ -645,10 +647,14 @@ function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] 
     round.beside.cpuMicrosPerRequest.toFixed(0),
     round.alone.mainThreadMicrosPerRequest.toFixed(0),
     round.beside.mainThreadMicrosPerRequest.toFixed(0),
+    percent(round.alone.mainThreadWaitShare),
+    percent(round.beside.mainThreadWaitShare),
     String(round.dashboardReads),
   ]);
+  const { quieter, busier } = beside.byWait;
   return [
     `chat at ${beside.rate} req/s in one run, cut into slices of ${beside.sliceSeconds} s alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of one slice each); beside ÷ alone over all slices: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)}, main thread CPU ${beside.mainThreadCpuRatio.toFixed(3)} (medians of the rounds' ratios: ${beside.roundMedians.p99Ratio.toFixed(3)}, ${beside.roundMedians.cpuRatio.toFixed(3)}, ${beside.roundMedians.mainThreadCpuRatio.toFixed(3)})`,
+    `all slices split by how long the main thread waited for the CPU: p99 ${quieter.p99Ms.toFixed(2)} ms in the quieter half (waiting ${percent(quieter.mainThreadWaitShare)} of the time), ${busier.p99Ms.toFixed(2)} ms in the busier half (${percent(busier.mainThreadWaitShare)})`,
     table(header, rows),
     '',
   ];

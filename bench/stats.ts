@@ -44,6 +44,11 @@ export function summarize(samples: ArrayLike<number>): LatencySummary | null {
   };
 }
 
+/** A share (of the time, say), as the reports print it. */
+export function percent(share: number): string {
+  return `${(share * 100).toFixed(1)} %`;
+}
+
 /** value ÷ baseline; null when either side is missing or the baseline is not positive. */
 export function ratio(value: number | null | undefined, baseline: number | null | undefined): number | null {
   if (value === null || value === undefined || baseline === null || baseline === undefined) return null;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { difference, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
+import { difference, percent, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
 
 describe('benchmark statistics', () => {
   test('percentile interpolates between the closest ranks', () => {
@@ -16,6 +16,11 @@ describe('benchmark statistics', () => {
     assert.throws(() => percentile([], 50), RangeError);
     assert.throws(() => percentile([1], 101), RangeError);
     assert.throws(() => percentile([1], Number.NaN), RangeError);
+  });
+
+  test('percent prints a share with one decimal', () => {
+    assert.equal(percent(0.1234), '12.3 %');
+    assert.equal(percent(0), '0.0 %');
   });
 
   test('summarize sorts a copy and reports count, mean and max', () => {
