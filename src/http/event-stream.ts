@@ -3,7 +3,8 @@
  * upstream call is aborted and a stream is settled for what was used), and sending server-sent
  * events with back-pressure.
  */
-import { Readable } from 'node:stream';
+import { EventEmitter } from 'node:events';
+import type { Writable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { clientLeftBeforeAnswer } from './client-connection.ts';
 
@@ -79,26 +80,39 @@ export function sendEventStream<Event>(
       .header('cache-control', 'no-cache')
       // Reverse proxies must not buffer the stream.
       .header('x-accel-buffering', 'no')
-      .send(new BatchedFrames(events, encode, keepAlive))
+      .send(new FrameWriter(events, encode, keepAlive))
   );
 }
 
+/** What a {@link FrameWriter} writes to: the response, or any writable stream. */
+export type FrameSink = Pick<Writable, 'write' | 'end' | 'once' | 'destroyed' | 'writableNeedDrain'>;
+
 /**
- * A body that sends the frames of every event ready in one turn of the event loop as one chunk. Upstreams often
- * deliver several events in one network read (and a busy gateway reads several at once); written
- * one by one, each frame would cost its own socket write and system call, which profiles showed
- * as the largest single cost of a stream. Frames that arrive apart in time still leave at once:
- * the batch is flushed as soon as the loop turn that produced it ends.
+ * The body of a stream: Fastify hands it the response (`pipe`, once, after its onSend hooks and
+ * with the reply's headers set), and it writes the frames there itself. Fastify treats any object
+ * with `pipe` as a stream body: it runs every hook as for any body, learns the body's end from
+ * `end` (or its failure from `error`), and calls `destroy` when the response closes first. A
+ * `Readable` piped into the response, as this body was before, cost a stream buffer between the
+ * frames and the socket, the pipe's listeners and a few ticks per chunk.
+ *
+ * The frames of every event ready in one turn of the event loop go out in one write. Upstreams
+ * often deliver several events in one network read (and a busy gateway reads several at once);
+ * written one by one, each frame would cost its own socket write and system call. Frames that
+ * arrive apart in time still leave at once: the batch is written as soon as the loop turn that
+ * produced it ends. The next events are asked for only while the response takes what it is
+ * written (after a write that returned false, once it drained), so a client that does not read
+ * stops the reading of the upstream.
  */
-export class BatchedFrames<Event> extends Readable {
+export class FrameWriter<Event> extends EventEmitter {
   readonly #events: AsyncIterator<readonly Event[]>;
   readonly #encode: (event: Event) => string;
+  readonly #keepAlive: KeepAlive | undefined;
+  #sink: FrameSink | undefined;
   #batch = '';
   #flushScheduled = false;
-  /** Set while the consumer's buffer is full; resolved by the next `_read`. */
+  /** Set while the pump waits for the sink to drain; called by its `drain`, or by `destroy`. */
   #wake: (() => void) | undefined;
-  #consumerFull = false;
-  readonly #keepAlive: KeepAlive | undefined;
+  #stopped = false;
   /** Whether anything was sent since the keep-alive's last tick; its start counts, so the first tick sends nothing. */
   #sentSinceTick = true;
 
@@ -107,8 +121,19 @@ export class BatchedFrames<Event> extends Readable {
     this.#events = events[Symbol.asyncIterator]();
     this.#encode = encode;
     this.#keepAlive = keepAlive;
-    keepAlive?.watch(this);
+  }
+
+  /** Starts writing the frames to `sink`, and ends it after the last. */
+  pipe<Sink extends FrameSink>(sink: Sink): Sink {
+    this.#sink = sink;
+    this.#keepAlive?.watch(this);
     void this.#pump();
+    return sink;
+  }
+
+  /** Stops the frames before their end (the client left). Idempotent. */
+  destroy(): void {
+    this.#stop();
   }
 
   /** A tick of the keep-alive: its frame goes out if nothing else did since the tick before. */
@@ -117,60 +142,69 @@ export class BatchedFrames<Event> extends Readable {
       this.#sentSinceTick = false;
       return;
     }
-    // A batch about to be flushed, or one the client has not read yet, breaks the silence itself.
-    if (this.destroyed || this.#consumerFull || this.#batch !== '') return;
-    this.#sentSinceTick = true;
-    if (!this.push(frame)) this.#consumerFull = true;
+    // A batch about to be written, or one the client has not read yet, breaks the silence itself.
+    if (this.#stopped || this.#batch !== '' || this.#sink!.writableNeedDrain) return;
+    this.#write(frame);
   }
 
-  override _read(): void {
-    this.#consumerFull = false;
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+  /**
+   * Stopping the events stops the run behind them: the upstream is aborted and what was used is
+   * settled. A failure to stop is the body's failure, as one of the frames' would be.
+   */
+  #stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
     this.#keepAlive?.unwatch(this);
-    // Stopping the events stops the run behind them: the upstream is aborted and what was used is settled.
     this.#wake?.();
-    Promise.resolve(this.#events.return?.()).then(
-      () => callback(error),
-      (failure: unknown) => callback(error ?? (failure as Error)),
-    );
+    Promise.resolve(this.#events.return?.()).catch((failure: unknown) => this.emit('error', failure));
   }
 
   async #pump(): Promise<void> {
+    const sink = this.#sink!;
     try {
-      while (!this.destroyed) {
-        if (this.#consumerFull) {
-          await new Promise<void>((resolve) => (this.#wake = resolve));
-          if (this.destroyed) break;
+      while (!this.#stopped) {
+        if (sink.writableNeedDrain) {
+          await new Promise<void>((resolve) => {
+            this.#wake = resolve;
+            sink.once('drain', resolve);
+          });
+          this.#wake = undefined;
+          if (this.#stopped) return;
         }
         const step = await this.#events.next();
-        if (step.done || this.destroyed) break;
+        if (step.done || this.#stopped) break;
         for (const event of step.value) this.#batch += this.#encode(event);
         if (!this.#flushScheduled) {
           this.#flushScheduled = true;
           setImmediate(this.#flush);
         }
       }
+      if (this.#stopped) return;
+      this.#flush();
+      this.#stopped = true;
       this.#keepAlive?.unwatch(this);
-      if (!this.destroyed) {
-        this.#flush();
-        this.push(null);
-      }
+      // `end` first: Fastify destroys a body that has not ended when the response finishes.
+      this.emit('end');
+      sink.end();
     } catch (error) {
-      this.destroy(error as Error);
+      if (this.#stopped) return;
+      this.#stop();
+      this.emit('error', error);
     }
   }
 
   readonly #flush = (): void => {
     this.#flushScheduled = false;
-    if (this.#batch === '' || this.destroyed) return;
+    if (this.#batch === '' || this.#stopped) return;
     const batch = this.#batch;
     this.#batch = '';
-    this.#sentSinceTick = true;
-    if (!this.push(batch)) this.#consumerFull = true;
+    this.#write(batch);
   };
+
+  #write(frames: string): void {
+    const sink = this.#sink!;
+    if (sink.destroyed) return;
+    this.#sentSinceTick = true;
+    sink.write(frames);
+  }
 }
