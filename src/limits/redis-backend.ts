@@ -17,7 +17,7 @@ import type { Redis } from 'ioredis';
 import type { LimitName } from '../core/errors.ts';
 import type { Admission, AdmitRequest, CounterCheck, CounterReport, LimitBackend } from './backend.ts';
 import { WINDOW_MS } from './gcra.ts';
-import { connected, connectRedis } from './redis-connection.ts';
+import { answeredInTime, connected, connectRedis } from './redis-connection.ts';
 import { type Batch, ScriptBatches } from './script-batch.ts';
 
 /**
@@ -195,7 +195,7 @@ export class RedisBackend implements LimitBackend {
     this.#redis = connectRedis<LimitCommands>(options.url, 'gatewayLimits', BATCH);
     this.#prefix = options.prefix;
     this.#batches = new ScriptBatches((keys, operations) =>
-      this.#redis.gatewayLimits(keys.length, keys, operations.join(';')).then((answers) => answers.split(';')),
+      answeredInTime(this.#redis.gatewayLimits(keys.length, keys, operations.join(';'))).then((answers) => answers.split(';')),
     );
   }
 
@@ -210,7 +210,7 @@ export class RedisBackend implements LimitBackend {
   }
 
   async ping(): Promise<void> {
-    await this.#redis.ping();
+    await answeredInTime(this.#redis.ping());
   }
 
   release(scopes: readonly string[], leaseId: string): Promise<unknown> | undefined {

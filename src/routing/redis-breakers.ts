@@ -13,7 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { RedisBackendOptions } from '../limits/redis-backend.ts';
-import { connected, connectRedis } from '../limits/redis-connection.ts';
+import { answeredInTime, connected, connectRedis } from '../limits/redis-connection.ts';
 import { ScriptBatches } from '../limits/script-batch.ts';
 import { type BreakerSettings, type BreakerState, type BreakerView, WINDOW_BUCKETS } from './breaker.ts';
 import type { BreakerBackend, ProbeClaim } from './breaker-backend.ts';
@@ -151,7 +151,7 @@ export class RedisBreakers implements BreakerBackend {
     this.#prefix = `${options.prefix}breaker:`;
     const settingsArgument = [settings.windowMs, settings.minRequests, settings.failureRatePercent, settings.cooldownMs, settings.maxCooldownMs].join(',');
     this.#batches = new ScriptBatches((keys, operations) =>
-      this.#redis.gatewayBreakers(keys.length, ...keys, operations.join(';'), settingsArgument).then((answers) => answers.split(';')),
+      answeredInTime(this.#redis.gatewayBreakers(keys.length, ...keys, operations.join(';'), settingsArgument)).then((answers) => answers.split(';')),
     );
   }
 

@@ -2,7 +2,9 @@
  * The Redis counters under bursts, seen on the wire: a TCP proxy in front of Redis counts the
  * script calls and can lose a call's answer. Many requests in one turn make one call and get
  * exactly the limit, over two instances too; a call whose answer is lost fails every request it
- * carried the way `rate_limits.on_backend_failure` says, and counting resumes once Redis answers.
+ * carried the way `rate_limits.on_backend_failure` says, and counting resumes once Redis answers. A
+ * call unanswered fails after the command timeout; one answered while the event loop was held up
+ * does not.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +29,8 @@ class RedisProxy {
   readonly #sockets = new Set<Socket>();
   scriptCalls = 0;
   loseAnswers = false;
+  /** Answers are dropped on their way back: Redis looks alive and never answers. */
+  withholdAnswers = false;
 
   constructor() {
     const target = new URL(TEST_REDIS_URL);
@@ -49,7 +53,9 @@ class RedisProxy {
           upstream.end();
         }
       });
-      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      upstream.on('data', (chunk: Buffer) => {
+        if (!this.withholdAnswers) client.write(chunk);
+      });
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -138,6 +144,40 @@ describe('Redis counters in batches', () => {
       assert.equal(results.filter((result) => result === 'ok').length, 30);
     } finally {
       await Promise.all(limiters.map((limiter) => limiter.close()));
+    }
+  });
+
+  test('a call Redis does not answer fails its requests after the command timeout (closed: 503)', async () => {
+    const backend = await backendThroughProxy();
+    const { limiter } = limiterOn(backend, 'closed');
+    try {
+      proxy.withholdAnswers = true;
+      const results = await outcomes(Array.from({ length: 5 }, () => limiter.admit(authWith({ requests_per_minute: 100 }))));
+      assert.deepEqual(results, Array(5).fill('limits_unavailable'));
+    } finally {
+      proxy.withholdAnswers = false;
+      await limiter.close();
+    }
+  });
+
+  test('an answer that came while the event loop was held up past the timeout is read, not taken for a timeout', async () => {
+    // Straight to Redis: the proxy runs on this event loop, and would be held up too.
+    const backend = new RedisBackend({ url: TEST_REDIS_URL, prefix });
+    await backend.connected();
+    const { limiter, metrics } = limiterOn(backend, 'closed');
+    try {
+      const admitted = outcomes([limiter.admit(authWith({ requests_per_minute: 100 }))]);
+      // The batch is sent at the end of the turn (script-batch.ts). Then, as in a long collection or
+      // on a starved CPU, the loop reads nothing for 1.5 s (three times the command timeout) while
+      // Redis answers.
+      await new Promise((resolve) => setImmediate(resolve));
+      const until = Date.now() + 1_500;
+      while (Date.now() < until);
+      assert.deepEqual(await admitted, ['ok']);
+      const failures = await metrics.getSingleMetric('gateway_limit_backend_failures_total')?.get();
+      assert.equal(failures?.values[0]?.value ?? 0, 0);
+    } finally {
+      await limiter.close();
     }
   });
 
