@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { startGateway, type RunningGateway } from './gateway.ts';
+import { type GatewayStartOptions, startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
 import { cpuSeconds, type ProcessGroup, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
@@ -79,6 +79,11 @@ export async function gatewayCpuPerRequest(
   return ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
 }
 
+/** How the A/B benches run a gateway of the checkout at `repoRoot`: the simulator's usual answer, no profile, a data dir of its own. */
+export function standaloneGatewayOptions(repoRoot: string, upstreamOrigin: string, redisUrl: string | undefined): GatewayStartOptions {
+  return { repoRoot, upstreamOrigin, firstGapMs: 10, holdMs: 400, cpuProfileDir: undefined, dataRoot: undefined, timeoutMs: 30_000, redisUrl };
+}
+
 /**
  * Runs `measure` against a gateway of the benchmark's catalog in front of a simulator of its own (and
  * tells it the group and the simulator, for processes of its own beside them),
@@ -91,16 +96,7 @@ export async function withStandaloneGateway<T>(
   const repoRoot = fileURLToPath(new URL('..', import.meta.url));
   const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
   try {
-    const gateway = await startGateway(group, {
-      repoRoot,
-      upstreamOrigin,
-      firstGapMs: 10,
-      holdMs: 400,
-      cpuProfileDir: undefined,
-      dataRoot: undefined,
-      timeoutMs: 30_000,
-      redisUrl,
-    });
+    const gateway = await startGateway(group, standaloneGatewayOptions(repoRoot, upstreamOrigin, redisUrl));
     try {
       return await measure(gateway, { group, upstreamOrigin, repoRoot });
     } finally {

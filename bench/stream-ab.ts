@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startGateway, type RunningGateway } from './gateway.ts';
-import { gatewayCpuPerRequest } from './limits-ab.ts';
+import { gatewayCpuPerRequest, standaloneGatewayOptions } from './limits-ab.ts';
 import { startStandaloneSimulator } from './processes.ts';
 import { WORKLOADS, type WorkloadId } from './workloads.ts';
 
@@ -63,17 +63,7 @@ async function main(): Promise<void> {
   const gateways = new Map<string, RunningGateway>();
   try {
     for (const [build, root] of builds) {
-      const options = {
-        repoRoot: root,
-        upstreamOrigin,
-        firstGapMs: 10,
-        holdMs: 400,
-        cpuProfileDir: undefined,
-        dataRoot: undefined,
-        timeoutMs: 30_000,
-        redisUrl: undefined,
-      };
-      gateways.set(build, await startGateway(group, options));
+      gateways.set(build, await startGateway(group, standaloneGatewayOptions(root, upstreamOrigin, undefined)));
     }
     const cpu = ({ gateway, id }: Slot, durationSeconds: number) =>
       gatewayCpuPerRequest(
