@@ -32,30 +32,10 @@ export function connectRedis<Commands>(url: string, name: string, lua: string): 
  */
 export function answeredInTime<T>(command: Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          reject(new Error(`Redis did not answer within ${COMMAND_TIMEOUT_MS} ms`));
-        }),
-      COMMAND_TIMEOUT_MS,
-    );
-    command.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
+    // The first of the two to settle the promise wins: an answer read in the poll phase comes
+    // before the check phase's rejection.
+    const timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer within ${COMMAND_TIMEOUT_MS} ms`))), COMMAND_TIMEOUT_MS);
+    command.then(resolve, reject).finally(() => clearTimeout(timer));
   });
 }
 

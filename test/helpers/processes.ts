@@ -87,10 +87,6 @@ export function startProcess(args: readonly string[], env: Record<string, string
 }
 
 /**
- * Only what the child needs from our environment: a predictable, offline setup. The compile cache
- * `npm test` sets (package.json) changes nothing a child does, only how soon it starts.
- */
-/**
  * Children still running when a file's tests have ended: those of a test that failed before it
  * stopped them. They are killed then; a live child would keep the file's process, and the run,
  * waiting for it forever.
@@ -100,6 +96,10 @@ after(() => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/**
+ * Only what the child needs from our environment: a predictable, offline setup. The compile cache
+ * `npm test` sets (package.json) changes nothing a child does, only how soon it starts.
+ */
 function spawnProject(args: readonly string[], env: Record<string, string>, cwd = PROJECT_ROOT): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
   if (process.env.NODE_COMPILE_CACHE !== undefined) base.NODE_COMPILE_CACHE = resolvePath(process.env.NODE_COMPILE_CACHE);

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { dump } from 'js-yaml';
-import { usdToPicos } from '../../src/core/money.ts';
 import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import { freshDatabase } from './postgres.ts';
 import { call } from './http.ts';
@@ -126,24 +126,15 @@ export async function serverSchema(): Promise<ServerSchema> {
   const database = await freshDatabase();
   const admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
-  let dropped = false;
+  // Dropped when the file's tests end if a failed test did not: its open connection would keep the
+  // file's process waiting forever.
   const drop = async () => {
-    if (dropped) return;
-    dropped = true;
+    if (!undropped.delete(drop)) return;
     await admin.end();
     await database.drop();
   };
-  // Dropped when the file's tests end if a failed test did not: its open connection would keep the
-  // file's process waiting forever.
   undropped.add(drop);
-  return {
-    databaseUrl: database.url,
-    admin,
-    async drop() {
-      undropped.delete(drop);
-      await drop();
-    },
-  };
+  return { databaseUrl: database.url, admin, drop };
 }
 
 const undropped = new Set<() => Promise<void>>();
