@@ -4,7 +4,7 @@
  * stopped at the end, even when the run fails or is interrupted, and watched for resident memory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { cpus } from 'node:os';
 
@@ -195,6 +195,45 @@ export function cpuSeconds(pid: number, tid?: number): { readonly user: number; 
     return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
   } catch {
     return null;
+  }
+}
+
+/**
+ * CPU seconds of a process by kind of thread: its main thread (the pid's own: the event loop,
+ * garbage collection pauses included), V8's helper threads (`V8Worker`: the garbage collection work
+ * done beside the main thread, concurrent marking and parallel scavenging, and the optimizing
+ * compilers), and the rest of the process (libuv's pool, worker threads, threads that ended); and
+ * apart, the share of the whole spent in the kernel (system calls: the sockets' reads and writes).
+ * Null where /proc cannot tell.
+ */
+export function cpuSecondsByThread(
+  pid: number,
+): { readonly total: number; readonly kernel: number; readonly main: number; readonly v8Helpers: number; readonly other: number } | null {
+  const whole = cpuSeconds(pid);
+  const main = cpuSeconds(pid, pid);
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  if (whole === null || main === null) return null;
+  let v8Helpers = 0;
+  for (const tid of tids) {
+    if (Number(tid) === pid || !threadName(pid, tid).includes('V8Worker')) continue;
+    const time = cpuSeconds(pid, Number(tid));
+    if (time !== null) v8Helpers += time.user + time.system;
+  }
+  const total = whole.user + whole.system;
+  const mainSeconds = main.user + main.system;
+  return { total, kernel: whole.system, main: mainSeconds, v8Helpers, other: total - mainSeconds - v8Helpers };
+}
+
+function threadName(pid: number, tid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
   }
 }
 

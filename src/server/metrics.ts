@@ -5,6 +5,7 @@
  * the label set. Each app has its own registry (tests run several apps in one process), in its
  * dependencies, where other modules add theirs (the request log writer's, pipeline/request-log.ts).
  */
+import { getHeapStatistics } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
 import { databaseRoundTrips } from '../storage/round-trips.ts';
@@ -23,6 +24,17 @@ export function installMetrics(app: FastifyInstance, registry: Registry): void {
     collect() {
       this.reset();
       this.inc(databaseRoundTrips.count);
+    },
+  });
+  // What drives the young generation's collections (one per few megabytes allocated): read when
+  // scraped, V8's own count since the process started.
+  new Counter({
+    name: 'gateway_nodejs_heap_allocated_bytes_total',
+    help: 'Bytes allocated on the JavaScript heap since the process started (garbage included).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(getHeapStatistics().total_allocated_bytes);
     },
   });
   const labelNames = ['method', 'route', 'status'] as const;

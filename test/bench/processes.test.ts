@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { runQueueWaitSeconds } from '../../bench/processes.ts';
+import { cpuSecondsByThread, runQueueWaitSeconds } from '../../bench/processes.ts';
 
 describe('benchmark processes', () => {
   // Linux's per-thread scheduler statistics; elsewhere the reading is null and reports leave it out.
@@ -18,5 +18,16 @@ describe('benchmark processes', () => {
 
   test('a thread that does not exist has no reading', () => {
     assert.equal(runQueueWaitSeconds(process.pid, 2 ** 31 - 1), null);
+  });
+
+  test("a process's CPU is split into its main thread, V8's helper threads and the rest, which add up to the whole", { skip: !linux }, () => {
+    const split = cpuSecondsByThread(process.pid);
+    assert.ok(split !== null);
+    assert.ok(split.main > 0 && split.v8Helpers >= 0 && split.kernel >= 0 && split.kernel <= split.total);
+    assert.ok(Math.abs(split.main + split.v8Helpers + split.other - split.total) < 1e-9);
+  });
+
+  test('a process that does not exist has no split', () => {
+    assert.equal(cpuSecondsByThread(2 ** 31 - 1), null);
   });
 });

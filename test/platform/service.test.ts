@@ -41,6 +41,8 @@ describe('service endpoints (no API key needed)', () => {
     assert.doesNotMatch(metrics, /no\/such\/path|acct_any/);
     assert.match(metrics, /gateway_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/v1\/probe\/chat",status="200"\}/);
     assert.match(metrics, /gateway_process_resident_memory_bytes/);
+    const allocated = Number(/^gateway_nodejs_heap_allocated_bytes_total (\d+)$/m.exec(metrics)?.[1]);
+    assert.ok(allocated > 0);
   });
 
   test('GET /openapi.json: OpenAPI 3.1, version 1.0.0, /v1 routes with their schemas and the key schemes', async () => {
