@@ -4,7 +4,7 @@
  * stopped at the end, even when the run fails or is interrupted, and watched for resident memory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { cpus } from 'node:os';
 
@@ -207,6 +207,22 @@ export function runQueueWaitSeconds(pid: number, tid: number): number | null {
   try {
     const waited = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
     return Number.isFinite(waited) ? waited / 1e9 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time to the nanosecond (the first field of schedstat, where /proc/<pid>/stat counts clock
+ * ticks of 10 ms): of one thread, or summed over the process's threads alive now. Null where /proc
+ * cannot tell.
+ */
+export function runSeconds(pid: number, tid?: number): number | null {
+  try {
+    const tids = tid === undefined ? readdirSync(`/proc/${pid}/task`) : [String(tid)];
+    let nanos = 0;
+    for (const each of tids) nanos += Number(readFileSync(`/proc/${pid}/task/${each}/schedstat`, 'utf8').split(' ')[0]);
+    return Number.isFinite(nanos) ? nanos / 1e9 : null;
   } catch {
     return null;
   }
