@@ -22,7 +22,13 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const reads = Number(values.reads);
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const builds: [string, string][] = values.before === undefined ? [['this build', repoRoot]] : [['before', values.before], ['after', repoRoot]];
+const builds: [string, string][] =
+  values.before === undefined
+    ? [['this build', repoRoot]]
+    : [
+        ['before', values.before],
+        ['after', repoRoot],
+      ];
 
 const micros = (pid: number, tid?: number) => runSeconds(pid, tid)! * 1e6;
 const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[Math.floor((list.length - 1) / 2)]!;
