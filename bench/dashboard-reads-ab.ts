@@ -8,8 +8,8 @@
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildsToMeasure, REPO_ROOT } from './builds.ts';
 import { dashboardPaths, dashboardRead, operatorSession } from './chat-beside-dashboard.ts';
 import { type RunningGateway, startGateway } from './gateway.ts';
 import { standaloneGatewayOptions } from './limits-ab.ts';
@@ -21,19 +21,12 @@ const { values } = parseArgs({
 });
 const rounds = Number(values.rounds);
 const reads = Number(values.reads);
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const builds: [string, string][] =
-  values.before === undefined
-    ? [['this build', repoRoot]]
-    : [
-        ['before', values.before],
-        ['after', repoRoot],
-      ];
+const builds = buildsToMeasure(values.before);
 
 const micros = (pid: number, tid?: number) => runSeconds(pid, tid)! * 1e6;
 const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[Math.floor((list.length - 1) / 2)]!;
 
-const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
+const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
 try {
   const gateways: { name: string; gateway: RunningGateway; session: string; main: number[]; whole: number[] }[] = [];
   const chat = WORKLOADS.find((workload) => workload.id === 'chat')!;
