@@ -65,9 +65,10 @@ export function openSqliteDashboardReader(database: SqliteDatabase, limitMs: num
     return thread;
   }
 
-  function ask(sql: string, values: readonly unknown[], format?: RowFormat): Promise<Row[] | string> {
-    // What the request path wrote in the open group is committed, so that this read sees it.
-    database.flush();
+  async function ask(sql: string, values: readonly unknown[], format?: RowFormat): Promise<Row[] | string> {
+    // What the request path wrote before this read is on file when it runs: the group's own commit
+    // (within a few milliseconds) is waited for rather than one forced on the event loop.
+    await database.committed();
     const thread = started();
     const id = nextId++;
     return new Promise((resolve, reject) => {
