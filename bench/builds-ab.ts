@@ -11,7 +11,7 @@
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { buildsToMeasure, REPO_ROOT } from './builds.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
 import { CORE_UNDER_TEST, cpuSeconds, readyLine, startStandaloneSimulator } from './processes.ts';
@@ -48,7 +48,6 @@ function gatewayContender(name: string, gateway: RunningGateway): Contender {
 }
 
 async function main(): Promise<void> {
-  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
   const { values } = parseArgs({
     options: {
       before: { type: 'string' },
@@ -65,20 +64,13 @@ async function main(): Promise<void> {
   });
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
-  const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
+  const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
   const gateways: RunningGateway[] = [];
   try {
-    const bare = group.start({ name: 'bare proxy', nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`], core: CORE_UNDER_TEST, cwd: repoRoot });
+    const bare = group.start({ name: 'bare proxy', nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`], core: CORE_UNDER_TEST, cwd: REPO_ROOT });
     const bareOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(bare, 30_000)).port}`;
     const contenders: Contender[] = [{ name: 'bare', origin: bareOrigin, pid: bare.pid, request: (workload) => workload.upstream }];
-    const builds: [string, string][] =
-      values.before === undefined
-        ? [['after', repoRoot]]
-        : [
-            ['before', values.before],
-            ['after', repoRoot],
-          ];
-    for (const [name, root] of builds) {
+    for (const [name, root] of buildsToMeasure(values.before, 'after')) {
       const gateway = await startGateway(group, {
         repoRoot: root,
         upstreamOrigin,

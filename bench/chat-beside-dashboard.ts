@@ -65,7 +65,7 @@ function cookie(response: Response, name: string): string {
 }
 
 /** An operator's session cookie header: the user made with the admin key, signed in through the form. */
-async function operatorSession(origin: string, adminKey: string): Promise<string> {
+export async function operatorSession(origin: string, adminKey: string): Promise<string> {
   const created = await fetch(`${origin}/admin/v1/users`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
@@ -83,17 +83,26 @@ async function operatorSession(origin: string, adminKey: string): Promise<string
   return `gateway_session=${cookie(signedIn, 'gateway_session')}`;
 }
 
+/** The reads of the loop, in turn: the usage page by day, a week by hour broken down by key, a CSV export. */
+export function dashboardPaths(): string[] {
+  const week = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10);
+  return ['/dashboard/usage?by=model', `/dashboard/usage?grain=hour&from=${week}&by=key`, '/dashboard/usage.csv?grain=hour&by=status'];
+}
+
+export async function dashboardRead(origin: string, session: string, path: string): Promise<void> {
+  const response = await fetch(`${origin}${path}`, { headers: { cookie: session } });
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`a dashboard read answered ${response.status}`);
+}
+
 /** Reads dashboard pages one after another until `stop` resolves; returns how many it read. */
 async function dashboardLoop(origin: string, session: string, stop: Promise<void>): Promise<number> {
-  const week = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10);
-  const paths = ['/dashboard/usage?by=model', `/dashboard/usage?grain=hour&from=${week}&by=key`, '/dashboard/usage.csv?grain=hour&by=status'];
+  const paths = dashboardPaths();
   let stopped = false;
   void stop.then(() => (stopped = true));
   let reads = 0;
   while (!stopped) {
-    const response = await fetch(`${origin}${paths[reads % paths.length]}`, { headers: { cookie: session } });
-    await response.arrayBuffer();
-    if (!response.ok) throw new Error(`a dashboard read answered ${response.status}`);
+    await dashboardRead(origin, session, paths[reads % paths.length]!);
     reads += 1;
   }
   return reads;

@@ -251,6 +251,22 @@ export function runQueueWaitSeconds(pid: number, tid: number): number | null {
   }
 }
 
+/**
+ * CPU time to the nanosecond (the first field of schedstat, where /proc/<pid>/stat counts clock
+ * ticks of 10 ms): of one thread, or summed over the process's threads alive now. Null where /proc
+ * cannot tell.
+ */
+export function runSeconds(pid: number, tid?: number): number | null {
+  try {
+    const tids = tid === undefined ? readdirSync(`/proc/${pid}/task`) : [String(tid)];
+    let nanos = 0;
+    for (const each of tids) nanos += Number(readFileSync(`/proc/${pid}/task/${each}/schedstat`, 'utf8').split(' ')[0]);
+    return Number.isFinite(nanos) ? nanos / 1e9 : null;
+  } catch {
+    return null;
+  }
+}
+
 export function residentBytes(pid: number): number | null {
   return statusField(pid, 'VmRSS');
 }

@@ -4,6 +4,7 @@
  * statement time limit (sqlite/dashboard-reader.ts, postgres/store.ts), never on the request path's.
  */
 import type { Picos } from '../core/money.ts';
+import type { RowFormat } from './row-format.ts';
 import { bigintValue, type Row } from './rows.ts';
 import { USAGE_GRAINS, USAGE_MEASURES, USAGE_TABLES, type UsageGrain } from './usage-rollups.ts';
 
@@ -56,6 +57,8 @@ export interface UsageRow extends UsageFigures {
 export interface UsageStore {
   /** Periods in order (then groups); periods without usage are absent. */
   usage(query: UsageQuery): Promise<UsageRow[]>;
+  /** The same rows made into text by `format` where they are read (a page, an export: row-format.ts). */
+  usageText(query: UsageQuery, format: RowFormat): Promise<string>;
 }
 
 /** The rollup expression of each dimension. */

@@ -115,7 +115,7 @@ describe('dashboard access and security', () => {
   const owner = (kind: string, id: string) => `/dashboard/owners/${kind}/${id}`;
 
   /** Runs `check` while the store's `method` runs past the dashboard's time limit. */
-  async function pastTheLimit(method: 'usage' | 'pageRequests', check: () => Promise<void>): Promise<void> {
+  async function pastTheLimit(method: 'usageText' | 'pageRequests', check: () => Promise<void>): Promise<void> {
     const store = gateway.store as unknown as Record<typeof method, unknown>;
     const read = store[method];
     store[method] = async () => {
@@ -130,7 +130,7 @@ describe('dashboard access and security', () => {
 
   test('a usage read past its time limit: the page and its export answer 503, saying how to narrow the view', async () => {
     // The store's own limit is tested in test/storage/dashboard-reads.test.ts; here, what the pages make of it.
-    await pastTheLimit('usage', async () => {
+    await pastTheLimit('usageText', async () => {
       const page = await clients.member!.get('/dashboard/usage');
       assert.equal(page.status, 503);
       assert.match(await page.text(), /This view took too long to read\. Choose a shorter period, the view by day, or a filter\./);

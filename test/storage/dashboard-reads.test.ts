@@ -41,6 +41,8 @@ describe('dashboard reads on SQLite', () => {
       const expired = openSqliteDashboardReader(database, -1);
       await assert.rejects(expired.all(MANY_ROWS, []), UsageQueryTimeout);
       await assert.rejects(expired.all(MANY_ROWS, []), UsageQueryTimeout);
+      // A read to be made into a page stops at the same limit, before anything is formatted.
+      await assert.rejects(expired.formatted(MANY_ROWS, [], { module: 'data:text/javascript,', name: 'never', argument: null }), UsageQueryTimeout);
       await expired.close();
       // One reader per connection, as a store has: an in-memory one registers its limit on the store's own.
       const served = openSqliteDashboardReader(database, 60_000);

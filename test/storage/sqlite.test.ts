@@ -405,6 +405,41 @@ describe('sqlite specifics', () => {
     }
   });
 
+  test('a reader on another connection waits for the open group to commit on its own, forcing no commit, and a rolled-back group ends its wait too', async () => {
+    const file = join(dataDir, 'committed.sqlite');
+    const database = openSqliteDatabase(file);
+    const outside = new DatabaseSync(file, { readOnly: true });
+    const marks = () => outside.prepare('SELECT count(*) AS n FROM marks').get()!.n;
+    try {
+      database.exec('CREATE TABLE marks (mark TEXT)');
+      await database.committed();
+      const insert = database.prepare('INSERT INTO marks (mark) VALUES (?)');
+      await database.grouped(() => insert.run('grouped'));
+      let ended = false;
+      const waiting = database.committed().then(() => (ended = true));
+      assert.equal(marks(), 0, 'asking committed nothing');
+      assert.equal(ended, false);
+      await waiting;
+      assert.equal(marks(), 1, 'the group committed before the wait ended');
+      // A group that fails at its commit is rolled back: the wait ends all the same.
+      const failing = {
+        write: () => {
+          insert.run('lost');
+          database.exec('INSERT INTO no_such_table VALUES (1)');
+        },
+        lost: () => {},
+      };
+      database.deferWrites(failing);
+      const rolledBack = database.committed();
+      assert.throws(() => database.flush());
+      await rolledBack;
+      assert.equal(marks(), 1);
+    } finally {
+      outside.close();
+      database.close();
+    }
+  });
+
   test('writes are not held for a rewind while a reader still reads an older state, and are once it has ended', async () => {
     const file = join(dataDir, 'pinned.sqlite');
     let holds = 0;

@@ -3,8 +3,9 @@
  * carry a statement_timeout: a slow dashboard query never takes a connection from the request path.
  */
 import { errors } from '../../core/errors.ts';
+import { formatRows } from '../row-format.ts';
 import type { Row } from '../rows.ts';
-import { UsageQueryTimeout, usageRowFrom, usageStatement, type UsageStore } from '../usage.ts';
+import { type UsageQuery, UsageQueryTimeout, usageRowFrom, usageStatement, type UsageStore } from '../usage.ts';
 import { isConnectionFailure, type PostgresDatabase } from './database.ts';
 
 /** SQLSTATE query_canceled: what statement_timeout ends a statement with. */
@@ -21,10 +22,16 @@ export async function dashboardQuery(database: PostgresDatabase, text: string, v
 }
 
 export function postgresUsage(database: PostgresDatabase): UsageStore {
+  const rowsOf = (query: UsageQuery) => {
+    const { text, values } = usageStatement(query, (index) => `$${index}`);
+    return dashboardQuery(database, text, values);
+  };
   return {
     async usage(query) {
-      const { text, values } = usageStatement(query, (index) => `$${index}`);
-      return (await dashboardQuery(database, text, values)).map(usageRowFrom);
+      return (await rowsOf(query)).map(usageRowFrom);
+    },
+    async usageText(query, format) {
+      return formatRows(format, await rowsOf(query));
     },
   };
 }

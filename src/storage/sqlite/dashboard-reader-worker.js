@@ -1,12 +1,13 @@
 /**
  * Worker thread of the dashboard's reads on SQLite (dashboard-reader.ts): a read-only connection of
- * its own on the database file runs each statement it is sent and posts the rows back, so that a
- * long read costs the server's event loop nothing, at the lowest CPU priority. Each statement calls `dashboard_within_limit()`
+ * its own on the database file runs each statement it is sent and posts the rows back, or the text
+ * a row format made of them (row-format.ts), so that a long read, and a page rendered from it, cost
+ * the server's event loop nothing, at the lowest CPU priority. Each statement calls `dashboard_within_limit()`
  * in its WHERE clause, which throws once the statement has run past its time limit: node:sqlite
  * cannot interrupt a statement, but it stops at the next row it reads.
  *
  * Plain JavaScript, as checkpoint-worker.js: a TypeScript entry point would load the type stripper
- * into this isolate too.
+ * into this isolate at its start; the formats, in TypeScript, load it with the first formatted read.
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -46,20 +47,28 @@ function prepared(sql) {
   return statement;
 }
 
-parentPort?.on('message', (message) => {
+function rowsOf(sql, values) {
+  deadline = performance.now() + limitMs;
+  try {
+    return prepared(sql).all(...values);
+  } finally {
+    deadline = Number.POSITIVE_INFINITY;
+  }
+}
+
+parentPort?.on('message', async (message) => {
   if (message === 'stop') {
     db.close();
     parentPort?.close();
     return;
   }
-  const { id, sql, values } = message;
-  deadline = performance.now() + limitMs;
+  const { id, sql, values, format } = message;
   try {
-    parentPort?.postMessage({ id, rows: prepared(sql).all(...values) });
+    const rows = rowsOf(sql, values);
+    if (!format) parentPort?.postMessage({ id, rows });
+    else parentPort?.postMessage({ id, text: await (await import('../row-format.ts')).formatRows(format, rows) });
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
     parentPort?.postMessage({ id, error: text, timedOut: text.includes(timedOut) });
-  } finally {
-    deadline = Number.POSITIVE_INFINITY;
   }
 });

@@ -69,6 +69,12 @@ export interface SqliteDatabase {
   /** Commits the open group, and runs the deferred writers, now (before reads of their tables, at close). */
   flush(): void;
   /**
+   * Resolves once what is open or pending now is committed by the group's own commit (at once when
+   * nothing is): for a reader on another connection that must see these writes, without committing
+   * a group early (an extra commit on the event loop) for it. A group rolled back resolves it too.
+   */
+  committed(): Promise<void>;
+  /**
    * Commits the open group and opens no other until releaseWrites: grouped units wait and
    * deferred writers keep their writes in memory. For the checkpoint that lets the WAL rewind.
    */
@@ -164,6 +170,8 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
   let held: { readonly released: Promise<void>; readonly release: () => void } | undefined;
   /** The writers that ran in the open group, told when it is rolled back. */
   const wroteInGroup = new Set<DeferredWriter>();
+  /** Who waits for the open group's end (committed). */
+  let groupEnded: (() => void)[] = [];
   const sharedState = new Map<string, unknown>();
 
   function readDataVersion(): number {
@@ -210,7 +218,15 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     if (db.isTransaction) rollback.run();
     const lost = [...wroteInGroup];
     wroteInGroup.clear();
+    endGroup();
     for (const writer of lost) writer.lost();
+  }
+
+  /** Tells who waits for the open group (committed) that it has ended. */
+  function endGroup(): void {
+    const waiting = groupEnded;
+    groupEnded = [];
+    for (const resolve of waiting) resolve();
   }
 
   function commitGroup(): void {
@@ -227,6 +243,7 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
     }
     groupOpen = false;
     wroteInGroup.clear();
+    endGroup();
   }
 
   /** A commit nobody awaits (the timer's, a hold's): a failure is reported, its writes are lost. */
@@ -285,6 +302,10 @@ function connect(file: string, options: SqliteDatabaseOptions): SqliteDatabase {
       }
     },
     flush: commitGroup,
+    committed() {
+      if (!groupOpen && writers.size === 0) return Promise.resolve();
+      return new Promise((resolve) => groupEnded.push(resolve));
+    },
     holdWrites() {
       if (held) return;
       commitGroupReporting();

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { timeOrderedId } from '../../../src/core/ids.ts';
 import type { OwnerRef, Store } from '../../../src/storage/store.ts';
-import type { UsageRow } from '../../../src/storage/usage.ts';
+import { usageCsv } from '../../../src/dashboard/usage-csv.ts';
+import { usageFormat } from '../../../src/dashboard/usage-formats.ts';
+import { usageBody } from '../../../src/dashboard/usage-render.ts';
+import type { UsageView } from '../../../src/dashboard/usage-view.ts';
+import type { UsageQuery, UsageRow } from '../../../src/storage/usage.ts';
 import { type ContractContext, newAccount, sum } from './context.ts';
 import { record } from './request-log.ts';
 
@@ -144,6 +148,31 @@ export function usageContract({ store, peer }: ContractContext): void {
       );
       const other = await peer().usage({ grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: 'acct_nobody' }, by: null });
       assert.deepEqual(other, []);
+    });
+
+    test('a view made into its page and its export where it is read is what its rows make here', async () => {
+      const account = await newAccount(store(), 'formatted');
+      const keyId = timeOrderedId('key');
+      await store().recordRequests(
+        [0, 1, 1, 7].map((day, index) =>
+          record(account, {
+            id: timeOrderedId('req'),
+            keyId,
+            model: index === 2 ? 'model-b' : 'model-a',
+            createdAt: MONTH_START + day * DAY + HOUR,
+            cost: 1_000_001n,
+          }),
+        ),
+      );
+      const query: UsageQuery = { grain: 'day', from: MONTH_START, to: MONTH_END, filter: { account: account.id }, by: 'model' };
+      const view: UsageView = { query, fromDay: '2026-03-01', toDay: '2026-03-31', fixed: new Set(['account']) };
+      const rows = await peer().usage(query);
+      assert.equal(rows.length, 4);
+      assert.equal(await peer().usageText(query, usageFormat('usageExport', view)), usageCsv(view, rows));
+      const page = await peer().usageText(query, usageFormat('usagePage', view));
+      assert.equal(page, usageBody(view, rows).text);
+      assert.match(page, /model-b/);
+      await assert.rejects(peer().usageText(query, { ...usageFormat('usagePage', view), name: 'noSuchFormat' }), /no formatter noSuchFormat/);
     });
 
     test('batches of two instances adding to the same rollup rows at once, in opposite orders, all count', async () => {
