@@ -15,7 +15,7 @@
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { buildsToMeasure, REPO_ROOT } from './builds.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
@@ -125,15 +125,8 @@ async function main(): Promise<void> {
     if (pair === undefined) throw new Error(`unknown pair ${name}; known: ${Object.keys(PAIRS).join(', ')}`);
     return pair;
   });
-  const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-  const builds: [string, string][] =
-    values.before === undefined
-      ? [['this build', repoRoot]]
-      : [
-          ['before', values.before],
-          ['after', repoRoot],
-        ];
-  const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
+  const builds = buildsToMeasure(values.before);
+  const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
   const gateways = new Map<string, RunningGateway>();
   try {
     for (const [build, root] of builds) {
