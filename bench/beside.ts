@@ -23,6 +23,11 @@ const verdict = (ratio: number) => `× ${ratio.toFixed(3)} (${ratio <= BESIDE_BA
 console.log(
   `beside ÷ alone over all slices: chat p99 ${verdict(measured.p99Ratio)}, CPU per request ${verdict(measured.cpuRatio)}, main thread ${verdict(measured.mainThreadCpuRatio)}`,
 );
+const medians = measured.roundMedians;
+const reads = measured.rounds.map((round) => round.dashboardReads);
+console.log(
+  `medians of the rounds' own ratios: chat p99 × ${medians.p99Ratio.toFixed(3)}, CPU per request × ${medians.cpuRatio.toFixed(3)}, main thread × ${medians.mainThreadCpuRatio.toFixed(3)}; dashboard reads per slice ${Math.min(...reads)}–${Math.max(...reads)}`,
+);
 const { quieter, busier } = measured.byWait;
 const waited = (run: BesideRun) => `p99 ${run.p99Ms.toFixed(2)} ms (main thread waiting for the CPU ${percent(run.mainThreadWaitShare)} of the time)`;
 console.log(`all slices by the main thread's wait for the CPU: the quieter half ${waited(quieter)}, the busier half ${waited(busier)}`);
