@@ -46,6 +46,8 @@ export interface GatewayStartOptions {
   readonly firstGapMs: number;
   readonly holdMs: number;
   readonly cpuProfileDir: string | undefined;
+  /** More options for the gateway's node (an inspector port, GC tracing), before the script. */
+  readonly extraNodeArgs?: readonly string[];
   /** Parent of the temporary data directory; the OS temp dir when undefined. */
   readonly dataRoot: string | undefined;
   readonly timeoutMs: number;
@@ -89,7 +91,7 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     const profiling = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
     const child = group.start({
       name: 'gateway',
-      nodeArgs: [...profiling, ...startNodeArgs(options.repoRoot)],
+      nodeArgs: [...profiling, ...(options.extraNodeArgs ?? []), ...startNodeArgs(options.repoRoot)],
       core: CORE_UNDER_TEST,
       cwd: options.repoRoot,
       env: {
