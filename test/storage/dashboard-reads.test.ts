@@ -8,9 +8,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { GatewayError } from '../../src/core/errors.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { openPostgresDatabase } from '../../src/storage/postgres/database.ts';
-import { dashboardQuery } from '../../src/storage/postgres/usage.ts';
+import { dashboardQuery, openPostgresDashboardReader } from '../../src/storage/postgres/dashboard-reader.ts';
 import { MEMORY_DATABASE, openSqliteDatabase } from '../../src/storage/sqlite/database.ts';
 import { openSqliteDashboardReader, WITHIN_LIMIT } from '../../src/storage/sqlite/dashboard-reader.ts';
 import { UsageQueryTimeout } from '../../src/storage/usage.ts';
@@ -74,6 +75,28 @@ describe('dashboard reads on PostgreSQL', () => {
       assert.deepEqual(await dashboardQuery(database, 'SELECT 1 AS one', []), [{ one: 1 }]);
     } finally {
       await database.close();
+    }
+  });
+
+  test('the reads run on a thread of their own at the lowest priority: a timeout, an unreachable server and a bad statement come back as such, and the next read is served', async () => {
+    const options = { schema: null, poolSize: 1, logger: silentLogger, statementTimeoutMs: 50 };
+    const reader = openPostgresDashboardReader({ ...options, connectionString: TEST_DATABASE_URL });
+    const unreachable = openPostgresDashboardReader({ ...options, connectionString: 'postgres://nobody@127.0.0.1:1/none' });
+    try {
+      await assert.rejects(reader.all('SELECT pg_sleep(2)', []), UsageQueryTimeout);
+      await assert.rejects(reader.all('SELECT no_such_column', []), /no_such_column/);
+      assert.deepEqual(plain(await reader.all('SELECT $1::int AS one', [1])), [{ one: 1 }]);
+      await assert.rejects(unreachable.all('SELECT 1', []), (error: unknown) => error instanceof GatewayError && error.code === 'storage_unavailable');
+      if (process.platform === 'linux') {
+        const threads = threadNiceValues();
+        assert.deepEqual(
+          [...threads.values()].filter((nice) => nice !== threads.get(process.pid)),
+          [19, 19],
+        );
+      }
+    } finally {
+      await reader.close();
+      await unreachable.close();
     }
   });
 });

@@ -15,6 +15,7 @@ import { postgresJobs } from './jobs.ts';
 import { postgresLedger } from './ledger.ts';
 import { postgresPeople } from './people.ts';
 import { postgresDashboardLists } from './dashboard-lists.ts';
+import { openPostgresDashboardReader } from './dashboard-reader.ts';
 import { postgresDashboardViews } from './dashboard-views.ts';
 import { postgresUsage } from './usage.ts';
 import { DASHBOARD_STATEMENT_LIMIT_MS } from '../usage.ts';
@@ -49,8 +50,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const database = openPostgresDatabase(options);
   // The heartbeat has a connection of its own (instances.ts).
   const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1 }) : null;
-  // The dashboard's queries have a pool of their own, with a time limit (docs/dashboard.md, "Usage").
-  const dashboard = openPostgresDatabase({
+  // The dashboard's queries have a pool of their own, with a time limit, on a thread of their own
+  // (docs/dashboard.md, "What the dashboard costs the gateway"); it starts with the first read.
+  const dashboard = openPostgresDashboardReader({
     ...options,
     poolSize: DASHBOARD_POOL_SIZE,
     statementTimeoutMs: DASHBOARD_STATEMENT_LIMIT_MS,

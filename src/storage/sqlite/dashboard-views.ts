@@ -19,12 +19,13 @@ import {
 } from '../dashboard-views-sql.ts';
 import { pageOf } from '../people-rows.ts';
 import { ledgerEntryFromRow, reservationFromRow, type Row } from '../rows.ts';
-import { WITHIN_LIMIT, type SqliteDashboardReader } from './dashboard-reader.ts';
+import type { DashboardReader } from '../dashboard-thread.ts';
+import { WITHIN_LIMIT } from './dashboard-reader.ts';
 import type { SqliteDatabase } from './database.ts';
 
 const placeholder = (position: number) => `?${position}`;
 
-export function sqliteDashboardViews(database: SqliteDatabase, reader: SqliteDashboardReader): DashboardViewStore {
+export function sqliteDashboardViews(database: SqliteDatabase, reader: DashboardReader): DashboardViewStore {
   const reservationByRequest = database.prepare('SELECT * FROM reservations WHERE request_id = ? ORDER BY created_at DESC LIMIT 1', { bigints: true });
   const reservationById = database.prepare('SELECT * FROM reservations WHERE id = ?', { bigints: true });
   const charges = database.prepare(`SELECT * FROM ledger_entries WHERE reservation_id = ? AND kind = 'charge' ORDER BY id`, { bigints: true });
