@@ -3,12 +3,15 @@
  * (the reads of bench/chat-beside-dashboard.ts's loop, in turn), and what it costs the whole process
  * (the dashboard's reader thread included). With `--before`, a gateway of that checkout runs beside
  * this one and the rounds alternate between them, so that both builds see the same machine:
- * `node bench/dashboard-reads-ab.ts [--rounds=6] [--reads=30] [--before=<checkout>] [--cpu-prof=DIR]`.
- * A few hundred chat requests first give the usage rollups rows to read.
+ * `node bench/dashboard-reads-ab.ts [--rounds=6] [--reads=30] [--before=<checkout>] [--database=URL]
+ * [--cpu-prof=DIR]`. With `--database`, each gateway runs on PostgreSQL, in a schema of its own
+ * dropped at the end. A few hundred chat requests first give the usage rollups rows to read.
  */
+import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { buildsToMeasure, REPO_ROOT } from './builds.ts';
 import { dashboardPaths, dashboardRead, operatorSession } from './chat-beside-dashboard.ts';
 import { type RunningGateway, startGateway } from './gateway.ts';
@@ -17,7 +20,13 @@ import { runSeconds, startStandaloneSimulator } from './processes.ts';
 import { WORKLOADS } from './workloads.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '6' }, reads: { type: 'string', default: '30' }, before: { type: 'string' }, 'cpu-prof': { type: 'string' } },
+  options: {
+    rounds: { type: 'string', default: '6' },
+    reads: { type: 'string', default: '30' },
+    before: { type: 'string' },
+    database: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+  },
 });
 const rounds = Number(values.rounds);
 const reads = Number(values.reads);
@@ -26,12 +35,30 @@ const builds = buildsToMeasure(values.before);
 const micros = (pid: number, tid?: number) => runSeconds(pid, tid)! * 1e6;
 const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[Math.floor((list.length - 1) / 2)]!;
 
+/** A schema of its own on the PostgreSQL of `--database`, and the URL whose connections use it. */
+async function schemaOfItsOwn(admin: pg.Client, databaseUrl: string): Promise<{ readonly schema: string; readonly url: string }> {
+  const schema = `bench_reads_${randomBytes(6).toString('hex')}`;
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { schema, url: url.toString() };
+}
+
+const admin = values.database === undefined ? null : new pg.Client({ connectionString: values.database });
+await admin?.connect();
+const schemas: string[] = [];
 const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
 try {
   const gateways: { name: string; gateway: RunningGateway; session: string; main: number[]; whole: number[] }[] = [];
   const chat = WORKLOADS.find((workload) => workload.id === 'chat')!;
   for (const [name, root] of builds) {
-    const gateway = await startGateway(group, { ...standaloneGatewayOptions(root, upstreamOrigin, undefined), cpuProfileDir: values['cpu-prof'] });
+    const database = admin && values.database ? await schemaOfItsOwn(admin, values.database) : null;
+    if (database) schemas.push(database.schema);
+    const gateway = await startGateway(group, {
+      ...standaloneGatewayOptions(root, upstreamOrigin, undefined),
+      cpuProfileDir: values['cpu-prof'],
+      databaseUrl: database?.url,
+    });
     const request = chat.gateway(gateway.apiKey);
     for (let i = 0; i < 300; i++) {
       const answer = await fetch(`${gateway.origin}${request.path}`, { method: request.method, headers: request.headers, body: request.body });
@@ -70,4 +97,6 @@ try {
   for (const each of gateways) each.gateway.cleanup();
 } finally {
   await group.stopAll();
+  for (const schema of schemas) await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin?.end();
 }
