@@ -1,11 +1,12 @@
 /**
  * The dashboard's reads on SQLite: a read-only connection of their own, in a worker thread
- * (../dashboard-thread.ts, dashboard-reader-worker.js), so that they never run on the server's event
- * loop and in WAL mode never wait for, or hold, the write lock; and a time limit per statement. node:sqlite cannot
- * interrupt a statement, so each dashboard statement calls `dashboard_within_limit()` in its WHERE
- * clause: a function evaluated per row read, which throws once the statement has run past its
- * limit and so ends it with an error. An in-memory database (tests) has no file to open twice: its
- * reads run on its own connection, with the same limit.
+ * (../dashboard-thread.ts, dashboard-reader-worker.js), so that they never run on the server's
+ * event loop and in WAL mode never wait for, or hold, the write lock; and a time limit per
+ * statement. node:sqlite cannot interrupt a statement, so each dashboard statement calls
+ * `dashboard_within_limit()` (WITHIN_LIMIT) in its WHERE clause: a function evaluated per row read,
+ * which throws once the statement has run past its limit and so ends it with an error. An
+ * in-memory database (tests) has no file to open twice: its reads run on its own connection, with
+ * the same limit.
  */
 import { type DashboardReader, openDashboardThread } from '../dashboard-thread.ts';
 import { formatRows } from '../row-format.ts';
