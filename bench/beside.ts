@@ -28,6 +28,10 @@ const reads = measured.rounds.map((round) => round.dashboardReads);
 console.log(
   `medians of the rounds' own ratios: chat p99 × ${medians.p99Ratio.toFixed(3)}, CPU per request × ${medians.cpuRatio.toFixed(3)}, main thread × ${medians.mainThreadCpuRatio.toFixed(3)}; dashboard reads per slice ${Math.min(...reads)}–${Math.max(...reads)}`,
 );
+const { aloneMedianMs, besideMedianMs, besideHigherRounds } = measured.slicesP99;
+console.log(
+  `the slices' own p99s: median ${aloneMedianMs.toFixed(2)} ms alone, ${besideMedianMs.toFixed(2)} ms beside (× ${(besideMedianMs / aloneMedianMs).toFixed(3)}); beside higher in ${besideHigherRounds} of ${measured.rounds.length} rounds`,
+);
 const { quieter, busier } = measured.byWait;
 const waited = (run: BesideRun) => `p99 ${run.p99Ms.toFixed(2)} ms (main thread waiting for the CPU ${percent(run.mainThreadWaitShare)} of the time)`;
 console.log(`all slices by the main thread's wait for the CPU: the quieter half ${waited(quieter)}, the busier half ${waited(busier)}`);

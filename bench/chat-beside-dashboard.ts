@@ -47,6 +47,12 @@ export interface ChatBesideDashboardResult {
   readonly byWait: { readonly quieter: BesideRun; readonly busier: BesideRun };
   /** The medians of the rounds' own ratios, which show the spread the pooled figures smooth. */
   readonly roundMedians: { readonly p99Ratio: number; readonly cpuRatio: number; readonly mainThreadCpuRatio: number };
+  /**
+   * The tail read so that a stall of the host, which lands in one slice or another, weighs as one
+   * slice: the median of the slices' own p99s of each kind, and in how many rounds the slice beside
+   * the dashboard had the higher p99 (about half of them when the dashboard moves nothing).
+   */
+  readonly slicesP99: { readonly aloneMedianMs: number; readonly besideMedianMs: number; readonly besideHigherRounds: number };
 }
 
 /** The bar: with the dashboard beside it, chat p99 and CPU per request within 5 % of the run without. */
@@ -232,6 +238,11 @@ export async function measureChatBesideDashboard(
       p99Ratio: median(rounds.map((round) => round.beside.p99Ms / round.alone.p99Ms)),
       cpuRatio: median(rounds.map((round) => round.beside.cpuMicrosPerRequest / round.alone.cpuMicrosPerRequest)),
       mainThreadCpuRatio: median(rounds.map((round) => round.beside.mainThreadMicrosPerRequest / round.alone.mainThreadMicrosPerRequest)),
+    },
+    slicesP99: {
+      aloneMedianMs: median(rounds.map((round) => round.alone.p99Ms)),
+      besideMedianMs: median(rounds.map((round) => round.beside.p99Ms)),
+      besideHigherRounds: rounds.filter((round) => round.beside.p99Ms > round.alone.p99Ms).length,
     },
   };
 }

@@ -654,6 +654,7 @@ function besideSection(measured: Measured<ChatBesideDashboardResult>): string[] 
   const { quieter, busier } = beside.byWait;
   return [
     `chat at ${beside.rate} req/s in one run, cut into slices of ${beside.sliceSeconds} s alone and with dashboard reads looping beside it (${beside.rounds.length} rounds of one slice each); beside ÷ alone over all slices: p99 ${beside.p99Ratio.toFixed(3)}, CPU ${beside.cpuRatio.toFixed(3)}, main thread CPU ${beside.mainThreadCpuRatio.toFixed(3)} (medians of the rounds' ratios: ${beside.roundMedians.p99Ratio.toFixed(3)}, ${beside.roundMedians.cpuRatio.toFixed(3)}, ${beside.roundMedians.mainThreadCpuRatio.toFixed(3)})`,
+    `the slices' own p99s: median ${beside.slicesP99.aloneMedianMs.toFixed(2)} ms alone, ${beside.slicesP99.besideMedianMs.toFixed(2)} ms beside; beside higher in ${beside.slicesP99.besideHigherRounds} of ${beside.rounds.length} rounds`,
     `all slices split by how long the main thread waited for the CPU: p99 ${quieter.p99Ms.toFixed(2)} ms in the quieter half (waiting ${percent(quieter.mainThreadWaitShare)} of the time), ${busier.p99Ms.toFixed(2)} ms in the busier half (${percent(busier.mainThreadWaitShare)})`,
     table(header, rows),
     '',
