@@ -17,6 +17,7 @@ import { runClosedLoop } from './load.ts';
 import { CORE_UNDER_TEST, cpuSeconds, readyLine, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import { WORKLOADS, type Workload } from './workloads.ts';
+import { median } from './stats.ts';
 
 interface Contender {
   readonly name: string;
@@ -35,12 +36,6 @@ async function saturate(contender: Contender, workload: Workload, seconds: numbe
   const after = cpuSeconds(contender.pid)!;
   if (run.non2xx > 0 || run.errors > 0) throw new Error(`${contender.name} · ${workload.id}: ${run.non2xx} answers were not 2xx, ${run.errors} errors`);
   return { cpu: ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun, rps: run.requestsPerSecond };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = (sorted.length - 1) / 2;
-  return (sorted[Math.floor(middle)] + sorted[Math.ceil(middle)]) / 2;
 }
 
 function gatewayContender(name: string, gateway: RunningGateway): Contender {

@@ -14,7 +14,7 @@
  */
 import { runPaced } from './paced.ts';
 import { cpuSeconds, runQueueWaitSeconds } from './processes.ts';
-import { percent, summarize } from './stats.ts';
+import { median, percent, summarize } from './stats.ts';
 import { WORKLOADS } from './workloads.ts';
 
 export interface BesideRun {
@@ -112,12 +112,6 @@ async function dashboardLoop(origin: string, session: string, stop: Promise<void
     reads += 1;
   }
   return reads;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = (sorted.length - 1) / 2;
-  return (sorted[Math.floor(middle)]! + sorted[Math.ceil(middle)]!) / 2;
 }
 
 /** What one slice saw: its chat answers (by the time their request left) and the gateway's CPU. */

@@ -18,6 +18,7 @@ import { type RunningGateway, startGateway } from './gateway.ts';
 import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runSeconds, startStandaloneSimulator } from './processes.ts';
 import { WORKLOADS } from './workloads.ts';
+import { median } from './stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +34,6 @@ const reads = Number(values.reads);
 const builds = buildsToMeasure(values.before);
 
 const micros = (pid: number, tid?: number) => runSeconds(pid, tid)! * 1e6;
-const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[Math.floor((list.length - 1) / 2)]!;
 
 /** A schema of its own on the PostgreSQL of `--database`, and the URL whose connections use it. */
 async function schemaOfItsOwn(admin: pg.Client, databaseUrl: string): Promise<{ readonly schema: string; readonly url: string }> {

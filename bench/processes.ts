@@ -238,33 +238,35 @@ function threadName(pid: number, tid: string): string {
 }
 
 /**
- * How long a thread has waited for a CPU while it had work (Linux's /proc/<pid>/task/<tid>/schedstat,
- * second field, in nanoseconds): time the scheduler gave to other threads, of other processes on
- * the same core or of the process itself. Null where /proc cannot tell.
+ * Seconds from Linux's /proc/<pid>/task/<tid>/schedstat (nanoseconds): `field` 0 is the time the
+ * thread ran, 1 the time it waited for a CPU while it had work. Summed over the process's threads
+ * alive now when `tid` is undefined. Null where /proc cannot tell.
  */
-export function runQueueWaitSeconds(pid: number, tid: number): number | null {
+function schedstatSeconds(pid: number, tid: number | undefined, field: 0 | 1): number | null {
   try {
-    const waited = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
-    return Number.isFinite(waited) ? waited / 1e9 : null;
+    const tids = tid === undefined ? readdirSync(`/proc/${pid}/task`) : [String(tid)];
+    let nanos = 0;
+    for (const each of tids) nanos += Number(readFileSync(`/proc/${pid}/task/${each}/schedstat`, 'utf8').split(' ')[field]);
+    return Number.isFinite(nanos) ? nanos / 1e9 : null;
   } catch {
     return null;
   }
 }
 
 /**
- * CPU time to the nanosecond (the first field of schedstat, where /proc/<pid>/stat counts clock
- * ticks of 10 ms): of one thread, or summed over the process's threads alive now. Null where /proc
- * cannot tell.
+ * How long a thread has waited for a CPU while it had work: time the scheduler gave to other
+ * threads, of other processes on the same core or of the process itself.
+ */
+export function runQueueWaitSeconds(pid: number, tid: number): number | null {
+  return schedstatSeconds(pid, tid, 1);
+}
+
+/**
+ * CPU time to the nanosecond (where /proc/<pid>/stat counts clock ticks of 10 ms): of one thread,
+ * or summed over the process's threads alive now.
  */
 export function runSeconds(pid: number, tid?: number): number | null {
-  try {
-    const tids = tid === undefined ? readdirSync(`/proc/${pid}/task`) : [String(tid)];
-    let nanos = 0;
-    for (const each of tids) nanos += Number(readFileSync(`/proc/${pid}/task/${each}/schedstat`, 'utf8').split(' ')[0]);
-    return Number.isFinite(nanos) ? nanos / 1e9 : null;
-  } catch {
-    return null;
-  }
+  return schedstatSeconds(pid, tid, 0);
 }
 
 export function residentBytes(pid: number): number | null {

@@ -85,6 +85,13 @@ export class SampleBuffer {
   }
 }
 
+/** The median of `values` (the mean of the middle two when their count is even). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = (sorted.length - 1) / 2;
+  return (sorted[Math.floor(middle)]! + sorted[Math.ceil(middle)]!) / 2;
+}
+
 /** The median time in milliseconds of `repeats` calls of `read`, after one unmeasured call that warms it. */
 export async function medianMillis(read: () => Promise<unknown>, repeats: number): Promise<number> {
   await read();

@@ -21,17 +21,12 @@ import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
 import { cpuSecondsByThread, startStandaloneSimulator } from './processes.ts';
 import { WORKLOADS, type WorkloadId } from './workloads.ts';
+import { median } from './stats.ts';
 
 /** Each plain workload and its streamed twin. */
 const PAIRS: Readonly<Record<string, { readonly plain: WorkloadId; readonly streamed: WorkloadId }>> = {
   chat: { plain: 'chat', streamed: 'chat-stream' },
   messages: { plain: 'messages', streamed: 'messages-stream' },
-};
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = (sorted.length - 1) / 2;
-  return (sorted[Math.floor(middle)] + sorted[Math.ceil(middle)]) / 2;
 };
 
 /** Where one run's CPU per request went (µs per 2xx answer). */

@@ -1,7 +1,6 @@
 /**
- * The usage view's page body and CSV export as row formats (storage/row-format.ts): on SQLite they
- * run on the dashboard's reader thread beside the read, so that the main thread only passes the
- * text on (docs/dashboard.md, "What the dashboard costs the gateway").
+ * The usage view's page body and CSV export as row formats (storage/row-format.ts): they run on the
+ * dashboard's reader thread beside the read, so that the main thread only passes the text on (docs/dashboard.md, "What the dashboard costs the gateway").
  */
 import type { RowFormat } from '../storage/row-format.ts';
 import type { Row } from '../storage/rows.ts';

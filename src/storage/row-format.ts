@@ -1,10 +1,10 @@
 /**
  * What a dashboard read's rows are made into where they are read: the export `name` of the module
- * at `module` (a file URL), called with the rows and `argument`. On SQLite that place is the
- * dashboard's reader thread (sqlite/dashboard-reader.ts), so that a page's rows and the rendering
- * of them never reach the server's event loop, and only the text crosses threads; the argument
- * crosses by structured clone. Elsewhere the rows are formatted where they arrive, by this same
- * function.
+ * at `module` (a file URL), called with the rows and `argument`. That place is the dashboard's
+ * reader thread (dashboard-thread.ts), on either engine, so that a page's rows and the rendering of
+ * them never reach the server's event loop, and only the text crosses threads; the argument crosses
+ * by structured clone. An in-memory SQLite database (tests) formats its rows where it reads them,
+ * by this same function.
  */
 import type { Row } from './rows.ts';
 

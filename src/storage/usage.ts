@@ -1,7 +1,8 @@
 /**
  * Usage analytics read from the rollups (usage-rollups.ts): a series of periods, optionally broken
  * down by one dimension, under filters. The dashboard reads them on a connection of its own with a
- * statement time limit (sqlite/dashboard-reader.ts, postgres/store.ts), never on the request path's.
+ * statement time limit (sqlite/dashboard-reader.ts, postgres/dashboard-reader.ts), never on the
+ * request path's.
  */
 import type { Picos } from '../core/money.ts';
 import type { RowFormat } from './row-format.ts';

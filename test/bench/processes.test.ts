@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { cpuSecondsByThread, runQueueWaitSeconds } from '../../bench/processes.ts';
+import { cpuSecondsByThread, runQueueWaitSeconds, runSeconds } from '../../bench/processes.ts';
 
 describe('benchmark processes', () => {
   // Linux's per-thread scheduler statistics; elsewhere the reading is null and reports leave it out.
@@ -18,6 +18,17 @@ describe('benchmark processes', () => {
 
   test('a thread that does not exist has no reading', () => {
     assert.equal(runQueueWaitSeconds(process.pid, 2 ** 31 - 1), null);
+    assert.equal(runSeconds(process.pid, 2 ** 31 - 1), null);
+  });
+
+  test("the main thread's run time counts a busy loop to the nanosecond, and the process's holds it", { skip: !linux }, () => {
+    const before = runSeconds(process.pid, process.pid)!;
+    const end = performance.now() + 20;
+    while (performance.now() < end);
+    const after = runSeconds(process.pid, process.pid)!;
+    // Ran at least part of the 20 ms (the rest may have been spent waiting for the CPU).
+    assert.ok(after > before, `${before} → ${after}`);
+    assert.ok(runSeconds(process.pid)! >= after);
   });
 
   test("a process's CPU is split into its main thread, V8's helper threads and the rest, which add up to the whole", { skip: !linux }, () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { difference, percent, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
+import { difference, median, percent, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
 
 describe('benchmark statistics', () => {
   test('percentile interpolates between the closest ranks', () => {
@@ -16,6 +16,13 @@ describe('benchmark statistics', () => {
     assert.throws(() => percentile([], 50), RangeError);
     assert.throws(() => percentile([1], 101), RangeError);
     assert.throws(() => percentile([1], Number.NaN), RangeError);
+  });
+
+  test('median takes the middle value, or the mean of the middle two, of an unsorted list it leaves alone', () => {
+    const odd = [5, 1, 3];
+    assert.equal(median(odd), 3);
+    assert.deepEqual(odd, [5, 1, 3]);
+    assert.equal(median([4, 1, 2, 3]), 2.5);
   });
 
   test('percent prints a share with one decimal', () => {
