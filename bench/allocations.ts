@@ -9,6 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './builds.ts';
+import { inspectorSession } from './inspector.ts';
 import { startGateway } from './gateway.ts';
 import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
@@ -29,35 +30,6 @@ const { values } = parseArgs({
     top: { type: 'string', default: '25' },
   },
 });
-
-/** A debugger session over the inspector's WebSocket: one command at a time is all this needs. */
-async function inspectorSession(port: number) {
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-  const socket = new WebSocket(target!.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => {
-    socket.addEventListener('open', resolve, { once: true });
-    socket.addEventListener('error', reject, { once: true });
-  });
-  let nextId = 1;
-  const waiting = new Map<number, (message: { result?: unknown; error?: { message: string } }) => void>();
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-    if (message.id !== undefined) waiting.get(message.id)?.(message);
-  });
-  return {
-    async send<T>(method: string, params: object = {}): Promise<T> {
-      const id = nextId++;
-      const answer = await new Promise<{ result?: unknown; error?: { message: string } }>((resolve) => {
-        waiting.set(id, resolve);
-        socket.send(JSON.stringify({ id, method, params }));
-      });
-      waiting.delete(id);
-      if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
-      return answer.result as T;
-    },
-    close: () => socket.close(),
-  };
-}
 
 const place = (node: SamplingNode) => {
   const { functionName, url, lineNumber } = node.callFrame;

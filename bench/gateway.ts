@@ -70,15 +70,24 @@ export function gatewayMissing(repoRoot: string): string | null {
 }
 
 /**
- * The node arguments of `npm start` (package.json), so that the benchmark measures the gateway as
- * it is run: `node --max-semi-space-size=8 src/main.ts` gives `--max-semi-space-size=8 src/main.ts`.
+ * The command of a `npm start` script, so that the benchmark measures the gateway as it is run:
+ * `MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 src/main.ts` gives that variable and
+ * `--max-semi-space-size=8 src/main.ts`.
  */
-function startNodeArgs(repoRoot: string): string[] {
-  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const [command, ...args] = start.split(/\s+/).filter(Boolean);
+export function startCommand(script: string): { env: Record<string, string>; nodeArgs: string[] } {
+  const words = script.split(/\s+/).filter(Boolean);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name!] = value.join('=');
+  }
+  const [command, ...nodeArgs] = words;
   if (command !== 'node') throw new Error(`npm start runs ${JSON.stringify(command)}, not node: the benchmark cannot mirror it`);
-  return args;
+  return { env, nodeArgs };
 }
+
+const startScript = (repoRoot: string): string =>
+  (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 
 export async function startGateway(group: ProcessGroup, options: GatewayStartOptions): Promise<RunningGateway> {
   const workDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), 'gateway-bench-'));
@@ -89,12 +98,14 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     const port = await freePort();
     const adminKey = randomBytes(24).toString('hex');
     const profiling = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
+    const start = startCommand(startScript(options.repoRoot));
     const child = group.start({
       name: 'gateway',
-      nodeArgs: [...profiling, ...(options.extraNodeArgs ?? []), ...startNodeArgs(options.repoRoot)],
+      nodeArgs: [...profiling, ...(options.extraNodeArgs ?? []), ...start.nodeArgs],
       core: CORE_UNDER_TEST,
       cwd: options.repoRoot,
       env: {
+        ...start.env,
         PORT: String(port),
         HOST: '127.0.0.1',
         GATEWAY_CONFIG: configPath,
@@ -105,6 +116,9 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
         REDIS_URL: options.redisUrl ?? '',
         GATEWAY_REDIS_PREFIX: options.redisPrefix ?? `gateway-bench:${randomBytes(6).toString('hex')}:`,
         LOG_LEVEL: 'warn',
+        // Every connection of the benchmark comes from one address, as behind a proxy: the
+        // many-open-streams test alone opens 1,000 beside the connections still idle from before.
+        GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '10000',
         BENCH_UPSTREAM_KEY: UPSTREAM_KEY,
       },
     });

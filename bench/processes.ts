@@ -166,7 +166,7 @@ export async function waitForHttp(url: string, child: Child, timeoutMs: number):
   }
 }
 
-function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+export function statusField(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile'): number | null {
   try {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match === null ? null : Number(match[1]) * 1024;

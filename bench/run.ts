@@ -297,6 +297,9 @@ async function runStreams(services: Services, options: BenchOptions, gatewayStre
   for (const [name, { target, endpoint }] of endpoints) {
     targets[name] = await attempt(async () => {
       alive(target);
+      // The bar is the gateway's memory with its tokenizer loaded (loaded on first use: a count of
+      // tokens loads it), as a gateway that serves count_tokens or long prompts carries it.
+      if (name === 'gateway') await loadTokenizer(services.gateway!);
       // Each stream has 23 events `hold` apart; the rest is time to open 1,000 connections.
       return runConcurrentStreams(endpoint, { streams: options.concurrentStreams, pid: target.child!.pid, timeoutMs: hold * 40 + 30_000 });
     });
@@ -306,6 +309,12 @@ async function runStreams(services: Services, options: BenchOptions, gatewayStre
     );
   }
   return { skipped, targets };
+}
+
+async function loadTokenizer(gateway: { readonly origin: string; readonly apiKey: string }): Promise<void> {
+  const { method, path, headers, body } = WORKLOADS.find((workload) => workload.id === 'count-tokens')!.gateway(gateway.apiKey);
+  const response = await fetch(`${gateway.origin}${path}`, { method, headers, body });
+  if (!response.ok) throw new Error(`count_tokens answered ${response.status}: ${await response.text()}`);
 }
 
 /** A background response of the bench's chat model; its input varies so that no two jobs are alike. */

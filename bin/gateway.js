@@ -10,19 +10,31 @@ const root = join(dirname(realpathSync(fileURLToPath(import.meta.url))), '..');
 const pinned = join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'node.cmd' : 'node');
 const node = existsSync(pinned) ? pinned : process.execPath;
 
-// `gateway serve` is `npm start`: the same runtime flags (memory tuning, see docs/operations.md),
-// read from the start script so that the two cannot drift apart.
-function startScriptFlags() {
+// `gateway serve` is `npm start`: the same runtime flags and environment (memory tuning, see
+// docs/operations.md), read from the start script so that the two cannot drift apart. The script is
+// `NAME=value … node <flags> src/main.ts`.
+function startScript() {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const [, ...words] = scripts.start.trim().split(/\s+/);
-  const script = words.findIndex((word) => !word.startsWith('-'));
-  return script === -1 ? words : words.slice(0, script);
+  const words = scripts.start.trim().split(/\s+/);
+  const env = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+    const [name, ...value] = words.shift().split('=');
+    env[name] = value.join('=');
+  }
+  const flags = words.slice(1);
+  const script = flags.findIndex((word) => !word.startsWith('-'));
+  return { env, flags: script === -1 ? flags : flags.slice(0, script) };
 }
-const nodeFlags = process.argv[2] === 'serve' ? startScriptFlags() : [];
+const start = process.argv[2] === 'serve' ? startScript() : { env: {}, flags: [] };
 
 // In its own process group, the child gets a terminal's Ctrl-C once, from the shim, not twice
 // (a second signal tells `gateway serve` to stop without draining).
-const child = spawn(node, [...nodeFlags, join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit', detached: true });
+const child = spawn(node, [...start.flags, join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  detached: true,
+  // As in the start script, its assignments win over the environment.
+  env: { ...process.env, ...start.env },
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
 child.on('error', (error) => {
   console.error(`gateway: cannot start ${node}: ${error.message}`);

@@ -83,8 +83,9 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       config: settings.configPath ?? 'built-in demo catalog',
       catalog: served.demoCatalog ? 'demo' : 'configured',
       admin: settings.adminKey !== undefined,
-      // The runtime flags (`npm start` and `gateway serve` pass the same ones).
+      // The runtime flags and the allocator's arenas (`npm start` and `gateway serve` set the same).
       nodeFlags: process.execArgv,
+      mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? null,
     },
     'gateway listening',
   );

@@ -165,13 +165,18 @@ describe('gateway CLI', () => {
 describe('gateway serve', () => {
   test('starts on a free port with the runtime flags of npm start, answers /healthz and stops on SIGTERM', async () => {
     // The flag wins over PORT, which on its own would be refused at start.
-    const server = startProcess(['bin/gateway.js', 'serve', '--port', '0'], { ...env, PORT: 'not-a-port', LOG_LEVEL: 'info' });
+    const server = startProcess(['bin/gateway.js', 'serve', '--port', '0'], { ...env, PORT: 'not-a-port', LOG_LEVEL: 'info', MALLOC_ARENA_MAX: '7' });
     try {
       const [line, baseUrl] = await server.waitFor(/\{[^\n]*"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*\}/);
       const { scripts } = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
-      const startFlags = (scripts.start as string).split(/\s+/).filter((word) => word.startsWith('--'));
+      const words = (scripts.start as string).split(/\s+/);
+      const startFlags = words.filter((word) => word.startsWith('--'));
       assert.ok(startFlags.length > 0, scripts.start);
       assert.deepEqual(JSON.parse(line).nodeFlags, startFlags);
+      // The script's environment reaches the server too, whatever the caller's says.
+      const arenas = words.find((word) => word.startsWith('MALLOC_ARENA_MAX='))?.split('=')[1];
+      assert.ok(arenas !== undefined, scripts.start);
+      assert.equal(JSON.parse(line).mallocArenaMax, arenas);
       const health = await call(baseUrl, 'GET', '/healthz');
       assert.equal(health.status, 200, health.text);
     } finally {
