@@ -22,9 +22,14 @@ export function registerServiceRoutes(app: FastifyInstance, store: Store, metric
     return { status: 'ok', store: store.engine };
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  // `?name=…` (repeatable) collects only the metrics named: a poller that reads a counter or two
+  // does not make every gauge collect, some of which count in the database (the jobs backlog).
+  app.get<{ Querystring: { name?: string | string[] } }>('/metrics', async (request, reply) => {
     reply.type(metrics.contentType);
-    return metrics.metrics();
+    const { name } = request.query;
+    if (name === undefined) return metrics.metrics();
+    const named = (Array.isArray(name) ? name : [name]).filter((each) => metrics.getSingleMetric(each) !== undefined);
+    return (await Promise.all(named.map((each) => metrics.getSingleMetricAsString(each)))).map((text) => `${text}\n`).join('');
   });
 
   app.get('/openapi.json', async () => app.swagger());

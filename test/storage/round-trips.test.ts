@@ -11,7 +11,10 @@ import { silentLogger } from '../../src/core/logger.ts';
 import { installMetrics } from '../../src/server/metrics.ts';
 import { openPostgresDatabase } from '../../src/storage/postgres/database.ts';
 import { databaseRoundTrips } from '../../src/storage/round-trips.ts';
-import { TEST_DATABASE_URL } from '../helpers/postgres.ts';
+import { timeOrderedId } from '../../src/core/ids.ts';
+import { openStore } from '../../src/storage/open-store.ts';
+import { jobEvent } from '../../src/webhooks/events.ts';
+import { freshDatabase, TEST_DATABASE_URL } from '../helpers/postgres.ts';
 import { metricValue } from '../helpers/metrics.ts';
 
 test('every statement sent to PostgreSQL counts one round trip, and /metrics reports the count', async () => {
@@ -54,5 +57,26 @@ test('every statement sent to PostgreSQL counts one round trip, and /metrics rep
   } finally {
     await database.close();
     await app.close();
+  }
+});
+
+test('announcing an ended job to its webhook endpoints is one round trip', async () => {
+  const database = await freshDatabase();
+  const store = await openStore({ dataDir: '', databaseUrl: database.url, logger: silentLogger });
+  try {
+    const owner = { kind: 'account', id: 'acct_announced' } as const;
+    await store.createWebhookEndpoint({ owner, url: 'https://hooks.example.com/a', secret: 'whsec_round_trips_0123456789abcdef', eventTypes: null });
+    const id = timeOrderedId('resp');
+    const now = Date.now();
+    const job = { id, kind: 'response', owner, keyId: 'key_announced', payload: null, reservationId: null, createdAt: now, expiresAt: now + 60_000 } as const;
+    await store.createJob({ ...job, status: 'queued', result: { id, object: 'response', status: 'queued' } });
+    const ended = await store.transitionJob(id, ['queued'], { status: 'completed', result: { id, object: 'response', status: 'completed' }, now: now + 1 });
+    const before = databaseRoundTrips.count;
+    assert.equal(await store.announceJob({ jobId: id, event: jobEvent(ended!), now: now + 2 }), 1);
+    assert.equal(databaseRoundTrips.count - before, 1);
+    assert.deepEqual(await store.unannouncedJobs(10), []);
+  } finally {
+    await store.close();
+    await database.drop();
   }
 });

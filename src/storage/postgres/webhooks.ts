@@ -1,7 +1,8 @@
 /**
- * Webhook endpoints and their delivery outbox on PostgreSQL. Announcing a job is one transaction
- * (its deliveries and its mark together); two instances announcing the same job at once meet on
- * the deliveries' primary key, and the second inserts nothing. A claim locks the due rows with
+ * Webhook endpoints and their delivery outbox on PostgreSQL. Announcing a job is one statement
+ * (its deliveries and its mark together: one round trip, where a transaction around the two took
+ * four); two instances announcing the same job at once meet on the deliveries' primary key, and the
+ * second inserts nothing. A claim locks the due rows with
  * FOR UPDATE SKIP LOCKED, so concurrent claimers on any instance each take different deliveries
  * without waiting on each other.
  */
@@ -39,17 +40,27 @@ const UNANNOUNCED: Statement = {
          ORDER BY updated_at, id
          LIMIT $1`,
 };
-const INSERT_DELIVERIES = `INSERT INTO webhook_deliveries
-    (endpoint_id, event_id, event_type, job_id, body, status, next_attempt_at, created_at, give_up_at, expires_at)
-  SELECT e.id, $2, $3::text, j.id, $4, 'pending', $5, $6, $7, $8
-  FROM jobs j JOIN webhook_endpoints e ON e.owner_kind = j.owner_kind AND e.owner_id = j.owner_id
-  WHERE j.id = $1 AND j.announced_at IS NULL AND j.status IN ('completed', 'incomplete', 'failed', 'cancelled')
-    AND (j.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = j.reservation_id AND r.status = 'open'))
-    AND (e.event_types IS NULL OR e.event_types ? $3::text)
-  ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
-const MARK_ANNOUNCED = `UPDATE jobs SET announced_at = $2
-  WHERE id = $1 AND announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
+/** Whether the job has ended and been charged (or released), and is not announced yet. */
+const ANNOUNCEABLE = `announced_at IS NULL AND status IN ('completed', 'incomplete', 'failed', 'cancelled')
     AND (reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM reservations r WHERE r.id = jobs.reservation_id AND r.status = 'open'))`;
+const MARK_ANNOUNCED = `UPDATE jobs SET announced_at = $2 WHERE id = $1 AND ${ANNOUNCEABLE}`;
+/** The deliveries of an event to each endpoint of the job's owner that takes its type, and the mark. */
+const ANNOUNCE: Statement = {
+  name: 'gateway_jobs_announce',
+  text: `WITH inserted AS (
+           INSERT INTO webhook_deliveries
+             (endpoint_id, event_id, event_type, job_id, body, status, next_attempt_at, created_at, give_up_at, expires_at)
+           SELECT e.id, $3, $4::text, jobs.id, $5, 'pending', $6, $7, $8, $9
+           FROM jobs JOIN webhook_endpoints e ON e.owner_kind = jobs.owner_kind AND e.owner_id = jobs.owner_id
+           WHERE jobs.id = $1 AND ${ANNOUNCEABLE} AND (e.event_types IS NULL OR e.event_types ? $4::text)
+           ON CONFLICT (endpoint_id, event_id) DO NOTHING
+           RETURNING 1
+         ), marked AS (
+           ${MARK_ANNOUNCED}
+         )
+         SELECT count(*) AS created FROM inserted`,
+};
+const MARK: Statement = { name: 'gateway_jobs_mark_announced', text: MARK_ANNOUNCED };
 // MATERIALIZED: the locking subquery runs once, so a claim never takes more than its limit.
 const CLAIM: Statement = {
   name: 'gateway_webhook_deliveries_claim',
@@ -114,25 +125,23 @@ export function postgresWebhooks(database: PostgresDatabase, now: () => number):
       return (await database.query(UNANNOUNCED, [limit])).rows.map(jobFromRow);
     },
     async announceJob({ jobId, event, now: at }) {
-      return database.transaction(async (client) => {
-        let created = 0;
-        if (event) {
-          const columns = webhookEventColumns(event, at);
-          const values = [
-            jobId,
-            columns.event_id,
-            columns.event_type,
-            columns.body,
-            columns.next_attempt_at,
-            columns.created_at,
-            columns.give_up_at,
-            columns.expires_at,
-          ];
-          created = (await client.query(INSERT_DELIVERIES, values)).rowCount ?? 0;
-        }
-        await client.query(MARK_ANNOUNCED, [jobId, at]);
-        return created;
-      });
+      if (!event) {
+        await database.query(MARK, [jobId, at]);
+        return 0;
+      }
+      const columns = webhookEventColumns(event, at);
+      const values = [
+        jobId,
+        at,
+        columns.event_id,
+        columns.event_type,
+        columns.body,
+        columns.next_attempt_at,
+        columns.created_at,
+        columns.give_up_at,
+        columns.expires_at,
+      ];
+      return Number((await database.query(ANNOUNCE, values)).rows[0].created);
     },
     async claimWebhookDeliveries({ worker, now: at, leaseUntil, limit }) {
       if (limit <= 0) return [];
