@@ -32,6 +32,13 @@ const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs W
 // may have changed meanwhile; it is written as a CASE so that the planner cannot match it to a
 // partial index of the jobs and scan the backlog through it (which it did when the table's
 // statistics were stale): the candidates' ids, through the primary key, are then its only way in.
+// The turn is recorded when another owner has queued jobs, and otherwise when its record is older
+// than TURN_REFRESH_MS: the upsert locks the owner's job_turns row until the claim commits, so
+// recording every claim queued one owner's claims, on every instance, behind one row and one WAL
+// flush each (docs/performance.md, "Background jobs on PostgreSQL"). While an owner is the only one
+// waiting its turn cannot be compared with another's, and when another comes, the record it is
+// compared with is at most that old.
+const TURN_REFRESH_MS = 1_000;
 const CLAIM: Statement = {
   name: 'gateway_jobs_claim',
   text: `WITH RECURSIVE running AS (
@@ -76,7 +83,12 @@ const CLAIM: Statement = {
            RETURNING *
          ), turn AS (
            INSERT INTO job_turns (kind, owner_kind, owner_id, claimed_at)
-           SELECT kind, owner_kind, owner_id, $3 FROM claimed
+           SELECT kind, owner_kind, owner_id, $3 FROM claimed AS c
+           WHERE EXISTS (SELECT 1 FROM owners AS o WHERE (o.owner_kind, o.owner_id) <> (c.owner_kind, c.owner_id))
+             OR NOT EXISTS (
+               SELECT 1 FROM job_turns AS t
+               WHERE t.kind = c.kind AND t.owner_kind = c.owner_kind AND t.owner_id = c.owner_id AND t.claimed_at > $3 - ${TURN_REFRESH_MS}
+             )
            ON CONFLICT (kind, owner_kind, owner_id) DO UPDATE SET claimed_at = GREATEST(job_turns.claimed_at, excluded.claimed_at)
          )
          SELECT * FROM claimed`,
