@@ -412,7 +412,7 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   // The bar holds only if every stream was open at the same moment and every one completed.
   const held = streams !== undefined && streams.peakOpen === streams.streams && streams.completed === streams.streams;
   bars.push({
-    bar: `${(streams?.streams ?? 1000).toLocaleString('en-US')} concurrent streams under 250 MB RSS (all open at once, all completing)`,
+    bar: `${(streams?.streams ?? 1000).toLocaleString('en-US')} concurrent streams under 250 MB RSS, the tokenizer loaded (all open at once, all completing)`,
     measured:
       peak === null || streams === undefined
         ? '—'

@@ -204,8 +204,10 @@ async function runCases(env: Record<string, string>, reader: Reader): Promise<vo
   for (const [index, crashCase] of CASES.entries()) {
     const case_ = await crash(env, index, crashCase);
     started.push(case_);
-    // A video is resumed by whichever server runs next: one without a crash point finishes it first.
-    if (crashCase.driver === 'video') await finishJobs(env, reader, case_.accountId);
+    // A job left running or with its hold open is finished by whichever server runs next (taken over
+    // once its lease lapses, or reconciled): one without a crash point finishes it first. Else the
+    // next case's server could finish it, and die at its own crash point in the middle of it.
+    if (crashCase.driver === 'video' || crashCase.driver === 'background') await finishJobs(env, reader, case_.accountId);
   }
   const survivor = await startServer(configPath, env);
   try {
