@@ -60,7 +60,7 @@ test('every statement sent to PostgreSQL counts one round trip, and /metrics rep
   }
 });
 
-test('announcing an ended job to its webhook endpoints is one round trip', async () => {
+test('announcing an ended job to its webhook endpoints is one round trip, and so is an idle look for a job', async () => {
   const database = await freshDatabase();
   const store = await openStore({ dataDir: '', databaseUrl: database.url, logger: silentLogger });
   try {
@@ -75,6 +75,10 @@ test('announcing an ended job to its webhook endpoints is one round trip', async
     assert.equal(await store.announceJob({ jobId: id, event: jobEvent(ended!), now: now + 2 }), 1);
     assert.equal(databaseRoundTrips.count - before, 1);
     assert.deepEqual(await store.unannouncedJobs(10), []);
+    // With no job queued, a worker's look for one is one round trip too.
+    const idle = databaseRoundTrips.count;
+    assert.equal(await store.claimJob('response', 'worker_idle', now + 3, now + 30_000), null);
+    assert.equal(databaseRoundTrips.count - idle, 1);
   } finally {
     await store.close();
     await database.drop();

@@ -9,8 +9,9 @@ import type { PostgresDatabase, Statement } from './database.ts';
 
 /**
  * Queued jobs of each owner a claim ranks first: more than one, for the claimers of other instances
- * that meet on the first. When every candidate was locked by them, the claim looks again at every
- * queued job (ALL_QUEUED), as it must not answer "nothing claimable" while a job waits.
+ * that meet on the first. When every candidate was locked by them while some owner has queued jobs,
+ * the claim looks again at every queued job (ALL_QUEUED), as it must not answer "nothing claimable"
+ * while a job waits.
  */
 const CANDIDATES_PER_OWNER = 4;
 const ALL_QUEUED = 2 ** 31 - 1;
@@ -91,7 +92,7 @@ const CLAIM: Statement = {
              )
            ON CONFLICT (kind, owner_kind, owner_id) DO UPDATE SET claimed_at = GREATEST(job_turns.claimed_at, excluded.claimed_at)
          )
-         SELECT * FROM claimed`,
+         SELECT claimed.*, (SELECT count(*) FROM owners) AS waiting_owners FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
 };
 const TRANSITION: Statement = {
   name: 'gateway_jobs_transition',
@@ -165,8 +166,13 @@ export function postgresJobs(database: PostgresDatabase): JobStore {
     },
     async claimJob(kind, worker, now, leaseUntil) {
       const claim = async (perOwner: number) => (await database.query(CLAIM, [kind, worker, now, leaseUntil, perOwner])).rows[0];
-      const row = (await claim(CANDIDATES_PER_OWNER)) ?? (await claim(ALL_QUEUED));
-      return row ? jobFromRow(row) : null;
+      const first = await claim(CANDIDATES_PER_OWNER);
+      if (first.id !== null) return jobFromRow(first);
+      // No owner has a queued job: looking at every queued job would find none either (an idle
+      // poll is one round trip, not two).
+      if (Number(first.waiting_owners) === 0) return null;
+      const second = await claim(ALL_QUEUED);
+      return second.id !== null ? jobFromRow(second) : null;
     },
     async transitionJob(id, from, patch, leaseOwner) {
       if (from.length === 0) return null;
