@@ -2,9 +2,8 @@
  * Webhook endpoints and their delivery outbox on PostgreSQL. Announcing a job is one statement
  * (its deliveries and its mark together: one round trip, where a transaction around the two took
  * four); two instances announcing the same job at once meet on the deliveries' primary key, and the
- * second inserts nothing. A claim locks the due rows with
- * FOR UPDATE SKIP LOCKED, so concurrent claimers on any instance each take different deliveries
- * without waiting on each other.
+ * second inserts nothing. A claim locks the due rows with FOR UPDATE SKIP LOCKED, so concurrent
+ * claimers on any instance each take different deliveries without waiting on each other.
  */
 import { timeOrderedId } from '../../core/ids.ts';
 import {
