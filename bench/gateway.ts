@@ -228,3 +228,13 @@ export async function probeWorkload(origin: string, apiKey: string, workload: Wo
     }
   }
 }
+
+/**
+ * The named metrics of a gateway's /metrics (`?name=`): a poller that reads a counter or two should
+ * not make every gauge collect, some of which count in the database (the jobs backlog) on the core
+ * being measured.
+ */
+export async function readMetrics(origin: string, names: readonly string[]): Promise<string> {
+  const query = names.map((name) => `name=${encodeURIComponent(name)}`).join('&');
+  return (await fetch(`${origin}/metrics?${query}`, { signal: AbortSignal.timeout(10_000) })).text();
+}

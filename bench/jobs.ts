@@ -2,8 +2,8 @@
  * Job throughput: how fast the gateway takes background work in, and how fast its workers complete
  * it (docs/jobs.md) — background responses, and video jobs (docs/video.md). A batch of submissions
  * is sent by a few concurrent clients as fast as they are answered; the run then waits until the
- * gateway's own counter of ended jobs of the kind (`gateway_jobs_ended_total` in /metrics, read a
- * few times a second, so that polling does not compete with the workers) has counted the whole
+ * gateway's own counter of ended jobs of the kind (`gateway_jobs_ended_total`, read alone from
+ * /metrics, so that polling does not make the gateway count its backlog) has counted the whole
  * batch, and finally polls each job twice (the first round checks how each ended). The gateway's
  * CPU over the whole batch, per job, is the cost of a job from its submission to its end; the CPU
  * of the second round of polls, per poll, is what a client's poll of an ended job costs.
@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuSeconds } from './processes.ts';
+import { readMetrics } from './gateway.ts';
 
 export interface JobsResult {
   readonly jobs: number;
@@ -71,7 +72,7 @@ export async function measureJobs(
   const headers = { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' };
   const endedMetric = new RegExp(`^gateway_jobs_ended_total\\{kind="${routes.kind}",status="[a-z_]+"\\} (\\d+)$`, 'gm');
   const endedSoFar = async (): Promise<number> => {
-    const text = await (await fetch(`${gateway.origin}/metrics`)).text();
+    const text = await readMetrics(gateway.origin, ['gateway_jobs_ended_total']);
     return [...text.matchAll(endedMetric)].reduce((sum, match) => sum + Number(match[1]), 0);
   };
   const cpu = () => {

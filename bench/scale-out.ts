@@ -24,7 +24,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startGateway, type RunningGateway } from './gateway.ts';
+import { readMetrics, startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop, type ClosedLoopResult } from './load.ts';
 import { runPaced } from './paced.ts';
 import { placeServers } from './placement.ts';
@@ -407,11 +407,8 @@ interface Counters {
 const ROUND_TRIPS = /^gateway_database_round_trips_total (\d+)$/m;
 const JOBS_ENDED = /^gateway_jobs_ended_total\{kind="response",status="[a-z_]+"\} (\d+)$/gm;
 
-/** Only these two: a whole scrape would also count the jobs backlog in the database, at every look. */
-const COUNTERS_PATH = '/metrics?name=gateway_database_round_trips_total&name=gateway_jobs_ended_total';
-
 async function countersOf(gateway: RunningGateway): Promise<Counters> {
-  const text = await (await fetch(`${gateway.origin}${COUNTERS_PATH}`, { signal: AbortSignal.timeout(10_000) })).text();
+  const text = await readMetrics(gateway.origin, ['gateway_database_round_trips_total', 'gateway_jobs_ended_total']);
   const roundTrips = ROUND_TRIPS.exec(text);
   if (roundTrips === null) throw new Error('the gateway reports no gateway_database_round_trips_total in /metrics');
   return { roundTrips: Number(roundTrips[1]), jobsEnded: [...text.matchAll(JOBS_ENDED)].reduce((sum, match) => sum + Number(match[1]), 0) };
