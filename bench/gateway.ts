@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readStartScript, type StartScript } from '../bin/start-script.js';
 import { CORE_UNDER_TEST, freePort, waitForHttp, type Child, type ProcessGroup } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import type { Workload } from './workloads.ts';
@@ -70,24 +71,14 @@ export function gatewayMissing(repoRoot: string): string | null {
 }
 
 /**
- * The command of a `npm start` script, so that the benchmark measures the gateway as it is run:
- * `MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 src/main.ts` gives that variable and
- * `--max-semi-space-size=8 src/main.ts`.
+ * The command of a `npm start` script (bin/start-script.js), so that the benchmark measures the
+ * gateway as it is run: `MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 src/main.ts` gives that
+ * variable and `--max-semi-space-size=8 src/main.ts`.
  */
-export function startCommand(script: string): { env: Record<string, string>; nodeArgs: string[] } {
-  const words = script.split(/\s+/).filter(Boolean);
-  const env: Record<string, string> = {};
-  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
-    const [name, ...value] = words.shift()!.split('=');
-    env[name!] = value.join('=');
-  }
-  const [command, ...nodeArgs] = words;
+export function startCommand({ env, command, args }: StartScript): { env: Record<string, string>; nodeArgs: string[] } {
   if (command !== 'node') throw new Error(`npm start runs ${JSON.stringify(command)}, not node: the benchmark cannot mirror it`);
-  return { env, nodeArgs };
+  return { env, nodeArgs: args };
 }
-
-const startScript = (repoRoot: string): string =>
-  (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 
 export async function startGateway(group: ProcessGroup, options: GatewayStartOptions): Promise<RunningGateway> {
   const workDir = mkdtempSync(join(options.dataRoot ?? tmpdir(), 'gateway-bench-'));
@@ -98,7 +89,7 @@ export async function startGateway(group: ProcessGroup, options: GatewayStartOpt
     const port = await freePort();
     const adminKey = randomBytes(24).toString('hex');
     const profiling = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
-    const start = startCommand(startScript(options.repoRoot));
+    const start = startCommand(readStartScript(options.repoRoot));
     const child = group.start({
       name: 'gateway',
       nodeArgs: [...profiling, ...(options.extraNodeArgs ?? []), ...start.nodeArgs],

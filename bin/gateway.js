@@ -2,30 +2,23 @@
 // The `gateway` command. Whatever Node runs this shim (a system Node may be too old to run
 // TypeScript), the command itself runs on the Node version the project pins in its dependencies.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readStartScript } from './start-script.js';
 
 const root = join(dirname(realpathSync(fileURLToPath(import.meta.url))), '..');
 const pinned = join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'node.cmd' : 'node');
 const node = existsSync(pinned) ? pinned : process.execPath;
 
 // `gateway serve` is `npm start`: the same runtime flags and environment (memory tuning, see
-// docs/operations.md), read from the start script so that the two cannot drift apart. The script is
-// `NAME=value … node <flags> src/main.ts`.
-function startScript() {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const words = scripts.start.trim().split(/\s+/);
-  const env = {};
-  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
-    const [name, ...value] = words.shift().split('=');
-    env[name] = value.join('=');
-  }
-  const flags = words.slice(1);
-  const script = flags.findIndex((word) => !word.startsWith('-'));
-  return { env, flags: script === -1 ? flags : flags.slice(0, script) };
+// docs/operations.md), read from the start script so that the two cannot drift apart.
+function serveLikeNpmStart() {
+  const { env, args } = readStartScript(root);
+  const script = args.findIndex((word) => !word.startsWith('-'));
+  return { env, flags: script === -1 ? args : args.slice(0, script) };
 }
-const start = process.argv[2] === 'serve' ? startScript() : { env: {}, flags: [] };
+const start = process.argv[2] === 'serve' ? serveLikeNpmStart() : { env: {}, flags: [] };
 
 // In its own process group, the child gets a terminal's Ctrl-C once, from the shim, not twice
 // (a second signal tells `gateway serve` to stop without draining).

@@ -1,6 +1,7 @@
 /**
  * The usage view's page body and CSV export as row formats (storage/row-format.ts): they run on the
- * dashboard's reader thread beside the read, so that the main thread only passes the text on (docs/dashboard.md, "What the dashboard costs the gateway").
+ * dashboard's reader thread beside the read, so that the main thread only passes the text on
+ * (docs/dashboard.md, "What the dashboard costs the gateway").
  */
 import type { RowFormat } from '../storage/row-format.ts';
 import type { Row } from '../storage/rows.ts';

@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { startCommand } from '../../bench/gateway.ts';
+import { parseStartScript, readStartScript } from '../../bin/start-script.js';
 
 describe('the benchmark runs the gateway as npm start does', () => {
   test("the start script's variables and node flags", () => {
-    assert.deepEqual(startCommand('MALLOC_ARENA_MAX=2 A_B=x=y node --max-semi-space-size=8 src/main.ts'), {
+    assert.deepEqual(startCommand(parseStartScript('MALLOC_ARENA_MAX=2 A_B=x=y node --max-semi-space-size=8 src/main.ts')), {
       env: { MALLOC_ARENA_MAX: '2', A_B: 'x=y' },
       nodeArgs: ['--max-semi-space-size=8', 'src/main.ts'],
     });
-    assert.deepEqual(startCommand('node src/main.ts'), { env: {}, nodeArgs: ['src/main.ts'] });
+    assert.deepEqual(startCommand(parseStartScript('node src/main.ts')), { env: {}, nodeArgs: ['src/main.ts'] });
   });
 
   test('a start script that does not run node cannot be mirrored', () => {
-    assert.throws(() => startCommand('MALLOC_ARENA_MAX=2 tsx src/main.ts'), /not node/);
+    assert.throws(() => startCommand(parseStartScript('MALLOC_ARENA_MAX=2 tsx src/main.ts')), /not node/);
   });
 
   test("this project's start script is one it can mirror", () => {
-    const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
-    assert.equal(startCommand(scripts.start).nodeArgs.at(-1), 'src/main.ts');
+    assert.equal(startCommand(readStartScript(fileURLToPath(new URL('../..', import.meta.url)))).nodeArgs.at(-1), 'src/main.ts');
   });
 });
