@@ -205,6 +205,57 @@ describe('postgres specifics', () => {
     }
   });
 
+  test("a claim records its owner's turn only while another owner waits, or when the record is over a second old", async () => {
+    const schema = newSchema();
+    const store = await openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 2 });
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      const start = 1_800_000_000_000;
+      let next = 0;
+      const queue = async (owner: string) => {
+        next += 1;
+        const id = `resp_turn_${next}`;
+        await store.createJob({
+          id,
+          kind: 'response',
+          owner: { kind: 'account', id: owner },
+          keyId: 'key_turns',
+          status: 'queued',
+          payload: null,
+          result: null,
+          reservationId: null,
+          createdAt: start + next,
+          expiresAt: start + 3_600_000,
+        });
+      };
+      const claimAt = async (at: number) => (await store.claimJob('response', 'worker_turns', at, at + 30_000))?.owner.id;
+      const turnOf = async (owner: string) =>
+        (await client.query(`SELECT claimed_at FROM ${schema}.job_turns WHERE owner_id = $1`, [owner])).rows.map((row) => Number(row.claimed_at));
+
+      for (let index = 0; index < 4; index++) await queue('acct_alone');
+      assert.equal(await claimAt(start + 10), 'acct_alone');
+      assert.deepEqual(await turnOf('acct_alone'), [start + 10], 'the first claim records the turn');
+      assert.equal(await claimAt(start + 20), 'acct_alone');
+      assert.deepEqual(await turnOf('acct_alone'), [start + 10], 'alone and recorded within the second: not written again');
+      assert.equal(await claimAt(start + 1_020), 'acct_alone');
+      assert.deepEqual(await turnOf('acct_alone'), [start + 1_020], 'a record over a second old is renewed');
+
+      for (let index = 0; index < 4; index++) await queue('acct_other');
+      // The owner with fewer jobs running goes first; while the other waits, each claim records its turn.
+      for (const at of [start + 1_030, start + 1_040, start + 1_050]) {
+        assert.equal(await claimAt(at), 'acct_other');
+        assert.deepEqual(await turnOf('acct_other'), [at]);
+      }
+      // Three running each: the owner served longest ago goes, and its turn is recorded at once.
+      assert.equal(await claimAt(start + 1_060), 'acct_alone');
+      assert.deepEqual(await turnOf('acct_alone'), [start + 1_060], 'another owner had queued jobs when it was claimed');
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
   describe('credit leases', () => {
     const openLeased = (schema: string) => openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 4, leases: true });
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
