@@ -16,7 +16,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { buildsToMeasure, REPO_ROOT } from './builds.ts';
-import { startGateway, type RunningGateway } from './gateway.ts';
+import { readMetrics, startGateway, type RunningGateway } from './gateway.ts';
 import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
 import { cpuSecondsByThread, startStandaloneSimulator } from './processes.ts';
@@ -62,7 +62,8 @@ const PART_NAMES: Readonly<Record<(typeof PARTS)[number], string>> = {
  * it has allocated on its heap (0 from a build that does not count them).
  */
 async function heapReadings(origin: string): Promise<{ readonly minor: number; readonly major: number; readonly allocated: number }> {
-  const text = await (await fetch(`${origin}/metrics`)).text();
+  // A build from before `?name=` answers with every metric: the patterns find theirs all the same.
+  const text = await readMetrics(origin, ['gateway_nodejs_gc_duration_seconds', 'gateway_nodejs_heap_allocated_bytes_total']);
   const sum = (kinds: readonly string[]) =>
     kinds.reduce((total, kind) => {
       const match = new RegExp(`^gateway_nodejs_gc_duration_seconds_sum\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text);
