@@ -202,7 +202,7 @@ function breakdownTable(view: UsageView, shape: Breakdown): Html {
     <thead><tr><th scope="col">${label}</th><th scope="col" class="num">Spend (USD)</th><th scope="col" class="num">Requests</th>
       <th scope="col" class="num">Input</th><th scope="col" class="num">Output</th><th scope="col" class="num">Cache read</th>
       <th scope="col" class="num">Cache write</th><th scope="col" class="num">Reasoning</th><th scope="col" class="num">Images</th>
-      <th scope="col" class="num">Video s</th><th scope="col" class="num">Search</th><th scope="col" class="num">Saved (USD)</th></tr></thead>
+      <th scope="col" class="num">Video (s)</th><th scope="col" class="num">Search</th><th scope="col" class="num">Saved (USD)</th></tr></thead>
     <tbody>${shape.groups.map(
       ([group, figures]) => html`<tr><th scope="row">${groupLabel(group)}</th><td class="num">${formatUsd(figures.cost)}</td>
         <td class="num">${count(figures.requests)}</td><td class="num">${count(figures.inputTokens)}</td><td class="num">${count(figures.outputTokens)}</td>
