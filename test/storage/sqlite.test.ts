@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -48,6 +48,37 @@ describe('sqlite specifics', () => {
       );
     } finally {
       db.close();
+    }
+  });
+
+  test("a group's savepoints journal in memory: no unit spills its journal to a temporary file", async () => {
+    // Each unit of a group is a savepoint. By default SQLite moves a savepoint's journal past 64 KiB
+    // to a temporary file, and keeps using that file for every later unit of the connection: a
+    // write of each page a unit touches, before the WAL's own.
+    const database = openSqliteDatabase(join(dataDir, 'savepoints.sqlite'));
+    try {
+      const body = 'x'.repeat(3000);
+      database.transaction(() => {
+        database.prepare('CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)').run();
+        const insert = database.prepare('INSERT INTO rows (body) VALUES (?)');
+        for (let index = 0; index < 100; index++) insert.run(body);
+      });
+      // One unit that changes every page (about 400 KB of journal), then small ones.
+      await database.grouped(() => database.prepare('UPDATE rows SET body = upper(body)').run());
+      const touch = database.prepare('UPDATE rows SET body = ? WHERE id = ?');
+      await Promise.all(Array.from({ length: 20 }, (_, index) => database.grouped(() => touch.run(`${index}${body}`, index + 1))));
+      const temporaryFiles = readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).includes('etilqs_');
+        } catch {
+          return false;
+        }
+      });
+      assert.deepEqual(temporaryFiles, []);
+      database.flush();
+      assert.equal(database.prepare("SELECT count(*) AS count FROM rows WHERE body LIKE 'X%'").get()?.count, 80);
+    } finally {
+      database.close();
     }
   });
 
