@@ -1,8 +1,8 @@
 /**
  * Usage analytics at scale (`dashboard` in `--only`): on each store, a database filled with ROWS
- * request log rows over 30 days by a single SQL statement (SQLite: its rollup trigger runs as for
- * any insert; PostgreSQL: the rollups are summed from the rows afterwards with the statements the
- * request log's batch insert uses), then the median time of what the dashboard reads, through the
+ * request log rows over 30 days by a single SQL statement, the rollups then summed from the rows
+ * with the statements PostgreSQL's request log batch insert uses (the same sums as SQLite's writer
+ * makes batch by batch), then the median time of what the dashboard reads, through the
  * store and its dashboard connection: the usage page's view (30 days by day, by model), a filtered
  * view (7 days by hour of one key and model, by status), a month's CSV export (30 days by hour, by
  * key), each read and made into its page's body or the export as the dashboard makes them, and the
@@ -20,7 +20,7 @@ import type { UsageView } from '../src/dashboard/usage-view.ts';
 import { openStore, SQLITE_FILE_NAME } from '../src/storage/open-store.ts';
 import type { Store } from '../src/storage/store.ts';
 import type { UsageQuery } from '../src/storage/usage.ts';
-import { postgresRollupInserts } from '../src/storage/usage-rollups.ts';
+import { rollupInserts } from '../src/storage/usage-rollups.ts';
 
 export const ROWS = 1_000_000;
 const DAY = 86_400_000;
@@ -169,6 +169,9 @@ async function measureSqlite(end: number, progress: (line: string) => void): Pro
       for (const sql of accountsSql('sqlite')) database.exec(sql);
       database.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
         INSERT INTO request_log (${COLUMNS}) SELECT ${generated('sqlite', end)} FROM n`);
+      const rollups = rollupInserts('request_log');
+      database.exec(rollups.hourly);
+      database.exec(rollups.daily);
       database.exec('COMMIT');
       database.exec('ANALYZE');
     } finally {
@@ -198,7 +201,7 @@ async function measurePostgres(databaseUrl: string, end: number, progress: (line
     const started = performance.now();
     for (const sql of accountsSql('postgres')) await client.query(sql);
     await client.query(`INSERT INTO request_log (${COLUMNS}) SELECT ${generated('postgres', end)} FROM generate_series(1, ${ROWS}) i`);
-    const rollups = postgresRollupInserts('request_log');
+    const rollups = rollupInserts('request_log');
     await client.query(rollups.hourly);
     await client.query(rollups.daily);
     await client.query('ANALYZE');

@@ -1,8 +1,9 @@
 /**
  * The usage rollups (docs/dashboard.md, "Usage"): request log rows summed per hour and per day by
  * owner, key, model, provider endpoint, endpoint family (route) and status. Both engines keep them
- * up as request log rows are written, in the same commit (SQLite: a trigger, migration 14;
- * PostgreSQL: the batch insert's own statement), so a usage page reads rollups, never request rows.
+ * up as request log rows are written, in the same commit (SQLite: the batch's sums, one upsert per
+ * rollup row, sqlite/rollups.ts; PostgreSQL: the batch insert's own statement), so a usage page
+ * reads rollups, never request rows.
  */
 
 export const USAGE_GRAINS = { hour: 3_600_000, day: 86_400_000 } as const;
@@ -33,12 +34,13 @@ export const USAGE_KEY_COLUMNS = ['owner_kind', 'owner_id', 'key_id', 'model', '
 export const ROLLED_UP_COLUMNS = ['created_at', ...USAGE_KEY_COLUMNS, ...USAGE_MEASURES.filter((measure) => measure !== 'requests')] as const;
 
 /**
- * PostgreSQL: statements that add the request rows of `source` (a table or a CTE with the request
- * log's columns) into both rollups, as `WITH`-able parts ending in a plain INSERT. Rows are added in
+ * Statements that add the request rows of `source` (a table or a CTE with the request log's
+ * columns) into both rollups, as `WITH`-able parts ending in a plain INSERT: PostgreSQL's batch
+ * insert, and a summing of a whole table on either engine (the dashboard benchmark's fill). Rows are added in
  * key order, so that concurrent batches of several instances lock rollup rows in one order and
  * never deadlock.
  */
-export function postgresRollupInserts(source: string): { readonly hourly: string; readonly daily: string } {
+export function rollupInserts(source: string): { readonly hourly: string; readonly daily: string } {
   const insert = (grain: UsageGrain) => {
     const size = USAGE_GRAINS[grain];
     const keys = ['period', ...USAGE_KEY_COLUMNS];
@@ -53,4 +55,19 @@ export function postgresRollupInserts(source: string): { readonly hourly: string
       ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${USAGE_MEASURES.map((measure) => `${measure} = ${USAGE_TABLES[grain]}.${measure} + excluded.${measure}`).join(', ')}`;
   };
   return { hourly: insert('hour'), daily: insert('day') };
+}
+
+/**
+ * SQLite: adds one rollup row's sums (sqlite/rollups.ts) into the rollup of `grain`. Parameters: the
+ * period, the key columns in USAGE_KEY_COLUMNS order, then the sums in USAGE_MEASURES order.
+ */
+export function sqliteRollupUpsert(grain: UsageGrain): string {
+  const keys = ['period', ...USAGE_KEY_COLUMNS];
+  const [ownerKind, ownerId] = [keys.indexOf('owner_kind') + 1, keys.indexOf('owner_id') + 1];
+  const measures = USAGE_MEASURES.map((_, index) => `?${keys.length + index + 1}`);
+  return `INSERT INTO ${USAGE_TABLES[grain]} (${keys.join(', ')}, organization_id, ${USAGE_MEASURES.join(', ')})
+    VALUES (${keys.map((_, index) => `?${index + 1}`).join(', ')},
+      CASE ?${ownerKind} WHEN 'organization' THEN ?${ownerId} ELSE coalesce((SELECT organization_id FROM accounts WHERE id = ?${ownerId}), '') END,
+      ${measures.join(', ')})
+    ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${USAGE_MEASURES.map((measure) => `${measure} = ${measure} + excluded.${measure}`).join(', ')}`;
 }

@@ -637,4 +637,14 @@ CREATE INDEX jobs_queued_by_owner ON jobs (kind, owner_kind, owner_id, created_a
 CREATE INDEX jobs_waiting ON jobs (kind, status, next_attempt_at, expires_at) WHERE status IN ('queued', 'in_progress');
 `,
   },
+  {
+    version: 23,
+    name: 'usage rollups summed by batch',
+    // The request log's writer now adds each batch's sums into the rollups itself, one upsert per
+    // rollup row (sqlite/rollups.ts): the trigger of migration 14 added every request twice, at
+    // about the cost of writing its row (docs/performance.md, "The request log's rollups").
+    sql: `
+DROP TRIGGER request_log_usage_rollups;
+`,
+  },
 ];

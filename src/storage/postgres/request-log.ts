@@ -4,7 +4,7 @@
  */
 import { jsonText, REQUEST_LOG_COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow } from '../rows.ts';
 import type { RequestLogRecord, RequestLogStore } from '../store.ts';
-import { postgresRollupInserts, ROLLED_UP_COLUMNS } from '../usage-rollups.ts';
+import { rollupInserts, ROLLED_UP_COLUMNS } from '../usage-rollups.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
 
 /**
@@ -17,7 +17,7 @@ import type { PostgresDatabase, Statement } from './database.ts';
  */
 const INSERTED = REQUEST_LOG_COLUMNS.map((column) => (column === 'output' ? `(output #>> '{}')::json` : column));
 
-const ROLLUPS = postgresRollupInserts('inserted');
+const ROLLUPS = rollupInserts('inserted');
 
 // A record written twice (a retried batch) keeps its first version, and is added to the usage
 // rollups once: they sum only the rows this statement inserted (returning only what they read, not

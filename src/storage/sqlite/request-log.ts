@@ -1,11 +1,14 @@
 /**
  * The request log on SQLite: a batch is one unit of reused single-row inserts in the group commit
- * (database.ts), committed together with the ledger writes of the same milliseconds.
+ * (database.ts), committed together with the ledger writes of the same milliseconds, and with the
+ * batch's sums added into the usage rollups (rollups.ts).
  */
 import { REQUEST_LOG_COLUMNS as COLUMNS, requestColumns, requestFromRow, USAGE_AGGREGATES, usageFromRow, jsonText, type Row } from '../rows.ts';
 import type { RequestLogStore } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { expiredRowsDeleter } from './expiry.ts';
+import { RollupSums } from './rollups.ts';
+import { sqliteRollupUpsert } from '../usage-rollups.ts';
 
 export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
   // A record written twice (a retried batch) keeps its first version. Positional parameters: binding
@@ -23,6 +26,7 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
     { bigints: true },
   );
   const deleteExpired = expiredRowsDeleter(database, 'request_log');
+  const rollupUpserts = { hour: database.prepare(sqliteRollupUpsert('hour')), day: database.prepare(sqliteRollupUpsert('day')) };
 
   return {
     async recordRequests(records) {
@@ -35,10 +39,13 @@ export function sqliteRequestLog(database: SqliteDatabase): RequestLogStore {
           output: jsonText(columns.output),
           blob_keys: JSON.stringify(columns.blob_keys),
         };
-        return COLUMNS.map((column) => values[column]);
+        return { columns, values: COLUMNS.map((column) => values[column]) };
       });
       await database.grouped(() => {
-        for (const row of rows) insert.run(...row);
+        const rollups = new RollupSums();
+        // A row already written (a retried batch) is not counted again.
+        for (const { columns, values } of rows) if (insert.run(...values).changes > 0) rollups.add(columns);
+        for (const { grain, key, sums } of rollups.rows()) rollupUpserts[grain].run(...key, ...sums);
       });
     },
     async getRequest(id) {

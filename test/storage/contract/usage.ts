@@ -191,6 +191,19 @@ export function usageContract({ store, peer }: ContractContext): void {
       );
     });
 
+    test('rows of one rollup row in one batch add up, a row given twice counted once', async () => {
+      const owner = await newAccount(store(), 'one key');
+      const rows = [1n, 20n, 300n].map((cost, index) =>
+        record(owner, { id: timeOrderedId('req'), keyId: 'key_one', createdAt: MONTH_START + index, cost, outputTokens: 7 }),
+      );
+      await store().recordRequests([...rows, rows[1]!]);
+      const hours = await peer().usage({ grain: 'hour', from: MONTH_START, to: MONTH_START + HOUR, filter: { account: owner.id }, by: null });
+      assert.deepEqual(
+        hours.map((row) => [row.period, row.requests, row.cost, row.outputTokens]),
+        [[MONTH_START, 3, 321n, 21]],
+      );
+    });
+
     test('a key of an organization counts under the organization, and under no account', async () => {
       const organization = await store().createOrganization({ name: 'org owner' });
       const owner: OwnerRef = { kind: 'organization', id: organization.id };
