@@ -3,18 +3,62 @@
  * models). Used for pre-flight estimates (quotes, context-window checks, token counting) and by the
  * simulated provider; never to bill a provider that reports its own usage.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+type GptEncodingModule = typeof import('gpt-tokenizer/GptEncoding');
+type Encoding = ReturnType<GptEncodingModule['GptEncoding']['getEncodingApi']>;
+/** A rank's token: its text, or its bytes when they are not text on their own (part of a character). */
+export type RankToken = string | number[];
+
+const require = createRequire(import.meta.url);
 
 /**
- * Loaded on first use: its rank tables take about 70 MB and 0.2 s to load, and a gateway whose
+ * Loaded on first use: its rank tables take about 50 MB and 0.3 s to load, and a gateway whose
  * prompts stay small never needs them (estimate.ts bounds small prompts without tokenizing).
  */
 let loaded: Encoding | undefined;
 function o200k(): Encoding {
-  loaded ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding;
+  loaded ??= (require('gpt-tokenizer/GptEncoding') as GptEncodingModule).GptEncoding.getEncodingApi('o200k_base', o200kRanks);
   return loaded;
+}
+
+/**
+ * The o200k ranks, read from the package's own rank file (`<base64 token> <rank>` lines, the form
+ * OpenAI publishes them in) rather than from its 2.4 MB JavaScript module of the same table:
+ * compiling that module left the process 5–10 MB larger for good, for 0.1 s less to load
+ * (docs/performance.md, "A savepoint journal, the usage rollups and the tokenizer's table"). A token is
+ * its text when its bytes are UTF-8 that decodes and encodes back to them (a leading byte order
+ * mark does not), else its bytes: the package's own rule (test/tokens/tokenizer.test.ts holds the
+ * two tables equal).
+ */
+export function o200kRanks(): RankToken[] {
+  const file = readFileSync(require.resolve('gpt-tokenizer/data/o200k_base.tiktoken'), 'latin1');
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const ranks: RankToken[] = [];
+  // One buffer for every token's bytes: a buffer each was 200,000 small allocations outside the heap.
+  const scratch = Buffer.alloc(1024);
+  for (let start = 0; start < file.length; ) {
+    const newline = file.indexOf('\n', start);
+    const end = newline === -1 ? file.length : newline;
+    const space = file.indexOf(' ', start);
+    if (space > start && space < end) {
+      const bytes = scratch.subarray(0, scratch.write(file.slice(start, space), 'base64'));
+      ranks[Number(file.slice(space + 1, end))] = textOf(bytes, utf8) ?? [...bytes];
+    }
+    start = end + 1;
+  }
+  return ranks;
+}
+
+function textOf(bytes: Uint8Array, utf8: TextDecoder): string | undefined {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return Buffer.byteLength(text) === bytes.length ? text : undefined;
 }
 
 /**

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
-import { countTextTokens } from '../../src/tokens/tokenizer.ts';
+import { countTextTokens, o200kRanks } from '../../src/tokens/tokenizer.ts';
 
 const encoding = createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base');
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
@@ -23,6 +23,15 @@ function oracle(text: string): number {
   if (last < text.length) tokens += encoding.countTokens(text.slice(last), PLAIN_TEXT);
   return tokens;
 }
+
+test("the rank table read from the package's rank file is the package's own table, token for token", () => {
+  const packaged = (createRequire(import.meta.url)('gpt-tokenizer/bpeRanks/o200k_base') as { default: (string | number[])[] }).default;
+  const read = o200kRanks();
+  assert.equal(read.length, packaged.length);
+  // Tokens whose bytes are not text on their own, a byte order mark's among them, are kept as bytes.
+  assert.ok(read.some((token) => Array.isArray(token) && token[0] === 0xef && token[1] === 0xbb && token[2] === 0xbf));
+  assert.deepEqual(read, packaged);
+});
 
 describe('countTextTokens', () => {
   const prose = 'It was a bright cold day in April, and the clocks were striking thirteen. ';
