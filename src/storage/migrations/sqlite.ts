@@ -642,7 +642,8 @@ CREATE INDEX jobs_waiting ON jobs (kind, status, next_attempt_at, expires_at) WH
     name: 'usage rollups summed by batch',
     // The request log's writer now adds each batch's sums into the rollups itself, one upsert per
     // rollup row (sqlite/rollups.ts): the trigger of migration 14 added every request twice, at
-    // about the cost of writing its row (docs/performance.md, "A savepoint journal, the usage rollups and the tokenizer's table").
+    // about the cost of writing its row (docs/performance.md, "A savepoint journal, the usage
+    // rollups and the tokenizer's table").
     sql: `
 DROP TRIGGER request_log_usage_rollups;
 `,

@@ -1,8 +1,8 @@
 /**
  * The usage rollups on SQLite (../usage-rollups.ts): a batch of request log rows summed by rollup
  * row in memory, then one upsert per rollup row. A trigger adding each request into both rollups
- * cost about as much as writing the request row itself (docs/performance.md, "The request log's
- * rollups"); a busy key's batch is one upsert per grain.
+ * cost about as much as writing the request row itself (docs/performance.md, "A savepoint
+ * journal, the usage rollups and the tokenizer's table"); a busy key's batch is one upsert per grain.
  */
 import { USAGE_GRAINS, USAGE_MEASURES, type UsageGrain } from '../usage-rollups.ts';
 import type { requestColumns } from '../rows.ts';
