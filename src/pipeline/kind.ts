@@ -76,6 +76,11 @@ export interface OutputKind<T extends KindTypes> {
   readonly capability: Capability<T['protocol']>;
   /** What a route's protocol is called for when it "cannot serve" the request (a 503 message). */
   readonly unservable: string;
+  /**
+   * Whether its requests may hold files' bytes (an image to edit, a video's first frame), which the
+   * request log keeps as their size (request-log.ts, keptRequest).
+   */
+  readonly requestBytes: boolean;
   estimate(request: T['request']): T['estimate'];
   /** Whether one route can serve the request as asked (before any credit moves). */
   check(request: T['request'], endpoint: RouteEndpoint, protocol: T['protocol'], estimate: T['estimate']): PolicyViolation | undefined;

@@ -330,7 +330,7 @@ export class MeteredCall<T extends KindTypes> {
         attempts: prepared.attemptLog?.finish(),
         output: prepared.request.store === false ? undefined : end.output,
         // The output's consent covers the request that produced it (docs/outputs.md).
-        canonicalRequest: prepared.request.store === false ? undefined : keptRequest(prepared.request),
+        canonicalRequest: prepared.request.store === false ? undefined : keptRequest(prepared.request, prepared.kind.requestBytes),
       },
       prepared.trace,
     );

@@ -120,8 +120,15 @@ export function requestLogRecord(facts: RequestFacts): RequestLogRecord {
  * The canonical request as the request log keeps it: JSON, with the bytes of input files (an image
  * to edit, a video's first frame) reduced to their size, which says what was sent without keeping
  * the file a second time. It holds what the client asked for, never a key: keys travel in headers.
+ * `mayHoldBytes` is the kind's word (OutputKind.requestBytes): a replacer costs JSON.stringify its
+ * fast path (a few µs per chat request), so requests said to hold none go without it, unless what
+ * comes out shows a typed array after all (its indexes as keys), which is then made again.
  */
-export function keptRequest(request: unknown): JsonText {
+export function keptRequest(request: unknown, mayHoldBytes = true): JsonText {
+  if (!mayHoldBytes) {
+    const text = JSON.stringify(request);
+    if (!text.includes('{"0":')) return new JsonText(text);
+  }
   return new JsonText(JSON.stringify(request, (_name, value: unknown) => (value instanceof Uint8Array ? { bytes: value.byteLength } : value)));
 }
 

@@ -59,6 +59,7 @@ const WIDGETS: OutputKind<WidgetTypes> = {
   category: 'IMAGE',
   capability: WIDGETS_CAPABILITY,
   unservable: 'widgets',
+  requestBytes: false,
   estimate: () => undefined,
   check: (request, route) =>
     request.count > (route.limits.max_images ?? Infinity) ? { ref: fieldRef('stream'), message: () => 'too many widgets', code: 'invalid_value' } : undefined,

@@ -279,5 +279,8 @@ describe('the canonical request kept with the output', () => {
   test('input file bytes are kept as their size', () => {
     const kept = keptRequest({ prompt: 'edit', images: [{ data: new Uint8Array(3), mediaType: 'image/png' }] });
     assert.deepEqual(JSON.parse(kept.text), { prompt: 'edit', images: [{ data: { bytes: 3 }, mediaType: 'image/png' }] });
+    // A kind that says its requests hold no bytes still gets their size if one does.
+    assert.equal(keptRequest({ prompt: 'edit', images: [{ data: new Uint8Array(3), mediaType: 'image/png' }] }, false).text, kept.text);
+    assert.equal(keptRequest({ prompt: 'plain', n: 2 }, false).text, '{"prompt":"plain","n":2}');
   });
 });

@@ -33,6 +33,7 @@ export const EMBEDDING: OutputKind<EmbeddingTypes> = {
   category: 'EMBEDDING',
   capability: EMBEDDINGS,
   unservable: 'embeddings',
+  requestBytes: false,
   estimate: (request) => new EmbeddingSize(request.inputs),
   check: (request, endpoint, protocol, size) => checkEmbeddingRoute(request, endpoint, protocol, size),
   quote: (_request, endpoint, size) => embeddingCost(endpoint.prices, size.bound),

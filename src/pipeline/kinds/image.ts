@@ -39,6 +39,7 @@ export const IMAGE: OutputKind<ImageTypes> = {
   category: 'IMAGE',
   capability: IMAGES,
   unservable: 'image generation',
+  requestBytes: true,
   estimate: () => undefined,
   check: (request, endpoint, protocol) => checkImageRoute(request, endpoint, protocol.family),
   quote: (request, endpoint) => BigInt(request.n) * dearestImagePrice(endpoint.prices, request.quality, request.size) + (endpoint.prices.perRequest ?? 0n),

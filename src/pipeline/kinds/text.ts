@@ -57,6 +57,7 @@ export const TEXT: OutputKind<TextTypes> = {
   category: 'LLM',
   capability: CHAT,
   unservable: 'text generation',
+  requestBytes: false,
   estimate: (request) => new PromptSize(request),
   check: (request, endpoint, protocol, prompt) => checkRoute({ request, endpoint, unsupportedParameters: protocol.unsupportedParameters, prompt }),
   quote: (request, endpoint, prompt) => quoteEndpoint(request, endpoint, prompt.forQuote(imageFamilyOf(endpoint.provider.kind))),

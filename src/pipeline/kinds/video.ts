@@ -40,6 +40,7 @@ export const VIDEO_OUTPUT: OutputKind<VideoTypes> = {
   category: 'VIDEO',
   capability: VIDEO,
   unservable: 'video generation',
+  requestBytes: true,
   estimate: () => undefined,
   check: (request, endpoint, protocol) => checkVideoRoute(request, endpoint, protocol.optionGroup),
   // Policy has checked that the route has the price (per second, or the variant's).
