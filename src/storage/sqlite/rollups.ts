@@ -4,15 +4,15 @@
  * cost about as much as writing the request row itself (docs/performance.md, "A savepoint
  * journal, the usage rollups and the tokenizer's table"); a busy key's batch is one upsert per grain.
  */
-import { USAGE_GRAINS, USAGE_MEASURES, type UsageGrain } from '../usage-rollups.ts';
+import { USAGE_GRAINS, USAGE_KEY_COLUMNS, USAGE_MEASURES, type UsageGrain } from '../usage-rollups.ts';
 import type { requestColumns } from '../rows.ts';
 
 type RequestColumns = ReturnType<typeof requestColumns>;
 
-/** One rollup row's key (the period, then the key columns) and its sums, in USAGE_MEASURES order. */
+/** One rollup row's key (the period, then USAGE_KEY_COLUMNS) and its sums, in USAGE_MEASURES order. */
 export interface RollupRow {
   readonly grain: UsageGrain;
-  readonly key: readonly [number, string, string, string, string, string, string, string];
+  readonly key: readonly (number | string)[];
   readonly sums: bigint[];
 }
 
@@ -26,16 +26,7 @@ export class RollupSums {
     for (const grain of GRAINS) {
       const period = columns.created_at - (columns.created_at % USAGE_GRAINS[grain]);
       // '' stands for none: a NULL would never match the rollup's primary key.
-      const key = [
-        period,
-        columns.owner_kind,
-        columns.owner_id,
-        columns.key_id,
-        columns.model ?? '',
-        columns.provider ?? '',
-        columns.route,
-        columns.status,
-      ] as const;
+      const key = [period, ...USAGE_KEY_COLUMNS.map((column) => columns[column] ?? '')];
       const id = JSON.stringify([grain, key]);
       let row = this.#rows.get(id);
       if (row === undefined) {
