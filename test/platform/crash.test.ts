@@ -56,6 +56,15 @@ async function openStream(server: Server, key: string, abort: AbortController): 
   reader.read().catch(() => undefined);
 }
 
+/** The account's open reservations as rows (holder, amount), for a failure's message. */
+async function openHolds(admin: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }, accountId: string): Promise<string> {
+  const { rows } = await admin.query(
+    "SELECT holder_kind, holder_id, amount, lease FROM reservations WHERE owner_kind = 'account' AND owner_id = $1 AND status = 'open' ORDER BY created_at",
+    [accountId],
+  );
+  return JSON.stringify(rows);
+}
+
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
@@ -128,12 +137,18 @@ describe('credit after a crash', () => {
     const abortSurvivor = new AbortController();
     try {
       const { accountId, key } = await fundedAccount(survivor, 'crash');
-      await openStream(doomed, key, abortDoomed);
-      await openStream(doomed, key, abortDoomed);
+      // The survivor's hold alone first, so that each figure below is read, not inferred.
       await openStream(survivor, key, abortSurvivor);
-      const held = await shownBalance(survivor, accountId);
-      const survivorHold = held.reserved / 3n;
-      assert.ok(survivorHold > 0n && held.reserved === 3n * survivorHold, 'three equal holds');
+      const survivorHold = (await shownBalance(survivor, accountId)).reserved;
+      assert.ok(survivorHold > 0n, "the survivor's stream holds credit");
+      await openStream(doomed, key, abortDoomed);
+      await openStream(doomed, key, abortDoomed);
+      const held = await until(
+        () => shownBalance(survivor, accountId),
+        (balance) => balance.reserved === 3n * survivorHold,
+        30_000,
+      );
+      assert.equal(held.reserved, 3n * survivorHold, `three equal holds; open: ${await openHolds(admin, accountId)}`);
 
       await doomed.process.stop('SIGKILL');
       abortDoomed.abort();
@@ -142,7 +157,7 @@ describe('credit after a crash', () => {
         (balance) => balance.reserved === survivorHold,
         60_000,
       );
-      assert.equal(shown.reserved, survivorHold, "the dead instance's holds are released, the live one's kept");
+      assert.equal(shown.reserved, survivorHold, `the dead instance's holds are released, the live one's kept; open: ${await openHolds(admin, accountId)}`);
       assert.equal(shown.available, usdToPicos('5') - survivorHold);
       await survivor.process.waitFor(/released the credit holds of lapsed instances/);
       assertLedgerExact(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]), shown);
