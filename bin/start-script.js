@@ -3,7 +3,7 @@
 // `NAME=value … node <node flags> src/main.ts`: the variables are set for the command, as a shell
 // sets them. Plain JavaScript: the `gateway` shim may run on a Node too old for TypeScript.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /** The variables a start script sets, its command and the command's arguments. */
 export function parseStartScript(script) {
@@ -17,7 +17,14 @@ export function parseStartScript(script) {
   return { env, command, args };
 }
 
-/** The start script of the project at `root` (its package.json), in its parts. */
+/**
+ * The start script of the project at `root` (its package.json), in its parts. npm runs the script
+ * in the project's folder, so a relative `NODE_COMPILE_CACHE` names a folder of the project
+ * wherever the command is run from.
+ */
 export function readStartScript(root) {
-  return parseStartScript(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start);
+  const script = parseStartScript(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start);
+  const cache = script.env.NODE_COMPILE_CACHE;
+  if (cache !== undefined) script.env.NODE_COMPILE_CACHE = resolve(root, cache);
+  return script;
 }

@@ -2,6 +2,7 @@
  * The server process (`npm start`, `gateway serve`): settings from the environment, the config file,
  * the store, first-start seeding, the listener, and a graceful stop on SIGINT/SIGTERM.
  */
+import { getCompileCacheDir } from 'node:module';
 import { ensureDemoAccount, type DemoAccount } from '../admin/demo-account.ts';
 import { createDemoOperator } from '../people/demo-operator.ts';
 import type { IssuedLink } from '../people/users.ts';
@@ -83,9 +84,11 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       config: settings.configPath ?? 'built-in demo catalog',
       catalog: served.demoCatalog ? 'demo' : 'configured',
       admin: settings.adminKey !== undefined,
-      // The runtime flags and the allocator's arenas (`npm start` and `gateway serve` set the same).
+      // The runtime flags, the allocator's arenas and the compile cache (`npm start` and `gateway
+      // serve` set the same).
       nodeFlags: process.execArgv,
       mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? null,
+      compileCache: getCompileCacheDir() ?? null,
     },
     'gateway listening',
   );

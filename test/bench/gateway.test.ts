@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { startCommand } from '../../bench/gateway.ts';
@@ -19,5 +22,15 @@ describe('the benchmark runs the gateway as npm start does', () => {
 
   test("this project's start script is one it can mirror", () => {
     assert.equal(startCommand(readStartScript(fileURLToPath(new URL('../..', import.meta.url)))).nodeArgs.at(-1), 'src/main.ts');
+  });
+
+  test("a relative compile cache is a folder of the project, as npm runs the script in the project's folder", () => {
+    const root = mkdtempSync(join(tmpdir(), 'start-script-'));
+    try {
+      writeFileSync(join(root, 'package.json'), JSON.stringify({ scripts: { start: 'NODE_COMPILE_CACHE=.cache/compile A=b node src/main.ts' } }));
+      assert.deepEqual(readStartScript(root).env, { NODE_COMPILE_CACHE: join(root, '.cache', 'compile'), A: 'b' });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

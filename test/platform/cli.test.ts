@@ -177,6 +177,8 @@ describe('gateway serve', () => {
       const arenas = words.find((word) => word.startsWith('MALLOC_ARENA_MAX='))?.split('=')[1];
       assert.ok(arenas !== undefined, scripts.start);
       assert.equal(JSON.parse(line).mallocArenaMax, arenas);
+      // The compile cache of npm start, a folder of the project wherever the command runs from.
+      assert.ok(String(JSON.parse(line).compileCache).startsWith(join(PROJECT_ROOT, 'node_modules', '.cache', 'node-compile')), line);
       const health = await call(baseUrl, 'GET', '/healthz');
       assert.equal(health.status, 200, health.text);
     } finally {
