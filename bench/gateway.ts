@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { readStartScript, type StartScript } from '../bin/start-script.js';
 import { CORE_UNDER_TEST, freePort, waitForHttp, type Child, type ProcessGroup } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
-import type { Workload } from './workloads.ts';
+import { WORKLOADS, type Workload } from './workloads.ts';
 
 /** Credit of the benchmark account: far more than any run spends. */
 const CREDIT_USD = '100000';
@@ -228,4 +228,25 @@ export async function probeWorkload(origin: string, apiKey: string, workload: Wo
 export async function readMetrics(origin: string, names: readonly string[]): Promise<string> {
   const query = names.map((name) => `name=${encodeURIComponent(name)}`).join('&');
   return (await fetch(`${origin}/metrics?${query}`, { signal: AbortSignal.timeout(10_000) })).text();
+}
+
+/** The jobs of a kind the gateway has ended so far, whatever their status (`gateway_jobs_ended_total`). */
+export async function endedJobs(origin: string, kind: string): Promise<number> {
+  const text = await readMetrics(origin, ['gateway_jobs_ended_total']);
+  return sumOfSeries(text, new RegExp(`^gateway_jobs_ended_total\\{kind="${kind}",status="[a-z_]+"\\} (\\d+)$`, 'gm'));
+}
+
+/** The sum of the values of the series `pattern` matches (its first group) in a Prometheus text. */
+export function sumOfSeries(text: string, pattern: RegExp): number {
+  return [...text.matchAll(pattern)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
+/**
+ * Loads the gateway's tokenizer (on first use: one count of tokens), so that what is measured after
+ * is a gateway that carries it, as one serving count_tokens or long prompts does.
+ */
+export async function loadTokenizer(gateway: { readonly origin: string; readonly apiKey: string }): Promise<void> {
+  const { method, path, headers, body } = WORKLOADS.find((workload) => workload.id === 'count-tokens')!.gateway(gateway.apiKey);
+  const response = await fetch(`${gateway.origin}${path}`, { method, headers, body });
+  if (!response.ok) throw new Error(`count_tokens answered ${response.status}: ${await response.text()}`);
 }

@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuSeconds } from './processes.ts';
-import { readMetrics } from './gateway.ts';
+import { endedJobs } from './gateway.ts';
 
 export interface JobsResult {
   readonly jobs: number;
@@ -70,11 +70,7 @@ export async function measureJobs(
   options: JobsOptions,
 ): Promise<JobsResult> {
   const headers = { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' };
-  const endedMetric = new RegExp(`^gateway_jobs_ended_total\\{kind="${routes.kind}",status="[a-z_]+"\\} (\\d+)$`, 'gm');
-  const endedSoFar = async (): Promise<number> => {
-    const text = await readMetrics(gateway.origin, ['gateway_jobs_ended_total']);
-    return [...text.matchAll(endedMetric)].reduce((sum, match) => sum + Number(match[1]), 0);
-  };
+  const endedSoFar = () => endedJobs(gateway.origin, routes.kind);
   const cpu = () => {
     const used = gateway.pid === undefined ? null : cpuSeconds(gateway.pid);
     return used === null ? null : used.user + used.system;

@@ -19,7 +19,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readMetrics, type RunningGateway } from './gateway.ts';
+import { endedJobs, readMetrics, sumOfSeries, type RunningGateway } from './gateway.ts';
 import { cpuSeconds, MemoryWatch } from './processes.ts';
 import { percentile } from './stats.ts';
 
@@ -217,19 +217,17 @@ class MetricsReader {
   constructor(origin: string) {
     this.#origin = origin;
   }
-  async endedJobs(kind: string): Promise<number> {
-    const text = await readMetrics(this.#origin, ['gateway_jobs_ended_total']);
-    return sumOf(text, new RegExp(`^gateway_jobs_ended_total\\{kind="${kind}",status="[a-z_]+"\\} (\\d+)$`, 'gm'));
+  endedJobs(kind: string): Promise<number> {
+    return endedJobs(this.#origin, kind);
   }
   /** Started: parked between two looks, or in a step. */
   async videosUnderWay(): Promise<number> {
-    return sumOf(await readMetrics(this.#origin, ['gateway_jobs_parked', 'gateway_jobs_running']), /^gateway_jobs_(?:parked|running)\{kind="video"\} (\d+)$/gm);
+    return sumOfSeries(
+      await readMetrics(this.#origin, ['gateway_jobs_parked', 'gateway_jobs_running']),
+      /^gateway_jobs_(?:parked|running)\{kind="video"\} (\d+)$/gm,
+    );
   }
   async videoClaims(): Promise<number> {
-    return sumOf(await readMetrics(this.#origin, ['gateway_jobs_claimed_total']), /^gateway_jobs_claimed_total\{kind="video"\} (\d+)$/gm);
+    return sumOfSeries(await readMetrics(this.#origin, ['gateway_jobs_claimed_total']), /^gateway_jobs_claimed_total\{kind="video"\} (\d+)$/gm);
   }
-}
-
-function sumOf(text: string, pattern: RegExp): number {
-  return [...text.matchAll(pattern)].reduce((sum, match) => sum + Number(match[1]), 0);
 }

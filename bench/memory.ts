@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './builds.ts';
-import { startGateway } from './gateway.ts';
+import { loadTokenizer, startGateway } from './gateway.ts';
 import { inspectorSession } from './inspector.ts';
 import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
@@ -68,8 +68,7 @@ try {
     }
     const streams = Number(values.streams);
     if (streams > 0) {
-      const countTokens = WORKLOADS.find((each) => each.id === 'count-tokens')!.gateway(gateway.apiKey);
-      await runClosedLoop({ origin: gateway.origin, request: countTokens }, { connections: 1, durationSeconds: 1, timeoutMs: 30_000 });
+      await loadTokenizer(gateway);
       show('the tokenizer loaded', await figures());
       // The figures at the highest resident memory while the streams are open (sampled every 200 ms).
       const endpoint = { origin: gateway.origin, request: heldStream(holdMs).gateway(gateway.apiKey) };

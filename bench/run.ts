@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gatewayMissing, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
+import { gatewayMissing, loadTokenizer, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
 import { measureJobs, RESPONSE_JOB_ROUTES, VIDEO_JOB_ROUTES, type JobRoutes, type JobsResult } from './jobs.ts';
 import { measureLimitsAb, type LimitsAbResult } from './limits-ab.ts';
 import { measureLongOperations, type LongOperationsResult } from './long-operations.ts';
@@ -309,12 +309,6 @@ async function runStreams(services: Services, options: BenchOptions, gatewayStre
     );
   }
   return { skipped, targets };
-}
-
-async function loadTokenizer(gateway: { readonly origin: string; readonly apiKey: string }): Promise<void> {
-  const { method, path, headers, body } = WORKLOADS.find((workload) => workload.id === 'count-tokens')!.gateway(gateway.apiKey);
-  const response = await fetch(`${gateway.origin}${path}`, { method, headers, body });
-  if (!response.ok) throw new Error(`count_tokens answered ${response.status}: ${await response.text()}`);
 }
 
 /** A background response of the bench's chat model; its input varies so that no two jobs are alike. */
