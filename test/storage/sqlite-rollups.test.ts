@@ -15,10 +15,13 @@ test('rows whose key values would read alike once joined stay two rollup rows', 
   sums.add(requestColumns(record(owner, { model: 'a', provider: 'b\u0000c', createdAt: 5_000 })));
   const model = USAGE_KEY_COLUMNS.indexOf('model') + 1;
   const hours = [...sums.rows()].filter((row) => row.grain === 'hour');
-  assert.deepEqual(hours.map((row) => [row.key[model], row.sums[measure('requests')]]), [
-    ['a\u0000b', 1],
-    ['a', 1],
-  ]);
+  assert.deepEqual(
+    hours.map((row) => [row.key[model], row.sums[measure('requests')]]),
+    [
+      ['a\u0000b', 1],
+      ['a', 1],
+    ],
+  );
 });
 
 test('a sum past the largest safe integer is exact, as a bigint', () => {
