@@ -8,13 +8,9 @@
  * `node bench/allocations.ts [--workloads=chat,chat-stream] [--seconds=3] [--interval=4096] [--top=25]`
  */
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from './builds.ts';
-import { inspectorSession } from './inspector.ts';
-import { startGateway } from './gateway.ts';
-import { standaloneGatewayOptions } from './limits-ab.ts';
+import { withInspectedGateway } from './inspector.ts';
 import { runClosedLoop } from './load.ts';
-import { freePort, startStandaloneSimulator } from './processes.ts';
-import { WORKLOADS, type WorkloadId } from './workloads.ts';
+import { workloadOf } from './workloads.ts';
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
@@ -55,44 +51,29 @@ function sitesOf(head: SamplingNode): { bySite: Map<string, number>; byOurs: Map
   return { bySite, byOurs, total };
 }
 
-const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
-try {
-  const port = await freePort();
-  const gateway = await startGateway(group, {
-    ...standaloneGatewayOptions(REPO_ROOT, upstreamOrigin, undefined),
-    extraNodeArgs: [`--inspect=127.0.0.1:${port}`],
-  });
-  const session = await inspectorSession(port);
-  try {
-    await session.send('HeapProfiler.enable');
-    for (const id of values.workloads.split(',') as WorkloadId[]) {
-      const workload = WORKLOADS.find((each) => each.id === id);
-      if (workload === undefined) throw new Error(`unknown workload ${id}`);
-      const endpoint = { origin: gateway.origin, request: workload.gateway(gateway.apiKey) };
-      // A gateway just started allocates for its first requests what it then keeps (compiled code, caches).
-      await runClosedLoop(endpoint, { connections: 8, durationSeconds: 2, timeoutMs: 30_000 });
-      await session.send('HeapProfiler.startSampling', {
-        samplingInterval: Number(values.interval),
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
-      });
-      const run = await runClosedLoop(endpoint, { connections: 8, durationSeconds: Number(values.seconds), timeoutMs: 30_000 });
-      const { profile } = await session.send<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
-      const requests = run.completedInRun;
-      const { bySite, byOurs, total } = sitesOf(profile.head);
-      const kb = (bytes: number) => (bytes / requests / 1024).toFixed(2).padStart(7);
-      console.log(`\n${id}: ${requests} requests, ${kb(total).trim()} KB sampled per request`);
-      const top = (sites: Map<string, number>, title: string) => {
-        console.log(`  ${title} (KB per request)`);
-        for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`  ${kb(bytes)}  ${site}`);
-      };
-      top(byOurs, 'by the nearest function of ours up the stack');
-      top(bySite, 'by the allocating function');
-    }
-  } finally {
-    session.close();
-    gateway.cleanup();
+await withInspectedGateway({}, async (gateway, session) => {
+  await session.send('HeapProfiler.enable');
+  for (const id of values.workloads.split(',')) {
+    const workload = workloadOf(id);
+    const endpoint = { origin: gateway.origin, request: workload.gateway(gateway.apiKey) };
+    // A gateway just started allocates for its first requests what it then keeps (compiled code, caches).
+    await runClosedLoop(endpoint, { connections: 8, durationSeconds: 2, timeoutMs: 30_000 });
+    await session.send('HeapProfiler.startSampling', {
+      samplingInterval: Number(values.interval),
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    const run = await runClosedLoop(endpoint, { connections: 8, durationSeconds: Number(values.seconds), timeoutMs: 30_000 });
+    const { profile } = await session.send<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
+    const requests = run.completedInRun;
+    const { bySite, byOurs, total } = sitesOf(profile.head);
+    const kb = (bytes: number) => (bytes / requests / 1024).toFixed(2).padStart(7);
+    console.log(`\n${id}: ${requests} requests, ${kb(total).trim()} KB sampled per request`);
+    const top = (sites: Map<string, number>, title: string) => {
+      console.log(`  ${title} (KB per request)`);
+      for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`  ${kb(bytes)}  ${site}`);
+    };
+    top(byOurs, 'by the nearest function of ours up the stack');
+    top(bySite, 'by the allocating function');
   }
-} finally {
-  await group.stopAll();
-}
+});

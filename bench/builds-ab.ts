@@ -16,7 +16,7 @@ import { startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
 import { CORE_UNDER_TEST, cpuSeconds, readyLine, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
-import { WORKLOADS, type Workload } from './workloads.ts';
+import { type Workload, workloadOf } from './workloads.ts';
 import { median } from './stats.ts';
 
 interface Contender {
@@ -52,11 +52,7 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'string' },
     },
   });
-  const workloads = values.only.split(',').map((id) => {
-    const workload = WORKLOADS.find((candidate) => candidate.id === id);
-    if (workload === undefined) throw new Error(`unknown workload ${id}`);
-    return workload;
-  });
+  const workloads = values.only.split(',').map(workloadOf);
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
   const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);

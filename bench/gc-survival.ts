@@ -11,15 +11,12 @@
  * `node bench/gc-survival.ts [--workloads=chat,chat-stream] [--connections=10,50,100] [--rounds=2] [--seconds=3]`
  */
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from './builds.ts';
-import { inspectorSession } from './inspector.ts';
-import { startGateway } from './gateway.ts';
-import { standaloneGatewayOptions } from './limits-ab.ts';
+import { withInspectedGateway } from './inspector.ts';
 import { runClosedLoop } from './load.ts';
-import { cpuSeconds, freePort, startStandaloneSimulator } from './processes.ts';
+import { cpuSeconds } from './processes.ts';
 import { type Collections, type GcStatistic, sumCollections } from './gc-statistics.ts';
 import { median } from './stats.ts';
-import { WORKLOADS, type WorkloadId } from './workloads.ts';
+import { type Workload, type WorkloadId, workloadOf } from './workloads.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,62 +31,42 @@ const { values } = parseArgs({
 const START = `globalThis.__benchGcProfiler = new (process.getBuiltinModule('node:v8').GCProfiler)(); globalThis.__benchGcProfiler.start(); true`;
 const STOP = 'JSON.stringify(globalThis.__benchGcProfiler.stop().statistics)';
 
-const workloads = values.workloads.split(',').map((id) => {
-  const workload = WORKLOADS.find((each) => each.id === id);
-  if (workload === undefined) throw new Error(`unknown workload ${id}`);
-  return workload;
-});
+const workloads = values.workloads.split(',').map(workloadOf);
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 
-const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
-try {
-  const port = await freePort();
-  const gateway = await startGateway(group, {
-    ...standaloneGatewayOptions(REPO_ROOT, upstreamOrigin, undefined),
-    extraNodeArgs: [`--inspect=127.0.0.1:${port}`],
-  });
-  const session = await inspectorSession(port);
+await withInspectedGateway({}, async (gateway, session) => {
   const evaluate = async (expression: string) =>
     (await session.send<{ result: { value: unknown } }>('Runtime.evaluate', { expression, returnByValue: true })).result.value;
-  const endpoint = (id: WorkloadId) => ({ origin: gateway.origin, request: WORKLOADS.find((each) => each.id === id)!.gateway(gateway.apiKey) });
-  try {
-    // A gateway just started allocates for its first requests what it then keeps (compiled code, caches).
-    for (const workload of workloads) await runClosedLoop(endpoint(workload.id), { connections: 50, durationSeconds: 2, timeoutMs: 30_000 });
-    console.log(
-      'per request: CPU µs, young collections per 1,000, KB left alive in the young generation, KB promoted, pauses µs (young / full and incremental)',
-    );
-    for (const connections of values.connections.split(',').map(Number)) {
-      const runs = new Map<WorkloadId, { cpu: number; collections: Collections; requests: number }[]>();
-      for (let round = 0; round < rounds; round++) {
-        for (const workload of workloads) {
-          await evaluate(START);
-          const before = cpuSeconds(gateway.child.pid)!;
-          const run = await runClosedLoop(endpoint(workload.id), { connections, durationSeconds: seconds, timeoutMs: 60_000 });
-          const after = cpuSeconds(gateway.child.pid)!;
-          const collections = sumCollections(JSON.parse((await evaluate(STOP)) as string) as GcStatistic[]);
-          if (run.non2xx > 0 || run.errors > 0) throw new Error(`${workload.id}: ${run.non2xx} answers were not 2xx, ${run.errors} errors`);
-          const cpu = ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
-          runs.set(workload.id, [...(runs.get(workload.id) ?? []), { cpu, collections, requests: run.completedInRun }]);
-        }
-      }
+  const endpoint = (workload: Workload) => ({ origin: gateway.origin, request: workload.gateway(gateway.apiKey) });
+  // A gateway just started allocates for its first requests what it then keeps (compiled code, caches).
+  for (const workload of workloads) await runClosedLoop(endpoint(workload), { connections: 50, durationSeconds: 2, timeoutMs: 30_000 });
+  console.log('per request: CPU µs, young collections per 1,000, KB left alive in the young generation, KB promoted, pauses µs (young / full and incremental)');
+  for (const connections of values.connections.split(',').map(Number)) {
+    const runs = new Map<WorkloadId, { cpu: number; collections: Collections; requests: number }[]>();
+    for (let round = 0; round < rounds; round++) {
       for (const workload of workloads) {
-        const each = runs.get(workload.id)!;
-        const per = (read: (run: (typeof each)[number]) => number, scale = 1) => median(each.map((run) => (read(run) * scale) / run.requests));
-        const cells = [
-          median(each.map((run) => run.cpu)).toFixed(1),
-          per((run) => run.collections.scavenges, 1000).toFixed(1),
-          per((run) => run.collections.survived, 1 / 1024).toFixed(2),
-          per((run) => run.collections.promoted, 1 / 1024).toFixed(2),
-          `${per((run) => run.collections.youngPause).toFixed(1)} / ${per((run) => run.collections.fullPause).toFixed(1)}`,
-        ];
-        console.log(`${String(connections).padStart(4)} connections  ${workload.id.padEnd(16)} ${cells.map((cell) => cell.padStart(10)).join(' ')}`);
+        await evaluate(START);
+        const before = cpuSeconds(gateway.child.pid)!;
+        const run = await runClosedLoop(endpoint(workload), { connections, durationSeconds: seconds, timeoutMs: 60_000 });
+        const after = cpuSeconds(gateway.child.pid)!;
+        const collections = sumCollections(JSON.parse((await evaluate(STOP)) as string) as GcStatistic[]);
+        if (run.non2xx > 0 || run.errors > 0) throw new Error(`${workload.id}: ${run.non2xx} answers were not 2xx, ${run.errors} errors`);
+        const cpu = ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
+        runs.set(workload.id, [...(runs.get(workload.id) ?? []), { cpu, collections, requests: run.completedInRun }]);
       }
     }
-  } finally {
-    session.close();
-    gateway.cleanup();
+    for (const workload of workloads) {
+      const each = runs.get(workload.id)!;
+      const per = (read: (run: (typeof each)[number]) => number, scale = 1) => median(each.map((run) => (read(run) * scale) / run.requests));
+      const cells = [
+        median(each.map((run) => run.cpu)).toFixed(1),
+        per((run) => run.collections.scavenges, 1000).toFixed(1),
+        per((run) => run.collections.survived, 1 / 1024).toFixed(2),
+        per((run) => run.collections.promoted, 1 / 1024).toFixed(2),
+        `${per((run) => run.collections.youngPause).toFixed(1)} / ${per((run) => run.collections.fullPause).toFixed(1)}`,
+      ];
+      console.log(`${String(connections).padStart(4)} connections  ${workload.id.padEnd(16)} ${cells.map((cell) => cell.padStart(10)).join(' ')}`);
+    }
   }
-} finally {
-  await group.stopAll();
-}
+});

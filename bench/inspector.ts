@@ -1,3 +1,7 @@
+import type { RunningGateway } from './gateway.ts';
+import { withStandaloneGateway } from './limits-ab.ts';
+import { freePort } from './processes.ts';
+
 /**
  * A debugger session over the inspector's WebSocket, with a gateway started with
  * `--inspect=127.0.0.1:<port>`: one command at a time is all the bench's tools need.
@@ -28,4 +32,29 @@ export async function inspectorSession(port: number) {
     },
     close: () => socket.close(),
   };
+}
+
+export type InspectorSession = Awaited<ReturnType<typeof inspectorSession>>;
+
+/**
+ * Runs `use` against a gateway of the benchmark's catalog started with its inspector on a loopback
+ * port, in front of a simulator of its own, with a session open on it; all stopped after.
+ */
+export async function withInspectedGateway<T>(
+  options: { readonly holdMs?: number },
+  use: (gateway: RunningGateway, session: InspectorSession) => Promise<T>,
+): Promise<T> {
+  const port = await freePort();
+  return withStandaloneGateway(
+    undefined,
+    async (gateway) => {
+      const session = await inspectorSession(port);
+      try {
+        return await use(gateway, session);
+      } finally {
+        session.close();
+      }
+    },
+    { ...options, extraNodeArgs: [`--inspect=127.0.0.1:${port}`] },
+  );
 }

@@ -92,11 +92,12 @@ export function standaloneGatewayOptions(repoRoot: string, upstreamOrigin: strin
 export async function withStandaloneGateway<T>(
   redisUrl: string | undefined,
   measure: (gateway: RunningGateway, beside: { readonly group: ProcessGroup; readonly upstreamOrigin: string; readonly repoRoot: string }) => Promise<T>,
+  options: Pick<Partial<GatewayStartOptions>, 'holdMs' | 'extraNodeArgs'> = {},
 ): Promise<T> {
   const repoRoot = fileURLToPath(new URL('..', import.meta.url));
   const { group, upstreamOrigin } = await startStandaloneSimulator(repoRoot);
   try {
-    const gateway = await startGateway(group, standaloneGatewayOptions(repoRoot, upstreamOrigin, redisUrl));
+    const gateway = await startGateway(group, { ...standaloneGatewayOptions(repoRoot, upstreamOrigin, redisUrl), ...options });
     try {
       return await measure(gateway, { group, upstreamOrigin, repoRoot });
     } finally {

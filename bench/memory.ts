@@ -9,14 +9,12 @@
  * `node bench/memory.ts [--workloads=images,chat-stream] [--streams=1000] [--hold-ms=400]`
  */
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from './builds.ts';
-import { loadTokenizer, startGateway } from './gateway.ts';
-import { inspectorSession } from './inspector.ts';
-import { standaloneGatewayOptions } from './limits-ab.ts';
+import { loadTokenizer } from './gateway.ts';
+import { withInspectedGateway } from './inspector.ts';
 import { runClosedLoop } from './load.ts';
-import { freePort, startStandaloneSimulator, statusField } from './processes.ts';
+import { statusField } from './processes.ts';
 import { runConcurrentStreams } from './streams.ts';
-import { heldStream, WORKLOADS, type WorkloadId } from './workloads.ts';
+import { heldStream, workloadOf } from './workloads.ts';
 
 const { values } = parseArgs({
   options: {
@@ -37,15 +35,7 @@ const HEAP_FIGURES = `(() => { const { heapTotal, heapUsed, external } = process
 const mb = (bytes: number | null) => (bytes === null ? '—' : (bytes / 2 ** 20).toFixed(1)).padStart(6);
 
 const holdMs = Number(values['hold-ms']);
-const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
-try {
-  const port = await freePort();
-  const gateway = await startGateway(group, {
-    ...standaloneGatewayOptions(REPO_ROOT, upstreamOrigin, undefined),
-    holdMs,
-    extraNodeArgs: [`--inspect=127.0.0.1:${port}`],
-  });
-  const session = await inspectorSession(port);
+await withInspectedGateway({ holdMs }, async (gateway, session) => {
   const pid = gateway.child.pid;
   const figures = async () => {
     const answer = await session.send<{ result: { value: HeapFigures } }>('Runtime.evaluate', { expression: HEAP_FIGURES, returnByValue: true });
@@ -55,45 +45,39 @@ try {
     console.log(
       `${label.padEnd(28)}${mb(at.rss)}${mb(at.anonymous)}${mb(at.file)}${mb(at.heapTotal)}${mb(at.heapUsed)}${mb(at.anonymous === null ? null : at.anonymous - at.heapTotal)}`,
     );
-  try {
-    console.log(
-      `${'MB'.padEnd(28)}${'RSS'.padStart(6)}${'anon'.padStart(6)}${'file'.padStart(6)}${'heap'.padStart(6)}${'used'.padStart(6)}${'other'.padStart(6)}`,
+  console.log(
+    `${'MB'.padEnd(28)}${'RSS'.padStart(6)}${'anon'.padStart(6)}${'file'.padStart(6)}${'heap'.padStart(6)}${'used'.padStart(6)}${'other'.padStart(6)}`,
+  );
+  show('started', await figures());
+  for (const id of values.workloads.split(',').filter(Boolean)) {
+    await runClosedLoop(
+      { origin: gateway.origin, request: workloadOf(id).gateway(gateway.apiKey) },
+      { connections: 50, durationSeconds: 5, timeoutMs: 30_000 },
     );
-    show('started', await figures());
-    for (const id of values.workloads.split(',').filter(Boolean) as WorkloadId[]) {
-      const workload = WORKLOADS.find((each) => each.id === id);
-      if (workload === undefined) throw new Error(`unknown workload ${id}`);
-      await runClosedLoop({ origin: gateway.origin, request: workload.gateway(gateway.apiKey) }, { connections: 50, durationSeconds: 5, timeoutMs: 30_000 });
-      show(`after ${id}`, await figures());
-    }
-    const streams = Number(values.streams);
-    if (streams > 0) {
-      await loadTokenizer(gateway);
-      show('the tokenizer loaded', await figures());
-      // The figures at the highest resident memory while the streams are open (sampled every 200 ms).
-      const endpoint = { origin: gateway.origin, request: heldStream(holdMs).gateway(gateway.apiKey) };
-      const running = runConcurrentStreams(endpoint, { streams, pid, timeoutMs: holdMs * 40 + 30_000 });
-      let finished = false;
-      void running.finally(() => {
-        finished = true;
-      });
-      let peak: Awaited<ReturnType<typeof figures>> | undefined;
-      while (!finished) {
-        const now = await figures();
-        if (peak === undefined || (now.rss ?? 0) > (peak.rss ?? 0)) peak = now;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      const result = await running;
-      show(`${result.completed}/${streams} streams, peak`, peak!);
-    }
-    await session.send('HeapProfiler.collectGarbage');
-    show('a full collection', await figures());
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
-    show('ten seconds later', await figures());
-  } finally {
-    session.close();
-    gateway.cleanup();
+    show(`after ${id}`, await figures());
   }
-} finally {
-  await group.stopAll();
-}
+  const streams = Number(values.streams);
+  if (streams > 0) {
+    await loadTokenizer(gateway);
+    show('the tokenizer loaded', await figures());
+    // The figures at the highest resident memory while the streams are open (sampled every 200 ms).
+    const endpoint = { origin: gateway.origin, request: heldStream(holdMs).gateway(gateway.apiKey) };
+    const running = runConcurrentStreams(endpoint, { streams, pid, timeoutMs: holdMs * 40 + 30_000 });
+    let finished = false;
+    void running.finally(() => {
+      finished = true;
+    });
+    let peak: Awaited<ReturnType<typeof figures>> | undefined;
+    while (!finished) {
+      const now = await figures();
+      if (peak === undefined || (now.rss ?? 0) > (peak.rss ?? 0)) peak = now;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const result = await running;
+    show(`${result.completed}/${streams} streams, peak`, peak!);
+  }
+  await session.send('HeapProfiler.collectGarbage');
+  show('a full collection', await figures());
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  show('ten seconds later', await figures());
+});

@@ -32,7 +32,7 @@ import { CORE_LOAD, cpuSeconds, detectPlacement, type ProcessGroup, startStandal
 import type { RequestSpec } from './request-spec.ts';
 import type { LatencySummary } from './stats.ts';
 import { SQLITE_FILE_NAME } from '../src/storage/open-store.ts';
-import { GATEWAY_MODELS, WORKLOADS } from './workloads.ts';
+import { GATEWAY_MODELS, workloadOf } from './workloads.ts';
 
 /** Where the PostgreSQL set-ups run unless told otherwise (a schema of their own, dropped at the end). */
 export const DEFAULT_BENCH_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -65,8 +65,7 @@ type RequestOf = (gateway: RunningGateway) => RequestSpec;
 
 function requestOf(id: ScaleWorkloadId): RequestOf {
   if (id === 'jobs') return (gateway) => JOB_REQUEST(gateway.apiKey);
-  const workload = WORKLOADS.find((candidate) => candidate.id === id);
-  if (workload === undefined) throw new Error(`no workload ${id}`);
+  const workload = workloadOf(id);
   return (gateway) => workload.gateway(workload.key === 'limited' ? gateway.limitedKey : gateway.apiKey);
 }
 

@@ -307,3 +307,10 @@ export function heldStream(holdMs: number): PacedStream {
     gateway: (key) => chatRequest(key, GATEWAY_MODELS.chatHold, true),
   };
 }
+
+/** The workload of an id given on a command line; an unknown id is an error that names it. */
+export function workloadOf(id: string): Workload {
+  const workload = WORKLOADS.find((candidate) => candidate.id === id);
+  if (workload === undefined) throw new Error(`unknown workload ${id}`);
+  return workload;
+}
