@@ -23,6 +23,7 @@ import type { AppDeps } from './deps.ts';
 import type { IdempotencyBegin } from '../storage/store.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { recordAnswered } from './request-recording.ts';
+import { JsonPieces } from '../core/json-pieces.ts';
 
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -198,9 +199,9 @@ function pickHeaders(reply: FastifyReply, names: readonly string[]): Record<stri
 
 /** The serialized JSON body when it may be replayed; null for a stream or a body over the limit. */
 function replayableBody(reply: FastifyReply, payload: unknown): string | null {
-  // A body sent as bytes (an image answer, src/dialects/images/encode.ts) is kept as its text.
-  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return null;
+  // A body sent as bytes or as its pieces (an image answer, src/dialects/images/encode.ts) is kept as its text.
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload) && !(payload instanceof JsonPieces)) return null;
   if (!String(reply.getHeader('content-type') ?? '').includes('json')) return null;
-  if (Buffer.byteLength(payload) > MAX_REPLAY_BYTES) return null;
-  return typeof payload === 'string' ? payload : payload.toString('utf8');
+  if ((payload instanceof JsonPieces ? payload.byteLength : Buffer.byteLength(payload)) > MAX_REPLAY_BYTES) return null;
+  return typeof payload === 'string' ? payload : (payload instanceof JsonPieces ? payload.toBuffer() : payload).toString('utf8');
 }

@@ -49,6 +49,7 @@ import type { PreparedCall } from './pipeline.ts';
 import { keptRequest, type RequestEnd, type RequestFacts } from './request-log.ts';
 import { violationError } from './select.ts';
 import type { CompletedCall, RenderResult, ServedCall, Settlement } from './types.ts';
+import type { JsonPieces } from '../core/json-pieces.ts';
 
 /** What every metered call needs of the pipeline that made it. */
 export interface CallServices {
@@ -172,14 +173,14 @@ export class MeteredCall<T extends KindTypes> {
   /**
    * The one-shot driver: tries the plan's routes, then meters, admits, charges, renders and
    * records. `kept`: what the request log keeps of the answer when not the answer itself (images
-   * keep their files, not their base64); `serialize`: the answer's bytes when not
-   * `JSON.stringify`'s text (images copy their base64 in), with `kept` for the request log.
+   * keep their files, not their base64); `serialize`: the answer as the pieces sent when not
+   * `JSON.stringify`'s text (images send their base64 as it came), with `kept` for the request log.
    */
   async complete<Body>(
     this: MeteredCall<T & CallableKindTypes>,
     render: RenderResult<T, Body>,
     kept?: (body: Body) => Kept,
-    serialize?: (body: Body) => Buffer,
+    serialize?: (body: Body) => JsonPieces,
   ): Promise<CompletedCall<T, Body>> {
     const { kind, request, signal } = this.prepared;
     let endpoint: RouteEndpoint | undefined;

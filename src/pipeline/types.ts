@@ -10,6 +10,7 @@ import type { ParamNamer } from '../policy/violation.ts';
 import type { OwnerRef } from '../storage/store.ts';
 import type { KindTypes } from './kind.ts';
 import type { CallTrace } from '../telemetry/tracing.ts';
+import type { JsonPieces } from '../core/json-pieces.ts';
 
 export interface CallInput<Request> {
   readonly request: Request;
@@ -67,7 +68,7 @@ export type RenderResult<T extends KindTypes, Body> = (result: T['result'], call
 export interface CompletedCall<T extends KindTypes, Body> {
   readonly body: Body;
   /** `body` serialized: what the client receives (and the request log keeps, unless the call says what it keeps). */
-  readonly json: string | Buffer;
+  readonly json: string | JsonPieces;
   readonly call: ServedCall<T['request']>;
   readonly settlement: Settlement<T['meter']>;
 }

@@ -1,11 +1,11 @@
 /** The image answer's bytes are exactly the JSON of its body, whatever the body holds. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { imageResultBytes, type ImageResultBody } from '../../src/dialects/images/encode.ts';
+import { imageResultPieces, type ImageResultBody } from '../../src/dialects/images/encode.ts';
 
 const usage = { input_tokens: 5, input_tokens_details: { text_tokens: 5, image_tokens: 0 }, output_tokens: 272, total_tokens: 277 };
 
-test('imageResultBytes is JSON.stringify of the body, base64 copied in', () => {
+test('imageResultPieces are JSON.stringify of the body, the base64 sent as it is', () => {
   const bodies: ImageResultBody[] = [
     { created: 1767225600, data: [] },
     { created: 1767225600, data: [{ b64_json: 'iVBORw0KGgo=' }] },
@@ -14,13 +14,14 @@ test('imageResultBytes is JSON.stringify of the body, base64 copied in', () => {
     { created: 5, data: [{ b64_json: 'QUJD' }, { url: 'u' }, { b64_json: 'REVG', revised_prompt: '' }], usage },
   ];
   for (const body of bodies) {
-    const bytes = imageResultBytes(body);
+    const bytes = imageResultPieces(body).toBuffer();
+    assert.equal(imageResultPieces(body).byteLength, bytes.byteLength);
     assert.equal(bytes.toString('utf8'), JSON.stringify(body));
     assert.deepEqual(JSON.parse(bytes.toString('utf8')), body);
   }
 });
 
-test('a base64 given as the bytes the upstream sent is copied in as its text would be', () => {
+test('a base64 given as the bytes the upstream sent is sent as its text would be', () => {
   const text = 'iVBORw0KGgoAAAANSUhEUg==';
   const asBytes: ImageResultBody = {
     created: 7,
@@ -28,7 +29,7 @@ test('a base64 given as the bytes the upstream sent is copied in as its text wou
     usage,
   };
   assert.equal(
-    imageResultBytes(asBytes).toString('utf8'),
+    imageResultPieces(asBytes).toBuffer().toString('utf8'),
     JSON.stringify({ ...asBytes, data: [{ b64_json: text, revised_prompt: 'r' }, { b64_json: 'QUJD' }] }),
   );
 });

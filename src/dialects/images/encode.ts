@@ -4,6 +4,7 @@
  * and `usage` where the upstream counted tokens.
  */
 import type { CanonicalImageRequest, CanonicalImageResult, ImageTokenUsage } from '../../canonical/index.ts';
+import { JsonPieces, type JsonPiece } from '../../core/json-pieces.ts';
 import type { ServedCall } from '../../pipeline/types.ts';
 
 export interface ImageResultBody {
@@ -13,7 +14,7 @@ export interface ImageResultBody {
 }
 
 interface ImageDatum {
-  /** The base64 text, or its ASCII bytes as the upstream sent them (imageResultBytes copies either in as it is). */
+  /** The base64 text, or its ASCII bytes as the upstream sent them (imageResultPieces sends either as it is). */
   readonly b64_json?: string | Uint8Array;
   readonly url?: string;
   readonly revised_prompt?: string;
@@ -41,14 +42,15 @@ export function encodeImageResult(result: CanonicalImageResult, call: ServedCall
 }
 
 /**
- * The body's JSON as the bytes sent, the same as `JSON.stringify(body)`, with each `b64_json`
- * copied in rather than passed through the serializer: a base64 text needs no escaping, and
- * serializing a quarter of a megabyte of it, then encoding the string for the socket, were two
- * passes and two copies of the whole image (docs/performance.md, "Images at the cost of their bytes").
+ * The body's JSON as the pieces sent, together the same as `JSON.stringify(body)`, with each
+ * `b64_json` sent as it is between two pieces of JSON text rather than passed through the
+ * serializer or copied: a base64 text needs no escaping, and serializing a quarter of a megabyte of
+ * it, encoding the string for the socket, or copying it into one buffer were each a pass over the
+ * whole image (docs/performance.md, "Images at the cost of their bytes").
  */
-export function imageResultBytes(body: ImageResultBody): Buffer {
-  // Alternating: JSON text, then a base64 text (ASCII, or its bytes) to copy between two pieces of JSON.
-  const pieces: (string | Uint8Array)[] = [];
+export function imageResultPieces(body: ImageResultBody): JsonPieces {
+  // Alternating: JSON text, then a base64 text (ASCII, or its bytes) between two pieces of JSON.
+  const pieces: JsonPiece[] = [];
   let json = `{"created":${JSON.stringify(body.created)},"data":[`;
   body.data.forEach(({ b64_json, ...rest }, index) => {
     if (index > 0) json += ',';
@@ -61,17 +63,7 @@ export function imageResultBytes(body: ImageResultBody): Buffer {
     json = `"${others === '{}' ? '}' : `,${others.slice(1)}`}`;
   });
   pieces.push(`${json}]${body.usage === undefined ? '' : `,"usage":${JSON.stringify(body.usage)}`}}`);
-  let size = 0;
-  for (const piece of pieces) size += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.byteLength;
-  const bytes = Buffer.allocUnsafe(size);
-  let offset = 0;
-  pieces.forEach((piece, index) => {
-    if (typeof piece !== 'string') {
-      bytes.set(piece, offset);
-      offset += piece.byteLength;
-    } else offset += bytes.write(piece, offset, index % 2 === 0 ? 'utf8' : 'latin1');
-  });
-  return bytes;
+  return new JsonPieces(pieces);
 }
 
 function openAIUsage(usage: ImageTokenUsage): OpenAIImageUsage {

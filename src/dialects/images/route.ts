@@ -19,7 +19,7 @@ import type { ChargeGate } from '../../pipeline/metered-call.ts';
 import { pipelineFor, type Pipeline } from '../../pipeline/pipeline.ts';
 import type { ServedCall } from '../../pipeline/types.ts';
 import { decodeImageEdit, decodeImageGeneration, type DecodedImageRequest } from './decode.ts';
-import { encodeImageResult, imageResultBytes, type ImageResultBody } from './encode.ts';
+import { encodeImageResult, imageResultPieces, type ImageResultBody } from './encode.ts';
 import { MULTIPART_LIMITS, readMultipartEdit } from './multipart.ts';
 import { ImageEditRequest, ImageGenerationRequest, type ImageEditBody, type ImageGenerationBody } from './schema.ts';
 
@@ -63,7 +63,7 @@ export async function registerImageRoutes(app: FastifyInstance, deps: AppDeps, p
         data: body.data.map(({ b64_json, url, ...rest }, index) => ({ ...rest, file: imageFileName(index, delivered!.images[index].mediaType) })),
       },
     });
-    return sendCompleted(reply, await pipeline.meteredCall(prepared, storeImages).complete(render, kept, imageResultBytes));
+    return sendCompleted(reply, await pipeline.meteredCall(prepared, storeImages).complete(render, kept, imageResultPieces));
   };
 
   app.post<{ Body: ImageGenerationBody }>(
