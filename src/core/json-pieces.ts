@@ -2,7 +2,7 @@
  * A JSON body sent as its pieces, in order, rather than copied into one buffer: the JSON text
  * around each large value, and that value's bytes where they already are. An image answer forwards
  * the upstream's base64 (a quarter of a megabyte and more) from the upstream's own buffer. A copy
- * of it was a quarter of the buffers an image request allocates outside V8's heap, and those
+ * of it was about a quarter of the buffers an image request allocates outside V8's heap, and those
  * buffers are what starts the process's full collections under image traffic (docs/performance.md,
  * "An image answer sent as its pieces").
  *
