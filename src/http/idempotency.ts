@@ -199,9 +199,9 @@ function pickHeaders(reply: FastifyReply, names: readonly string[]): Record<stri
 
 /** The serialized JSON body when it may be replayed; null for a stream or a body over the limit. */
 function replayableBody(reply: FastifyReply, payload: unknown): string | null {
-  // A body sent as bytes or as its pieces (an image answer, src/dialects/images/encode.ts) is kept as its text.
-  if (typeof payload !== 'string' && !Buffer.isBuffer(payload) && !(payload instanceof JsonPieces)) return null;
   if (!String(reply.getHeader('content-type') ?? '').includes('json')) return null;
-  if ((payload instanceof JsonPieces ? payload.byteLength : Buffer.byteLength(payload)) > MAX_REPLAY_BYTES) return null;
-  return typeof payload === 'string' ? payload : (payload instanceof JsonPieces ? payload.toBuffer() : payload).toString('utf8');
+  if (typeof payload === 'string') return Buffer.byteLength(payload) > MAX_REPLAY_BYTES ? null : payload;
+  // A body sent as its pieces (an image answer, src/dialects/images/encode.ts) is kept as its text.
+  if (payload instanceof JsonPieces) return payload.byteLength > MAX_REPLAY_BYTES ? null : payload.toBuffer().toString('utf8');
+  return null;
 }
