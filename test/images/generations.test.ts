@@ -62,6 +62,9 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         response_format: 'b64_json',
       });
       assert.equal(response.status, 200, response.text);
+      // The answer goes out with its length (sent as its pieces: src/core/json-pieces.ts), not chunked.
+      assert.equal(response.headers.get('content-length'), String(Buffer.byteLength(response.text)));
+      assert.equal(response.headers.get('transfer-encoding'), null);
       assert.deepEqual(Object.keys(response.body).sort(), ['created', 'data']);
       assert.equal(typeof response.body.created, 'number');
       assert.equal(response.body.data.length, 2);

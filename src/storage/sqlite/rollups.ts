@@ -54,7 +54,7 @@ export class RollupSums {
     }
   }
 
-  /** The rollup rows to add, each once: a day's row is summed apart for each of its hours. */
+  /** Every rollup row to add: a day's row once for each of its hours in the batch (each upsert adds to it). */
   rows(): RollupRow[] {
     return [...this.#rows.values()].flat();
   }

@@ -204,6 +204,28 @@ export function usageContract({ store, peer }: ContractContext): void {
       );
     });
 
+    test('one batch of a key over two hours of a day counts each hour apart and both in the day', async () => {
+      const owner = await newAccount(store(), 'two hours');
+      const rows = [MONTH_START + 10, MONTH_START + HOUR + 10, MONTH_START + HOUR + 20].map((createdAt, index) =>
+        record(owner, { id: timeOrderedId('req'), keyId: 'key_hours', createdAt, cost: BigInt(index + 1) }),
+      );
+      await store().recordRequests(rows);
+      const query = { from: MONTH_START, to: MONTH_START + 2 * HOUR, filter: { account: owner.id }, by: null } as const;
+      const hours = await peer().usage({ ...query, grain: 'hour' });
+      assert.deepEqual(
+        hours.map((row) => [row.period, row.requests, row.cost]),
+        [
+          [MONTH_START, 1, 1n],
+          [MONTH_START + HOUR, 2, 5n],
+        ],
+      );
+      const days = await peer().usage({ ...query, grain: 'day', to: MONTH_END });
+      assert.deepEqual(
+        days.map((row) => [row.requests, row.cost]),
+        [[3, 6n]],
+      );
+    });
+
     test('a key of an organization counts under the organization, and under no account', async () => {
       const organization = await store().createOrganization({ name: 'org owner' });
       const owner: OwnerRef = { kind: 'organization', id: organization.id };
