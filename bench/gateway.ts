@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { readStartScript, type StartScript } from '../bin/start-script.js';
 import { CORE_UNDER_TEST, freePort, waitForHttp, type Child, type ProcessGroup } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
-import { WORKLOADS, type Workload } from './workloads.ts';
+import { type Workload, workloadOf } from './workloads.ts';
 
 /** Credit of the benchmark account: far more than any run spends. */
 const CREDIT_USD = '100000';
@@ -246,7 +246,7 @@ export function sumOfSeries(text: string, pattern: RegExp): number {
  * is a gateway that carries it, as one serving count_tokens or long prompts does.
  */
 export async function loadTokenizer(gateway: { readonly origin: string; readonly apiKey: string }): Promise<void> {
-  const { method, path, headers, body } = WORKLOADS.find((workload) => workload.id === 'count-tokens')!.gateway(gateway.apiKey);
+  const { method, path, headers, body } = workloadOf('count-tokens').gateway(gateway.apiKey);
   const response = await fetch(`${gateway.origin}${path}`, { method, headers, body });
   if (!response.ok) throw new Error(`count_tokens answered ${response.status}: ${await response.text()}`);
 }
