@@ -4,8 +4,11 @@
  * the samples of objects the garbage collector has since freed, samples the heap every
  * `--interval` bytes allocated while a workload runs at saturation. Garbage collection is most of
  * what a streamed request costs beyond a plain one (docs/performance.md, "Streams as cheap as plain
- * answers"), and it follows what is allocated, so this says where to cut.
- * `node bench/allocations.ts [--workloads=chat,chat-stream] [--seconds=3] [--interval=4096] [--top=25]`
+ * answers"), and it follows what is allocated, so this says where to cut. With `--survivors`, the
+ * samples of objects a young collection freed are dropped: what is left was promoted to the old
+ * generation (or allocated there), the bytes that bring on its full collections.
+ * `node bench/allocations.ts [--workloads=chat,chat-stream] [--seconds=3] [--interval=4096] [--top=25]
+ * [--connections=8] [--survivors]`
  */
 import { parseArgs } from 'node:util';
 import { withInspectedGateway } from './inspector.ts';
@@ -24,6 +27,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '3' },
     interval: { type: 'string', default: '4096' },
     top: { type: 'string', default: '25' },
+    survivors: { type: 'boolean', default: false },
+    connections: { type: 'string', default: '8' },
   },
 });
 
@@ -61,9 +66,9 @@ await withInspectedGateway({}, async (gateway, session) => {
     await session.send('HeapProfiler.startSampling', {
       samplingInterval: Number(values.interval),
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMinorGC: !values.survivors,
     });
-    const run = await runClosedLoop(endpoint, { connections: 8, durationSeconds: Number(values.seconds), timeoutMs: 30_000 });
+    const run = await runClosedLoop(endpoint, { connections: Number(values.connections), durationSeconds: Number(values.seconds), timeoutMs: 30_000 });
     const { profile } = await session.send<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
     const requests = run.completedInRun;
     const { bySite, byOurs, total } = sitesOf(profile.head);

@@ -9,6 +9,7 @@ import type { RequestSpec } from './request-spec.ts';
 export type WorkloadId =
   | 'chat'
   | 'chat-stream'
+  | 'chat-stream-paced'
   | 'models'
   | 'count-tokens'
   | 'messages'
@@ -46,6 +47,7 @@ export const GATEWAY_MODELS = {
   chat: 'gateway/bench-chat',
   chatFirst: 'gateway/bench-chat-first',
   chatHold: 'gateway/bench-chat-hold',
+  chatPaced: 'gateway/bench-chat-paced',
   claude: 'gateway/bench-claude',
   image: 'gateway/bench-image',
   embed: 'gateway/bench-embed',
@@ -181,6 +183,16 @@ export const WORKLOADS: readonly Workload[] = [
     gateway: (key) => chatRequest(key, GATEWAY_MODELS.chat, true),
     probe: 'success',
     portkey: portkeyChat(true),
+  },
+  {
+    // The same answer, its 24 events a millisecond apart: each arrives in a read of its own and
+    // leaves in a write of its own, as a provider's stream does, where chat-stream measures one
+    // read and one write per stream. What a stream costs per read is the difference.
+    id: 'chat-stream-paced',
+    title: 'chat completions, streaming (20 chunks, one event a millisecond)',
+    upstream: chatRequest(UPSTREAM_KEY, UPSTREAM_CHAT_MODEL, true, '/hold/1'),
+    gateway: (key) => chatRequest(key, GATEWAY_MODELS.chatPaced, true),
+    probe: 'success',
   },
   {
     id: 'models',

@@ -1,9 +1,12 @@
 /**
  * The benchmark's workload table: the Anthropic-format workloads compare the same work on every
- * target, and the responses workload costs the upstream exactly what chat does.
+ * target, the responses workload costs the upstream exactly what chat does, and the paced stream is
+ * chat-stream's answer at one event a millisecond on every target.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { load as parseYaml } from 'js-yaml';
 import { parseOptions } from '../../bench/options.ts';
 import { GATEWAY_MODELS, MAX_TOKENS, WORKLOADS, type Workload, type WorkloadId } from '../../bench/workloads.ts';
 import type { CanonicalRequest } from '../../src/canonical/index.ts';
@@ -76,5 +79,22 @@ describe('bench workloads', () => {
     assert.deepEqual(workload('responses').upstream, workload('chat').upstream);
     const upstreamOf = (decoded: { readonly request: CanonicalRequest }) => chatBody(decoded.request, 'upstream-model', false);
     assert.deepEqual(upstreamOf(decodeResponsesRequest(gatewayBody('responses'))), upstreamOf(decodeChatRequest(gatewayBody('chat'))));
+  });
+
+  test("chat-stream-paced: chat-stream's request, its upstream at one event a millisecond on every target", () => {
+    assert.deepEqual({ ...gatewayBody('chat-stream-paced'), model: undefined }, { ...gatewayBody('chat-stream'), model: undefined });
+    assert.equal(gatewayBody('chat-stream-paced').model, GATEWAY_MODELS.chatPaced);
+    assert.equal(workload('chat-stream-paced').gateway('gw-key').path, workload('chat-stream').gateway('gw-key').path);
+    // The bare proxy and the direct run ask the simulator for the pace on the path...
+    assert.equal(workload('chat-stream-paced').upstream.path, `/hold/1${workload('chat-stream').upstream.path}`);
+    assert.equal(workload('chat-stream-paced').upstream.body, workload('chat-stream').upstream.body);
+    // ...and the gateway's model reaches it through a provider at the same pace.
+    const config = parseYaml(readFileSync(new URL('../../bench/config.yaml', import.meta.url), 'utf8')) as {
+      providers: { id: string; base_url: string }[];
+      models: { id: string; endpoints: { provider: string }[] }[];
+    };
+    const model = config.models.find((candidate) => candidate.id === GATEWAY_MODELS.chatPaced)!;
+    const provider = config.providers.find((candidate) => candidate.id === model.endpoints[0].provider)!;
+    assert.equal(provider.base_url, '{{upstream}}/hold/1/v1');
   });
 });

@@ -2,10 +2,15 @@
  * The SSE body (src/http/event-stream.ts): frames ready in one turn of the event loop leave as one
  * write, frames that arrive apart leave apart, a sink that takes no more stops the asking for
  * frames until it drains, and a body destroyed by a departing client stops the frames behind it;
- * with a keep-alive, a silence is filled with its frame and the timer ends with the body.
+ * with a keep-alive, a silence is filled with its frame and the timer ends with the body. In a
+ * chunked HTTP/1.1 response, the frames after the first write go to the connection as chunks framed
+ * by the body, and the connection still serves the next request; an HTTP/1.0 response gets them
+ * unframed; a client that stops reading stops the frames.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { setImmediate as setImmediateTurn, setTimeout as sleep } from 'node:timers/promises';
@@ -154,5 +159,142 @@ describe('FrameWriter', () => {
     assert.equal(writes.at(-1), 'b');
     const between = writes.slice(1, -1);
     assert.ok(between.length > 0 && between.every((chunk) => chunk === 'ping'), JSON.stringify(writes));
+  });
+
+  describe('in an HTTP response', () => {
+    /**
+     * A server whose every response is a FrameWriter of `frames()`; `connections` are the server's
+     * sockets, each with the strings written to it in one call (`write`, wrapped).
+     */
+    async function frameServer(frames: () => AsyncIterable<readonly string[]>) {
+      const writesOf = new Map<Socket, string[]>();
+      const server = createServer((_request, response: ServerResponse) => {
+        response.setHeader('content-type', 'text/event-stream');
+        new FrameWriter(frames(), asIs).pipe(response);
+      });
+      server.on('connection', (socket: Socket) => {
+        const writes: string[] = [];
+        writesOf.set(socket, writes);
+        const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+        socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+          writes.push(String(chunk));
+          return write(chunk, ...rest);
+        }) as typeof socket.write;
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      return { server, port: (server.address() as AddressInfo).port, writesOf };
+    }
+
+    /** Sends `request` on `socket` and reads until `done` says the bytes read so far are the whole answer. */
+    async function exchange(socket: Socket, request: string, done: (text: string) => boolean): Promise<string> {
+      let text = '';
+      const finished = Promise.withResolvers<string>();
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        if (done(text)) finished.resolve(text);
+      };
+      socket.on('data', onData);
+      socket.once('close', () => finished.resolve(text));
+      socket.write(request);
+      try {
+        return await finished.promise;
+      } finally {
+        socket.off('data', onData);
+      }
+    }
+
+    const body = (answer: string) => answer.slice(answer.indexOf('\r\n\r\n') + 4);
+    const POST = 'POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n';
+
+    test('the frames after the first write leave as whole chunks in one write each, and the connection serves the next request', async () => {
+      async function* frames(): AsyncGenerator<readonly string[]> {
+        yield ['data: a\n\n'];
+        await sleep(5);
+        yield ['data: bb\n\n'];
+        await sleep(5);
+        yield ['data: ccc\n\n'];
+      }
+      const { server, port, writesOf } = await frameServer(frames);
+      const client = connect(port, '127.0.0.1');
+      try {
+        await once(client, 'connect');
+        const chunked = (frame: string) => `${frame.length.toString(16)}\r\n${frame}\r\n`;
+        const expected = `${chunked('data: a\n\n')}${chunked('data: bb\n\n')}${chunked('data: ccc\n\n')}0\r\n\r\n`;
+        for (let round = 0; round < 2; round++) {
+          const answer = await exchange(client, POST, (text) => text.endsWith('0\r\n\r\n'));
+          assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+          assert.match(answer, /\r\ntransfer-encoding: chunked\r\n/i);
+          assert.equal(body(answer), expected);
+        }
+        const [writes] = [...writesOf.values()];
+        // The middle batch is neither the first (it carries the headers) nor the last (it leaves with the end).
+        assert.equal(writes.filter((write) => write === chunked('data: bb\n\n')).length, 2, JSON.stringify(writes));
+      } finally {
+        client.destroy();
+        server.close();
+      }
+    });
+
+    test('an HTTP/1.0 answer has no chunks: the frames go through the response unframed, and the connection closes after them', async () => {
+      async function* frames(): AsyncGenerator<readonly string[]> {
+        yield ['data: a\n\n'];
+        await sleep(5);
+        yield ['data: bb\n\n'];
+        await sleep(5);
+        yield ['data: ccc\n\n'];
+      }
+      const { server, port } = await frameServer(frames);
+      const client = connect(port, '127.0.0.1');
+      try {
+        await once(client, 'connect');
+        const answer = await exchange(client, 'POST / HTTP/1.0\r\ncontent-length: 0\r\n\r\n', () => false);
+        assert.doesNotMatch(answer, /transfer-encoding/i);
+        assert.equal(body(answer), 'data: a\n\ndata: bb\n\ndata: ccc\n\n');
+      } finally {
+        client.destroy();
+        server.close();
+      }
+    });
+
+    test('a client that stops reading stops the frames once its connection is full, and gets them all when it reads again', async () => {
+      const FRAME = 'x'.repeat(1024 * 1024);
+      const COUNT = 48;
+      let produced = 0;
+      async function* frames(): AsyncGenerator<readonly string[]> {
+        for (let i = 0; i < COUNT; i++) {
+          produced++;
+          yield [FRAME];
+          await setImmediateTurn();
+        }
+      }
+      const { server, port } = await frameServer(frames);
+      const client = connect(port, '127.0.0.1');
+      try {
+        await once(client, 'connect');
+        client.pause();
+        client.write(POST);
+        // Until the kernel's buffers of the connection are full and its own holds a frame.
+        let before = -1;
+        while (produced !== before) {
+          before = produced;
+          await sleep(50);
+        }
+        assert.ok(produced < COUNT, `the body kept pulling frames nobody read (${produced})`);
+        let received = 0;
+        const ended = Promise.withResolvers<void>();
+        client.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (chunk.subarray(-5).toString() === '0\r\n\r\n') ended.resolve();
+        });
+        client.resume();
+        await ended.promise;
+        assert.equal(produced, COUNT);
+        assert.ok(received > COUNT * FRAME.length, `${received} bytes`);
+      } finally {
+        client.destroy();
+        server.close();
+      }
+    });
   });
 });
