@@ -11,7 +11,7 @@
  * on past what the hold pays for is stopped, and the stream ends with an error (./hold-watch.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { BatchCollector, type Finish, type StreamBatch } from '../canonical/index.ts';
+import type { Finish, StreamBatch } from '../canonical/index.ts';
 import { errors, type GatewayError } from '../core/errors.ts';
 import { usageOfUnfinishedStream } from '../billing/partial-usage.ts';
 import { maxOutputTokens } from '../catalog/request-bounds.ts';
@@ -180,28 +180,24 @@ export class PipelineStream<Body> implements StreamRun {
     try {
       let pending: StreamBatch | undefined = opened.firstEvents;
       while (pending !== undefined) {
-        const batch = new BatchCollector();
         for (const event of pending) {
           this.#accumulator.observe(event);
           this.#holdWatch.observe(event);
           if (event.type === 'finish') ending = { kind: 'finished', finish: event.finish };
           else if (event.type === 'error') ending = { kind: 'failed', error: event.error };
           else this.#firstByteMs ??= performance.now() - this.#input.metered.prepared.startedAt;
-          batch.push(event);
         }
+        let events: StreamBatch = pending;
         // An upstream that went on past what the hold pays for is read no further (./hold-watch.ts).
         if (!ending && this.#holdWatch.exhausted(this.#accumulator.usage)) {
           const error = errors.holdExhausted();
           ending = { kind: 'failed', error };
-          batch.push({ type: 'error', error });
+          events = [...pending, { type: 'error', error }];
         }
         // Settled before the terminal event is handed out, so that a dialect can render the charge.
         if (ending) await this.#finish(ending);
-        const events = batch.take();
-        if (events !== undefined) {
-          this.#delivered = true;
-          yield events;
-        }
+        this.#delivered = true;
+        yield events;
         if (ending) return;
         if (!this.#outlived) {
           if (signal.aborted && this.#cutReason() === undefined) return;
