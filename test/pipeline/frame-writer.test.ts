@@ -207,15 +207,17 @@ describe('FrameWriter', () => {
     const body = (answer: string) => answer.slice(answer.indexOf('\r\n\r\n') + 4);
     const POST = 'POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n';
 
+    /** Three frames, each batch a few milliseconds after the one before. */
+    async function* threeFrames(): AsyncGenerator<readonly string[]> {
+      yield ['data: a\n\n'];
+      await sleep(5);
+      yield ['data: bb\n\n'];
+      await sleep(5);
+      yield ['data: ccc\n\n'];
+    }
+
     test('the frames after the first write leave as whole chunks in one write each, and the connection serves the next request', async () => {
-      async function* frames(): AsyncGenerator<readonly string[]> {
-        yield ['data: a\n\n'];
-        await sleep(5);
-        yield ['data: bb\n\n'];
-        await sleep(5);
-        yield ['data: ccc\n\n'];
-      }
-      const { server, port, writesOf } = await frameServer(frames);
+      const { server, port, writesOf } = await frameServer(threeFrames);
       const client = connect(port, '127.0.0.1');
       try {
         await once(client, 'connect');
@@ -237,14 +239,7 @@ describe('FrameWriter', () => {
     });
 
     test('an HTTP/1.0 answer has no chunks: the frames go through the response unframed, and the connection closes after them', async () => {
-      async function* frames(): AsyncGenerator<readonly string[]> {
-        yield ['data: a\n\n'];
-        await sleep(5);
-        yield ['data: bb\n\n'];
-        await sleep(5);
-        yield ['data: ccc\n\n'];
-      }
-      const { server, port } = await frameServer(frames);
+      const { server, port } = await frameServer(threeFrames);
       const client = connect(port, '127.0.0.1');
       try {
         await once(client, 'connect');
