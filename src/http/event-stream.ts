@@ -69,21 +69,25 @@ interface KeptAlive {
  * of one event; '' for none). Headers go out with the first frame, which the pipeline only
  * produces once an upstream route has answered, so a failure before that is still a plain JSON
  * error with its real status.
+ *
+ * What a route handler returns: settled once the response is under way (see
+ * {@link FrameWriter.underWay}). Returning the reply instead made Fastify watch the response to
+ * its end for each stream (the reply is a thenable), one more end-of-stream watcher per stream.
  */
 export function sendEventStream<Event>(
   reply: FastifyReply,
   events: AsyncIterable<readonly Event[]>,
   encode: (event: Event) => string,
   keepAlive?: KeepAlive,
-): FastifyReply {
-  return (
-    reply
-      .header('content-type', 'text/event-stream; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      // Reverse proxies must not buffer the stream.
-      .header('x-accel-buffering', 'no')
-      .send(new FrameWriter(events, encode, keepAlive))
-  );
+): Promise<void> {
+  const body = new FrameWriter(events, encode, keepAlive);
+  reply
+    .header('content-type', 'text/event-stream; charset=utf-8')
+    .header('cache-control', 'no-cache')
+    // Reverse proxies must not buffer the stream.
+    .header('x-accel-buffering', 'no')
+    .send(body);
+  return body.underWay;
 }
 
 /** What a {@link FrameWriter} writes to: the response, or any writable stream. */
@@ -125,12 +129,23 @@ export class FrameWriter<Event> extends EventEmitter {
   #stopped = false;
   /** Whether anything was sent since the keep-alive's last tick; its start counts, so the first tick sends nothing. */
   #sentSinceTick = true;
+  /**
+   * Settles once the response is under way: its headers went out with the first write, it ended,
+   * or it was destroyed (its client gone). An async route handler that resolves sooner, while the
+   * headers are still to go, has Fastify send its result as the answer. A body that fails first
+   * leaves it unsettled: Fastify answers with the error, and drops the body.
+   */
+  readonly underWay: Promise<void>;
+  readonly #isUnderWay: () => void;
 
   constructor(events: AsyncIterable<readonly Event[]>, encode: (event: Event) => string, keepAlive?: KeepAlive) {
     super();
     this.#events = events[Symbol.asyncIterator]();
     this.#encode = encode;
     this.#keepAlive = keepAlive;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.underWay = promise;
+    this.#isUnderWay = resolve;
   }
 
   /** Starts writing the frames to `sink`, and ends it after the last. */
@@ -144,6 +159,7 @@ export class FrameWriter<Event> extends EventEmitter {
   /** Stops the frames before their end (the client left). Idempotent. */
   destroy(): void {
     this.#stop();
+    this.#isUnderWay();
   }
 
   /** A tick of the keep-alive: its frame goes out if nothing else did since the tick before. */
@@ -197,6 +213,7 @@ export class FrameWriter<Event> extends EventEmitter {
       // `end` first: Fastify destroys a body that has not ended when the response finishes.
       this.emit('end');
       sink.end();
+      this.#isUnderWay();
     } catch (error) {
       if (this.#stopped) return;
       this.#stop();
@@ -220,6 +237,7 @@ export class FrameWriter<Event> extends EventEmitter {
     const connection = last ? undefined : chunkConnection(sink);
     if (connection === undefined) {
       sink.write(frames);
+      this.#isUnderWay();
       return;
     }
     this.#connection = connection;

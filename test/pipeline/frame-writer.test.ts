@@ -2,7 +2,8 @@
  * The SSE body (src/http/event-stream.ts): frames ready in one turn of the event loop leave as one
  * write, frames that arrive apart leave apart, a sink that takes no more stops the asking for
  * frames until it drains, and a body destroyed by a departing client stops the frames behind it;
- * with a keep-alive, a silence is filled with its frame and the timer ends with the body. In a
+ * with a keep-alive, a silence is filled with its frame and the timer ends with the body; the body
+ * says when the response is under way (what a route handler waits for). In a
  * chunked HTTP/1.1 response, the frames after the first write go to the connection as chunks framed
  * by the body, and the connection still serves the next request; an HTTP/1.0 response gets them
  * unframed; a client that stops reading stops the frames.
@@ -159,6 +160,58 @@ describe('FrameWriter', () => {
     assert.equal(writes.at(-1), 'b');
     const between = writes.slice(1, -1);
     assert.ok(between.length > 0 && between.every((chunk) => chunk === 'ping'), JSON.stringify(writes));
+  });
+
+  test('the body is under way once its first frames are written, once it ended empty, or once destroyed; not when it failed first', async () => {
+    // Whether `promise` settles within `ms`: a short wait where it must not, a long one where it must.
+    const settled = (promise: Promise<void>, ms = 20) => Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
+
+    const release = Promise.withResolvers<void>();
+    const finish = Promise.withResolvers<void>();
+    async function* late(): AsyncGenerator<readonly string[]> {
+      await release.promise;
+      yield ['a'];
+      await finish.promise;
+    }
+    const writing = sink();
+    const waiting = new FrameWriter(late(), asIs);
+    waiting.pipe(writing.writable);
+    assert.equal(await settled(waiting.underWay), false);
+    release.resolve();
+    assert.equal(await settled(waiting.underWay, 5_000), true);
+    assert.deepEqual(writing.writes, ['a']);
+    finish.resolve();
+    await once(writing.writable, 'finish');
+
+    async function* none(): AsyncGenerator<readonly string[]> {}
+    const empty = new FrameWriter(none(), asIs);
+    const emptySink = sink();
+    empty.pipe(emptySink.writable);
+    assert.equal(await settled(empty.underWay, 5_000), true);
+    assert.equal(emptySink.writable.writableEnded, true);
+
+    const hold = Promise.withResolvers<void>();
+    async function* silent(): AsyncGenerator<readonly string[]> {
+      await hold.promise;
+      yield ['never sent'];
+    }
+    const gone = new FrameWriter(silent(), asIs);
+    gone.pipe(sink().writable);
+    assert.equal(await settled(gone.underWay), false);
+    gone.destroy();
+    assert.equal(await settled(gone.underWay, 5_000), true);
+    hold.resolve();
+
+    async function* one(): AsyncGenerator<readonly string[]> {
+      yield ['a'];
+    }
+    const failing = new FrameWriter(one(), () => {
+      throw new Error('boom');
+    });
+    const failed = once(failing, 'error');
+    failing.pipe(sink().writable);
+    await failed;
+    assert.equal(await settled(failing.underWay), false);
   });
 
   describe('in an HTTP response', () => {

@@ -22,7 +22,7 @@ export const PING_FRAME = frame('ping', { type: 'ping' });
 const PING = new KeepAlive(PING_INTERVAL_MS, PING_FRAME);
 const MESSAGE_STOP_FRAME = frame('message_stop', { type: 'message_stop' });
 
-export function sendMessagesStream(reply: FastifyReply, run: StreamRun): FastifyReply {
+export function sendMessagesStream(reply: FastifyReply, run: StreamRun): Promise<void> {
   return sendEventStream(reply, run.events, messagesFrameEncoder(run), PING);
 }
 

@@ -36,7 +36,7 @@ const TERMINAL_EVENT: Record<TerminalStatus, string> = {
   failed: 'response.failed',
 };
 
-export function sendResponsesStream(reply: FastifyReply, run: StreamRun): FastifyReply {
+export function sendResponsesStream(reply: FastifyReply, run: StreamRun): Promise<void> {
   return sendEventStream(reply, run.events, responsesFrameEncoder(run));
 }
 
