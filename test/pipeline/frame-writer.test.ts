@@ -16,6 +16,7 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { setImmediate as setImmediateTurn, setTimeout as sleep } from 'node:timers/promises';
 import { FrameWriter, KeepAlive } from '../../src/http/event-stream.ts';
+import { eventually } from '../chat/helpers.ts';
 
 const asIs = (frame: string): string => frame;
 
@@ -163,8 +164,13 @@ describe('FrameWriter', () => {
   });
 
   test('the body is under way once its first frames are written, once it ended empty, or once destroyed; not when it failed first', async () => {
-    // Whether `promise` settles within `ms`: a short wait where it must not, a long one where it must.
-    const settled = (promise: Promise<void>, ms = 20) => Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
+    // Whether `promise` settles within a few turns of the event loop (where it must not: the body
+    // writes in a turn of its own), or within `ms` (where it must: a bound, not a wait).
+    const turns = async () => {
+      for (let turn = 0; turn < 5; turn++) await setImmediateTurn();
+    };
+    const settled = (promise: Promise<void>, ms?: number) =>
+      Promise.race([promise.then(() => true), (ms === undefined ? turns() : sleep(ms)).then(() => false)]);
 
     const release = Promise.withResolvers<void>();
     const finish = Promise.withResolvers<void>();
@@ -260,12 +266,15 @@ describe('FrameWriter', () => {
     const body = (answer: string) => answer.slice(answer.indexOf('\r\n\r\n') + 4);
     const POST = 'POST / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n';
 
-    /** Three frames, each batch a few milliseconds after the one before. */
+    /**
+     * Three frames, each batch a turn of the event loop after the one before: the body's write of a
+     * batch, scheduled when the batch came, runs before the next one is produced.
+     */
     async function* threeFrames(): AsyncGenerator<readonly string[]> {
       yield ['data: a\n\n'];
-      await sleep(5);
+      await setImmediateTurn();
       yield ['data: bb\n\n'];
-      await sleep(5);
+      await setImmediateTurn();
       yield ['data: ccc\n\n'];
     }
 
@@ -316,19 +325,18 @@ describe('FrameWriter', () => {
           await setImmediateTurn();
         }
       }
-      const { server, port } = await frameServer(frames);
+      const { server, port, writesOf } = await frameServer(frames);
       const client = connect(port, '127.0.0.1');
       try {
         await once(client, 'connect');
         client.pause();
         client.write(POST);
-        // Until the kernel's buffers of the connection are full and its own holds a frame.
-        let before = -1;
-        while (produced !== before) {
-          before = produced;
-          await sleep(50);
-        }
-        assert.ok(produced < COUNT, `the body kept pulling frames nobody read (${produced})`);
+        // Once the kernel's buffers of the connection are full, its own fills up past its mark...
+        await eventually(async () => assert.ok([...writesOf.keys()].some((connection) => connection.writableNeedDrain)));
+        // ...and the body asks for no more frames (one in flight at most) however many turns pass.
+        const atFull = produced;
+        for (let turn = 0; turn < 20; turn++) await setImmediateTurn();
+        assert.ok(produced <= atFull + 1 && produced < COUNT, `the body kept pulling frames nobody read (${atFull} → ${produced})`);
         let received = 0;
         const ended = Promise.withResolvers<void>();
         client.on('data', (chunk: Buffer) => {
