@@ -104,6 +104,28 @@ describe('CPU bars', () => {
   });
 });
 
+describe('p99 bars at the paced rate', () => {
+  /** A workload paced on the gateway and the bare proxy, with these p99s (ms). */
+  const paced = (id: WorkloadId, gateway: number, bare: number): WorkloadResult => {
+    const result = (p99: number) => ({ ok: true as const, value: { rate: 500, sent: 1, completed: 1, failed: 0, achievedRate: 500, latency: { count: 1, p50: 1, p90: 1, p99, mean: 1, max: p99 } } });
+    return { id, title: id, skipped: {}, targets: { gateway: { paced: result(gateway) }, 'bare-proxy': { paced: result(bare) } } };
+  };
+  const bar = (workloads: readonly WorkloadResult[], start: string) => checkBars(run(workloads)).find((check) => check.bar.startsWith(start))!;
+
+  test("plain chat within 1 ms of the bare proxy's p99, each streamed workload within 10 ms", () => {
+    assert.deepEqual(bar([paced('chat', 5, 4)], 'chat p99'), { bar: 'chat p99 at 500 req/s ≤ 1 ms above the bare proxy', measured: '+1.000 ms', met: true });
+    assert.equal(bar([paced('chat', 5.5, 4)], 'chat p99').met, false);
+    assert.deepEqual(bar([paced('chat-stream', 14, 4)], 'chat-stream p99'), {
+      bar: 'chat-stream p99 at 500 req/s ≤ 10 ms above the bare proxy',
+      measured: '+10.000 ms',
+      met: true,
+    });
+    assert.equal(bar([paced('messages-stream', 14.5, 4)], 'messages-stream p99').met, false);
+    assert.equal(bar([paced('messages-stream', 3, 4)], 'messages-stream p99').measured, '-1.000 ms');
+    assert.deepEqual(bar([], 'messages-stream p99'), { bar: 'messages-stream p99 at 500 req/s ≤ 10 ms above the bare proxy', measured: '—', met: null });
+  });
+});
+
 describe('bench report', () => {
   test('key limits A/B: the rounds, the median, and the bar met only with Redis counters at ≤ 10 µs', () => {
     const limitsAb = (counters: 'redis' | 'memory', differences: number[]) => ({
