@@ -107,7 +107,10 @@ describe('CPU bars', () => {
 describe('p99 bars at the paced rate', () => {
   /** A workload paced on the gateway and the bare proxy, with these p99s (ms). */
   const paced = (id: WorkloadId, gateway: number, bare: number): WorkloadResult => {
-    const result = (p99: number) => ({ ok: true as const, value: { rate: 500, sent: 1, completed: 1, failed: 0, achievedRate: 500, latency: { count: 1, p50: 1, p90: 1, p99, mean: 1, max: p99 } } });
+    const result = (p99: number) => ({
+      ok: true as const,
+      value: { rate: 500, sent: 1, completed: 1, failed: 0, achievedRate: 500, latency: { count: 1, p50: 1, p90: 1, p99, mean: 1, max: p99 } },
+    });
     return { id, title: id, skipped: {}, targets: { gateway: { paced: result(gateway) }, 'bare-proxy': { paced: result(bare) } } };
   };
   const bar = (workloads: readonly WorkloadResult[], start: string) => checkBars(run(workloads)).find((check) => check.bar.startsWith(start))!;
