@@ -368,14 +368,19 @@ function streamCpuBar(workloads: readonly WorkloadResult[], pair: (typeof STREAM
 const CHAT_P99_BOUND_MS = 1;
 const STREAM_P99_BOUND_MS = 10;
 
-function pacedP99Bar(workloads: readonly WorkloadResult[], id: WorkloadId, rate: number, boundMs: number): BarCheck {
-  const targets = workloads.find((workload) => workload.id === id)?.targets;
-  const added = difference(value(targets?.gateway?.paced)?.latency?.p99, value(targets?.['bare-proxy']?.paced)?.latency?.p99);
+/** A bar on what the gateway adds to a latency of the bare proxy's (ms), met up to `boundMs`. */
+function addedLatencyBar(bar: string, added: number | null, boundMs: number): BarCheck {
   return {
-    bar: `${id} p99 at ${rate} req/s ≤ ${boundMs} ms above the bare proxy`,
+    bar,
     measured: added === null ? '—' : `${added >= 0 ? '+' : ''}${added.toFixed(3)} ms`,
     met: added === null ? null : added <= boundMs,
   };
+}
+
+function pacedP99Bar(workloads: readonly WorkloadResult[], id: WorkloadId, rate: number, boundMs: number): BarCheck {
+  const targets = workloads.find((workload) => workload.id === id)?.targets;
+  const added = difference(value(targets?.gateway?.paced)?.latency?.p99, value(targets?.['bare-proxy']?.paced)?.latency?.p99);
+  return addedLatencyBar(`${id} p99 at ${rate} req/s ≤ ${boundMs} ms above the bare proxy`, added, boundMs);
 }
 
 /**
@@ -400,21 +405,13 @@ export function checkBars(results: Omit<BenchResults, 'bars' | 'finishedAt'>): B
   });
 
   const addedAtOne = difference(value(gateway?.concurrencyOne)?.latency?.p50, value(bare?.concurrencyOne)?.latency?.p50);
-  bars.push({
-    bar: 'chat added latency at concurrency 1 (p50) ≤ 0.1 ms over the bare proxy',
-    measured: addedAtOne === null ? '—' : `${addedAtOne >= 0 ? '+' : ''}${addedAtOne.toFixed(3)} ms`,
-    met: addedAtOne === null ? null : addedAtOne <= 0.1,
-  });
+  bars.push(addedLatencyBar('chat added latency at concurrency 1 (p50) ≤ 0.1 ms over the bare proxy', addedAtOne, 0.1));
 
   bars.push(pacedP99Bar(results.workloads, 'chat', results.settings.pacedRate, CHAT_P99_BOUND_MS));
 
   const ttfb = results.ttfb;
   const addedFirstByte = difference(value(ttfb?.targets.gateway)?.firstByte?.p50, value(ttfb?.targets['bare-proxy'])?.firstByte?.p50);
-  bars.push({
-    bar: 'streaming adds ≤ 1 ms to time to first byte (p50, over the bare proxy)',
-    measured: addedFirstByte === null ? '—' : `${addedFirstByte >= 0 ? '+' : ''}${addedFirstByte.toFixed(3)} ms`,
-    met: addedFirstByte === null ? null : addedFirstByte <= 1,
-  });
+  bars.push(addedLatencyBar('streaming adds ≤ 1 ms to time to first byte (p50, over the bare proxy)', addedFirstByte, 1));
 
   const streams = value(results.concurrentStreams?.targets.gateway);
   const peak = mb(streams?.peakRssBytes);

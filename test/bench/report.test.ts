@@ -104,12 +104,55 @@ describe('CPU bars', () => {
   });
 });
 
+/** A latency summary with this p50 and p99 (ms). */
+const latency = (p50: number, p99: number) => ({ count: 1, p50, p90: p99, p99, mean: p50, max: p99 });
+
+describe('added latency bars', () => {
+  const bar = (results: Run, start: string) => checkBars(results).find((check) => check.bar.startsWith(start))!;
+
+  test("chat at concurrency 1: met up to 0.1 ms over the bare proxy's p50", () => {
+    const atOne = (gateway: number, bare: number): WorkloadResult => {
+      const result = (p50: number) => ({
+        ok: true as const,
+        value: { connections: 1, durationSeconds: 1, completed: 1, completedInRun: 1, requestsPerSecond: 1, non2xx: 0, errors: 0, latency: latency(p50, p50) },
+      });
+      return {
+        id: 'chat',
+        title: 'chat',
+        skipped: {},
+        targets: { gateway: { concurrencyOne: result(gateway) }, 'bare-proxy': { concurrencyOne: result(bare) } },
+      };
+    };
+    assert.deepEqual(bar(run([atOne(0.25, 0.15)]), 'chat added latency'), {
+      bar: 'chat added latency at concurrency 1 (p50) ≤ 0.1 ms over the bare proxy',
+      measured: '+0.100 ms',
+      met: true,
+    });
+    assert.equal(bar(run([atOne(0.3, 0.15)]), 'chat added latency').met, false);
+    assert.equal(bar(run([]), 'chat added latency').met, null);
+  });
+
+  test("streaming's time to first byte: met up to 1 ms over the bare proxy's p50", () => {
+    const ttfb = (gateway: number, bare: number): Run['ttfb'] => {
+      const result = (p50: number) => ({ ok: true as const, value: { requests: 1, failed: 0, firstByte: latency(p50, p50), complete: latency(p50, p50) } });
+      return { skipped: {}, targets: { gateway: result(gateway), 'bare-proxy': result(bare) } };
+    };
+    assert.deepEqual(bar({ ...run([]), ttfb: ttfb(1.5, 0.5) }, 'streaming adds'), {
+      bar: 'streaming adds ≤ 1 ms to time to first byte (p50, over the bare proxy)',
+      measured: '+1.000 ms',
+      met: true,
+    });
+    assert.equal(bar({ ...run([]), ttfb: ttfb(1.6, 0.5) }, 'streaming adds').met, false);
+    assert.equal(bar(run([]), 'streaming adds').measured, '—');
+  });
+});
+
 describe('p99 bars at the paced rate', () => {
   /** A workload paced on the gateway and the bare proxy, with these p99s (ms). */
   const paced = (id: WorkloadId, gateway: number, bare: number): WorkloadResult => {
     const result = (p99: number) => ({
       ok: true as const,
-      value: { rate: 500, sent: 1, completed: 1, failed: 0, achievedRate: 500, latency: { count: 1, p50: 1, p90: 1, p99, mean: 1, max: p99 } },
+      value: { rate: 500, sent: 1, completed: 1, failed: 0, achievedRate: 500, latency: latency(1, p99) },
     });
     return { id, title: id, skipped: {}, targets: { gateway: { paced: result(gateway) }, 'bare-proxy': { paced: result(bare) } } };
   };
