@@ -4,16 +4,19 @@
  * side by side, and saturation runs of 50 connections that take turns between the three, each
  * workload in rounds whose order turns, so that a drift of a shared machine weighs on all of them
  * alike. The gateway's CPU per request (user + system from /proc, all its threads) is read against
- * the bare proxy's of the same round; medians over the rounds.
+ * the bare proxy's of the same round; medians over the rounds. With `--rate=N`, the runs are paced
+ * at N requests per second instead (bench/paced.ts), and each round also gives each contender's p99.
  *
  * `node bench/builds-ab.ts --before=<checkout of the other build> [--only=images,chat]
- * [--rounds=6] [--seconds=3] [--cpu-prof=DIR]`; `--cpu-prof` profiles this checkout's gateway. Without `--before`, only this checkout's gateway and the bare proxy.
+ * [--rounds=6] [--seconds=3] [--rate=N] [--cpu-prof=DIR]`; `--cpu-prof` profiles this checkout's
+ * gateway. Without `--before`, only this checkout's gateway and the bare proxy.
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { buildsToMeasure, REPO_ROOT } from './builds.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { runClosedLoop } from './load.ts';
+import { runPaced } from './paced.ts';
 import { CORE_UNDER_TEST, cpuSeconds, readyLine, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import { type Workload, workloadOf } from './workloads.ts';
@@ -26,16 +29,29 @@ interface Contender {
   request(workload: Workload): RequestSpec;
 }
 
-/** The CPU per 2xx answer (µs) of one saturation run, and its throughput. */
-async function saturate(contender: Contender, workload: Workload, seconds: number): Promise<{ readonly cpu: number; readonly rps: number }> {
+/** What one run of a contender gave: CPU per 2xx answer (µs), throughput, and the p99 (ms) of a paced run. */
+interface RunFigures {
+  readonly cpu: number;
+  readonly rps: number;
+  readonly p99: number | null;
+}
+
+/** A saturation run of 50 connections, or, given a rate, a run paced at it. */
+async function measure(contender: Contender, workload: Workload, seconds: number, rate: number | undefined): Promise<RunFigures> {
+  const endpoint = { origin: contender.origin, request: contender.request(workload) };
   const before = cpuSeconds(contender.pid)!;
-  const run = await runClosedLoop(
-    { origin: contender.origin, request: contender.request(workload) },
-    { connections: 50, durationSeconds: seconds, timeoutMs: 60_000 },
-  );
+  const run =
+    rate === undefined
+      ? await runClosedLoop(endpoint, { connections: 50, durationSeconds: seconds, timeoutMs: 60_000 })
+      : await runPaced(endpoint, { rate, durationSeconds: seconds, timeoutMs: 60_000 });
   const after = cpuSeconds(contender.pid)!;
-  if (run.non2xx > 0 || run.errors > 0) throw new Error(`${contender.name} · ${workload.id}: ${run.non2xx} answers were not 2xx, ${run.errors} errors`);
-  return { cpu: ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun, rps: run.requestsPerSecond };
+  const [answered, failed] = 'non2xx' in run ? [run.completedInRun, run.non2xx + run.errors] : [run.completed, run.failed];
+  if (failed > 0) throw new Error(`${contender.name} · ${workload.id}: ${failed} requests failed or were not answered with a 2xx`);
+  return {
+    cpu: ((after.user + after.system - before.user - before.system) * 1e6) / answered,
+    rps: 'non2xx' in run ? run.requestsPerSecond : run.achievedRate,
+    p99: 'non2xx' in run ? null : (run.latency?.p99 ?? null),
+  };
 }
 
 function gatewayContender(name: string, gateway: RunningGateway): Contender {
@@ -49,12 +65,14 @@ async function main(): Promise<void> {
       only: { type: 'string', default: 'images,chat' },
       rounds: { type: 'string', default: '6' },
       seconds: { type: 'string', default: '3' },
+      rate: { type: 'string' },
       'cpu-prof': { type: 'string' },
     },
   });
   const workloads = values.only.split(',').map(workloadOf);
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
+  const rate = values.rate === undefined ? undefined : Number(values.rate);
   const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);
   const gateways: RunningGateway[] = [];
   try {
@@ -75,30 +93,31 @@ async function main(): Promise<void> {
       gateways.push(gateway);
       contenders.push(gatewayContender(name, gateway));
     }
-    console.log(`load average at start: ${loadavg()[0].toFixed(2)}; ${rounds} rounds of ${seconds} s per contender and workload`);
+    const pace = rate === undefined ? '' : `, paced at ${rate}/s`;
+    console.log(`load average at start: ${loadavg()[0].toFixed(2)}; ${rounds} rounds of ${seconds} s per contender and workload${pace}`);
     // A process just started costs more per request for its first seconds of load.
-    for (const contender of contenders) for (let i = 0; i < 3; i++) for (const workload of workloads) await saturate(contender, workload, 1);
+    for (const contender of contenders) for (let i = 0; i < 3; i++) for (const workload of workloads) await measure(contender, workload, 1, undefined);
     for (const workload of workloads) {
-      const figures = new Map<string, { cpu: number[]; rps: number[] }>(contenders.map((contender) => [contender.name, { cpu: [], rps: [] }]));
+      const figures = new Map<string, RunFigures[]>(contenders.map((contender) => [contender.name, []]));
       for (let round = 0; round < rounds; round++) {
         const order = contenders.map((_, index) => contenders[(index + round) % contenders.length]);
-        const line: string[] = [];
-        for (const contender of order) {
-          const { cpu, rps } = await saturate(contender, workload, seconds);
-          figures.get(contender.name)!.cpu.push(cpu);
-          figures.get(contender.name)!.rps.push(rps);
-        }
-        for (const contender of contenders) {
-          const cpu = figures.get(contender.name)!.cpu.at(-1)!;
-          line.push(`${contender.name} ${cpu.toFixed(1)} µs${contender.name === 'bare' ? '' : ` (${(cpu / figures.get('bare')!.cpu.at(-1)!).toFixed(2)}×)`}`);
-        }
+        for (const contender of order) figures.get(contender.name)!.push(await measure(contender, workload, seconds, rate));
+        const bare = figures.get('bare')!.at(-1)!;
+        const line = contenders.map((contender) => {
+          const { cpu, p99 } = figures.get(contender.name)!.at(-1)!;
+          const times = contender.name === 'bare' ? '' : ` (${(cpu / bare.cpu).toFixed(2)}×)`;
+          return `${contender.name} ${cpu.toFixed(1)} µs${times}${p99 === null ? '' : `, p99 ${p99.toFixed(1)} ms`}`;
+        });
         console.log(`${workload.id} round ${round + 1}: ${line.join(', ')}`);
       }
-      const bareCpu = figures.get('bare')!.cpu;
+      const bareCpu = figures.get('bare')!.map((run) => run.cpu);
       const summary = contenders.map((contender) => {
-        const { cpu, rps } = figures.get(contender.name)!;
+        const runs = figures.get(contender.name)!;
+        const cpu = runs.map((run) => run.cpu);
         const ratios = contender.name === 'bare' ? '' : `, median ratio to bare ${median(cpu.map((value, index) => value / bareCpu[index])).toFixed(2)}×`;
-        return `${contender.name} median ${median(cpu).toFixed(1)} µs${ratios}, ${median(rps).toFixed(0)} req/s`;
+        const p99s = runs.flatMap((run) => (run.p99 === null ? [] : [run.p99]));
+        const p99 = p99s.length === 0 ? '' : `, median p99 ${median(p99s).toFixed(1)} ms`;
+        return `${contender.name} median ${median(cpu).toFixed(1)} µs${ratios}, ${median(runs.map((run) => run.rps)).toFixed(0)} req/s${p99}`;
       });
       console.log(`${workload.id}: ${summary.join('; ')}`);
     }
