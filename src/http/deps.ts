@@ -14,6 +14,7 @@ import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import type { RequestLogRecord } from '../storage/store.ts';
 import type { AccessLog } from './access-log.ts';
 import type { Drain } from './drain.ts';
+import type { StreamsCut } from '../pipeline/pipeline.ts';
 import type { Store } from '../storage/store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 
@@ -45,7 +46,7 @@ export interface AppDeps {
   /** The server's stop: draining, then its remaining streams cut (drain.ts). */
   readonly drain: Drain;
   /** `drain.streamsCut`, where the pipeline looks for it. */
-  readonly streamsCut: AbortSignal;
+  readonly streamsCut: StreamsCut;
   /** One line per request at `info` (access-log.ts). */
   readonly accessLog: AccessLog;
   /** `accessLog.note`, where the pipeline looks for it. */

@@ -40,6 +40,14 @@ import type { CallInput, CompletedCall, Payer, RenderResult } from './types.ts';
 import type { CallTrace, Tracing } from '../telemetry/tracing.ts';
 
 /** What the core needs of the application; the server's dependencies satisfy it. */
+/** What a stream sees of a stopping server (http/drain.ts). */
+export interface StreamsCut {
+  /** Aborted, with the GatewayError to end them with, when the server cuts its remaining streams. */
+  readonly signal: AbortSignal;
+  /** A stream began; the function it returns is called once the stream has ended. */
+  opened(): () => void;
+}
+
 export interface PipelineDeps {
   readonly config: GatewayConfig;
   readonly store: LedgerStore & RequestLogStore;
@@ -53,8 +61,8 @@ export interface PipelineDeps {
   readonly limiter?: Limiter;
   /** Endpoint breakers and observed figures (routing/endpoint-health.ts); plans run as selected when absent. */
   readonly health?: EndpointHealth;
-  /** Aborted, with the GatewayError to end them with, when a stopping server cuts its remaining streams. */
-  readonly streamsCut?: AbortSignal;
+  /** How a stopping server cuts its remaining streams, and learns when they have ended. */
+  readonly streamsCut?: StreamsCut;
   /** Told every request log row as it is recorded (the access log line of its request, http/access-log.ts). */
   readonly onRecord?: (record: RequestLogRecord) => void;
   /** Spans of job runs (a request's own span comes with its input); undefined when tracing is off. */
@@ -146,7 +154,7 @@ export class Pipeline {
   }
 
   /** See PipelineDeps.streamsCut. */
-  get streamsCut(): AbortSignal | undefined {
+  get streamsCut(): StreamsCut | undefined {
     return this.#deps.streamsCut;
   }
 

@@ -58,8 +58,15 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
   // A stopping server cuts the streams still running at its deadline (server/serve.ts): the
   // reason, a GatewayError, is what the client is told in the stream.
-  const onCut = () => upstream.abort(pipeline.streamsCut?.reason);
-  pipeline.streamsCut?.addEventListener('abort', onCut, { once: true });
+  const cut = pipeline.streamsCut;
+  const onCut = () => upstream.abort(cut?.signal.reason);
+  cut?.signal.addEventListener('abort', onCut, { once: true });
+  // Counted until it has ended, so that the stopping server closes its connection only after it.
+  const streamEnded = cut?.opened();
+  const ended = () => {
+    cut?.signal.removeEventListener('abort', onCut);
+    streamEnded?.();
+  };
   const signal = upstream.signal;
   prepared.trace?.expectRecord();
   try {
@@ -75,10 +82,10 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
       render,
       signal,
       abortUpstream: () => upstream.abort(),
-      ended: () => pipeline.streamsCut?.removeEventListener('abort', onCut),
+      ended,
     });
   } catch (error) {
-    pipeline.streamsCut?.removeEventListener('abort', onCut);
+    ended();
     throw await metered.fail(error);
   }
 }
@@ -254,7 +261,7 @@ export class PipelineStream<Body> implements StreamRun {
 
   /** The error a stopping server cut the stream with, when that is why its upstream was aborted. */
   #cutReason(): GatewayError | undefined {
-    const cut = this.#input.pipeline.streamsCut;
+    const cut = this.#input.pipeline.streamsCut?.signal;
     return cut !== undefined && this.#input.signal.reason === cut.reason ? (cut.reason as GatewayError) : undefined;
   }
 

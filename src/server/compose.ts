@@ -102,9 +102,6 @@ export interface GatewayRuntime {
   cutStreams(): void;
 }
 
-/** How long cut streams have to write their last event before their connections are closed. */
-const CUT_GRACE_MS = 1_000;
-
 const DEFAULT_MAINTENANCE_INTERVAL_MS = 30_000;
 const DEFAULT_JOB_DRAIN_MS = 10_000;
 
@@ -273,12 +270,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
     blobs: { store: outputs.blobs, lifetimeMs: REQUEST_LOG_LIFETIME_MS },
   });
   let closing: Promise<void> | undefined;
-  const cutStreams = () => {
-    if (deps.drain.streamsCut.aborted) return;
-    deps.drain.cutStreams();
-    // The cut streams write their error event and end; a connection still open after that is closed.
-    setTimeout(() => app.server.closeAllConnections(), CUT_GRACE_MS).unref();
-  };
+  // The cut streams write their error event and end; a connection still open after that is closed.
+  const cutStreams = () => deps.drain.cutStreams(() => app.server.closeAllConnections());
   return {
     app,
     deps,

@@ -1,0 +1,55 @@
+/**
+ * When a stopping server closes its connections after cutting its streams (src/http/drain.ts): a
+ * grace after the last cut stream has ended, however long the streams take to settle, or at the
+ * backstop. The process-level drain is test/platform/drain.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { mock } from 'node:test';
+import { CUT_BACKSTOP_MS, CUT_GRACE_MS, Drain } from '../../src/http/drain.ts';
+
+describe('cutting the streams of a stopping server', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  test('the streams are told why; the connections close a grace after the last one ended, not before', () => {
+    const drain = new Drain();
+    const ends = [drain.streamsCut.opened(), drain.streamsCut.opened()];
+    let closed = 0;
+    drain.cutStreams(() => closed++);
+    assert.equal(drain.streamsCut.signal.aborted, true);
+    assert.equal((drain.streamsCut.signal.reason as { message: string }).message, 'The server is shutting down; retry the request.');
+    assert.equal(drain.draining, true);
+    // Settling takes a while (a database write, the tokenizer's first load on a busy machine).
+    mock.timers.tick(CUT_GRACE_MS * 3);
+    ends[0]();
+    ends[0]();
+    mock.timers.tick(CUT_GRACE_MS * 3);
+    assert.equal(closed, 0, 'a stream still settling keeps the connections open');
+    ends[1]();
+    mock.timers.tick(CUT_GRACE_MS - 1);
+    assert.equal(closed, 0);
+    mock.timers.tick(1);
+    assert.equal(closed, 1);
+    mock.timers.tick(CUT_BACKSTOP_MS);
+    drain.cutStreams(() => closed++);
+    assert.equal(closed, 1, 'once');
+  });
+
+  test('with no stream open, a grace after the cut; with one that never ends, at the backstop', () => {
+    const none = new Drain();
+    let closedNone = 0;
+    none.cutStreams(() => closedNone++);
+    mock.timers.tick(CUT_GRACE_MS);
+    assert.equal(closedNone, 1);
+
+    const stuck = new Drain();
+    stuck.streamsCut.opened();
+    let closedStuck = 0;
+    stuck.cutStreams(() => closedStuck++);
+    mock.timers.tick(CUT_BACKSTOP_MS - 1);
+    assert.equal(closedStuck, 0);
+    mock.timers.tick(1);
+    assert.equal(closedStuck, 1);
+  });
+});
