@@ -112,6 +112,32 @@ export function assertLedgerExact(totals: LedgerTotals, shown: ShownBalance): vo
   assert.deepEqual(shown, { balance: totals.balance, reserved: totals.reserved, available: totals.credits - totals.charges - totals.openHolds });
 }
 
+/**
+ * What a failed ledger assertion on PostgreSQL needs to be understood: the account's reservations
+ * (any status; who held each, when it closed), the instances' heartbeats as old as the database's
+ * clock makes them, and each server's log lines about holds and beats.
+ */
+export async function ledgerDiagnosis(admin: pg.Client, accountId: string, servers: readonly Server[]): Promise<string> {
+  const { rows: reservations } = await admin.query(
+    `SELECT id, status, amount::text, holder_kind, holder_id, lease, created_at::text, closed_at::text
+     FROM reservations WHERE owner_id = $1 ORDER BY status = 'open' DESC, created_at DESC LIMIT 40`,
+    [accountId],
+  );
+  const { rows: instances } = await admin.query(
+    `SELECT id, heartbeat_at::text, ((extract(epoch FROM clock_timestamp()) * 1000)::bigint - heartbeat_at)::text AS age_ms FROM instances`,
+  );
+  const logLines = servers.map((server, index) =>
+    server.process
+      .output()
+      .split('\n')
+      .filter((line) => /lapsed|heartbeat|PostgreSQL|slice/i.test(line))
+      .slice(-20)
+      .map((line) => `[${index}] ${line}`)
+      .join('\n'),
+  );
+  return `\nreservations: ${JSON.stringify(reservations)}\ninstances: ${JSON.stringify(instances)}\nlogs:\n${logLines.join('\n')}`;
+}
+
 /** A fresh PostgreSQL database for server processes to share, and a client that reads it. */
 export interface ServerSchema {
   /** `DATABASE_URL` of the database: what each server process is given. */

@@ -15,7 +15,17 @@ import { dump } from 'js-yaml';
 import { DEMO_CONFIG_PATH, loadConfigFile } from '../../src/config/load.ts';
 import { usdToPicos } from '../../src/core/money.ts';
 import { SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
-import { assertLedgerExact, fundedAccount, LEDGER_TOTALS_SQL, ledgerTotals, serverSchema, shownBalance, startServer, type Server } from '../helpers/servers.ts';
+import {
+  assertLedgerExact,
+  fundedAccount,
+  LEDGER_TOTALS_SQL,
+  ledgerDiagnosis,
+  ledgerTotals,
+  serverSchema,
+  shownBalance,
+  startServer,
+  type Server,
+} from '../helpers/servers.ts';
 
 /**
  * billing.instance_lapse_seconds of the PostgreSQL instances (they beat every third of it): long
@@ -56,15 +66,6 @@ async function openStream(server: Server, key: string, abort: AbortController): 
   await reader.read();
   // The rest is left unread; the stream ends with the server or when the test aborts it.
   reader.read().catch(() => undefined);
-}
-
-/** The account's open reservations as rows (holder, amount), for a failure's message. */
-async function openHolds(admin: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }, accountId: string): Promise<string> {
-  const { rows } = await admin.query(
-    "SELECT holder_kind, holder_id, amount, lease FROM reservations WHERE owner_kind = 'account' AND owner_id = $1 AND status = 'open' ORDER BY created_at",
-    [accountId],
-  );
-  return JSON.stringify(rows);
 }
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
@@ -142,7 +143,8 @@ describe('credit after a crash', () => {
       // The survivor's hold alone first, so that each figure below is read, not inferred.
       await openStream(survivor, key, abortSurvivor);
       const survivorHold = (await shownBalance(survivor, accountId)).reserved;
-      assert.ok(survivorHold > 0n, "the survivor's stream holds credit");
+      const diagnosis = () => ledgerDiagnosis(admin, accountId, [doomed, survivor]);
+      assert.ok(survivorHold > 0n, `the survivor's stream holds credit${await diagnosis()}`);
       await openStream(doomed, key, abortDoomed);
       await openStream(doomed, key, abortDoomed);
       const held = await until(
@@ -150,7 +152,7 @@ describe('credit after a crash', () => {
         (balance) => balance.reserved === 3n * survivorHold,
         30_000,
       );
-      assert.equal(held.reserved, 3n * survivorHold, `three equal holds; open: ${await openHolds(admin, accountId)}`);
+      assert.equal(held.reserved, 3n * survivorHold, `three equal holds${await diagnosis()}`);
 
       await doomed.process.stop('SIGKILL');
       abortDoomed.abort();
@@ -159,7 +161,7 @@ describe('credit after a crash', () => {
         (balance) => balance.reserved === survivorHold,
         60_000,
       );
-      assert.equal(shown.reserved, survivorHold, `the dead instance's holds are released, the live one's kept; open: ${await openHolds(admin, accountId)}`);
+      assert.equal(shown.reserved, survivorHold, `the dead instance's holds are released, the live one's kept${await diagnosis()}`);
       assert.equal(shown.available, usdToPicos('5') - survivorHold);
       await survivor.process.waitFor(/released the credit holds of lapsed instances/);
       assertLedgerExact(ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]), shown);
