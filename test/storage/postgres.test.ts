@@ -12,6 +12,7 @@ import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { GatewayError } from '../../src/core/errors.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
+import { LIVE_SESSION_LAPSES } from '../../src/storage/postgres/instances.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
 import { openStore, SQLITE_FILE_NAME } from '../../src/storage/open-store.ts';
 import type { OwnerRef, Store } from '../../src/storage/store.ts';
@@ -167,6 +168,45 @@ describe('postgres specifics', () => {
       await lost.close();
       await liveA.close();
       await liveB.close();
+    }
+  });
+
+  test('an instance whose beats come late keeps its holds while its database session is open, up to the backstop; a cut one loses them after the lapse', async () => {
+    const schema = newSchema();
+    const lapseMs = 2_000;
+    const open = (databaseUrl: string, beatLapseMs: number) => openStore({ databaseUrl, dataDir, schema, poolSize: 2, heartbeat: { lapseMs: beatLapseMs } });
+    const judge = await open(TEST_DATABASE_URL, lapseMs);
+    // Both beat once, when they open, and not again for minutes: their heartbeats age alike. One is
+    // a live instance starved of its beats (its session stays open); the other reaches the database
+    // through a relay the test cuts, as a killed process's connections close.
+    const late = await open(TEST_DATABASE_URL, 600_000);
+    const proxy = await startProxy(new URL(TEST_DATABASE_URL));
+    const url = new URL(TEST_DATABASE_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const cut = await open(url.href, 600_000);
+    try {
+      const owner = { kind: 'account', id: (await judge.createAccount({ name: 'late beats' })).id } as const;
+      await judge.addCredit(owner, 1_000n);
+      const expiresAt = Date.now() + 600_000;
+      const lateHold = (await late.reserve({ owner, amount: 200n, requestId: null, expiresAt }))!;
+      const cutHold = (await cut.reserve({ owner, amount: 300n, requestId: null, expiresAt }))!;
+      await proxy.shutDown();
+
+      const status = async (id: string) => (await judge.getReservation(id))?.status;
+      const deadline = Date.now() + 60_000;
+      while ((await status(cutHold.id)) === 'open' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await status(cutHold.id), 'released', "the cut instance's hold is released once its heartbeat lapsed");
+      assert.equal(await status(lateHold.id), 'open', `the late one's is kept while its session is open (the backstop is ${LIVE_SESSION_LAPSES} lapses)`);
+
+      while ((await status(lateHold.id)) === 'open' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await status(lateHold.id), 'released', 'past the backstop, a live session does not keep a silent instance alive');
+      assert.deepEqual(await judge.getBalance(owner), { balance: 1_000n, reserved: 0n, available: 1_000n });
+      await assertLedgerConsistent(judge, owner, [lateHold.id, cutHold.id]);
+    } finally {
+      await proxy.shutDown();
+      await cut.close();
+      await late.close();
+      await judge.close();
     }
   });
 

@@ -810,4 +810,14 @@ CREATE INDEX jobs_waiting ON jobs (kind, status, next_attempt_at, expires_at) WH
     // (request-log.ts). SQLite's trigger is replaced by the same in this version.
     sql: '',
   },
+  {
+    version: 24,
+    name: 'instance sessions',
+    // The database session an instance beats over (postgres/instances.ts): while it is open, the
+    // instance is alive however late its beats come, up to a backstop; a process killed closes it.
+    sql: `
+ALTER TABLE instances ADD COLUMN session_pid INTEGER;
+ALTER TABLE instances ADD COLUMN session_start TIMESTAMPTZ;
+`,
+  },
 ];

@@ -648,4 +648,11 @@ CREATE INDEX jobs_waiting ON jobs (kind, status, next_attempt_at, expires_at) WH
 DROP TRIGGER request_log_usage_rollups;
 `,
   },
+  {
+    version: 24,
+    name: 'instance sessions',
+    // Nothing to change: one SQLite file has one server, which needs no heartbeat (PostgreSQL's
+    // instances record the session they beat over).
+    sql: '',
+  },
 ];

@@ -67,6 +67,8 @@ export interface PostgresConnectionOptions {
   readonly statementTimeoutMs?: number;
   /** The application_name the server shows for these connections (default `gateway`). */
   readonly applicationName?: string;
+  /** Keeps idle connections open instead of closing them after 10 s (the heartbeat's session). */
+  readonly keepIdle?: boolean;
 }
 
 /** Schema names are interpolated into SQL and the startup options, so only plain identifiers pass. */
@@ -81,6 +83,7 @@ export function openPostgresDatabase(options: PostgresConnectionOptions): Postgr
     connectionString: options.connectionString,
     max: options.poolSize,
     connectionTimeoutMillis: 10_000,
+    ...(options.keepIdle === true ? { idleTimeoutMillis: 0 } : {}),
     application_name: options.applicationName ?? 'gateway',
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     types,

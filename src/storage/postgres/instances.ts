@@ -1,15 +1,19 @@
 /**
  * Instance liveness on PostgreSQL. Every serving instance keeps a row in `instances` with a
- * heartbeat, renewed every third of the lapse; at each beat it also releases the credit holds of the
- * instances whose heartbeat is older than the lapse (a process killed, a machine lost), so that a
- * crash keeps credit held for about the lapse instead of the reservations' whole lifetime
- * (docs/billing.md). Heartbeats are stamped and judged on the database's clock, so the clocks of
- * the instances' machines never matter. A stopping instance marks itself lapsed, and the next beat
- * of any instance removes the rows of lapsed instances that hold nothing.
+ * heartbeat, renewed every third of the lapse over a database session of its own; at each beat it
+ * also releases the credit holds of the instances judged gone (a process killed, a machine lost), so
+ * that a crash keeps credit held for about the lapse instead of the reservations' whole lifetime
+ * (docs/billing.md, "Holds of a process that died"). Heartbeats are stamped and judged on the
+ * database's clock, so the clocks of the instances' machines never matter. A stopping instance marks
+ * itself lapsed, and the next beat of any instance removes the rows of lapsed instances that hold
+ * nothing.
  *
- * The cost of a wrong judgement: an instance stalled for longer than the lapse (its event loop or
- * its connection to the database) loses its holds; its requests then settle to nothing (settle
- * finds no open reservation) and go uncharged, never charged twice.
+ * An instance is gone when its heartbeat is older than the lapse and either the session it beats
+ * over has closed (a killed process's connections close with it) or its heartbeat is older than
+ * LIVE_SESSION_LAPSES lapses (a machine lost without closing its connection, or a session behind a
+ * pooler that outlives it). So an instance starved of CPU on a busy host, whose beats come late but
+ * whose session is open, keeps its holds: judged by the heartbeat alone, it lost them, and the
+ * requests it was serving settled to nothing and went uncharged.
  */
 import type { Logger } from '../../core/logger.ts';
 import type { InstanceStore, InstanceVitals } from '../store.ts';
@@ -28,16 +32,23 @@ export interface Heartbeat {
 
 const DATABASE_NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
+/** How many lapses an instance whose session is still open may go without a beat before it is judged gone. */
+export const LIVE_SESSION_LAPSES = 4;
+
 // A beat does not wait for its WAL to reach the disk (synchronous_commit off, for its own
 // transaction): what matters about a beat is that it is seen in time, not that it survives a crash of
-// the database (every instance beats again within a third of the lapse). A beat whose commit waited
-// behind a checkpoint's flush would be seen late, and the instance judged lapsed while it lives.
+// the database (every instance beats again within a third of the lapse). It records the session it
+// is sent over (the server process's id and start), by which a peer tells a live instance whose
+// beats come late from a dead one.
 const BEAT: Statement = {
-  name: 'gateway_instance_beat',
+  name: 'gateway_instance_beat_session',
   text: `WITH durability AS (SELECT set_config('synchronous_commit', 'off', true))
-         INSERT INTO instances (id, started_at, heartbeat_at, vitals)
-         SELECT $1, ${DATABASE_NOW}, ${DATABASE_NOW}, $2 FROM durability
-         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, vitals = excluded.vitals`,
+         INSERT INTO instances (id, started_at, heartbeat_at, vitals, session_pid, session_start)
+         SELECT $1, ${DATABASE_NOW}, ${DATABASE_NOW}, $2, pg_backend_pid(),
+                (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())
+         FROM durability
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, vitals = excluded.vitals,
+                                        session_pid = excluded.session_pid, session_start = excluded.session_start`,
 };
 
 const LIVE: Statement = {
@@ -70,11 +81,18 @@ function vitalsJson(source: VitalsSource): string | null {
 }
 
 // Like the expiry sweep (ledger.ts). The lapsed rows that held nothing at the statement's start are
-// deleted; those whose holds this statement releases go at the next beat.
+// deleted; those whose holds this statement releases go at the next beat. A session another role
+// opened may show no start here (pg_stat_activity hides it): it counts as closed, and the
+// heartbeat alone judges, as it did before sessions were recorded.
 const RELEASE_LAPSED = releaseOpenReservations({
-  name: 'gateway_release_lapsed_holders',
+  name: 'gateway_release_gone_holders',
   before: `lapsed AS (
-           SELECT id FROM instances WHERE heartbeat_at < ${DATABASE_NOW} - $1::bigint AND id <> $2
+           SELECT i.id FROM instances i
+           WHERE i.heartbeat_at < ${DATABASE_NOW} - $1::bigint AND i.id <> $2
+             AND (i.heartbeat_at < ${DATABASE_NOW} - $4::bigint * $1::bigint
+                  OR NOT EXISTS (
+                    SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.session_pid AND a.backend_start = i.session_start
+                  ))
          )`,
   which: `holder_kind = 'instance' AND holder_id IN (SELECT id FROM lapsed)`,
   closedAt: '$3',
@@ -118,7 +136,7 @@ export async function startHeartbeat(
   };
   const release = async () => {
     try {
-      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now()]);
+      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now(), LIVE_SESSION_LAPSES]);
       const released = Number(rows[0].released);
       if (released > 0) logger.info({ count: released }, 'released the credit holds of lapsed instances');
     } catch (error) {

@@ -48,8 +48,8 @@ const SLICES_RETURN_MS = 5_000;
 
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const database = openPostgresDatabase(options);
-  // The heartbeat has a connection of its own (instances.ts).
-  const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1 }) : null;
+  // The heartbeat has a connection of its own, kept open: its session is the instance's (instances.ts).
+  const beating = options.heartbeat ? openPostgresDatabase({ ...options, poolSize: 1, keepIdle: true }) : null;
   // The dashboard's queries have a pool of their own, with a time limit, on a thread of their own
   // (docs/dashboard.md, "What the dashboard costs the gateway"); it starts with the first read.
   const dashboard = openPostgresDashboardReader({
