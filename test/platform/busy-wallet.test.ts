@@ -28,8 +28,9 @@ import {
 
 /**
  * billing.instance_lapse_seconds; the instances beat every third of it. Four gateways under load on
- * a shared machine can starve one of CPU for seconds: a lapse shorter than such a pause would make
- * a live instance lose its holds (docs/billing.md), which is not what this test is about.
+ * a shared machine can starve one of CPU for seconds; a live one keeps its holds while its database
+ * session is open, for up to four lapses (docs/billing.md): a pause longer than that is not what
+ * this test is about.
  */
 const LAPSE_SECONDS = 15;
 const INSTANCES = 4;

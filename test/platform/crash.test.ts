@@ -28,10 +28,10 @@ import {
 } from '../helpers/servers.ts';
 
 /**
- * billing.instance_lapse_seconds of the PostgreSQL instances (they beat every third of it): long
- * enough that a live instance starved of CPU on a busy machine does not look dead. At 6 s, one CI
- * run read two holds where three streams were open before the kill, as when the instance still
- * alive has been judged lapsed and its first hold released.
+ * billing.instance_lapse_seconds of the PostgreSQL instances (they beat every third of it). A live
+ * instance whose beats come late on a busy machine keeps its holds while its database session is
+ * open (docs/billing.md); before sessions were judged, a CI run as loaded as two suites at once saw
+ * the survivor's hold released by the instance about to be killed, its beats late by over 10 s.
  */
 const LAPSE_SECONDS = 10;
 
