@@ -38,9 +38,10 @@ export class Drain {
 
   /**
    * Cuts the streams still running, and calls `closeConnections` once every one of them has ended
-   * and CUT_GRACE_MS has passed, or at CUT_BACKSTOP_MS after the cut, whichever comes first. Once.
+   * and CUT_GRACE_MS has passed, or at CUT_BACKSTOP_MS after the cut, whichever comes first. Once;
+   * with the number of cut streams that had not ended then (0 unless the backstop came first).
    */
-  cutStreams(closeConnections: () => void): void {
+  cutStreams(closeConnections: (unended: number) => void): void {
     if (this.#cut.signal.aborted) return;
     this.#draining = true;
     let closed = false;
@@ -48,7 +49,7 @@ export class Drain {
       if (closed) return;
       closed = true;
       clearTimeout(backstop);
-      closeConnections();
+      closeConnections(this.#open);
     };
     const backstop = setTimeout(close, CUT_BACKSTOP_MS);
     backstop.unref();

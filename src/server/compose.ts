@@ -13,7 +13,7 @@ import { Limiter } from '../limits/limiter.ts';
 import { limitAdmission } from '../http/limits.ts';
 import { MemoryBackend } from '../limits/memory-backend.ts';
 import { AccessLog } from '../http/access-log.ts';
-import { Drain } from '../http/drain.ts';
+import { CUT_BACKSTOP_MS, Drain } from '../http/drain.ts';
 import { breakerSettings } from '../routing/breaker.ts';
 import type { BreakerBackend } from '../routing/breaker-backend.ts';
 import { EndpointHealth, endpointKeys } from '../routing/endpoint-health.ts';
@@ -271,7 +271,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<GatewayRun
   });
   let closing: Promise<void> | undefined;
   // The cut streams write their error event and end; a connection still open after that is closed.
-  const cutStreams = () => deps.drain.cutStreams(() => app.server.closeAllConnections());
+  const cutStreams = () =>
+    deps.drain.cutStreams((unended) => {
+      // Their clients see the connection close instead of the error event.
+      if (unended > 0) options.logger.warn({ streams: unended, afterMs: CUT_BACKSTOP_MS }, 'closed the connections of cut streams that had not ended');
+      app.server.closeAllConnections();
+    });
   return {
     app,
     deps,

@@ -16,7 +16,11 @@ describe('cutting the streams of a stopping server', () => {
     const drain = new Drain();
     const ends = [drain.streamsCut.opened(), drain.streamsCut.opened()];
     let closed = 0;
-    drain.cutStreams(() => closed++);
+    const unended: number[] = [];
+    drain.cutStreams((count) => {
+      closed++;
+      unended.push(count);
+    });
     assert.equal(drain.streamsCut.signal.aborted, true);
     assert.equal((drain.streamsCut.signal.reason as { message: string }).message, 'The server is shutting down; retry the request.');
     assert.equal(drain.draining, true);
@@ -31,6 +35,7 @@ describe('cutting the streams of a stopping server', () => {
     assert.equal(closed, 0);
     mock.timers.tick(1);
     assert.equal(closed, 1);
+    assert.deepEqual(unended, [0], 'every cut stream had ended');
     mock.timers.tick(CUT_BACKSTOP_MS);
     drain.cutStreams(() => closed++);
     assert.equal(closed, 1, 'once');
@@ -46,10 +51,15 @@ describe('cutting the streams of a stopping server', () => {
     const stuck = new Drain();
     stuck.streamsCut.opened();
     let closedStuck = 0;
-    stuck.cutStreams(() => closedStuck++);
+    let unended = -1;
+    stuck.cutStreams((count) => {
+      closedStuck++;
+      unended = count;
+    });
     mock.timers.tick(CUT_BACKSTOP_MS - 1);
     assert.equal(closedStuck, 0);
     mock.timers.tick(1);
     assert.equal(closedStuck, 1);
+    assert.equal(unended, 1, 'the stream that never ended is counted (the server logs it)');
   });
 });

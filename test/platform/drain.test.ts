@@ -124,8 +124,22 @@ async function drain(server: Server): Promise<void> {
 }
 
 /** After the next server finished the handed-back video: every request ended, every hold closed. */
-async function assertSettled(server: Server, key: string, accountId: string, running: Running, totals: () => Promise<LedgerTotals>): Promise<void> {
-  const received = await running.stream;
+async function assertSettled(
+  drained: Server,
+  server: Server,
+  key: string,
+  accountId: string,
+  running: Running,
+  totals: () => Promise<LedgerTotals>,
+): Promise<void> {
+  const received = await running.stream.catch((error: unknown) => {
+    // What the drained server logged at warning level and above says why (a cut stream not ended at the backstop, …).
+    const warnings = drained.process
+      .output()
+      .split('\n')
+      .filter((line) => /"level":[4-6]0/.test(line));
+    throw new Error(`the stream failed (${String(error)}); the drained server's warnings:\n${warnings.join('\n')}`, { cause: error });
+  });
   assert.doesNotMatch(received, /data: \[DONE\]/, 'the stream did not finish');
   assert.match(received, /"error":\{"message":"The server is shutting down; retry the request\."/, 'it ended with an in-stream error');
 
@@ -163,7 +177,7 @@ describe('graceful drain', () => {
     }
     const next = await startServer(configPath, env);
     try {
-      await assertSettled(next, funded.key, funded.accountId, running, async () => sqliteLedgerTotals(dataDir, funded.accountId));
+      await assertSettled(first, next, funded.key, funded.accountId, running, async () => sqliteLedgerTotals(dataDir, funded.accountId));
     } finally {
       await next.process.stop();
     }
@@ -180,7 +194,7 @@ describe('graceful drain', () => {
       const running = await startWork(first, funded.key);
       other = await startServer(configPath, env);
       await drain(first);
-      await assertSettled(other, funded.key, funded.accountId, running, async () =>
+      await assertSettled(first, other, funded.key, funded.accountId, running, async () =>
         ledgerTotals((await database.admin.query(LEDGER_TOTALS_SQL('$1'), [funded.accountId])).rows[0]),
       );
     } finally {
