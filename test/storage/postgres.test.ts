@@ -128,9 +128,7 @@ describe('postgres specifics', () => {
     // The lost instance reaches the database through a relay the test pulls the plug on: its
     // heartbeat stops as with a killed process or a lost machine.
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
-    const url = new URL(TEST_DATABASE_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const lost = await open(url.href);
+    const lost = await open(proxy.url);
     try {
       const owner = { kind: 'account', id: (await liveA.createAccount({ name: 'lapse' })).id } as const;
       await liveA.addCredit(owner, 1_000n);
@@ -181,9 +179,7 @@ describe('postgres specifics', () => {
     // through a relay the test cuts, as a killed process's connections close.
     const late = await open(TEST_DATABASE_URL, 600_000);
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
-    const url = new URL(TEST_DATABASE_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const cut = await open(url.href, 600_000);
+    const cut = await open(proxy.url, 600_000);
     try {
       const owner = { kind: 'account', id: (await judge.createAccount({ name: 'late beats' })).id } as const;
       await judge.addCredit(owner, 1_000n);
@@ -380,9 +376,7 @@ describe('postgres specifics', () => {
       const heartbeat = { lapseMs: 3_000 };
       const live = await openStore({ databaseUrl: TEST_DATABASE_URL, dataDir, schema, poolSize: 2, heartbeat });
       const proxy = await startProxy(new URL(TEST_DATABASE_URL));
-      const url = new URL(TEST_DATABASE_URL);
-      url.host = `127.0.0.1:${proxy.port}`;
-      const lost = await openStore({ databaseUrl: url.href, dataDir, schema, poolSize: 4, heartbeat });
+      const lost = await openStore({ databaseUrl: proxy.url, dataDir, schema, poolSize: 4, heartbeat });
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       try {
@@ -469,9 +463,7 @@ describe('postgres specifics', () => {
     try {
       const warnings: string[] = [];
       const logger = { debug() {}, info() {}, error() {}, warn: (_details: object, message: string) => void warnings.push(message) };
-      const url = new URL(TEST_DATABASE_URL);
-      url.host = `127.0.0.1:${proxy.port}`;
-      const store = await openStore({ databaseUrl: url.href, dataDir, schema: contractSchema, poolSize: 1, logger });
+      const store = await openStore({ databaseUrl: proxy.url, dataDir, schema: contractSchema, poolSize: 1, logger });
       try {
         await store.currentVersion();
         await proxy.shutDown();
@@ -490,7 +482,8 @@ describe('postgres specifics', () => {
 });
 
 /** A loopback TCP relay to the database that the test can pull the plug on (idempotently). */
-async function startProxy(target: URL): Promise<{ port: number; shutDown(): Promise<void> }> {
+/** A relay to the database at `target`; `url` is `target` reached through it. */
+async function startProxy(target: URL): Promise<{ url: string; shutDown(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
@@ -508,8 +501,10 @@ async function startProxy(target: URL): Promise<{ port: number; shutDown(): Prom
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    port: (server.address() as AddressInfo).port,
+    url: url.href,
     async shutDown() {
       const closed = server.listening ? new Promise((resolve) => server.close(resolve)) : undefined;
       const gone = [...sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve)));
