@@ -94,6 +94,8 @@ export interface Simulator {
    */
   backlogged(): boolean;
   enqueue(...behaviours: Behaviour[]): void;
+  /** Forgets the behaviours not taken yet: a test that failed midway leaves none to the next one. */
+  clearQueue(): void;
   setDefault(behaviour: Behaviour): void;
   /** Drops every connection and stops listening: connections are refused until goOnline(). Nothing the simulator knows is forgotten. */
   goOffline(): Promise<void>;
@@ -162,6 +164,9 @@ export async function startSimulator(definition: SimulatorDefinition): Promise<S
     bytesSent: () => [...sockets].reduce((total, socket) => total + socket.bytesWritten, closedBytes),
     backlogged: () => [...sockets].some((socket) => socket.writableLength > 0),
     enqueue: (...behaviours) => queue.push(...behaviours),
+    clearQueue: () => {
+      queue.length = 0;
+    },
     setDefault: (behaviour) => {
       fallback = behaviour;
     },

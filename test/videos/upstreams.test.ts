@@ -7,7 +7,7 @@
  * ended jobs are announced through signed webhooks (`video.completed`, `video.failed`).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { GatewayConfig } from '../../src/config/schema.ts';
@@ -94,6 +94,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
     after(async () => {
       await gateway.close();
       await Promise.all([veo.close(), pool.close(), receiver.close()]);
+    });
+    // A test that failed before its job took the faults it queued would hand them to the next test.
+    afterEach(() => {
+      veo.clearQueue();
+      pool.clearQueue();
     });
 
     /** The job's hold back in full: no charge since `before`, nothing held. */
