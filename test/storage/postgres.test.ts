@@ -11,6 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { GatewayError } from '../../src/core/errors.ts';
+import { timeOrderedId } from '../../src/core/ids.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/migrations/postgres.ts';
 import { LIVE_SESSION_LAPSES } from '../../src/storage/postgres/instances.ts';
 import { SQLITE_MIGRATIONS } from '../../src/storage/migrations/sqlite.ts';
@@ -203,6 +204,56 @@ describe('postgres specifics', () => {
       await cut.close();
       await late.close();
       await judge.close();
+    }
+  });
+
+  test("a job whose lease lapsed stays with its live instance up to the backstop; a cut instance's is claimed at once", async () => {
+    const schema = newSchema();
+    // Beating once, when they open: their sessions are what tells them alive.
+    const open = (databaseUrl: string) => openStore({ databaseUrl, dataDir, schema, poolSize: 2, heartbeat: { lapseMs: 600_000 } });
+    const live = await open(TEST_DATABASE_URL);
+    const claimer = await open(TEST_DATABASE_URL);
+    const proxy = await startProxy(new URL(TEST_DATABASE_URL));
+    const cut = await open(proxy.url);
+    try {
+      const at = Date.now();
+      const lease = 1_000;
+      const newJob = (createdAt: number) =>
+        ({
+          id: timeOrderedId('resp'),
+          kind: 'response',
+          owner: { kind: 'account', id: 'acct_leases' },
+          keyId: 'key_leases',
+          status: 'queued',
+          payload: null,
+          result: null,
+          reservationId: null,
+          createdAt,
+          expiresAt: at + 86_400_000,
+        }) as const;
+      await live.createJob(newJob(at - 2));
+      await live.createJob(newJob(at - 1));
+      const liveJob = (await live.claimJob('response', live.instanceId, at, at + lease))!;
+      const cutJob = (await cut.claimJob('response', cut.instanceId, at, at + lease))!;
+      assert.notEqual(liveJob.id, cutJob.id);
+      await proxy.shutDown();
+
+      // Once the cut instance's session is gone (its server process ends a moment after the cut).
+      const lapsed = at + lease + 1;
+      let taken = await claimer.claimJob('response', claimer.instanceId, lapsed, lapsed + lease);
+      for (const deadline = Date.now() + 10_000; taken === null && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        taken = await claimer.claimJob('response', claimer.instanceId, lapsed, lapsed + lease);
+      }
+      assert.equal(taken?.id, cutJob.id, "the cut instance's job is claimed once its lease lapsed");
+      assert.equal(await claimer.claimJob('response', claimer.instanceId, lapsed, lapsed + lease), null, "the live instance's is left to it");
+      const backstop = at + LIVE_SESSION_LAPSES * lease + 1;
+      assert.equal((await claimer.claimJob('response', claimer.instanceId, backstop, backstop + lease))?.id, liveJob.id, 'past the backstop it is claimed');
+    } finally {
+      await proxy.shutDown();
+      await cut.close();
+      await claimer.close();
+      await live.close();
     }
   });
 

@@ -6,6 +6,7 @@
 import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
 import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
+import { LIVE_SESSION_LAPSES } from './instances.ts';
 
 /**
  * Queued jobs of each owner a claim ranks first: more than one, for the claimers of other instances
@@ -24,7 +25,9 @@ const INSERT: Statement = {
 };
 const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs WHERE id = $1' };
 // Claimable: queued, parked and due, or in progress with a lapsed (or no) lease; not past its
-// lifetime. The owner with the fewest jobs of the kind under a live lease (a parked job holds none)
+// lifetime. A lapsed lease whose owner is a live instance (its database session open: instances.ts)
+// is left to it for LIVE_SESSION_LAPSES leases in all: an instance starved of CPU on a busy host
+// renews late, and a job taken from it would end failed while its own call goes on. The owner with the fewest jobs of the kind under a live lease (a parked job holds none)
 // goes first, then the owner served longest ago (or never: job_turns, recorded with the claim),
 // then the oldest job. Only the candidates are ranked, never the whole backlog: the owners with
 // queued jobs are found by skipping through jobs_queued_by_owner (one probe per owner), and of each
@@ -74,7 +77,13 @@ const CLAIM: Statement = {
                WHEN j.expires_at < $3 THEN false
                WHEN j.status = 'queued' THEN true
                WHEN j.status <> 'in_progress' THEN false
-               WHEN j.next_attempt_at IS NULL THEN j.lease_until IS NULL OR j.lease_until < $3
+               WHEN j.next_attempt_at IS NULL THEN j.lease_until IS NULL OR (j.lease_until < $3 AND (
+                 j.lease_owner IS NULL OR j.lease_owner = $2
+                 OR j.lease_until < $3 - ${LIVE_SESSION_LAPSES - 1} * ($4::bigint - $3::bigint)
+                 OR NOT EXISTS (
+                   SELECT 1 FROM instances AS i JOIN pg_stat_activity AS a ON a.pid = i.session_pid AND a.backend_start = i.session_start
+                   WHERE i.id = j.lease_owner
+                 )))
                ELSE j.next_attempt_at <= $3
              END
              ORDER BY COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id
