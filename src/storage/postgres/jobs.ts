@@ -29,9 +29,9 @@ const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs W
 // is left to it until LIVE_SESSION_LAPSES leases have passed since its last renewal (the claimer's
 // lease length stands for the owner's): an instance starved of CPU on a busy host renews late, and
 // a job taken from it would end failed while its own call goes on. The owner with the fewest jobs
-// of the kind under a live lease (a parked job holds none) goes first, then the owner served longest ago (or never: job_turns, recorded with the claim),
-// then the oldest job. Only the candidates are ranked, never the whole backlog: the owners with
-// queued jobs are found by skipping through jobs_queued_by_owner (one probe per owner), and of each
+// of the kind under a live lease (a parked job holds none) goes first, then the owner served
+// longest ago (or never: job_turns, recorded with the claim), then the oldest job. Only the
+// candidates are ranked, never the whole backlog: the owners with queued jobs are found by skipping through jobs_queued_by_owner (one probe per owner), and of each
 // the oldest $5 are taken (CANDIDATES_PER_OWNER), beside the jobs in progress (running, lapsed or
 // parked: a few per slot). The claimable test is repeated on the locked row, which another claimer
 // may have changed meanwhile; it is written as a CASE so that the planner cannot match it to a
