@@ -31,18 +31,19 @@ const BY_ID: Statement = { name: 'gateway_jobs_get', text: 'SELECT * FROM jobs W
 // a job taken from it would end failed while its own call goes on. The owner with the fewest jobs
 // of the kind under a live lease (a parked job holds none) goes first, then the owner served
 // longest ago (or never: job_turns, recorded with the claim), then the oldest job. Only the
-// candidates are ranked, never the whole backlog: the owners with queued jobs are found by skipping through jobs_queued_by_owner (one probe per owner), and of each
-// the oldest $5 are taken (CANDIDATES_PER_OWNER), beside the jobs in progress (running, lapsed or
-// parked: a few per slot). The claimable test is repeated on the locked row, which another claimer
-// may have changed meanwhile; it is written as a CASE so that the planner cannot match it to a
-// partial index of the jobs and scan the backlog through it (which it did when the table's
-// statistics were stale): the candidates' ids, through the primary key, are then its only way in.
-// The turn is recorded when another owner has queued jobs, and otherwise when its record is older
-// than TURN_REFRESH_MS: the upsert locks the owner's job_turns row until the claim commits, so
-// recording every claim queued one owner's claims, on every instance, behind one row and one WAL
-// flush each (docs/performance.md, "Background jobs on PostgreSQL"). While an owner is the only one
-// waiting its turn cannot be compared with another's, and when another comes, the record it is
-// compared with is at most that old.
+// candidates are ranked, never the whole backlog: the owners with queued jobs are found by skipping
+// through jobs_queued_by_owner (one probe per owner), and of each the oldest $5 are taken
+// (CANDIDATES_PER_OWNER), beside the jobs in progress (running, lapsed or parked: a few per slot).
+// The claimable test is repeated on the locked row, which another claimer may have changed
+// meanwhile; it is written as a CASE so that the planner cannot match it to a partial index of the
+// jobs and scan the backlog through it (which it did when the table's statistics were stale): the
+// candidates' ids, through the primary key, are then its only way in. The turn is recorded when
+// another owner has queued jobs, and otherwise when its record is older than TURN_REFRESH_MS: the
+// upsert locks the owner's job_turns row until the claim commits, so recording every claim queued
+// one owner's claims, on every instance, behind one row and one WAL flush each
+// (docs/performance.md, "Background jobs on PostgreSQL"). While an owner is the only one waiting
+// its turn cannot be compared with another's, and when another comes, the record it is compared
+// with is at most that old.
 const TURN_REFRESH_MS = 1_000;
 const CLAIM: Statement = {
   name: 'gateway_jobs_claim',
