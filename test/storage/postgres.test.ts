@@ -131,8 +131,7 @@ describe('postgres specifics', () => {
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
     const lost = await open(proxy.url);
     try {
-      const owner = { kind: 'account', id: (await liveA.createAccount({ name: 'lapse' })).id } as const;
-      await liveA.addCredit(owner, 1_000n);
+      const owner = await fundedOwner(liveA, 'lapse', 1_000n);
       const expiresAt = Date.now() + 600_000;
       const lostHold = (await lost.reserve({ owner, amount: 300n, requestId: null, expiresAt }))!;
       const lostSettled = (await lost.reserve({ owner, amount: 100n, requestId: null, expiresAt }))!;
@@ -163,10 +162,7 @@ describe('postgres specifics', () => {
       assert.equal((await liveA.getReservation(holdA.id))?.status, 'open');
       await assertLedgerConsistent(liveA, owner, [lostHold.id, lostSettled.id, holdA.id, holdB.id, leftOpen.id]);
     } finally {
-      await proxy.shutDown();
-      await lost.close();
-      await liveA.close();
-      await liveB.close();
+      await closeAll(proxy, [lost, liveA, liveB]);
     }
   });
 
@@ -182,8 +178,7 @@ describe('postgres specifics', () => {
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
     const cut = await open(proxy.url, 600_000);
     try {
-      const owner = { kind: 'account', id: (await judge.createAccount({ name: 'late beats' })).id } as const;
-      await judge.addCredit(owner, 1_000n);
+      const owner = await fundedOwner(judge, 'late beats', 1_000n);
       const expiresAt = Date.now() + 600_000;
       const lateHold = (await late.reserve({ owner, amount: 200n, requestId: null, expiresAt }))!;
       const cutHold = (await cut.reserve({ owner, amount: 300n, requestId: null, expiresAt }))!;
@@ -200,10 +195,7 @@ describe('postgres specifics', () => {
       assert.deepEqual(await judge.getBalance(owner), { balance: 1_000n, reserved: 0n, available: 1_000n });
       await assertLedgerConsistent(judge, owner, [lateHold.id, cutHold.id]);
     } finally {
-      await proxy.shutDown();
-      await cut.close();
-      await late.close();
-      await judge.close();
+      await closeAll(proxy, [cut, late, judge]);
     }
   });
 
@@ -250,10 +242,7 @@ describe('postgres specifics', () => {
       const backstop = at + LIVE_SESSION_LAPSES * lease + 1;
       assert.equal((await claimer.claimJob('response', claimer.instanceId, backstop, backstop + lease))?.id, liveJob.id, 'past the backstop it is claimed');
     } finally {
-      await proxy.shutDown();
-      await cut.close();
-      await claimer.close();
-      await live.close();
+      await closeAll(proxy, [cut, claimer, live]);
     }
   });
 
@@ -533,6 +522,19 @@ describe('postgres specifics', () => {
 });
 
 /** A loopback TCP relay to the database that the test can pull the plug on (idempotently). */
+/** An account with `credit` pico-USD, made through `store`. */
+async function fundedOwner(store: Store, name: string, credit: bigint): Promise<OwnerRef> {
+  const owner = { kind: 'account', id: (await store.createAccount({ name })).id } as const;
+  await store.addCredit(owner, credit);
+  return owner;
+}
+
+/** Cuts the relay (a second shut-down does nothing), then closes the stores. */
+async function closeAll(proxy: { shutDown(): Promise<void> }, stores: readonly Store[]): Promise<void> {
+  await proxy.shutDown();
+  for (const store of stores) await store.close();
+}
+
 /** A relay to the database at `target`; `url` is `target` reached through it. */
 async function startProxy(target: URL): Promise<{ url: string; shutDown(): Promise<void> }> {
   const sockets = new Set<Socket>();
