@@ -10,8 +10,8 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './builds.ts';
 import { startGateway } from './gateway.ts';
-import { runClosedLoop } from './load.ts';
-import { CORE_UNDER_TEST, cpuSeconds, readyLine, startStandaloneSimulator } from './processes.ts';
+import { cpuPerAnswer, runClosedLoop } from './load.ts';
+import { CORE_UNDER_TEST, readyLine, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import { workloadOf } from './workloads.ts';
 
@@ -23,12 +23,8 @@ const seconds = Number(values.seconds);
 
 /** CPU µs per answered request of the process `pid` over one closed-loop run, and the run's p50 (ms). */
 async function measure(origin: string, pid: number, request: RequestSpec, connections: number): Promise<string> {
-  const before = cpuSeconds(pid)!;
-  const run = await runClosedLoop({ origin, request }, { connections, durationSeconds: seconds, timeoutMs: 60_000 });
-  const after = cpuSeconds(pid)!;
-  if (run.non2xx + run.errors > 0) throw new Error(`${run.non2xx + run.errors} requests failed`);
-  const cpu = ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
-  return `c=${connections} ${cpu.toFixed(0)} µs, p50 ${run.latency?.p50.toFixed(3)} ms`;
+  const { run, micros } = await cpuPerAnswer(pid, { origin, request }, { connections, durationSeconds: seconds, timeoutMs: 60_000 });
+  return `c=${connections} ${micros.toFixed(0)} µs, p50 ${run.latency?.p50.toFixed(3)} ms`;
 }
 
 const { group, upstreamOrigin } = await startStandaloneSimulator(REPO_ROOT);

@@ -12,8 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 import { withInspectedGateway } from './inspector.ts';
-import { runClosedLoop } from './load.ts';
-import { cpuSeconds } from './processes.ts';
+import { cpuPerAnswer, runClosedLoop } from './load.ts';
 import { type Collections, type GcStatistic, sumCollections } from './gc-statistics.ts';
 import { median } from './stats.ts';
 import { type Workload, type WorkloadId, workloadOf } from './workloads.ts';
@@ -47,12 +46,8 @@ await withInspectedGateway({}, async (gateway, session) => {
     for (let round = 0; round < rounds; round++) {
       for (const workload of workloads) {
         await evaluate(START);
-        const before = cpuSeconds(gateway.child.pid)!;
-        const run = await runClosedLoop(endpoint(workload), { connections, durationSeconds: seconds, timeoutMs: 60_000 });
-        const after = cpuSeconds(gateway.child.pid)!;
+        const { run, micros: cpu } = await cpuPerAnswer(gateway.child.pid, endpoint(workload), { connections, durationSeconds: seconds, timeoutMs: 60_000 });
         const collections = sumCollections(JSON.parse((await evaluate(STOP)) as string) as GcStatistic[]);
-        if (run.non2xx > 0 || run.errors > 0) throw new Error(`${workload.id}: ${run.non2xx} answers were not 2xx, ${run.errors} errors`);
-        const cpu = ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
         runs.set(workload.id, [...(runs.get(workload.id) ?? []), { cpu, collections, requests: run.completedInRun }]);
       }
     }

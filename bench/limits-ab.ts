@@ -10,8 +10,8 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { type GatewayStartOptions, startGateway, type RunningGateway } from './gateway.ts';
-import { runClosedLoop } from './load.ts';
-import { cpuSeconds, type ProcessGroup, startStandaloneSimulator } from './processes.ts';
+import { cpuPerAnswer } from './load.ts';
+import { type ProcessGroup, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import { WORKLOADS } from './workloads.ts';
 
@@ -72,11 +72,7 @@ export async function gatewayCpuPerRequest(
   request: RequestSpec,
   durationSeconds: number,
 ): Promise<number> {
-  const before = cpuSeconds(gateway.pid)!;
-  const run = await runClosedLoop({ origin: gateway.origin, request }, { connections: 50, durationSeconds, timeoutMs: 60_000 });
-  const after = cpuSeconds(gateway.pid)!;
-  if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.non2xx} answers were not 2xx, ${run.errors} errors`);
-  return ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun;
+  return (await cpuPerAnswer(gateway.pid, { origin: gateway.origin, request }, { connections: 50, durationSeconds, timeoutMs: 60_000 })).micros;
 }
 
 /** How the A/B benches run a gateway of the checkout at `repoRoot`: the simulator's usual answer, no profile, a data dir of its own. */

@@ -8,6 +8,7 @@
  * the differences this benchmark looks at are tenths of a millisecond.
  */
 import autocannon from 'autocannon';
+import { cpuSeconds } from './processes.ts';
 import type { Endpoint } from './request-spec.ts';
 import { SampleBuffer, summarize, type LatencySummary } from './stats.ts';
 
@@ -97,4 +98,20 @@ export async function runClosedLoop(
     errors,
     latency: summarize(samples.values()),
   };
+}
+
+/**
+ * A closed-loop run with the CPU the process `pid` spent on it: µs per answered request, user and
+ * kernel, all its threads. Throws when an answer was not a 2xx.
+ */
+export async function cpuPerAnswer(
+  pid: number,
+  endpoint: Endpoint,
+  options: { readonly connections: number; readonly durationSeconds: number; readonly timeoutMs: number },
+): Promise<{ readonly run: ClosedLoopResult; readonly micros: number }> {
+  const before = cpuSeconds(pid)!;
+  const run = await runClosedLoop(endpoint, options);
+  const after = cpuSeconds(pid)!;
+  if (run.non2xx > 0 || run.errors > 0) throw new Error(`${run.non2xx} answers were not 2xx, ${run.errors} errors`);
+  return { run, micros: ((after.user + after.system - before.user - before.system) * 1e6) / run.completedInRun };
 }
