@@ -39,7 +39,6 @@ import { selectRoutes } from './select.ts';
 import type { CallInput, CompletedCall, Payer, RenderResult } from './types.ts';
 import type { CallTrace, Tracing } from '../telemetry/tracing.ts';
 
-/** What the core needs of the application; the server's dependencies satisfy it. */
 /** What a stream sees of a stopping server (http/drain.ts). */
 export interface StreamsCut {
   /** Aborted, with the GatewayError to end them with, when the server cuts its remaining streams. */
@@ -48,6 +47,7 @@ export interface StreamsCut {
   opened(): () => void;
 }
 
+/** What the core needs of the application; the server's dependencies satisfy it. */
 export interface PipelineDeps {
   readonly config: GatewayConfig;
   readonly store: LedgerStore & RequestLogStore;

@@ -168,15 +168,19 @@ describe('postgres specifics', () => {
 
   test('an instance whose beats come late keeps its holds while its database session is open, up to the backstop; a cut one loses them after the lapse', async () => {
     const schema = newSchema();
-    const lapseMs = 2_000;
+    const lapseMs = 5_000;
     const open = (databaseUrl: string, beatLapseMs: number) => openStore({ databaseUrl, dataDir, schema, poolSize: 2, heartbeat: { lapseMs: beatLapseMs } });
     const judge = await open(TEST_DATABASE_URL, lapseMs);
-    // Both beat once, when they open, and not again for minutes: their heartbeats age alike. One is
-    // a live instance starved of its beats (its session stays open); the other reaches the database
-    // through a relay the test cuts, as a killed process's connections close.
+    // Both beat once, when they open, and not again for minutes. One is a live instance starved of
+    // its beats (its session stays open); the other reaches the database through a relay the test
+    // cuts, as a killed process's connections close. Their heartbeats are aged by the test rather
+    // than waited for: the judge's next beats decide.
     const late = await open(TEST_DATABASE_URL, 600_000);
     const proxy = await startProxy(new URL(TEST_DATABASE_URL));
     const cut = await open(proxy.url, 600_000);
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    const age = (ms: number, ids: string[]) => admin.query(`UPDATE ${schema}.instances SET heartbeat_at = heartbeat_at - $1 WHERE id = ANY ($2)`, [ms, ids]);
     try {
       const owner = await fundedOwner(judge, 'late beats', 1_000n);
       const expiresAt = Date.now() + 600_000;
@@ -186,15 +190,19 @@ describe('postgres specifics', () => {
 
       const status = async (id: string) => (await judge.getReservation(id))?.status;
       const deadline = Date.now() + 60_000;
+      // Past the lapse, far from the backstop (LIVE_SESSION_LAPSES lapses).
+      await age(lapseMs + 1_000, [late.instanceId, cut.instanceId]);
       while ((await status(cutHold.id)) === 'open' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal(await status(cutHold.id), 'released', "the cut instance's hold is released once its heartbeat lapsed");
       assert.equal(await status(lateHold.id), 'open', `the late one's is kept while its session is open (the backstop is ${LIVE_SESSION_LAPSES} lapses)`);
 
+      await age(LIVE_SESSION_LAPSES * lapseMs, [late.instanceId]);
       while ((await status(lateHold.id)) === 'open' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal(await status(lateHold.id), 'released', 'past the backstop, a live session does not keep a silent instance alive');
       assert.deepEqual(await judge.getBalance(owner), { balance: 1_000n, reserved: 0n, available: 1_000n });
       await assertLedgerConsistent(judge, owner, [lateHold.id, cutHold.id]);
     } finally {
+      await admin.end();
       await closeAll(proxy, [cut, late, judge]);
     }
   });

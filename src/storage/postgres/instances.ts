@@ -35,6 +35,14 @@ const DATABASE_NOW = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 /** How many lapses an instance whose session is still open may go without a beat before it is judged gone. */
 export const LIVE_SESSION_LAPSES = 4;
 
+/**
+ * SQL: whether the database session the instance row `alias` last beat over is still open (the
+ * server process of that id started at that time is there). One test for the holds of an instance
+ * (below) and for the leases of its jobs (jobs.ts).
+ */
+export const sessionOpen = (alias: string) =>
+  `EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = ${alias}.session_pid AND a.backend_start = ${alias}.session_start)`;
+
 // A beat does not wait for its WAL to reach the disk (synchronous_commit off, for its own
 // transaction): what matters about a beat is that it is seen in time, not that it survives a crash of
 // the database (every instance beats again within a third of the lapse). It records the session it
@@ -89,10 +97,7 @@ const RELEASE_LAPSED = releaseOpenReservations({
   before: `lapsed AS (
            SELECT i.id FROM instances i
            WHERE i.heartbeat_at < ${DATABASE_NOW} - $1::bigint AND i.id <> $2
-             AND (i.heartbeat_at < ${DATABASE_NOW} - $4::bigint * $1::bigint
-                  OR NOT EXISTS (
-                    SELECT 1 FROM pg_stat_activity a WHERE a.pid = i.session_pid AND a.backend_start = i.session_start
-                  ))
+             AND (i.heartbeat_at < ${DATABASE_NOW} - ${LIVE_SESSION_LAPSES} * $1::bigint OR NOT ${sessionOpen('i')})
          )`,
   which: `holder_kind = 'instance' AND holder_id IN (SELECT id FROM lapsed)`,
   closedAt: '$3',
@@ -136,7 +141,7 @@ export async function startHeartbeat(
   };
   const release = async () => {
     try {
-      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now(), LIVE_SESSION_LAPSES]);
+      const { rows } = await database.query(RELEASE_LAPSED, [options.lapseMs, instanceId, now()]);
       const released = Number(rows[0].released);
       if (released > 0) logger.info({ count: released }, 'released the credit holds of lapsed instances');
     } catch (error) {

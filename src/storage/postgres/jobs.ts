@@ -6,7 +6,7 @@
 import { ENDED_JOB_STATUSES, type JobStore } from '../store.ts';
 import { jobFromRow, jsonText, WAITING_COUNTS, waitingJobs } from '../rows.ts';
 import type { PostgresDatabase, Statement } from './database.ts';
-import { LIVE_SESSION_LAPSES } from './instances.ts';
+import { LIVE_SESSION_LAPSES, sessionOpen } from './instances.ts';
 
 /**
  * Queued jobs of each owner a claim ranks first: more than one, for the claimers of other instances
@@ -82,10 +82,7 @@ const CLAIM: Statement = {
                WHEN j.next_attempt_at IS NULL THEN j.lease_until IS NULL OR (j.lease_until < $3 AND (
                  j.lease_owner IS NULL OR j.lease_owner = $2
                  OR j.lease_until < $3 - ${LIVE_SESSION_LAPSES - 1} * ($4::bigint - $3::bigint)
-                 OR NOT EXISTS (
-                   SELECT 1 FROM instances AS i JOIN pg_stat_activity AS a ON a.pid = i.session_pid AND a.backend_start = i.session_start
-                   WHERE i.id = j.lease_owner
-                 )))
+                 OR NOT EXISTS (SELECT 1 FROM instances AS i WHERE i.id = j.lease_owner AND ${sessionOpen('i')})))
                ELSE j.next_attempt_at <= $3
              END
              ORDER BY COALESCE(r.n, 0), COALESCE(t.claimed_at, 0), j.created_at, j.id
