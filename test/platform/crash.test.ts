@@ -1,5 +1,5 @@
 /**
- * Credit after a crash: servers killed with SIGKILL while streams hold credit, as real processes.
+ * Credit after a crash: servers killed with SIGKILL (or frozen with SIGSTOP) while streams hold credit, as real processes.
  * The dead server's holds come back to the wallet — on SQLite when the next server takes the file,
  * on PostgreSQL once a live instance sees the dead one's heartbeat lapse — and the ledger stays
  * exact: credits − charges = balance, open holds = reserved, balance − reserved = available.
@@ -127,6 +127,67 @@ describe('credit after a crash', () => {
       }
     } finally {
       assert.equal((await second.process.stop('SIGTERM')).code, 0);
+    }
+  });
+
+  test(`PostgreSQL: an instance frozen (SIGSTOP) for longer than the lapse keeps its stream's hold, and charges the stream once it runs again`, async () => {
+    const database = await serverSchema();
+    const { admin } = database;
+    const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres-frozen') };
+    const frozen = await startServer(configPath, env);
+    const peer = await startServer(configPath, env);
+    const abort = new AbortController();
+    try {
+      const { accountId, key } = await fundedAccount(peer, 'frozen');
+      await openStream(frozen, key, abort);
+      const hold = (await shownBalance(peer, accountId)).reserved;
+      assert.ok(hold > 0n, `the stream holds credit${await ledgerDiagnosis(admin, accountId, [frozen, peer])}`);
+      const { rows } = await admin.query("SELECT holder_id FROM reservations WHERE owner_id = $1 AND status = 'open'", [accountId]);
+      const frozenId = rows[0].holder_id as string;
+
+      // Frozen as a process starved of CPU is, its connections open: its beats stop. Thawed once its
+      // heartbeat is past the lapse by two of the peer's beats, so that the peer has judged it.
+      frozen.process.child.kill('SIGSTOP');
+      try {
+        await until(
+          async () =>
+            Number(
+              (
+                await admin.query('SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - heartbeat_at AS age FROM instances WHERE id = $1', [
+                  frozenId,
+                ])
+              ).rows[0].age,
+            ),
+          (age) => age > (LAPSE_SECONDS + (2 * LAPSE_SECONDS) / 3) * 1000,
+          120_000,
+        );
+      } finally {
+        frozen.process.child.kill('SIGCONT');
+      }
+      assert.equal(
+        (await shownBalance(peer, accountId)).reserved,
+        hold,
+        `the frozen instance's hold is kept while its session is open${await ledgerDiagnosis(admin, accountId, [frozen, peer])}`,
+      );
+      assert.doesNotMatch(peer.process.output(), /released the credit holds of lapsed instances/);
+
+      // The client leaves: the stream is settled for what it delivered, by the instance that ran it.
+      abort.abort();
+      const settled = await until(
+        () => shownBalance(peer, accountId),
+        (balance) => balance.reserved === 0n,
+        60_000,
+      );
+      const totals = ledgerTotals((await admin.query(LEDGER_TOTALS_SQL('$1'), [accountId])).rows[0]);
+      assert.equal(totals.chargeCount, 1n, 'the stream is charged once');
+      assert.ok(totals.charges > 0n && totals.charges <= hold);
+      assertLedgerExact(totals, settled);
+    } finally {
+      abort.abort();
+      frozen.process.child.kill('SIGCONT');
+      await frozen.process.stop('SIGTERM');
+      await peer.process.stop('SIGTERM');
+      await database.drop();
     }
   });
 
