@@ -1,8 +1,9 @@
 /**
- * Credit after a crash: servers killed with SIGKILL (or frozen with SIGSTOP) while streams hold credit, as real processes.
+ * Credit after a crash: servers killed with SIGKILL while streams hold credit, as real processes.
  * The dead server's holds come back to the wallet — on SQLite when the next server takes the file,
- * on PostgreSQL once a live instance sees the dead one's heartbeat lapse — and the ledger stays
- * exact: credits − charges = balance, open holds = reserved, balance − reserved = available.
+ * on PostgreSQL once a live instance sees the dead one's heartbeat lapse and its session closed —
+ * and the ledger stays exact: credits − charges = balance, open holds = reserved, balance − reserved
+ * = available. A server frozen (SIGSTOP) past the lapse is not dead: it keeps its holds.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
