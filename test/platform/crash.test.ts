@@ -69,6 +69,13 @@ async function openStream(server: Server, key: string, abort: AbortController): 
   reader.read().catch(() => undefined);
 }
 
+/** Two gateway processes on one fresh PostgreSQL database, their data dirs under `folder`. */
+async function twoInstances(folder: string): Promise<{ database: Awaited<ReturnType<typeof serverSchema>>; first: Server; second: Server }> {
+  const database = await serverSchema();
+  const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, folder) };
+  return { database, first: await startServer(configPath, env), second: await startServer(configPath, env) };
+}
+
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
@@ -132,11 +139,8 @@ describe('credit after a crash', () => {
   });
 
   test(`PostgreSQL: an instance frozen (SIGSTOP) for longer than the lapse keeps its stream's hold, and charges the stream once it runs again`, async () => {
-    const database = await serverSchema();
+    const { database, first: frozen, second: peer } = await twoInstances('postgres-frozen');
     const { admin } = database;
-    const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres-frozen') };
-    const frozen = await startServer(configPath, env);
-    const peer = await startServer(configPath, env);
     const abort = new AbortController();
     try {
       const { accountId, key } = await fundedAccount(peer, 'frozen');
@@ -193,11 +197,8 @@ describe('credit after a crash', () => {
   });
 
   test(`PostgreSQL: a live instance releases the holds of one killed with kill -9 once its heartbeat lapsed (${LAPSE_SECONDS} s here), and keeps its own`, async () => {
-    const database = await serverSchema();
+    const { database, first: doomed, second: survivor } = await twoInstances('postgres');
     const { admin } = database;
-    const env = { DATABASE_URL: database.databaseUrl, GATEWAY_DATA_DIR: join(workDir, 'postgres') };
-    const doomed = await startServer(configPath, env);
-    const survivor = await startServer(configPath, env);
     const abortDoomed = new AbortController();
     const abortSurvivor = new AbortController();
     try {
