@@ -17,6 +17,7 @@ import type { Drain } from './drain.ts';
 import type { StreamsCut } from '../pipeline/pipeline.ts';
 import type { Store } from '../storage/store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import type { StreamDecoding } from '../protocols/protocol.ts';
 
 export interface AppDeps {
   readonly config: GatewayConfig;
@@ -53,4 +54,6 @@ export interface AppDeps {
   readonly onRecord: (record: RequestLogRecord) => void;
   /** OpenTelemetry spans (docs/operations.md, "Tracing"); undefined when tracing is off. */
   readonly tracing?: Tracing;
+  /** How upstream streams' text deltas are read (GATEWAY_STREAM_DECODING); `templates` when absent. */
+  readonly streamDecoding?: StreamDecoding;
 }

@@ -26,7 +26,8 @@ import type { Limiter } from '../limits/limiter.ts';
 import { spendCapsOf, spendLimitError } from '../limits/spend.ts';
 import type { ParamNamer } from '../policy/violation.ts';
 import type { ProtocolRegistry } from '../protocols/capability.ts';
-import { PROTOCOLS } from '../protocols/registry.ts';
+import type { StreamDecoding } from '../protocols/protocol.ts';
+import { protocolsDecoding } from '../protocols/registry.ts';
 import type { EndpointHealth } from '../routing/endpoint-health.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import type { HoldOwner, LedgerStore, RequestLogRecord, RequestLogStore } from '../storage/store.ts';
@@ -67,6 +68,8 @@ export interface PipelineDeps {
   readonly onRecord?: (record: RequestLogRecord) => void;
   /** Spans of job runs (a request's own span comes with its input); undefined when tracing is off. */
   readonly tracing?: Tracing;
+  /** How upstream streams' text deltas are read (GATEWAY_STREAM_DECODING); `templates` when absent. */
+  readonly streamDecoding?: StreamDecoding;
 }
 
 export interface PipelineOptions {
@@ -129,7 +132,7 @@ export class Pipeline {
 
   constructor(deps: PipelineDeps, options: PipelineOptions = {}) {
     this.#deps = deps;
-    this.#protocols = options.protocols ?? PROTOCOLS;
+    this.#protocols = options.protocols ?? protocolsDecoding(deps.streamDecoding ?? 'templates');
     this.#log = new RequestLogWriter(deps.store, deps.logger, deps.metrics);
     this.#countOverHold = overHoldCounter(deps.metrics);
     this.#reservationTtlMs = reservationTtlMs(deps.config);

@@ -11,18 +11,19 @@
 import { BatchCollector, type CanonicalRequest, type CanonicalResult, type StreamBatch, type StreamEvent } from '../canonical/index.ts';
 import type { RouteEndpoint } from '../catalog/types.ts';
 import { errors, GatewayError } from '../core/errors.ts';
-import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder } from './protocol.ts';
+import type { CallContext, ChatProtocol, HttpChatTranslator, StreamDecoder, StreamDecoderOptions, StreamDecoding } from './protocol.ts';
 import { fetchUpstreamText, parseJsonBody, streamUpstream, transportError, type UpstreamCall, type UpstreamStream } from './transport/http-client.ts';
 import { SseReader, type SseMessage } from './transport/sse.ts';
 
 /** What a finished stream may still send after its last event before its connection is given up. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
-export function httpChatProtocol(translator: HttpChatTranslator): ChatProtocol {
+export function httpChatProtocol(translator: HttpChatTranslator, decoding: StreamDecoding = 'templates'): ChatProtocol {
+  const decoderOptions = { templates: decoding === 'templates' };
   return {
     unsupportedParameters: translator.unsupportedParameters,
     complete: (request, endpoint, context) => complete(translator, request, endpoint, context),
-    stream: (request, endpoint, context) => streamEvents(translator, request, endpoint, context),
+    stream: (request, endpoint, context) => streamEvents(translator, request, endpoint, context, decoderOptions),
   };
 }
 
@@ -37,9 +38,10 @@ async function* streamEvents(
   request: CanonicalRequest,
   endpoint: RouteEndpoint,
   context: CallContext,
+  decoderOptions: StreamDecoderOptions,
 ): AsyncGenerator<StreamBatch> {
   const response = await openStream(translator, request, endpoint, context);
-  const decoder = translator.createStreamDecoder();
+  const decoder = translator.createStreamDecoder(decoderOptions);
   let started = false;
   let finished = false;
   const batch = new BatchCollector();

@@ -47,12 +47,26 @@ export interface StreamDecoder {
   end(): StreamEvent[];
 }
 
+/**
+ * How an upstream stream's text deltas are read. `templates` (the default): a delta that differs
+ * from the last one decoded in full only by its text is read through a template learned from that
+ * one (delta-template.ts), without parsing it. `full`: every chunk is parsed and checked. Both give
+ * the same events, which the tests hold them to; `full` (GATEWAY_STREAM_DECODING=full) rules the
+ * template reading out when a stream is under suspicion.
+ */
+export type StreamDecoding = 'templates' | 'full';
+
+export interface StreamDecoderOptions {
+  /** False decodes every event in full; a protocol without templates ignores it. */
+  readonly templates?: boolean;
+}
+
 /** The pure parts of an HTTP protocol. */
 export interface HttpChatTranslator {
   readonly unsupportedParameters: readonly CanonicalParam[];
   buildRequest(request: CanonicalRequest, endpoint: RouteEndpoint, apiKey: string | undefined, stream: boolean): UpstreamHttpRequest;
   parseResponse(body: unknown): CanonicalResult;
-  createStreamDecoder(): StreamDecoder;
+  createStreamDecoder(options?: StreamDecoderOptions): StreamDecoder;
   /** Maps a non-2xx upstream answer to a gateway error; `retryable` drives provider fallback. */
   parseError(status: number, headers: Readonly<Record<string, string | undefined>>, bodyText: string): GatewayError;
 }

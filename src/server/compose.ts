@@ -46,6 +46,7 @@ import type { AppDeps } from '../http/deps.ts';
 import { ALL_ROUTES } from './routes.ts';
 import type { StorageSettings } from './settings.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import type { StreamDecoding } from '../protocols/protocol.ts';
 
 export interface RuntimeOptions {
   readonly config: GatewayConfig;
@@ -77,6 +78,8 @@ export interface RuntimeOptions {
   readonly publicUrl?: string;
   /** Replaces DNS for webhook deliveries (tests). */
   readonly webhookResolver?: Resolver;
+  /** How upstream streams' text deltas are read (GATEWAY_STREAM_DECODING); `templates` when omitted. */
+  readonly streamDecoding?: StreamDecoding;
   /** Keeps the counted limits in Redis (REDIS_URL), shared by every instance; in the process otherwise. */
   readonly redis?: RedisBackendOptions;
   /** Spans of requests, jobs and upstream attempts (telemetry/load.ts); none when undefined. */
@@ -130,6 +133,7 @@ export function createDeps(input: {
   /** Where the endpoints' breakers live; this process's memory when omitted (one instance). */
   readonly breakerBackend?: BreakerBackend;
   readonly tracing?: Tracing;
+  readonly streamDecoding?: StreamDecoding;
 }): AppDeps {
   const metrics = new Registry();
   const now = input.now ?? Date.now;
@@ -173,6 +177,7 @@ export function createDeps(input: {
     accessLog,
     onRecord: accessLog.note,
     tracing: input.tracing,
+    streamDecoding: input.streamDecoding,
   };
 }
 

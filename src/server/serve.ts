@@ -49,6 +49,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       serverLimits: settings.serverLimits,
       outputSecret: settings.outputSecret,
       publicUrl: settings.publicUrl,
+      streamDecoding: settings.streamDecoding,
       redis: settings.redisUrl === undefined ? undefined : { url: settings.redisUrl, prefix: settings.redisPrefix },
     });
   } catch (error) {
@@ -84,6 +85,7 @@ export async function serve(env: Readonly<Record<string, string | undefined>>): 
       config: settings.configPath ?? 'built-in demo catalog',
       catalog: served.demoCatalog ? 'demo' : 'configured',
       admin: settings.adminKey !== undefined,
+      streamDecoding: settings.streamDecoding,
       // The runtime flags, the allocator's arenas and the compile cache (`npm start` and `gateway
       // serve` set the same).
       nodeFlags: process.execArgv,

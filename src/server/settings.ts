@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { MIN_OPERATOR_SECRET_LENGTH } from '../outputs/secret.ts';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './server-limits.ts';
 import { tracingSettings, TracingSettingsError, type TracingSettings } from '../telemetry/settings.ts';
+import type { StreamDecoding } from '../protocols/protocol.ts';
 
 export interface StorageSettings {
   /** Holds the SQLite file and the blob folder. */
@@ -43,6 +44,8 @@ export interface Settings extends StorageSettings {
   readonly serverLimits: ServerLimits;
   /** OpenTelemetry tracing from the standard OTEL_* variables (docs/operations.md, "Tracing"); undefined: off. */
   readonly tracing: TracingSettings | undefined;
+  /** How upstream streams' text deltas are read (GATEWAY_STREAM_DECODING). */
+  readonly streamDecoding: StreamDecoding;
 }
 
 /** `GATEWAY_REQUEST_TIMEOUT_MS` unset: a 5 MiB body still arrives in time at under 1 Mbit/s. */
@@ -96,7 +99,19 @@ export function readSettings(env: Readonly<Record<string, string | undefined>>):
       bodyBudgetBytes: positiveInteger(env, 'GATEWAY_BODY_BUDGET_BYTES', DEFAULT_SERVER_LIMITS.bodyBudgetBytes),
     },
     tracing: readTracingSettings(env),
+    streamDecoding: readStreamDecoding(env.GATEWAY_STREAM_DECODING),
   };
+}
+
+const STREAM_DECODINGS: readonly StreamDecoding[] = ['templates', 'full'];
+
+/** GATEWAY_STREAM_DECODING: `templates` when unset. */
+export function readStreamDecoding(value: string | undefined): StreamDecoding {
+  const decoding = nonEmpty(value) ?? 'templates';
+  if (!(STREAM_DECODINGS as readonly string[]).includes(decoding)) {
+    throw new SettingsError(`GATEWAY_STREAM_DECODING must be one of ${STREAM_DECODINGS.join(', ')}, got '${value}'`);
+  }
+  return decoding as StreamDecoding;
 }
 
 function readTracingSettings(env: Readonly<Record<string, string | undefined>>): TracingSettings | undefined {

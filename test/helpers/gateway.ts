@@ -20,6 +20,7 @@ import type { RouteModule } from '../../src/http/route-module.ts';
 import { createLogger, createRuntime, type GatewayRuntime } from '../../src/server/compose.ts';
 import type { AppDeps } from '../../src/http/deps.ts';
 import type { ServerLimits } from '../../src/server/server-limits.ts';
+import { readStreamDecoding } from '../../src/server/settings.ts';
 import type { Account, Consent, KeyLimits, OwnerRef, Store } from '../../src/storage/store.ts';
 import type { Resolver } from '../../src/webhooks/addresses.ts';
 import type { RedisBackendOptions } from '../../src/limits/redis-backend.ts';
@@ -107,6 +108,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       outputSecret: options.outputSecret,
       publicUrl: options.publicUrl,
       redis: options.redis,
+      // The second pass of `npm test` (test/run.ts) decodes every stream in full.
+      streamDecoding: readStreamDecoding(process.env.GATEWAY_STREAM_DECODING),
     });
   } catch (error) {
     await storage.dispose();

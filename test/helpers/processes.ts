@@ -103,6 +103,8 @@ after(() => {
 function spawnProject(args: readonly string[], env: Record<string, string>, cwd = PROJECT_ROOT): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
   if (process.env.NODE_COMPILE_CACHE !== undefined) base.NODE_COMPILE_CACHE = resolvePath(process.env.NODE_COMPILE_CACHE);
+  // The second pass of `npm test` (test/run.ts) decodes every stream in full, in its gateways' processes too.
+  if (process.env.GATEWAY_STREAM_DECODING !== undefined) base.GATEWAY_STREAM_DECODING = process.env.GATEWAY_STREAM_DECODING;
   // A relative script path is the project's, whatever folder the process runs in.
   const [script, ...rest] = args;
   const resolved = script !== undefined && cwd !== PROJECT_ROOT && !script.startsWith('-') ? [join(PROJECT_ROOT, script), ...rest] : args;

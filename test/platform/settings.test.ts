@@ -46,6 +46,20 @@ describe('settings from the environment', () => {
     }
   });
 
+  test('GATEWAY_STREAM_DECODING reads text deltas through templates unless it says full; another value is refused', () => {
+    assert.equal(readSettings({}).streamDecoding, 'templates');
+    assert.equal(readSettings({ GATEWAY_STREAM_DECODING: 'full' }).streamDecoding, 'full');
+    assert.equal(readSettings({ GATEWAY_STREAM_DECODING: 'templates' }).streamDecoding, 'templates');
+    assert.throws(
+      () => readSettings({ GATEWAY_STREAM_DECODING: 'fast' }),
+      (error: unknown) => {
+        assert.ok(error instanceof SettingsError);
+        assert.match(error.message, /GATEWAY_STREAM_DECODING must be one of templates, full, got 'fast'/);
+        return true;
+      },
+    );
+  });
+
   test('GATEWAY_REQUEST_TIMEOUT_MS sets the request timeout; anything but a positive integer is refused', () => {
     assert.equal(readSettings({ GATEWAY_REQUEST_TIMEOUT_MS: '15000' }).requestTimeoutMs, 15_000);
     for (const value of ['0', '-1', '1.5', '10s', '1e4']) {

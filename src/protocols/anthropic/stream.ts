@@ -17,7 +17,7 @@
  */
 import type { Finish, StreamEvent } from '../../canonical/index.ts';
 import { errors, type GatewayError } from '../../core/errors.ts';
-import type { StreamDecoder } from '../protocol.ts';
+import type { StreamDecoder, StreamDecoderOptions } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { anthropicCitations, anthropicSignature, toolCallSignature, type ThinkingBlock } from './blocks.ts';
@@ -47,7 +47,7 @@ type OpenBlock =
   | { readonly kind: 'server_tool'; readonly id?: string; readonly name?: string; input: string };
 
 /** `templates: false` decodes every event in full (tests hold the two ways to the same events). */
-export function createAnthropicStreamDecoder(options: { readonly templates?: boolean } = {}): StreamDecoder {
+export function createAnthropicStreamDecoder(options: StreamDecoderOptions = {}): StreamDecoder {
   const templates = options.templates !== false;
   let started = false;
   let finished = false;

@@ -9,7 +9,7 @@
  */
 import type { Citation, ContentLogprob, Finish, StreamEvent } from '../../canonical/index.ts';
 import { errors, type GatewayError } from '../../core/errors.ts';
-import type { StreamDecoder } from '../protocol.ts';
+import type { StreamDecoder, StreamDecoderOptions } from '../protocol.ts';
 import { providerIdentity } from '../provider-identity.ts';
 import { parseEventJson } from '../transport/sse.ts';
 import { chatStreamError } from './errors.ts';
@@ -26,7 +26,7 @@ const checkChunk = wireCheck(ChatCompletionSchema, 'a chat completion chunk');
 type OpenPart = { readonly kind: 'text' | 'reasoning'; readonly index: number };
 
 /** `templates: false` decodes every chunk in full (tests hold the two ways to the same events). */
-export function createChatStreamDecoder(options: { readonly templates?: boolean } = {}): StreamDecoder {
+export function createChatStreamDecoder(options: StreamDecoderOptions = {}): StreamDecoder {
   const templates = options.templates !== false;
   let started = false;
   let finished = false;

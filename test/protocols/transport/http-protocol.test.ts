@@ -2,14 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CanonicalRequest, StreamBatch } from '../../../src/canonical/index.ts';
+import type { CanonicalRequest, StreamBatch, StreamEvent } from '../../../src/canonical/index.ts';
 import { errors, GatewayError } from '../../../src/core/errors.ts';
-import { openAIChatProtocol } from '../../../src/protocols/openai-chat/index.ts';
+import { httpChatProtocol } from '../../../src/protocols/http-protocol.ts';
+import { openAIChatProtocol, openAIChatTranslator } from '../../../src/protocols/openai-chat/index.ts';
+import type { HttpChatTranslator, StreamDecoderOptions } from '../../../src/protocols/protocol.ts';
+import { protocolsDecoding } from '../../../src/protocols/registry.ts';
 import { openAIResponsesProtocol } from '../../../src/protocols/openai-responses/index.ts';
 import { postJson } from '../../../src/protocols/transport/json-call.ts';
 import { closeUpstreamPools } from '../../../src/protocols/transport/pools.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
 import { collect } from '../helpers.ts';
+import { comparable } from '../../simulators/fixtures.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
 import { startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
 
@@ -214,6 +218,28 @@ describe('http chat protocol over the simulator harness', () => {
     } finally {
       await new Promise((resolve) => oneWrite.close(resolve));
     }
+  });
+
+  test('a protocol made to decode in full asks its translator for a decoder without templates; the same events come out', async () => {
+    const asked: (StreamDecoderOptions | undefined)[] = [];
+    const recording: HttpChatTranslator = {
+      ...openAIChatTranslator,
+      createStreamDecoder: (options) => {
+        asked.push(options);
+        return openAIChatTranslator.createStreamDecoder(options);
+      },
+    };
+    const events = await Promise.all(
+      (['templates', 'full'] as const).map((decoding) => collect(httpChatProtocol(recording, decoding).stream(request, endpoint(), callContext()))),
+    );
+    assert.deepEqual(asked, [{ templates: true }, { templates: false }]);
+    // The simulator numbers its answers: the two differ in their id alone.
+    const withoutId = (batch: readonly StreamEvent[]) =>
+      comparable(batch.map((event) => (event.type === 'start' ? { ...event, providerResponseId: 'id' } : event)));
+    assert.deepEqual(withoutId(events[1]), withoutId(events[0]));
+    assert.ok(events[0].filter((event) => event.type === 'text-delta').length >= 3);
+    assert.notEqual(protocolsDecoding('full'), protocolsDecoding('templates'));
+    assert.equal(protocolsDecoding('full'), protocolsDecoding('full'));
   });
 
   test('a consumer that stops early releases the connection; the pool keeps working', async () => {
