@@ -14,13 +14,21 @@ export async function untilEnded<T extends { readonly status?: unknown }>(
   read: () => Promise<T>,
   running: readonly string[],
   what: string,
-  options: { readonly timeoutMs?: number; readonly intervalMs?: number } = {},
+  options: {
+    readonly timeoutMs?: number;
+    readonly intervalMs?: number;
+    /** What the failure says beside the last status: the server's side of a job that never ended. */
+    readonly explain?: () => Promise<string>;
+  } = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   for (;;) {
     const object = await read();
     if (!running.includes(object.status as string)) return object;
-    if (Date.now() > deadline) assert.fail(`${what} is still ${String(object.status)}`);
+    if (Date.now() > deadline) {
+      const explanation = options.explain === undefined ? '' : `\n${await options.explain()}`;
+      assert.fail(`${what} is still ${String(object.status)}${explanation}`);
+    }
     await sleep(options.intervalMs ?? 20);
   }
 }

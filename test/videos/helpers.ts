@@ -56,14 +56,14 @@ export const submitVideo = (client: VideoClient, body: unknown, headers: Record<
 export const getVideo = (client: VideoClient, id: string, key = client.apiKey) => call(client.baseUrl, 'GET', `/v1/videos/generations/${id}`, { key });
 
 /** Polls the job (as a client would, only faster) until it is no longer processing; returns its last poll. */
-export async function endedVideo(client: VideoClient, id: string): Promise<JsonResponse> {
+export async function endedVideo(client: VideoClient, id: string, explain?: () => Promise<string>): Promise<JsonResponse> {
   const read = async () => {
     const polled = await getVideo(client, id);
     assert.equal(polled.status, 200, polled.text);
     if (polled.body.status === 'processing') assert.equal(polled.headers.get('retry-after'), '5', 'a processing job tells the client when to look again');
     return { status: polled.body.status as unknown, polled };
   };
-  return (await untilEnded(read, VIDEO_RUNNING, `video job ${id}`, { timeoutMs: 30_000 })).polled;
+  return (await untilEnded(read, VIDEO_RUNNING, `video job ${id}`, { timeoutMs: 30_000, explain })).polled;
 }
 
 export interface ProbedVideo {

@@ -7,10 +7,12 @@
  * ended jobs are announced through signed webhooks (`video.completed`, `video.failed`).
  */
 import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { GatewayConfig } from '../../src/config/schema.ts';
+import type { JobRecord } from '../../src/storage/store.ts';
 import { chargedOnce, eventually, ledger, newCharges } from '../chat/helpers.ts';
 import { startGateway, type TestGateway } from '../helpers/gateway.ts';
 import { call } from '../helpers/http.ts';
@@ -101,6 +103,30 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       pool.clearQueue();
     });
 
+    /** The parts of a job's row that say who runs it and when it moves next (times relative to `now`, ms). */
+    const jobState = (job: JobRecord | null, now: number) =>
+      job && {
+        status: job.status,
+        attempts: job.attempts,
+        leaseOwner: job.leaseOwner,
+        leaseEndsIn: job.leaseUntil === null ? null : job.leaseUntil - now,
+        nextAttemptIn: job.nextAttemptAt === null ? null : job.nextAttemptAt - now,
+        updatedAgo: now - job.updatedAt,
+        dispatchedAgo: job.dispatchedAt === null ? null : now - job.dispatchedAt,
+        checkpoint: job.checkpoint,
+      };
+    /** A job that never ended, from the gateway's side: its row (status, lease, attempts) and the warnings logged. */
+    const diagnosis = (jobId: string) => async () =>
+      inspect(
+        {
+          job: jobState(await gateway.store.getJob(jobId), Date.now()),
+          warnings: logged.slice(-20),
+          // The upstreams' last requests: whether the job was still polled, and what it was answered.
+          upstream: [...veo.requests, ...pool.requests].slice(-12).map((request) => `${request.method} ${request.path}`),
+        },
+        { depth: 6, breakLength: 160 },
+      );
+
     /** The job's hold back in full: no charge since `before`, nothing held. */
     const refunded = (before: Awaited<ReturnType<typeof ledger>>) =>
       eventually(async () => {
@@ -129,7 +155,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         extra_body: { cloud_a: { seed: 42, negativePrompt: 'fog' } },
       });
       assert.equal(submitted.status, 200, submitted.text);
-      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(veo.started.length, startedBefore + 1, 'one generation');
       const sent = veo.started.at(-1)!.body;
@@ -156,7 +182,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await eventually(async () => assert.equal(veo.started.length, startedBefore + 1));
       veo.enqueue({ kind: 'status', status: 503 }, { kind: 'reset', afterEvents: 0 }, { kind: 'status', status: 429, headers: { 'retry-after': '0' } });
       await veo.restart(2);
-      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(veo.started.length, startedBefore + 1, 'never started again');
       await chargedOnce(gateway, before, '1.6');
@@ -172,7 +198,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         return job;
       });
       assert.ok(parked.nextAttemptAt! - parked.updatedAt > 900, 'parked for the second asked, not the 20 to 40 ms of the config');
-      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
       assert.equal(job.status, 'completed', JSON.stringify(job));
       await chargedOnce(gateway, before, '1.6');
     });
@@ -189,7 +215,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.equal(submitted.status, 200, submitted.text);
         await eventually(async () => assert.equal(simulator().started.length, startedBefore + 1));
         simulator().enqueue(fault, fault);
-        const job = (await endedVideo(gateway, submitted.body.id)).body;
+        const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
         assert.equal(job.status, 'completed', JSON.stringify(job));
         assert.equal(simulator().started.length, startedBefore + 1, 'never started again');
         await chargedOnce(gateway, before, charged);
@@ -214,7 +240,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         simulator().enqueue(fault);
         const submitted = await submitVideo(gateway, { model, prompt: `retyped start ${name}` });
         assert.equal(submitted.status, 200, submitted.text);
-        const job = (await endedVideo(gateway, submitted.body.id)).body;
+        const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
         assert.equal(job.status, 'failed', JSON.stringify(job));
         assert.equal(job.error.code, 'upstream_error');
         await refunded(before);
@@ -236,7 +262,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         const submitted = await submitVideo(gateway, { model, prompt });
         assert.equal(submitted.status, 200, submitted.text);
         assert.ok((await ledger(gateway)).balance.reserved > before.balance.reserved, 'held while it runs');
-        const job = (await endedVideo(gateway, submitted.body.id)).body;
+        const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
         assert.equal(job.status, status, JSON.stringify(job));
         assert.deepEqual(job.data, []);
         if (status === 'failed') {
@@ -263,7 +289,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       });
       assert.equal(submitted.status, 200, submitted.text);
       assert.equal(submitted.body.durationSeconds, 6);
-      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(pool.started.length, startedBefore + 1);
       const sent = pool.started.at(-1)!.body;
@@ -282,7 +308,7 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       const startedBefore = veo.started.length;
       veo.enqueue({ kind: 'status', status: 400, message: 'Unsupported prompt.' });
       const submitted = await submitVideo(gateway, { model: 'gateway/veo', prompt: 'refused', duration: 4 });
-      const job = (await endedVideo(gateway, submitted.body.id)).body;
+      const job = (await endedVideo(gateway, submitted.body.id, diagnosis(submitted.body.id))).body;
       assert.equal(job.status, 'failed');
       assert.match(job.error.message, /Unsupported prompt/);
       assert.equal(veo.started.length, startedBefore);
