@@ -260,14 +260,16 @@ export class JobRunner {
       .finally(() => {
         // A run that recorded its call's row ended its span; any other leaves the job to a later run.
         outcome.trace?.handedBack(outcome.parked ? 'parked' : this.#stopping ? 'stopping' : 'moved_on');
-        this.#running.delete(job.id);
+        // The job's next step may already run under a new lease: its entry is not this run's to remove.
+        if (this.#running.get(job.id) === run) this.#running.delete(job.id);
         pool.running -= 1;
         // Only a job ended here: one handed back or moved on still runs, and holds its slot of the key's limits.
         if (outcome.ended) this.jobFinished(job);
         // A slot is free: look for the next job of its pool at once rather than at the next poll.
         this.#wakePools([pool]);
       });
-    this.#running.set(job.id, { kind: job.kind, controller, done });
+    const run: RunningJob = { kind: job.kind, controller, done };
+    this.#running.set(job.id, run);
   }
 
   /** Wakes this runner when a step it parked is due (another instance may claim it first: any may). */
@@ -343,18 +345,28 @@ export class JobRunner {
     if (job.reservationId !== null) await this.#options.store.release(job.reservationId);
   }
 
-  /** Renews the leases of the running jobs; aborts those this worker no longer holds. */
+  /**
+   * Renews the leases of the running jobs; aborts those this worker no longer holds. Only the runs
+   * the renewal was asked for: a step that parked its job while the renewal was on its way is
+   * missing from its answer, and the job's next step, claimed meanwhile under a new lease, must not
+   * be aborted for it (it would stop at once and leave its job idle until that lease lapsed).
+   */
   #heartbeat(): void {
     if (this.#beating || this.#running.size === 0) return;
     const { store, settings, now } = this.#options;
-    const ids = [...this.#running.keys()];
+    const renewed = [...this.#running];
     const at = now();
     this.#beating = store
-      .renewLeases(ids, this.worker, at, at + settings.leaseMs)
+      .renewLeases(
+        renewed.map(([id]) => id),
+        this.worker,
+        at,
+        at + settings.leaseMs,
+      )
       .then((held) => {
         const kept = new Set(held);
-        for (const id of ids) {
-          if (!kept.has(id)) this.#running.get(id)?.controller.abort(errors.workEnded());
+        for (const [id, run] of renewed) {
+          if (!kept.has(id) && this.#running.get(id) === run) run.controller.abort(errors.workEnded());
         }
       })
       .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'renewing job leases failed'))

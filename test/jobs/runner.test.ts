@@ -3,7 +3,8 @@
  * handlers defined in this test: kinds that share slots take turns at one slot; an operation's steps
  * park it and give their slot back, so hundreds of operations in flight leave the calls' slots
  * free; one owner's backlog does not hold back another owner's job; a parked step is not claimed
- * before it is due; a step that leaves without its call's row (parked, or handed back by a stopping
+ * before it is due; a lease renewal answered late does not abort the next step of a job that parked
+ * meanwhile; a step that leaves without its call's row (parked, or handed back by a stopping
  * instance) ends its call's span.
  */
 import assert from 'node:assert/strict';
@@ -174,6 +175,58 @@ for (const engine of ['sqlite', 'postgres'] as const) {
       await done;
       await runner.stop(0);
       assert.ok(lookedAt >= dueAt, 'the second step ran at or after its due time');
+    });
+
+    test("a lease renewal answered after its job's step parked does not abort the job's next step, claimed meanwhile", async () => {
+      await store.deleteExpiredJobs(Number.MAX_SAFE_INTEGER);
+      const job = await store.createJob(newJob('video', 'acct_renewal'));
+      // The renewal that names the job waits for the step to park before it reaches the store (which
+      // then no longer counts the job as this worker's), and answers only once the next step runs.
+      const renewalAsked = Promise.withResolvers<void>();
+      const parked = Promise.withResolvers<void>();
+      const nextStepRuns = Promise.withResolvers<void>();
+      const renewalAnswered = Promise.withResolvers<void>();
+      let held = false;
+      const slowRenewal = new Proxy(store, {
+        get(target, property) {
+          if (property !== 'renewLeases') {
+            const value: unknown = Reflect.get(target, property);
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return async (...args: Parameters<Store['renewLeases']>) => {
+            if (held || !args[0].includes(job.id)) return target.renewLeases(...args);
+            held = true;
+            renewalAsked.resolve();
+            await parked.promise;
+            const kept = await target.renewLeases(...args);
+            await nextStepRuns.promise;
+            renewalAnswered.resolve();
+            return kept;
+          };
+        },
+      });
+      let nextStepAborted: boolean | undefined;
+      const operation = handler('video', 'operation', async (_job, context) => {
+        if (_job.checkpoint === null) {
+          await renewalAsked.promise;
+          await context.park(Date.now(), { looks: 1 });
+          parked.resolve();
+          return;
+        }
+        nextStepRuns.resolve();
+        await renewalAnswered.promise;
+        // The runner reads the renewal's answer in the turns after it.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        nextStepAborted = context.signal.aborted;
+        await ends(context);
+      });
+      const runner = runnerOn(slowRenewal, { concurrency: 1, operationSteps: 1 }, [operation]);
+      const done = finished(runner, 1);
+      runner.start();
+      await done;
+      await runner.stop(0);
+      assert.equal(nextStepAborted, false, 'the next step ran to its end under its own lease');
+      assert.equal((await store.getJob(job.id))?.status, 'completed');
     });
 
     test("a run that leaves without its call's row ends the call's span as handed back: parked, then stopping; the job is not finished", async () => {
