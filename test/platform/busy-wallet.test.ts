@@ -54,6 +54,20 @@ const config = {
 };
 const chat = { model: 'gateway/busy', max_tokens: 100, messages: [{ role: 'user', content: 'Spend a little.' }] };
 
+/** What the servers logged about an answer's request (its id), for an answer that should not have come. */
+function serverLinesOf(answer: JsonResponse): string {
+  const requestId = answer.headers.get('x-request-id');
+  if (requestId === null) return '';
+  const lines = servers.flatMap((server, index) =>
+    server.process
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(requestId))
+      .map((line) => `[${index}] ${line}`),
+  );
+  return `\nthe servers' lines about ${requestId}:\n${lines.join('\n')}`;
+}
+
 let instances: Instances;
 let servers: readonly Server[] = [];
 let database: Instances['database'];
@@ -187,7 +201,7 @@ test('four instances spend one 1 USD wallet with one killed midway: never overdr
   const everyAnswer = [...answered(load), ...answered(drain), ...answered(cappedOutcomes), ...answered(pacedOutcomes)];
   for (const answer of everyAnswer.filter((answer) => answer.status !== 200)) {
     if (answer.status === 402) assertError(answer, { status: 402, type: 'insufficient_quota_error', code: 'insufficient_quota' });
-    else assert.equal(answer.status, 429, answer.text);
+    else assert.equal(answer.status, 429, `${answer.text}${serverLinesOf(answer)}`);
   }
   const { rows: charges } = await database.admin.query("SELECT request_id, amount FROM ledger_entries WHERE owner_id = $1 AND kind = 'charge'", [accountId]);
   t.diagnostic(`${charges.length} charges, ${lostCount(load)} requests lost with the killed instance, ${totals.balance} pico-USD left`);
