@@ -2,8 +2,7 @@
  * The `anthropic` upstream protocol: Anthropic Messages.
  * @see https://docs.anthropic.com/en/api/messages
  */
-import { httpChatProtocol } from '../http-protocol.ts';
-import type { ChatProtocol, HttpChatTranslator } from '../protocol.ts';
+import type { HttpChatTranslator } from '../protocol.ts';
 import { parseAnthropicError } from './errors.ts';
 import { buildAnthropicRequest } from './request.ts';
 import { parseAnthropicResponse } from './response.ts';
@@ -19,5 +18,3 @@ export const anthropicTranslator: HttpChatTranslator = {
   createStreamDecoder: createAnthropicStreamDecoder,
   parseError: parseAnthropicError,
 };
-
-export const anthropicProtocol: ChatProtocol = httpChatProtocol(anthropicTranslator);

@@ -2,8 +2,7 @@
  * The `gemini` upstream protocol: Google Gemini API generateContent.
  * @see https://ai.google.dev/api/generate-content
  */
-import { httpChatProtocol } from '../http-protocol.ts';
-import type { ChatProtocol, HttpChatTranslator } from '../protocol.ts';
+import type { HttpChatTranslator } from '../protocol.ts';
 import { parseGeminiError } from './errors.ts';
 import { buildGeminiRequest } from './request.ts';
 import { parseGeminiResponse } from './response.ts';
@@ -18,5 +17,3 @@ export const geminiTranslator: HttpChatTranslator = {
   createStreamDecoder: createGeminiStreamDecoder,
   parseError: parseGeminiError,
 };
-
-export const geminiProtocol: ChatProtocol = httpChatProtocol(geminiTranslator);

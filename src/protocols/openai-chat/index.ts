@@ -2,8 +2,7 @@
  * The `openai` upstream protocol: OpenAI Chat Completions, and every server that speaks it (vLLM,
  * Ollama, llama.cpp, Together, Groq, Google's compatible endpoint).
  */
-import { httpChatProtocol } from '../http-protocol.ts';
-import type { ChatProtocol, HttpChatTranslator } from '../protocol.ts';
+import type { HttpChatTranslator } from '../protocol.ts';
 import { parseChatError } from './errors.ts';
 import { buildChatRequest } from './request.ts';
 import { parseChatResponse } from './response.ts';
@@ -18,5 +17,3 @@ export const openAIChatTranslator: HttpChatTranslator = {
   createStreamDecoder: createChatStreamDecoder,
   parseError: parseChatError,
 };
-
-export const openAIChatProtocol: ChatProtocol = httpChatProtocol(openAIChatTranslator);

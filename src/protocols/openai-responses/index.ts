@@ -1,6 +1,5 @@
 /** The `openai-responses` upstream protocol: OpenAI's Responses API (`POST {base_url}/responses`). */
-import { httpChatProtocol } from '../http-protocol.ts';
-import type { ChatProtocol, HttpChatTranslator } from '../protocol.ts';
+import type { HttpChatTranslator } from '../protocol.ts';
 import { parseResponsesError } from './errors.ts';
 import { buildResponsesRequest } from './request.ts';
 import { parseResponsesResponse } from './response.ts';
@@ -16,5 +15,3 @@ export const openAIResponsesTranslator: HttpChatTranslator = {
   createStreamDecoder: createResponsesStreamDecoder,
   parseError: parseResponsesError,
 };
-
-export const openAIResponsesProtocol: ChatProtocol = httpChatProtocol(openAIResponsesTranslator);

@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { AssistantContentPart, CanonicalRequest, Message } from '../../../src/canonical/index.ts';
 import { GatewayError } from '../../../src/core/errors.ts';
-import { anthropicProtocol } from '../../../src/protocols/anthropic/index.ts';
+import { anthropicTranslator } from '../../../src/protocols/anthropic/index.ts';
+import { httpChatProtocol } from '../../../src/protocols/http-protocol.ts';
 import { startAnthropicSimulator, type AnthropicSimulator } from '../../simulators/anthropic.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
 import { canonicalRequest, collect, WEATHER_TOOL } from '../helpers.ts';
+
+const anthropicProtocol = httpChatProtocol(anthropicTranslator);
 
 const request = (fields: Partial<CanonicalRequest>) => canonicalRequest(fields, 'Hello there');
 

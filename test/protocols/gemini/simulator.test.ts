@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { AssistantContentPart, CanonicalRequest, Message, ToolCallPart } from '../../../src/canonical/index.ts';
 import { GatewayError } from '../../../src/core/errors.ts';
-import { geminiProtocol } from '../../../src/protocols/gemini/index.ts';
+import { geminiTranslator } from '../../../src/protocols/gemini/index.ts';
+import { httpChatProtocol } from '../../../src/protocols/http-protocol.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
 import { startGeminiSimulator, type GeminiSimulator } from '../../simulators/gemini.ts';
 import { canonicalRequest, collect, WEATHER_TOOL } from '../helpers.ts';
+
+const geminiProtocol = httpChatProtocol(geminiTranslator);
 
 const request = (fields: Partial<CanonicalRequest>) => canonicalRequest(fields, 'Hello there');
 const time = { name: 'get_time', parameters: { type: 'object', properties: {} } };

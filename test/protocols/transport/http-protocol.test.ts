@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import type { CanonicalRequest, StreamBatch, StreamEvent } from '../../../src/canonical/index.ts';
 import { errors, GatewayError } from '../../../src/core/errors.ts';
 import { httpChatProtocol } from '../../../src/protocols/http-protocol.ts';
-import { openAIChatProtocol, openAIChatTranslator } from '../../../src/protocols/openai-chat/index.ts';
+import { openAIChatTranslator } from '../../../src/protocols/openai-chat/index.ts';
 import type { HttpChatTranslator, StreamDecoderOptions } from '../../../src/protocols/protocol.ts';
 import { protocolsDecoding } from '../../../src/protocols/registry.ts';
-import { openAIResponsesProtocol } from '../../../src/protocols/openai-responses/index.ts';
+import { openAIResponsesTranslator } from '../../../src/protocols/openai-responses/index.ts';
 import { postJson } from '../../../src/protocols/transport/json-call.ts';
 import { closeUpstreamPools } from '../../../src/protocols/transport/pools.ts';
 import { callContext, simulatorEndpoint } from '../../simulators/endpoint.ts';
@@ -16,6 +16,9 @@ import { collect } from '../helpers.ts';
 import { comparable } from '../../simulators/fixtures.ts';
 import { startOpenAIChatSimulator, type OpenAIChatSimulator } from '../../simulators/openai-chat.ts';
 import { startOpenAIResponsesSimulator, type OpenAIResponsesSimulator } from '../../simulators/openai-responses.ts';
+
+const openAIChatProtocol = httpChatProtocol(openAIChatTranslator);
+const openAIResponsesProtocol = httpChatProtocol(openAIResponsesTranslator);
 
 const request: CanonicalRequest = {
   dialect: 'chat',
