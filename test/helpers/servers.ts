@@ -126,16 +126,22 @@ export async function ledgerDiagnosis(admin: pg.Client, accountId: string, serve
   const { rows: instances } = await admin.query(
     `SELECT id, heartbeat_at::text, ((extract(epoch FROM clock_timestamp()) * 1000)::bigint - heartbeat_at)::text AS age_ms FROM instances`,
   );
-  const logLines = servers.map((server, index) =>
-    server.process
-      .output()
-      .split('\n')
-      .filter((line) => /lapsed|heartbeat|PostgreSQL|slice/i.test(line))
-      .slice(-20)
-      .map((line) => `[${index}] ${line}`)
-      .join('\n'),
-  );
-  return `\nreservations: ${JSON.stringify(reservations)}\ninstances: ${JSON.stringify(instances)}\nlogs:\n${logLines.join('\n')}`;
+  const logLines = serverLines(servers, (line) => /lapsed|heartbeat|PostgreSQL|slice/i.test(line), 20);
+  return `\nreservations: ${JSON.stringify(reservations)}\ninstances: ${JSON.stringify(instances)}\nlogs:\n${logLines}`;
+}
+
+/** The servers' log lines that pass `test` (the last `last` of each), each marked with its server's index. */
+export function serverLines(servers: readonly Server[], test: (line: string) => boolean, last = Number.POSITIVE_INFINITY): string {
+  return servers
+    .flatMap((server, index) =>
+      server.process
+        .output()
+        .split('\n')
+        .filter(test)
+        .slice(-last)
+        .map((line) => `[${index}] ${line}`),
+    )
+    .join('\n');
 }
 
 /** A fresh PostgreSQL database for server processes to share, and a client that reads it. */

@@ -215,8 +215,8 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         }
         nextStepRuns.resolve();
         await renewalAnswered.promise;
-        // The runner reads the renewal's answer in the turns after it.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The runner reads the renewal's answer in the microtasks of the same turn: all run before an immediate.
+        await new Promise(setImmediate);
         nextStepAborted = context.signal.aborted;
         await ends(context);
       });

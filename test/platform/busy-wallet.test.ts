@@ -22,6 +22,7 @@ import {
   ledgerDiagnosis,
   ledgerTotals,
   type Server,
+  serverLines,
   shownBalance,
   startInstances,
 } from '../helpers/servers.ts';
@@ -57,15 +58,7 @@ const chat = { model: 'gateway/busy', max_tokens: 100, messages: [{ role: 'user'
 /** What the servers logged about an answer's request (its id), for an answer that should not have come. */
 function serverLinesOf(answer: JsonResponse): string {
   const requestId = answer.headers.get('x-request-id');
-  if (requestId === null) return '';
-  const lines = servers.flatMap((server, index) =>
-    server.process
-      .output()
-      .split('\n')
-      .filter((line) => line.includes(requestId))
-      .map((line) => `[${index}] ${line}`),
-  );
-  return `\nthe servers' lines about ${requestId}:\n${lines.join('\n')}`;
+  return requestId === null ? '' : `\nthe servers' lines about ${requestId}:\n${serverLines(servers, (line) => line.includes(requestId))}`;
 }
 
 let instances: Instances;
