@@ -6,6 +6,8 @@
  * alike. The gateway's CPU per request (user + system from /proc, all its threads) is read against
  * the bare proxy's of the same round; medians over the rounds. With `--rate=N`, the runs are paced
  * at N requests per second instead (bench/paced.ts), and each round also gives each contender's p99.
+ * With two builds, the report also says in how many rounds the build after cost less than the build
+ * before, and the sign test's p-value of that split (bench/stats.ts).
  *
  * `node bench/builds-ab.ts --before=<checkout of the other build> [--only=images,chat]
  * [--rounds=6] [--seconds=3] [--rate=N] [--cpu-prof=DIR]`; `--cpu-prof` profiles this checkout's
@@ -20,7 +22,7 @@ import { runPaced } from './paced.ts';
 import { CORE_UNDER_TEST, cpuSeconds, readyLine, startStandaloneSimulator } from './processes.ts';
 import type { RequestSpec } from './request-spec.ts';
 import { type Workload, workloadOf } from './workloads.ts';
-import { median } from './stats.ts';
+import { comparePaired, describePaired, median } from './stats.ts';
 
 interface Contender {
   readonly name: string;
@@ -120,6 +122,12 @@ async function main(): Promise<void> {
         return `${contender.name} median ${median(cpu).toFixed(1)} µs${ratios}, ${median(runs.map((run) => run.rps)).toFixed(0)} req/s${p99}`;
       });
       console.log(`${workload.id}: ${summary.join('; ')}`);
+      const before = figures.get('before');
+      const after = figures.get('after');
+      if (before !== undefined && after !== undefined) {
+        const cpu = (runs: readonly RunFigures[]) => runs.map((run) => run.cpu);
+        console.log(`  ${describePaired(comparePaired(cpu(before), cpu(after)), { first: 'before', second: 'after' }, (value) => `${value.toFixed(1)} µs`)}`);
+      }
     }
     console.log(`load average at end: ${loadavg()[0].toFixed(2)}`);
   } finally {

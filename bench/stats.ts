@@ -92,6 +92,59 @@ export function median(values: readonly number[]): number {
   return (sorted[Math.floor(middle)]! + sorted[Math.ceil(middle)]!) / 2;
 }
 
+/**
+ * Two builds measured in the same rounds, each round's figures paired: how often the second
+ * measured lower than the first, and whether that split could be chance. On a shared machine a
+ * difference of medians alone says little (single rounds of one build move by tens of percent);
+ * the sign test asks only which of the two was lower in each round, so a slow phase of the host that
+ * weighs on both alike changes nothing.
+ */
+export interface PairedComparison {
+  readonly rounds: number;
+  /** Rounds where the second measured lower, and higher, than the first (ties count in neither). */
+  readonly lower: number;
+  readonly higher: number;
+  /** The median of the rounds' differences, second − first. */
+  readonly medianDifference: number;
+  /**
+   * The two-sided sign test's p-value: the chance that two builds that cost the same split the
+   * rounds at least this unevenly. Below 0.05, the difference is the builds', not the machine's.
+   */
+  readonly signTestP: number;
+}
+
+export function comparePaired(first: readonly number[], second: readonly number[]): PairedComparison {
+  if (first.length !== second.length || first.length === 0) throw new RangeError('paired figures need the same, non-zero number of rounds');
+  const differences = second.map((value, index) => value - first[index]!);
+  const lower = differences.filter((difference) => difference < 0).length;
+  const higher = differences.filter((difference) => difference > 0).length;
+  return { rounds: first.length, lower, higher, medianDifference: median(differences), signTestP: signTest(lower, higher) };
+}
+
+/** Two-sided: twice the probability of a split at least as uneven, of fair coins. */
+function signTest(lower: number, higher: number): number {
+  const trials = lower + higher;
+  const fewer = Math.min(lower, higher);
+  let term = 0.5 ** trials;
+  let tail = 0;
+  for (let count = 0; count <= fewer; count++) {
+    tail += term;
+    term = (term * (trials - count)) / (count + 1);
+  }
+  return Math.min(1, 2 * tail);
+}
+
+/** One line for a report: `after − before: median -12.3 µs; lower in 9 of 10 rounds, higher in 1 (sign test p = 0.021)`. */
+export function describePaired(
+  comparison: PairedComparison,
+  names: { readonly first: string; readonly second: string },
+  format: (value: number) => string,
+): string {
+  const { rounds, lower, higher, medianDifference, signTestP } = comparison;
+  const sign = medianDifference > 0 ? '+' : '';
+  return `${names.second} − ${names.first}: median ${sign}${format(medianDifference)}; lower in ${lower} of ${rounds} rounds, higher in ${higher} (sign test p = ${signTestP.toFixed(3)})`;
+}
+
 /** The median time in milliseconds of `repeats` calls of `read`, after one unmeasured call that warms it. */
 export async function medianMillis(read: () => Promise<unknown>, repeats: number): Promise<number> {
   await read();

@@ -5,7 +5,9 @@
  * that both are measured within seconds of each other under the same load of the machine. The
  * median of the rounds' ratios of CPU per request is the figure the bar (at most 1.3×) is read on.
  * With `--before`, a gateway of that checkout runs beside this one, and each round measures the
- * pair on both in turn: two builds' ratios from one run, the only comparison a shared machine allows.
+ * pair on both in turn: two builds' ratios from one run, the only comparison a shared machine allows;
+ * the report says in how many rounds the second build's ratio was the lower, and the sign test's
+ * p-value of that split (bench/stats.ts), which tells a difference of the builds from the machine's.
  * Each round also splits the CPU per request by thread (the main thread; V8's helper threads, where
  * most of the garbage collection's work is done; the rest) and reads the main thread's garbage
  * collection pauses and the bytes it allocated per request from the gateway's /metrics, so that what
@@ -21,7 +23,7 @@ import { standaloneGatewayOptions } from './limits-ab.ts';
 import { runClosedLoop } from './load.ts';
 import { cpuSecondsByThread, startStandaloneSimulator } from './processes.ts';
 import { WORKLOADS, type WorkloadId } from './workloads.ts';
-import { median } from './stats.ts';
+import { comparePaired, describePaired, median } from './stats.ts';
 
 /** Each plain workload and its streamed twin. */
 const PAIRS: Readonly<Record<string, { readonly plain: WorkloadId; readonly streamed: WorkloadId }>> = {
@@ -153,6 +155,10 @@ async function main(): Promise<void> {
       }
       const summary = [...ratios].map(([build, values]) => `${build} median ${median(values).toFixed(2)}×`).join(', ');
       console.log(`${pair.streamed} over ${pair.plain}: ${summary} (bar 1.3×)`);
+      if (gateways.size === 2) {
+        const [first, second] = [...ratios];
+        console.log(`  ${describePaired(comparePaired(first[1], second[1]), { first: first[0], second: second[0] }, (value) => `${value.toFixed(2)}×`)}`);
+      }
       // Where the streamed request's extra went: the medians of each part, and their difference.
       for (const build of gateways.keys()) {
         const [plain, streamed] = slots.filter((slot) => slot.build === build).map((slot) => splits.get(slot)!);

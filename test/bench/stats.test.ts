@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { difference, median, percent, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
+import { comparePaired, describePaired, difference, median, percent, percentile, ratio, SampleBuffer, summarize } from '../../bench/stats.ts';
 
 describe('benchmark statistics', () => {
   test('percentile interpolates between the closest ranks', () => {
@@ -56,5 +56,35 @@ describe('benchmark statistics', () => {
     assert.equal(buffer.length, 10_000);
     assert.equal(buffer.values()[9_999], 9_999);
     assert.equal(buffer.values().length, 10_000);
+  });
+  test('comparePaired counts the rounds each build won and gives the two-sided sign test of that split', () => {
+    const before = [10, 10, 10, 10, 10, 10, 10, 10, 10, 10];
+    const after = [9, 8, 9, 7, 9, 9, 8, 9, 9, 11];
+    const comparison = comparePaired(before, after);
+    assert.equal(comparison.rounds, 10);
+    assert.equal(comparison.lower, 9);
+    assert.equal(comparison.higher, 1);
+    assert.equal(comparison.medianDifference, -1);
+    // 2 × (C(10,0) + C(10,1)) / 2^10 = 22 / 1024.
+    assert.ok(Math.abs(comparison.signTestP - 22 / 1024) < 1e-12, String(comparison.signTestP));
+    assert.equal(
+      describePaired(comparison, { first: 'before', second: 'after' }, (value) => `${value.toFixed(1)} µs`),
+      'after − before: median -1.0 µs; lower in 9 of 10 rounds, higher in 1 (sign test p = 0.021)',
+    );
+  });
+
+  test('comparePaired: an even split, ties, and one round each way are no evidence', () => {
+    assert.equal(comparePaired([1, 2, 3, 4], [2, 1, 4, 3]).signTestP, 1);
+    const tied = comparePaired([5, 5, 5], [5, 5, 4]);
+    assert.deepEqual([tied.lower, tied.higher], [1, 0]);
+    assert.equal(tied.signTestP, 1);
+    assert.equal(comparePaired([1], [1]).signTestP, 1);
+    // Eight of eight the same way: 2 / 2^8.
+    assert.equal(comparePaired([2, 2, 2, 2, 2, 2, 2, 2], [3, 3, 3, 3, 3, 3, 3, 3]).signTestP, 2 / 256);
+  });
+
+  test('comparePaired refuses figures that are not paired', () => {
+    assert.throws(() => comparePaired([1, 2], [1]), RangeError);
+    assert.throws(() => comparePaired([], []), RangeError);
   });
 });
