@@ -9,3 +9,9 @@ test('a mutation removes an array item even after another gave the array an own 
   ]) as { input: string[] };
   assert.deepEqual([...mutated.input], ['a', 'c']);
 });
+
+test('a mutation that adds a member named length to an array leaves the array as it was', () => {
+  // Seen in the request fuzzing (seed 763757574): defining an array's own `length` throws.
+  const mutated = mutate({ input: ['a', 'b'] }, [{ kind: 'add', path: ['input'], key: 'length', value: 'x'.repeat(8) }]) as { input: string[] };
+  assert.deepEqual(mutated.input, ['a', 'b']);
+});

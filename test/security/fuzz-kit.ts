@@ -181,6 +181,8 @@ function removeAt(items: unknown[], index: number): void {
 }
 
 function define(container: object, key: string | number, value: unknown): void {
+  // An array's own `length` cannot be redefined (and a JSON array carries no named member to add).
+  if (Array.isArray(container) && key === 'length') return;
   Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
