@@ -57,6 +57,7 @@ describe('benchmark statistics', () => {
     assert.equal(buffer.values()[9_999], 9_999);
     assert.equal(buffer.values().length, 10_000);
   });
+
   test('comparePaired counts the rounds each build won and gives the two-sided sign test of that split', () => {
     const before = [10, 10, 10, 10, 10, 10, 10, 10, 10, 10];
     const after = [9, 8, 9, 7, 9, 9, 8, 9, 9, 11];
