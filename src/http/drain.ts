@@ -4,8 +4,9 @@
  * the deadline or on a second signal, the streams still running are cut: each ends with an in-stream
  * error and is settled for what it delivered, and then the connections still open are closed.
  */
-import { errors } from '../core/errors.ts';
-import type { StreamsCut } from '../pipeline/pipeline.ts';
+import { errors, type GatewayError } from '../core/errors.ts';
+import { type Link, LinkedList } from '../core/linked-list.ts';
+import type { CuttableStream, StreamsCut } from '../pipeline/pipeline.ts';
 
 /** Answered while the server drains too: 503 `draining` tells a load balancer to stop sending. */
 export const HEALTH_PATH = '/healthz';
@@ -19,17 +20,33 @@ export const CUT_GRACE_MS = 1_000;
  */
 export const CUT_BACKSTOP_MS = 10_000;
 
-export class Drain {
+export class Drain implements StreamsCut {
   #draining = false;
-  readonly #cut = new AbortController();
-  /** Streams begun and not yet ended. */
-  #open = 0;
+  /** The error the streams were cut with, once they were. */
+  #cutWith: GatewayError | undefined;
+  /** Streams begun and not yet ended (a list, not a `Set`: core/linked-list.ts). */
+  readonly #open = new LinkedList<CuttableStream>();
   #lastEnded: (() => void) | undefined;
-  /** What the pipeline's streams see of the drain (pipeline/text-stream.ts). */
-  readonly streamsCut: StreamsCut = { signal: this.#cut.signal, opened: () => this.#opened() };
+  /** What the pipeline's streams see of the drain (pipeline/text-stream.ts): the list of open streams they join and leave. */
+  readonly streamsCut: StreamsCut = this;
+
+  opened(stream: CuttableStream): Link<CuttableStream> {
+    return this.#open.add(stream);
+  }
+
+  ended(link: Link<CuttableStream>): void {
+    if (!link.listed) return;
+    link.remove();
+    if (this.#open.size === 0) this.#lastEnded?.();
+  }
 
   get draining(): boolean {
     return this.#draining;
+  }
+
+  /** The error the streams were cut with, once they were. */
+  get cutWith(): GatewayError | undefined {
+    return this.#cutWith;
   }
 
   begin(): void {
@@ -42,31 +59,22 @@ export class Drain {
    * with the number of cut streams that had not ended then (0 unless the backstop came first).
    */
   cutStreams(closeConnections: (unended: number) => void): void {
-    if (this.#cut.signal.aborted) return;
+    if (this.#cutWith !== undefined) return;
     this.#draining = true;
     let closed = false;
     const close = () => {
       if (closed) return;
       closed = true;
       clearTimeout(backstop);
-      closeConnections(this.#open);
+      closeConnections(this.#open.size);
     };
     const backstop = setTimeout(close, CUT_BACKSTOP_MS);
     backstop.unref();
     const afterGrace = () => setTimeout(close, CUT_GRACE_MS).unref();
-    this.#cut.abort(errors.shuttingDown());
-    if (this.#open === 0) afterGrace();
+    const reason = errors.shuttingDown();
+    this.#cutWith = reason;
+    if (this.#open.size === 0) afterGrace();
     else this.#lastEnded = afterGrace;
-  }
-
-  #opened(): () => void {
-    this.#open++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      this.#open--;
-      if (this.#open === 0) this.#lastEnded?.();
-    };
+    for (const stream of [...this.#open]) stream.cut(reason);
   }
 }

@@ -8,6 +8,7 @@ import { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import { type Link, LinkedList } from '../core/linked-list.ts';
 import { clientLeftBeforeAnswer } from './client-connection.ts';
 
 /** Aborted when the connection closes before the response was fully written. */
@@ -32,7 +33,8 @@ export function clientDisconnectSignal(reply: FastifyReply): AbortSignal {
 export class KeepAlive {
   readonly #everyMs: number;
   readonly #frame: string;
-  readonly #streams = new Set<KeptAlive>();
+  /** A list, not a `Set`: core/linked-list.ts says why. */
+  readonly #streams = new LinkedList<KeptAlive>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(everyMs: number, frame: string) {
@@ -40,14 +42,10 @@ export class KeepAlive {
     this.#frame = frame;
   }
 
-  watch(stream: KeptAlive): void {
-    this.#streams.add(stream);
+  /** Watches `stream` until the link is removed. */
+  watch(stream: KeptAlive): Link<KeptAlive> {
     this.#timer ??= setInterval(this.#tick, this.#everyMs / 2).unref();
-  }
-
-  /** Idempotent. */
-  unwatch(stream: KeptAlive): void {
-    this.#streams.delete(stream);
+    return this.#streams.add(stream);
   }
 
   readonly #tick = (): void => {
@@ -56,7 +54,8 @@ export class KeepAlive {
       this.#timer = undefined;
       return;
     }
-    for (const stream of this.#streams) stream.tick(this.#frame);
+    // A copy: a tick may end a stream (its write fails), which takes it out of the list.
+    for (const stream of [...this.#streams]) stream.tick(this.#frame);
   };
 }
 
@@ -119,6 +118,8 @@ export class FrameWriter<Event> extends EventEmitter {
   readonly #events: AsyncIterator<readonly Event[]>;
   readonly #encode: (event: Event) => string;
   readonly #keepAlive: KeepAlive | undefined;
+  /** Its place among the keep-alive's streams, while it is watched. */
+  #keptAlive: Link<KeptAlive> | undefined;
   #sink: FrameSink | undefined;
   /** The response's connection once frames were written to it directly: what must drain then. */
   #connection: Socket | undefined;
@@ -151,7 +152,7 @@ export class FrameWriter<Event> extends EventEmitter {
   /** Starts writing the frames to `sink`, and ends it after the last. */
   pipe<Sink extends FrameSink>(sink: Sink): Sink {
     this.#sink = sink;
-    this.#keepAlive?.watch(this);
+    this.#keptAlive = this.#keepAlive?.watch(this);
     void this.#pump();
     return sink;
   }
@@ -180,7 +181,7 @@ export class FrameWriter<Event> extends EventEmitter {
   #stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    this.#keepAlive?.unwatch(this);
+    this.#keptAlive?.remove();
     this.#wake?.();
     Promise.resolve(this.#events.return?.()).catch((failure: unknown) => this.emit('error', failure));
   }
@@ -209,7 +210,7 @@ export class FrameWriter<Event> extends EventEmitter {
       if (this.#stopped) return;
       this.#flush(true);
       this.#stopped = true;
-      this.#keepAlive?.unwatch(this);
+      this.#keptAlive?.remove();
       // `end` first: Fastify destroys a body that has not ended when the response finishes.
       this.emit('end');
       sink.end();

@@ -21,6 +21,8 @@ import { worstCaseQuote } from '../billing/quote.ts';
 import type { Catalog, RouteEndpoint } from '../catalog/types.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from '../core/logger.ts';
+import type { GatewayError } from '../core/errors.ts';
+import type { Link } from '../core/linked-list.ts';
 import type { CounterCheck } from '../limits/backend.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import { spendCapsOf, spendLimitError } from '../limits/spend.ts';
@@ -42,10 +44,18 @@ import type { CallTrace, Tracing } from '../telemetry/tracing.ts';
 
 /** What a stream sees of a stopping server (http/drain.ts). */
 export interface StreamsCut {
-  /** Aborted, with the GatewayError to end them with, when the server cuts its remaining streams. */
-  readonly signal: AbortSignal;
-  /** A stream began; the function it returns is called once the stream has ended. */
-  opened(): () => void;
+  /** A stream began: it is cut if the server cuts its remaining streams before it ended. */
+  opened(stream: CuttableStream): Link<CuttableStream>;
+  /** The stream of the link `opened` gave has ended (settled and logged). Idempotent. */
+  ended(link: Link<CuttableStream>): void;
+  /** The error the streams were cut with, once they were. */
+  readonly cutWith: GatewayError | undefined;
+}
+
+/** A running stream, as a stopping server sees it. */
+export interface CuttableStream {
+  /** Ends the stream with `reason` (told in the stream), settled for what it delivered. */
+  cut(reason: GatewayError): void;
 }
 
 /** What the core needs of the application; the server's dependencies satisfy it. */

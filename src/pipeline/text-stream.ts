@@ -18,9 +18,11 @@ import { maxOutputTokens } from '../catalog/request-bounds.ts';
 import { asGatewayError } from '../routing/fallback.ts';
 import { StreamAccumulator } from './accumulate.ts';
 import { openStreamWithFallback, type OpenedStream } from './attempts.ts';
+import { Deadlines, type Deadline } from './deadlines.ts';
 import { HoldWatch } from './hold-watch.ts';
 import { TEXT, textMeter, type TextCall, type TextSettlement, type TextTypes } from './kinds/text.ts';
 import { crashPoint } from '../core/crash-point.ts';
+import type { Link } from '../core/linked-list.ts';
 import type { MeteredCall } from './metered-call.ts';
 import type { Pipeline, PreparedCall } from './pipeline.ts';
 import type { CallInput, RenderResult } from './types.ts';
@@ -56,16 +58,13 @@ export async function streamPrepared<Body>(pipeline: Pipeline, prepared: Prepare
   const client = prepared.signal;
   if (client.aborted) upstream.abort(client.reason);
   else client.addEventListener('abort', () => upstream.abort(client.reason), { once: true });
-  // A stopping server cuts the streams still running at its deadline (server/serve.ts): the
-  // reason, a GatewayError, is what the client is told in the stream.
-  const cut = pipeline.streamsCut;
-  const onCut = () => upstream.abort(cut?.signal.reason);
-  cut?.signal.addEventListener('abort', onCut, { once: true });
-  // Counted until it has ended, so that the stopping server closes its connection only after it.
-  const streamEnded = cut?.opened();
+  // A stopping server cuts the streams still running at its deadline (http/drain.ts): the reason,
+  // a GatewayError, is what the client is told in the stream. Until it has ended, the stream is
+  // in the server's list of open streams, so that the server closes its connection only after it.
+  const streamsCut = pipeline.streamsCut;
+  const listed = streamsCut?.opened({ cut: (reason) => upstream.abort(reason) });
   const ended = () => {
-    cut?.signal.removeEventListener('abort', onCut);
-    streamEnded?.();
+    if (listed !== undefined) streamsCut?.ended(listed);
   };
   const signal = upstream.signal;
   prepared.trace?.expectRecord();
@@ -102,6 +101,9 @@ interface PipelineStreamInput<Body> {
   readonly ended: () => void;
 }
 
+/** Every stream's hold deadline, on one timer (./deadlines.ts). */
+const holdDeadlines = new Deadlines();
+
 type Ending =
   | { readonly kind: 'finished'; readonly finish: Finish }
   | { readonly kind: 'failed'; readonly error: GatewayError }
@@ -119,8 +121,8 @@ export class PipelineStream<Body> implements StreamRun {
   /** Set once a batch was handed to the client's response: its status line (200) has gone out. */
   #delivered = false;
   readonly #holdWatch: HoldWatch;
-  /** Fires shortly before the hold expires: a stream still running then is ended and settled. */
-  readonly #holdDeadline: NodeJS.Timeout;
+  /** Passes shortly before the hold expires: a stream still running then is ended and settled. */
+  readonly #holdDeadline: Link<Deadline>;
   /** Set when the hold's deadline ended the stream: the error its client is sent. */
   #outlived: GatewayError | undefined;
   /** The one settlement, whoever asks for it first. */
@@ -138,8 +140,7 @@ export class PipelineStream<Body> implements StreamRun {
       price: (usage) => metered.price(opened.endpoint, textMeter(prepared.request, opened.endpoint, usage, undefined, false)),
     });
     const lifetime = prepared.hold.reservation.expiresAt - pipeline.now();
-    this.#holdDeadline = setTimeout(() => void this.#outliveHold(), Math.max(0, lifetime - settleMargin(lifetime)));
-    this.#holdDeadline.unref();
+    this.#holdDeadline = holdDeadlines.add({ at: performance.now() + Math.max(0, lifetime - settleMargin(lifetime)), passed: () => void this.#outliveHold() });
     // One generator: the events can be consumed once, so the request is settled and logged once.
     this.events = this.#run();
     // A generator that never started runs no `finally`: a client gone before the first event was
@@ -154,7 +155,7 @@ export class PipelineStream<Body> implements StreamRun {
   async #abandonUnstarted(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    clearTimeout(this.#holdDeadline);
+    this.#holdDeadline.remove();
     await this.#cancel();
     this.#log({ kind: 'cancelled' });
   }
@@ -224,7 +225,7 @@ export class PipelineStream<Body> implements StreamRun {
         if (this.#outlived) pending = [{ type: 'error', error: this.#outlived }];
       }
     } finally {
-      clearTimeout(this.#holdDeadline);
+      this.#holdDeadline.remove();
       if (!ending) {
         // The consumer stopped (client gone) or the upstream was aborted.
         ending = { kind: 'cancelled' };
@@ -261,8 +262,8 @@ export class PipelineStream<Body> implements StreamRun {
 
   /** The error a stopping server cut the stream with, when that is why its upstream was aborted. */
   #cutReason(): GatewayError | undefined {
-    const cut = this.#input.pipeline.streamsCut?.signal;
-    return cut !== undefined && this.#input.signal.reason === cut.reason ? (cut.reason as GatewayError) : undefined;
+    const cutWith = this.#input.pipeline.streamsCut?.cutWith;
+    return cutWith !== undefined && this.#input.signal.reason === cutWith ? cutWith : undefined;
   }
 
   #log(ending: Ending): void {

@@ -14,15 +14,22 @@ describe('cutting the streams of a stopping server', () => {
 
   test('the streams are told why; the connections close a grace after the last one ended, not before', () => {
     const drain = new Drain();
-    const ends = [drain.streamsCut.opened(), drain.streamsCut.opened()];
+    const told: string[][] = [[], []];
+    const streams = told.map((reasons) => ({ cut: (reason: { message: string }) => reasons.push(reason.message) }));
+    const links = streams.map((stream) => drain.streamsCut.opened(stream));
+    const ends = links.map((link) => () => drain.streamsCut.ended(link));
     let closed = 0;
     const unended: number[] = [];
     drain.cutStreams((count) => {
       closed++;
       unended.push(count);
     });
-    assert.equal(drain.streamsCut.signal.aborted, true);
-    assert.equal((drain.streamsCut.signal.reason as { message: string }).message, 'The server is shutting down; retry the request.');
+    assert.deepEqual(
+      told,
+      [['The server is shutting down; retry the request.'], ['The server is shutting down; retry the request.']],
+      'each stream is told once',
+    );
+    assert.equal(drain.cutWith?.message, 'The server is shutting down; retry the request.');
     assert.equal(drain.draining, true);
     // Settling takes a while (a database write, the tokenizer's first load on a busy machine).
     mock.timers.tick(CUT_GRACE_MS * 3);
@@ -39,6 +46,17 @@ describe('cutting the streams of a stopping server', () => {
     mock.timers.tick(CUT_BACKSTOP_MS);
     drain.cutStreams(() => closed++);
     assert.equal(closed, 1, 'once');
+    assert.equal(told[0].length, 1, 'a stream is cut once');
+  });
+
+  test('a stream begun after the cut is not cut; one that ended before it is not told', () => {
+    const drain = new Drain();
+    const reasons: string[] = [];
+    const early = { cut: () => reasons.push('early') };
+    drain.streamsCut.ended(drain.streamsCut.opened(early));
+    drain.cutStreams(() => undefined);
+    drain.streamsCut.opened({ cut: () => reasons.push('late') });
+    assert.deepEqual(reasons, []);
   });
 
   test('with no stream open, a grace after the cut; with one that never ends, at the backstop', () => {
@@ -49,7 +67,7 @@ describe('cutting the streams of a stopping server', () => {
     assert.equal(closedNone, 1);
 
     const stuck = new Drain();
-    stuck.streamsCut.opened();
+    stuck.streamsCut.opened({ cut: () => undefined });
     let closedStuck = 0;
     let unended = -1;
     stuck.cutStreams((count) => {
