@@ -46,7 +46,7 @@ export interface AppDeps {
   readonly health: EndpointHealth;
   /** The server's stop: draining, then its remaining streams cut (drain.ts). */
   readonly drain: Drain;
-  /** `drain.streamsCut`, where the pipeline looks for it. */
+  /** The drain (http/drain.ts), where the pipeline's streams join the list a stopping server cuts. */
   readonly streamsCut: StreamsCut;
   /** One line per request at `info` (access-log.ts). */
   readonly accessLog: AccessLog;

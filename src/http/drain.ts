@@ -27,9 +27,7 @@ export class Drain implements StreamsCut {
   /** Streams begun and not yet ended (a list, not a `Set`: core/linked-list.ts). */
   readonly #open = new LinkedList<CuttableStream>();
   #lastEnded: (() => void) | undefined;
-  /** What the pipeline's streams see of the drain (pipeline/text-stream.ts): the list of open streams they join and leave. */
-  readonly streamsCut: StreamsCut = this;
-
+  /** A stream began (pipeline/text-stream.ts): it joins the list of open streams, until it has ended. */
   opened(stream: CuttableStream): Link<CuttableStream> {
     return this.#open.add(stream);
   }

@@ -173,7 +173,7 @@ export function createDeps(input: {
     limiter,
     health,
     drain,
-    streamsCut: drain.streamsCut,
+    streamsCut: drain,
     accessLog,
     onRecord: accessLog.note,
     tracing: input.tracing,

@@ -16,8 +16,8 @@ describe('cutting the streams of a stopping server', () => {
     const drain = new Drain();
     const told: string[][] = [[], []];
     const streams = told.map((reasons) => ({ cut: (reason: { message: string }) => reasons.push(reason.message) }));
-    const links = streams.map((stream) => drain.streamsCut.opened(stream));
-    const ends = links.map((link) => () => drain.streamsCut.ended(link));
+    const links = streams.map((stream) => drain.opened(stream));
+    const ends = links.map((link) => () => drain.ended(link));
     let closed = 0;
     const unended: number[] = [];
     drain.cutStreams((count) => {
@@ -53,9 +53,9 @@ describe('cutting the streams of a stopping server', () => {
     const drain = new Drain();
     const reasons: string[] = [];
     const early = { cut: () => reasons.push('early') };
-    drain.streamsCut.ended(drain.streamsCut.opened(early));
+    drain.ended(drain.opened(early));
     drain.cutStreams(() => undefined);
-    drain.streamsCut.opened({ cut: () => reasons.push('late') });
+    drain.opened({ cut: () => reasons.push('late') });
     assert.deepEqual(reasons, []);
   });
 
@@ -67,7 +67,7 @@ describe('cutting the streams of a stopping server', () => {
     assert.equal(closedNone, 1);
 
     const stuck = new Drain();
-    stuck.streamsCut.opened({ cut: () => undefined });
+    stuck.opened({ cut: () => undefined });
     let closedStuck = 0;
     let unended = -1;
     stuck.cutStreams((count) => {
