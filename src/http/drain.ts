@@ -27,6 +27,7 @@ export class Drain implements StreamsCut {
   /** Streams begun and not yet ended (a list, not a `Set`: core/linked-list.ts). */
   readonly #open = new LinkedList<CuttableStream>();
   #lastEnded: (() => void) | undefined;
+
   /** A stream began (pipeline/text-stream.ts): it joins the list of open streams, until it has ended. */
   opened(stream: CuttableStream): Link<CuttableStream> {
     return this.#open.add(stream);
