@@ -10,17 +10,23 @@ import { performance } from 'node:perf_hooks';
 import { type Link, LinkedList } from '../core/linked-list.ts';
 
 export interface Deadline {
-  /** When it passes, on `performance.now()`'s clock. */
+  /** When it passes, on the clock of the {@link Deadlines} that watch it (`performance.now()`'s by default). */
   readonly at: number;
   /** Called once when it passes, unless removed before. */
   passed(): void;
 }
 
 export class Deadlines {
+  readonly #now: () => number;
   readonly #pending = new LinkedList<Deadline>();
   #timer: NodeJS.Timeout | undefined;
   /** What the timer is armed for (Infinity when it is not armed). */
   #armedFor = Number.POSITIVE_INFINITY;
+
+  /** @param now The clock the deadlines are read on (monotonic by default; tests give one they move). */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
 
   /** Watches `deadline` until it passes or its link is removed. */
   add(deadline: Deadline): Link<Deadline> {
@@ -37,13 +43,13 @@ export class Deadlines {
     clearTimeout(this.#timer);
     this.#armedFor = at;
     // The timer holds no process open: the streams' connections do.
-    this.#timer = setTimeout(this.#fire, Math.max(0, at - performance.now())).unref();
+    this.#timer = setTimeout(this.#fire, Math.max(0, at - this.#now())).unref();
   }
 
   readonly #fire = (): void => {
     this.#timer = undefined;
     this.#armedFor = Number.POSITIVE_INFINITY;
-    const now = performance.now();
+    const now = this.#now();
     let next = Number.POSITIVE_INFINITY;
     const due: Link<Deadline>[] = [];
     for (const link of this.#pending.links()) {

@@ -1,34 +1,44 @@
-/** Many streams' deadlines on one timer (src/pipeline/deadlines.ts). */
+/** Many streams' deadlines on one timer (src/pipeline/deadlines.ts), on a clock the test moves. */
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
-import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { Deadlines } from '../../src/pipeline/deadlines.ts';
 
 describe('Deadlines', () => {
-  test('each passes once, in time, unless removed before; a later one added first does not hold back an earlier one', async () => {
-    const deadlines = new Deadlines();
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 }));
+  afterEach(() => mock.timers.reset());
+
+  test('each passes once, when due, unless removed before; a later one added first does not hold back an earlier one', () => {
+    const deadlines = new Deadlines(Date.now);
     const passed: string[] = [];
-    const at = (name: string, inMs: number) => deadlines.add({ at: performance.now() + inMs, passed: () => passed.push(name) });
+    const at = (name: string, ms: number) => deadlines.add({ at: ms, passed: () => passed.push(name) });
     at('late', 60);
     const removed = at('removed', 10);
     at('early', 20);
     at('earliest', 5);
     removed.remove();
-    await sleep(40);
-    assert.deepEqual(passed, ['earliest', 'early']);
+    mock.timers.tick(4);
+    assert.deepEqual(passed, []);
+    mock.timers.tick(1);
+    assert.deepEqual(passed, ['earliest']);
+    mock.timers.tick(15);
+    assert.deepEqual(passed, ['earliest', 'early'], 'the removed one passed unseen');
     assert.equal(deadlines.size, 1);
-    await sleep(60);
+    mock.timers.tick(39);
+    assert.deepEqual(passed, ['earliest', 'early']);
+    mock.timers.tick(1);
     assert.deepEqual(passed, ['earliest', 'early', 'late']);
     assert.equal(deadlines.size, 0);
+    mock.timers.tick(1_000);
+    assert.equal(passed.length, 3, 'each once');
   });
 
-  test('a deadline already past passes at the next turn', async () => {
-    const deadlines = new Deadlines();
+  test('a deadline already past passes at the timer’s next turn, not within add', () => {
+    const deadlines = new Deadlines(Date.now);
+    mock.timers.tick(100);
     let passed = 0;
-    deadlines.add({ at: performance.now() - 1, passed: () => passed++ });
+    deadlines.add({ at: 50, passed: () => passed++ });
     assert.equal(passed, 0);
-    await sleep(5);
+    mock.timers.tick(0);
     assert.equal(passed, 1);
   });
 });
