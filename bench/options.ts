@@ -1,8 +1,10 @@
 /**
- * Command-line options of `npm run bench` and the durations of each phase. The full run takes a
- * few minutes; `--quick` is a smoke run of well under a minute whose figures are only indicative.
+ * Command-line options of `npm run bench` and the durations of each phase. The full run takes about
+ * 25 minutes; `--only` runs some parts of it, and `--quick` is a smoke run of every part whose figures
+ * are only indicative.
  */
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { WORKLOADS, type WorkloadId } from './workloads.ts';
 
@@ -57,6 +59,10 @@ export interface BenchOptions {
   readonly pacedRate: number;
   /** Streams held open at once in the concurrency test. */
   readonly concurrentStreams: number;
+  /** The run stops after this long, whatever hangs, and reports what it measured until then. */
+  readonly timeLimitMinutes: number;
+  /** Where latest.json is written. */
+  readonly resultsDir: string;
 }
 
 const FULL: Durations = {
@@ -84,14 +90,22 @@ const QUICK: Durations = {
   holdMs: 150,
 };
 
-export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR]
-  --quick               smoke run of well under a minute (figures only indicative)
+const RESULTS_DIR = fileURLToPath(new URL('results', import.meta.url));
+
+/** Time limits of a run by default, about twice what each took on the benchmark's 2-core machine. */
+const TIME_LIMIT_MINUTES = { full: 60, quick: 12 } as const;
+
+export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR] [--time-limit=MINUTES]
+  --quick               smoke run of every part, about 6 minutes (figures only indicative)
   --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits, scale, race, dashboard
   --no-pin              do not pin processes to cores with taskset
   --upstream-delay-ms   fixed delay the simulator adds before every answer (default 0)
   --data-root=DIR       create the gateway's temporary data directory (SQLite file) in DIR
                         (default: the OS temp dir); put it on the disk you mean to measure
-  --cpu-prof=DIR        run the gateway with --cpu-prof and write its profile into DIR`;
+  --cpu-prof=DIR        run the gateway with --cpu-prof and write its profile into DIR
+  --time-limit=MINUTES  stop the run after this long and report what it measured until then
+                        (default: ${TIME_LIMIT_MINUTES.full}; ${TIME_LIMIT_MINUTES.quick} with --quick)
+  --results-dir=DIR     write latest.json into DIR (default: bench/results)`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const { values } = parseArgs({
@@ -103,6 +117,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       'upstream-delay-ms': { type: 'string', default: '0' },
       'data-root': { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'time-limit': { type: 'string' },
+      'results-dir': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -122,6 +138,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   for (const id of selected) if (!known.has(id)) throw new Error(`unknown workload '${id}'\n${USAGE}`);
   const delay = Number(values['upstream-delay-ms']);
   if (!Number.isInteger(delay) || delay < 0) throw new Error(`--upstream-delay-ms must be a whole number of milliseconds\n${USAGE}`);
+  const timeLimit = values['time-limit'] === undefined ? TIME_LIMIT_MINUTES[values.quick ? 'quick' : 'full'] : Number(values['time-limit']);
+  if (!(timeLimit > 0)) throw new Error(`--time-limit must be a number of minutes above 0\n${USAGE}`);
   return {
     quick: values.quick,
     workloads: WORKLOADS.map((workload) => workload.id).filter((id) => selected.includes(id)),
@@ -140,5 +158,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     saturationConnections: 50,
     pacedRate: 500,
     concurrentStreams: 1000,
+    timeLimitMinutes: timeLimit,
+    resultsDir: resolve(values['results-dir'] ?? RESULTS_DIR),
   };
 }

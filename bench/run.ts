@@ -11,7 +11,7 @@
 import { connect } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayMissing, loadTokenizer, probeWorkload, startGateway, type RunningGateway } from './gateway.ts';
 import { measureJobs, RESPONSE_JOB_ROUTES, VIDEO_JOB_ROUTES, type JobRoutes, type JobsResult } from './jobs.ts';
@@ -523,102 +523,123 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
   };
 }
 
+/** What a run measured so far: each part is set once it has run (null until then, or when not selected). */
+type Measurements = { -readonly [Part in keyof Omit<BenchResults, 'bars' | 'finishedAt'>]: Omit<BenchResults, 'bars' | 'finishedAt'>[Part] };
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  const startedAt = new Date().toISOString();
   const placement = detectPlacement(options.pin);
   pinSelf(placement);
   const group = new ProcessGroup(placement);
-  const abort = (reason: string) => {
+  const notes: string[] = [];
+  const [loadAtStart] = loadavg();
+  const measured: Measurements = {
+    startedAt: new Date().toISOString(),
+    mode: options.quick ? 'quick' : 'full',
+    machine: {
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryBytes: totalmem(),
+      os: `${osType()} ${release()}`,
+      node: process.version,
+      placement: placement.note,
+      loadAverageAtStart: loadAtStart,
+    },
+    settings: {
+      saturationConnections: options.saturationConnections,
+      pacedRate: options.pacedRate,
+      upstreamDelayMs: options.upstreamDelayMs,
+      dataRoot: options.dataRoot ?? tmpdir(),
+      durations: { ...options.durations },
+    },
+    notes,
+    idleRssBytes: {},
+    workloads: [],
+    ttfb: null,
+    concurrentStreams: null,
+    backgroundJobs: null,
+    videoJobs: null,
+    longOperations: null,
+    limitsAb: null,
+    scaleOut: null,
+    race: null,
+    dashboardLists: null,
+    dashboardUsage: null,
+    chatBesideDashboard: null,
+  };
+  /** The part running now, named in the report of a run stopped before its end. */
+  let running = 'the start of the processes';
+  const stop = (reason: string) => {
     progress(`bench: ${reason}; stopping every process`);
     group.killNow();
     for (const cleanup of cleanups) cleanup();
-    process.exit(1);
   };
-  process.once('SIGINT', () => abort('interrupted'));
-  process.once('SIGTERM', () => abort('terminated'));
-  // The whole run is bounded, whatever hangs.
-  const limitMs = options.quick ? 3 * 60_000 : 15 * 60_000;
-  setTimeout(() => abort(`exceeded its time limit of ${limitMs / 60_000} minutes`), limitMs).unref();
+  process.once('SIGINT', () => {
+    stop('interrupted');
+    process.exit(1);
+  });
+  process.once('SIGTERM', () => {
+    stop('terminated');
+    process.exit(1);
+  });
+  // The whole run is bounded, whatever hangs; what was measured before the limit is still reported.
+  setTimeout(() => {
+    const reason = `exceeded its time limit of ${options.timeLimitMinutes} minutes`;
+    stop(reason);
+    notes.push(`stopped: ${reason} during ${running}; that part and every part after it were not measured (--time-limit=MINUTES)`);
+    report(measured, options.resultsDir);
+    process.exit(1);
+  }, options.timeLimitMinutes * 60_000).unref();
 
-  const notes: string[] = [];
   if (options.quick) notes.push('quick mode: short phases, figures only indicative');
-  const [loadAtStart] = loadavg();
   // Other work on the machine shares the pinned cores: the figures are then noisier and lower.
   if (loadAtStart > 0.5) notes.push(`load average ${loadAtStart.toFixed(2)} at start: other processes are using the CPUs, figures are noisy`);
-  let results: BenchResults;
   try {
     const services = await startServices(group, options, notes);
-    const idleRssBytes: BenchResults['idleRssBytes'] = {};
     for (const target of [services.bare, services.gateway, services.portkey]) {
-      if (target?.child) idleRssBytes[target.name] = residentBytes(target.child.pid);
+      if (target?.child) measured.idleRssBytes[target.name] = residentBytes(target.child.pid);
     }
+    running = 'the warm-up';
     await warmUp(services, options);
-    const workloads: WorkloadResult[] = [];
     for (const workload of WORKLOADS.filter((candidate) => options.workloads.includes(candidate.id))) {
-      workloads.push(await runWorkload(workload, services, options));
+      running = `the ${workload.id} workload`;
+      measured.workloads = [...measured.workloads, await runWorkload(workload, services, options)];
     }
-    const gatewayStreams = await gatewayServesStreams(services, workloads);
-    const ttfb = options.workloads.includes('chat-stream') ? await runTtfb(services, options, gatewayStreams) : null;
-    const concurrentStreams = options.streamsTest ? await runStreams(services, options, gatewayStreams) : null;
-    const backgroundJobs = options.jobsTest ? await runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000) : null;
-    const limitsAb = options.limitsTest ? await runLimitsAb(services, options) : null;
-    const videoJobs = options.videosTest ? await runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300) : null;
-    const longOperations = options.videosTest ? await runLongOperations(group, services, options) : null;
-    const scaleOut = options.scaleTest ? await runScaleOut(group, services, options) : null;
-    const race = options.raceTest ? await runRace(group, services, options) : null;
-    const dashboardLists = options.dashboardTest
-      ? await attempt(() => measureDashboardLists(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
-      : null;
-    const chatBesideDashboard = options.dashboardTest ? await runChatBesideDashboard(services, options) : null;
-    const dashboardUsage = options.dashboardTest
-      ? await attempt(() => measureDashboardUsage(process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL, progress))
-      : null;
-
-    const partial = {
-      startedAt,
-      mode: options.quick ? ('quick' as const) : ('full' as const),
-      machine: {
-        cpuModel: cpus()[0]?.model ?? 'unknown',
-        cores: cpus().length,
-        memoryBytes: totalmem(),
-        os: `${osType()} ${release()}`,
-        node: process.version,
-        placement: placement.note,
-        loadAverageAtStart: loadAtStart,
-      },
-      settings: {
-        saturationConnections: options.saturationConnections,
-        pacedRate: options.pacedRate,
-        upstreamDelayMs: options.upstreamDelayMs,
-        dataRoot: options.dataRoot ?? tmpdir(),
-        durations: { ...options.durations },
-      },
-      notes,
-      idleRssBytes,
-      workloads,
-      ttfb,
-      concurrentStreams,
-      backgroundJobs,
-      videoJobs,
-      longOperations,
-      limitsAb,
-      scaleOut,
-      race,
-      dashboardLists,
-      dashboardUsage,
-      chatBesideDashboard,
+    const gatewayStreams = await gatewayServesStreams(services, measured.workloads);
+    const part = async <T>(name: string, selected: boolean, measure: () => Promise<T>): Promise<T | null> => {
+      if (!selected) return null;
+      running = name;
+      return measure();
     };
-    results = { ...partial, finishedAt: new Date().toISOString(), bars: checkBars(partial) };
+    measured.ttfb = await part('the time to first byte', options.workloads.includes('chat-stream'), () => runTtfb(services, options, gatewayStreams));
+    measured.concurrentStreams = await part('the open streams', options.streamsTest, () => runStreams(services, options, gatewayStreams));
+    measured.backgroundJobs = await part('the background responses', options.jobsTest, () =>
+      runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000),
+    );
+    measured.limitsAb = await part('the key limits A/B', options.limitsTest, () => runLimitsAb(services, options));
+    measured.videoJobs = await part('the video jobs', options.videosTest, () => runJobs(services, VIDEO_JOB_ROUTES, videoBody, options.quick ? 50 : 300));
+    measured.longOperations = await part('the long operations', options.videosTest, () => runLongOperations(group, services, options));
+    measured.scaleOut = await part('the scale-out path', options.scaleTest, () => runScaleOut(group, services, options));
+    measured.race = await part('the race', options.raceTest, () => runRace(group, services, options));
+    const databaseUrl = process.env.BENCH_DATABASE_URL ?? DEFAULT_BENCH_DATABASE_URL;
+    measured.dashboardLists = await part('the dashboard lists', options.dashboardTest, () => attempt(() => measureDashboardLists(databaseUrl, progress)));
+    measured.chatBesideDashboard = await part('chat beside the dashboard', options.dashboardTest, () => runChatBesideDashboard(services, options));
+    measured.dashboardUsage = await part('the usage analytics', options.dashboardTest, () => attempt(() => measureDashboardUsage(databaseUrl, progress)));
   } finally {
     await group.stopAll();
     for (const cleanup of cleanups) cleanup();
   }
-  const resultsDir = join(repoRoot, 'bench', 'results');
+  report(measured, options.resultsDir);
+}
+
+/** Writes the results to latest.json and prints the report, with the bars checked. */
+function report(measured: Measurements, resultsDir: string): void {
+  const results: BenchResults = { ...measured, finishedAt: new Date().toISOString(), bars: checkBars(measured) };
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const file = join(resultsDir, 'latest.json');
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   console.log(formatReport(results));
-  console.log('\nresults written to bench/results/latest.json');
+  console.log(`\nresults written to ${relative(process.cwd(), file) || file}`);
 }
 
 main().then(
