@@ -289,26 +289,84 @@ async function runTtfb(services: Services, options: BenchOptions, gatewayStreams
   return { skipped, targets };
 }
 
-async function runStreams(services: Services, options: BenchOptions, gatewayStreams: boolean): Promise<BenchResults['concurrentStreams']> {
+/**
+ * The many open streams, each target on a process of its own started for the test: the memory of a
+ * process that served the other workloads first holds what they left (a larger heap, the allocator's
+ * arenas), which is not what its open streams cost.
+ */
+async function runStreams(group: ProcessGroup, services: Services, options: BenchOptions, gatewayStreams: boolean): Promise<BenchResults['concurrentStreams']> {
   const hold = options.durations.holdMs;
-  const { endpoints, skipped } = pacedEndpoints(heldStream(hold), services, gatewayStreams, `/hold/${hold}`);
-  endpoints.delete('direct');
-  const targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>> = {};
-  for (const [name, { target, endpoint }] of endpoints) {
-    targets[name] = await attempt(async () => {
-      alive(target);
-      // The bar is the gateway's memory with its tokenizer loaded (loaded on first use: a count of
-      // tokens loads it), as a gateway that serves count_tokens or long prompts carries it.
-      if (name === 'gateway') await loadTokenizer(services.gateway!);
-      // Each stream has 23 events `hold` apart; the rest is time to open 1,000 connections.
-      return runConcurrentStreams(endpoint, { streams: options.concurrentStreams, pid: target.child!.pid, timeoutMs: hold * 40 + 30_000 });
-    });
-    const measured = targets[name];
-    progress(
-      `streams · ${name}: ${measured?.ok ? `${measured.value.completed}/${measured.value.streams} completed, peak ${((measured.value.peakRssBytes ?? 0) / 2 ** 20).toFixed(1)} MB` : measured?.error}`,
-    );
+  const fresh = await freshTargets(group, services, options);
+  try {
+    const { endpoints, skipped } = pacedEndpoints(heldStream(hold), fresh, gatewayStreams, `/hold/${hold}`);
+    endpoints.delete('direct');
+    const targets: Partial<Record<TargetName, Measured<ConcurrentStreamsResult>>> = {};
+    for (const [name, { target, endpoint }] of endpoints) {
+      targets[name] = await attempt(async () => {
+        alive(target);
+        // The bar is the gateway's memory with its tokenizer loaded (loaded on first use: a count of
+        // tokens loads it), as a gateway that serves count_tokens or long prompts carries it.
+        if (name === 'gateway') await loadTokenizer(fresh.gateway!);
+        // Each stream has 23 events `hold` apart; the rest is time to open 1,000 connections.
+        return runConcurrentStreams(endpoint, { streams: options.concurrentStreams, pid: target.child!.pid, timeoutMs: hold * 40 + 30_000 });
+      });
+      const measured = targets[name];
+      progress(
+        `streams · ${name}: ${measured?.ok ? `${measured.value.completed}/${measured.value.streams} completed, peak ${((measured.value.peakRssBytes ?? 0) / 2 ** 20).toFixed(1)} MB` : measured?.error}`,
+      );
+    }
+    return { skipped, targets };
+  } finally {
+    // Only what this test started: a target whose fresh start failed is the running one, kept.
+    if (fresh.bare !== services.bare && fresh.bare.child) await group.stop(fresh.bare.child);
+    if (fresh.gateway !== services.gateway && fresh.gateway?.child) await group.stop(fresh.gateway.child);
   }
-  return { skipped, targets };
+}
+
+/** The services with a bare proxy and a gateway just started in place of the running ones (those kept where a start fails). */
+async function freshTargets(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Services> {
+  const bare = await attempt(() => startBareProxy(group, services.upstreamOrigin));
+  const gateway =
+    services.gateway === undefined
+      ? undefined
+      : await attempt(async () => {
+          const running = await startGatewayBeside(group, services, options);
+          return { ...services.gateway!, origin: running.origin, child: running.child, apiKey: running.apiKey };
+        });
+  if (!bare.ok) progress(`streams · a fresh bare proxy did not start (${bare.error}); the running one is measured`);
+  if (gateway?.ok === false) progress(`streams · a fresh gateway did not start (${gateway.error}); the running one is measured`);
+  return {
+    ...services,
+    bare: bare.ok ? bare.value : services.bare,
+    gateway: gateway?.ok ? gateway.value : services.gateway,
+  };
+}
+
+/** A gateway of its own for one part of the run (a fresh store; no profile, no Redis), beside the main one. */
+async function startGatewayBeside(group: ProcessGroup, services: Services, options: BenchOptions): Promise<RunningGateway> {
+  const gateway = await startGateway(group, {
+    repoRoot,
+    upstreamOrigin: services.upstreamOrigin,
+    firstGapMs: options.durations.firstGapMs,
+    holdMs: options.durations.holdMs,
+    cpuProfileDir: undefined,
+    dataRoot: options.dataRoot,
+    timeoutMs: START_TIMEOUT_MS,
+    redisUrl: undefined,
+  });
+  cleanups.push(gateway.cleanup);
+  return gateway;
+}
+
+async function startBareProxy(group: ProcessGroup, upstreamOrigin: string): Promise<Target> {
+  const child = group.start({
+    name: 'bare proxy',
+    nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`],
+    core: CORE_UNDER_TEST,
+    cwd: repoRoot,
+  });
+  const origin = `http://127.0.0.1:${(await readyLine<{ port: number }>(child, START_TIMEOUT_MS)).port}`;
+  return { name: 'bare-proxy', origin, child };
 }
 
 /** A background response of the bench's chat model; its input varies so that no two jobs are alike. */
@@ -423,17 +481,7 @@ async function runJobs(services: Services, routes: JobRoutes, body: (index: numb
 async function runLongOperations(group: ProcessGroup, services: Services, options: BenchOptions): Promise<Measured<LongOperationsResult>> {
   if (services.gateway === undefined) return { ok: false, error: services.gatewaySkipped ?? 'the gateway is not running' };
   const measured = await attempt(async () => {
-    const gateway = await startGateway(group, {
-      repoRoot,
-      upstreamOrigin: services.upstreamOrigin,
-      firstGapMs: options.durations.firstGapMs,
-      holdMs: options.durations.holdMs,
-      cpuProfileDir: undefined,
-      dataRoot: options.dataRoot,
-      timeoutMs: START_TIMEOUT_MS,
-      redisUrl: undefined,
-    });
-    cleanups.push(gateway.cleanup);
+    const gateway = await startGatewayBeside(group, services, options);
     try {
       const sizes = options.quick
         ? { videos: 200, backlog: 100, responses: 100, windowSeconds: 5 }
@@ -455,13 +503,7 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
     cwd: repoRoot,
   });
   const upstreamOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(upstream, START_TIMEOUT_MS)).port}`;
-  const bareChild = group.start({
-    name: 'bare proxy',
-    nodeArgs: ['bench/bare-proxy.ts', `--upstream=${upstreamOrigin}`],
-    core: CORE_UNDER_TEST,
-    cwd: repoRoot,
-  });
-  const bareOrigin = `http://127.0.0.1:${(await readyLine<{ port: number }>(bareChild, START_TIMEOUT_MS)).port}`;
+  const bare = await startBareProxy(group, upstreamOrigin);
 
   let gateway: Services['gateway'];
   let gatewaySkipped = gatewayMissing(repoRoot) ?? undefined;
@@ -516,7 +558,7 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
   return {
     upstreamOrigin,
     direct: { name: 'direct', origin: upstreamOrigin },
-    bare: { name: 'bare-proxy', origin: bareOrigin, child: bareChild },
+    bare,
     gateway,
     gatewaySkipped,
     portkey,
@@ -612,7 +654,7 @@ async function main(): Promise<void> {
       return measure();
     };
     measured.ttfb = await part('the time to first byte', options.workloads.includes('chat-stream'), () => runTtfb(services, options, gatewayStreams));
-    measured.concurrentStreams = await part('the open streams', options.streamsTest, () => runStreams(services, options, gatewayStreams));
+    measured.concurrentStreams = await part('the open streams', options.streamsTest, () => runStreams(group, services, options, gatewayStreams));
     measured.backgroundJobs = await part('the background responses', options.jobsTest, () =>
       runJobs(services, RESPONSE_JOB_ROUTES, backgroundBody, options.quick ? 200 : 2_000),
     );
