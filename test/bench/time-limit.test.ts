@@ -18,8 +18,8 @@ const RUN = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
 test('a run stopped at its time limit reports what it measured and where it stopped', async () => {
   const resultsDir = mkdtempSync(join(tmpdir(), 'bench-limit-'));
   try {
-    // 0.05 minutes: 3 s, reached while the processes start or warm up.
-    const run = spawn(process.execPath, [RUN, '--quick', '--no-pin', '--only=chat', '--time-limit=0.05', `--results-dir=${resultsDir}`], {
+    // 0.02 minutes: 1.2 s, reached while the processes start (a run of the chat workload alone takes about 10 s).
+    const run = spawn(process.execPath, [RUN, '--quick', '--no-pin', '--only=chat', '--time-limit=0.02', `--results-dir=${resultsDir}`], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -27,9 +27,9 @@ test('a run stopped at its time limit reports what it measured and where it stop
     run.stderr.on('data', (chunk: Buffer) => (output += chunk));
     const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));
     assert.equal(code, 1, output);
-    assert.match(output, /bench: exceeded its time limit of 0\.05 minutes; stopping every process/);
+    assert.match(output, /bench: exceeded its time limit of 0\.02 minutes; stopping every process/);
     const results = JSON.parse(readFileSync(join(resultsDir, 'latest.json'), 'utf8')) as BenchResults;
-    const stopped = results.notes.find((note) => note.startsWith('stopped: exceeded its time limit of 0.05 minutes during '));
+    const stopped = results.notes.find((note) => note.startsWith('stopped: exceeded its time limit of 0.02 minutes during '));
     assert.ok(stopped, `notes: ${results.notes.join(' | ')}`);
     assert.match(output, /^Gateway benchmark \(quick\)/m, 'the report is printed');
     assert.ok(output.includes(`note: ${stopped}`), 'the report says where the run stopped');
