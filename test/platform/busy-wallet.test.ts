@@ -57,7 +57,7 @@ const chat = { model: 'gateway/busy', max_tokens: 100, messages: [{ role: 'user'
 
 /** What the servers logged about an answer's request (its id), for an answer that should not have come. */
 function serverLinesOf(answer: JsonResponse): string {
-  const requestId = answer.headers.get('x-request-id');
+  const requestId = answer.headers.get('x-gateway-request-id');
   return requestId === null ? '' : `\nthe servers' lines about ${requestId}:\n${serverLines(servers, (line) => line.includes(requestId))}`;
 }
 
