@@ -96,6 +96,7 @@ const RESULTS_DIR = fileURLToPath(new URL('results', import.meta.url));
 const TIME_LIMIT_MINUTES = { full: 60, quick: 12 } as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--only=chat,models,…] [--no-pin] [--upstream-delay-ms=N] [--data-root=DIR] [--cpu-prof=DIR] [--time-limit=MINUTES]
+                 [--results-dir=DIR]
   --quick               smoke run of every part, about 6 minutes (figures only indicative)
   --only=IDS            workloads to run: ${WORKLOADS.map((workload) => workload.id).join(', ')}, streams, jobs, videos, limits, scale, race, dashboard
   --no-pin              do not pin processes to cores with taskset

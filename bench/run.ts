@@ -565,8 +565,10 @@ async function startServices(group: ProcessGroup, options: BenchOptions, notes: 
   };
 }
 
+/** The results before their end and their bars are added. */
+type Unchecked = Omit<BenchResults, 'bars' | 'finishedAt'>;
 /** What a run measured so far: each part is set once it has run (null until then, or when not selected). */
-type Measurements = { -readonly [Part in keyof Omit<BenchResults, 'bars' | 'finishedAt'>]: Omit<BenchResults, 'bars' | 'finishedAt'>[Part] };
+type Measurements = { -readonly [Part in keyof Unchecked]: Unchecked[Part] };
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
@@ -647,6 +649,7 @@ async function main(): Promise<void> {
       running = `the ${workload.id} workload`;
       measured.workloads = [...measured.workloads, await runWorkload(workload, services, options)];
     }
+    running = "the probe of the gateway's streams";
     const gatewayStreams = await gatewayServesStreams(services, measured.workloads);
     const part = async <T>(name: string, selected: boolean, measure: () => Promise<T>): Promise<T | null> => {
       if (!selected) return null;
